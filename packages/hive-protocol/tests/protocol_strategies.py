@@ -1,0 +1,57 @@
+"""Hypothesis strategies that build any protocol struct from its type hints."""
+
+from __future__ import annotations
+
+import types
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+import msgspec
+from hypothesis import strategies as st
+
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20)
+)
+json_values = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def for_type(tp: Any) -> st.SearchStrategy[Any]:
+    """A strategy for values of ``tp`` as the protocol uses it."""
+    if tp is Any:
+        return json_values
+    if tp is type(None):
+        return st.none()
+    if tp is str:
+        return st.text(max_size=30)
+    if tp is bool:
+        return st.booleans()
+    if tp is int:
+        return st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    if tp is float:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    origin = get_origin(tp)
+    if origin is Literal:
+        return st.sampled_from(get_args(tp))
+    if origin in (Union, types.UnionType):
+        return st.one_of([for_type(arg) for arg in get_args(tp)])
+    if origin is list:
+        return st.lists(for_type(get_args(tp)[0]), max_size=3)
+    if origin is dict:
+        return st.dictionaries(st.text(max_size=8), for_type(get_args(tp)[1]), max_size=3)
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return for_struct(tp)
+    raise TypeError(f"no strategy for {tp!r}")
+
+
+def for_struct(cls: type[msgspec.Struct]) -> st.SearchStrategy[Any]:
+    """A strategy for instances of ``cls`` with every field drawn from its type."""
+    hints = get_type_hints(cls)
+    fields = {field.name: for_type(hints[field.name]) for field in msgspec.structs.fields(cls)}
+    return st.builds(cls, **fields)
