@@ -1,0 +1,272 @@
+"""The tool-call policy: one evaluator that judges every call by its category's rules."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from hive_protocol import RiskLevel
+
+from .defaults import BUILTIN_READ_ONLY_TOOLS
+from .glob import PatternKind, glob_matches
+from .paths import Location, glob_base, locate
+from .rules import PermissionRule, PermissionRules, RuleCategory
+from .shell import always_denied, shell_risk_level, split_commands
+from .verdict import Verdict, strictest
+
+__all__ = ["MCP_TOOL_PREFIX", "PermissionPolicy"]
+
+MCP_TOOL_PREFIX = "mcp__"
+"""Names starting with this are MCP tools (``mcp__<plugin>__<tool>``), judged by the ``mcp_tools`` rules."""
+
+# Which argument of a listing tool holds a glob that may reach beyond its base directory.
+_LISTING_GLOB_ARGUMENT: Mapping[str, str | None] = {
+    "list_directory": None,
+    "glob_files": "pattern",
+    "grep_files": "file_pattern",
+}
+
+
+class _BadArgument(Exception):
+    """An argument the policy needs is there but is not text."""
+
+
+class PermissionPolicy:
+    """Judges tool calls against a rule set for one working directory.
+
+    Each tool has one category: ``read_file`` → ``read``; ``write_file``/``edit_file``/``delete_file``/
+    ``move_file`` → ``edit``; ``execute_command`` → the always-deny list, then ``bash``; ``list_directory``/
+    ``glob_files``/``grep_files`` → ``tools`` by name, then ``read`` on the directory; ``mcp__*`` → ``mcp_tools``;
+    any other tool → ``tools``. A path outside the project, after ``.``/``..`` and symbolic links are resolved,
+    is judged by ``external_directory`` alone.
+    """
+
+    def __init__(
+        self,
+        rules: PermissionRules,
+        working_dir: Path,
+        *,
+        read_only_tools: Iterable[str] = BUILTIN_READ_ONLY_TOOLS,
+    ) -> None:
+        self._rules = rules
+        self._given_dir = os.path.abspath(working_dir)
+        self._root = os.path.realpath(working_dir)
+        self._read_only = frozenset(read_only_tools)
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
+            "read_file": self._read_file,
+            "write_file": self._write_file,
+            "edit_file": self._write_file,
+            "delete_file": self._delete_file,
+            "move_file": self._move_file,
+            "execute_command": self._execute_command,
+        }
+
+    @property
+    def rules(self) -> PermissionRules:
+        """The rule set this policy applies."""
+        return self._rules
+
+    @property
+    def working_dir(self) -> Path:
+        """The project root, with symbolic links resolved: the boundary between inside and outside."""
+        return Path(self._root)
+
+    def is_read_only(self, tool_name: str) -> bool:
+        """Whether ``tool_name`` changes nothing: a built-in read-only tool or one the ``read_only_tools``
+        patterns name. Planning mode runs only these."""
+        return tool_name in self._read_only or any(
+            glob_matches(pattern, tool_name, "name") for pattern in self._rules.read_only_tools
+        )
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any], *, planning: bool = False) -> Verdict:
+        """Judge one call of ``tool_name`` with ``arguments``.
+
+        With ``planning`` set, a tool that is not read-only is denied outright; read-only tools are judged as
+        usual.
+        """
+        if planning and not self.is_read_only(tool_name):
+            return Verdict.deny(
+                f"planning mode allows only read-only tools, and '{tool_name}' is not one", level=None
+            )
+        try:
+            handler = self._handlers.get(tool_name)
+            if handler is not None:
+                return handler(arguments)
+            if tool_name in _LISTING_GLOB_ARGUMENT:
+                return self._listing(tool_name, arguments)
+            if tool_name.startswith(MCP_TOOL_PREFIX):
+                return self._decide("mcp_tools", [tool_name], "name")
+            return self._decide("tools", [tool_name], "name")
+        except _BadArgument as error:
+            return Verdict.deny(str(error), level=None)
+
+    def judge_path(self, category: Literal["read", "edit"], path: str) -> Verdict:
+        """Judge reading (``read``) or changing (``edit``) the file at ``path``.
+
+        Inside the project the category's rules see the project-relative path; outside it only the
+        ``external_directory`` rules apply. Tools can use this to filter what a directory search returns.
+        """
+        try:
+            location = self._locate(path)
+        except _BadArgument as error:
+            return Verdict.deny(str(error), level=None)
+        if location.relative is None:
+            return self._external(location)
+        return self._decide(category, [location.relative], "path")
+
+    # -- file tools ---------------------------------------------------------------------------------------------
+
+    def _read_file(self, arguments: Mapping[str, Any]) -> Verdict:
+        path = _text(arguments, "path")
+        if path is None:
+            return Verdict.allow("read_file names no file, so there is nothing to protect")
+        return self.judge_path("read", path)
+
+    def _write_file(self, arguments: Mapping[str, Any]) -> Verdict:
+        return self._write_target(_text(arguments, "path"))
+
+    def _delete_file(self, arguments: Mapping[str, Any]) -> Verdict:
+        return self._delete_target(_text(arguments, "path"))
+
+    def _move_file(self, arguments: Mapping[str, Any]) -> Verdict:
+        source = self._delete_target(_text(arguments, "source"))
+        destination = self._write_target(_text(arguments, "destination"))
+        return strictest([source, destination])
+
+    def _write_target(self, path: str | None) -> Verdict:
+        if path is None:
+            return Verdict.ask("the call names no file to write", level="medium")
+        return self.judge_path("edit", path)
+
+    def _delete_target(self, path: str | None) -> Verdict:
+        if path is None:
+            return Verdict.ask("the call names no file to delete", level="high")
+        verdict = self.judge_path("edit", path)
+        if verdict.action == "allow" and self._rules.ask_before_delete:
+            return Verdict.ask(f"Allow deleting this file? ({path})", level="medium")
+        return verdict
+
+    def _listing(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        verdict = self._decide("tools", [tool_name], "name")
+        if verdict.action != "allow":
+            return verdict
+        base = _text(arguments, "path") or "."
+        targets = [base]
+        glob_argument = _LISTING_GLOB_ARGUMENT[tool_name]
+        pattern = _text(arguments, glob_argument) if glob_argument else None
+        if pattern:
+            prefix = glob_base(pattern)
+            if prefix is None:
+                return Verdict.ask(
+                    f"the pattern {pattern!r} climbs out with '..' after a wildcard, so where it reaches cannot be "
+                    "judged from the text"
+                )
+            if prefix:
+                targets.append(os.path.join(base, prefix))
+        return strictest(self._directory(target, verdict) for target in targets)
+
+    def _directory(self, path: str, fallback: Verdict) -> Verdict:
+        location = self._locate(path)
+        if location.relative is None:
+            return self._external(location)
+        # A directory is matched both bare and with a trailing '/', so `**/secrets/**` covers `secrets` itself.
+        spellings = (
+            [location.relative] if location.relative == "." else [location.relative, location.relative + "/"]
+        )
+        rule = _winner(self._rules.read, spellings, "path")
+        return fallback if rule is None else _from_rule("read", rule, location.relative)
+
+    def _locate(self, path: str) -> Location:
+        try:
+            return locate(self._root, self._given_dir, path)
+        except ValueError as error:
+            raise _BadArgument(f"the path {path!r} cannot be judged: {error}") from error
+
+    def _external(self, location: Location) -> Verdict:
+        # The rules see where the path really leads and how it was written; the stricter reading wins, so a link
+        # can neither carry a path into an allowed directory nor out of a denied one.
+        spellings = dict.fromkeys([location.resolved, location.spelled])
+        return strictest(self._decide("external_directory", [spelling], "path") for spelling in spellings)
+
+    # -- shell --------------------------------------------------------------------------------------------------
+
+    def _execute_command(self, arguments: Mapping[str, Any]) -> Verdict:
+        command = (_text(arguments, "command") or "").strip()
+        if not command:
+            return Verdict.deny("the command is empty", level=None)
+        denied = always_denied(command)
+        if denied is not None:
+            return Verdict.deny(f"the command is never allowed: {denied}")
+        level = shell_risk_level(command)
+        parts = split_commands(command)
+        whole = _winner(self._rules.bash, [command], "command")
+        if len(parts.segments) <= 1 and not parts.opaque:
+            verdict = self._decide("bash", [command], "command", ask_level=level)
+        else:
+            # A rule like `git *` matches `git status && rm -rf x` as a whole, so every simple command must pass
+            # on its own as well; a rule matching the whole line still counts (a deny there stands).
+            verdicts = [
+                self._decide("bash", [segment], "command", ask_level=level) for segment in parts.segments
+            ]
+            if whole is not None:
+                verdicts.append(_from_rule("bash", whole, command, ask_level=level))
+            verdict = strictest(verdicts)
+            if verdict.action == "allow" and parts.opaque:
+                verdict = Verdict.ask(
+                    "part of the command (a substitution or an unclosed quote) cannot be judged from its text",
+                    level=level,
+                )
+        if verdict.action == "ask":
+            return Verdict.ask(verdict.reason, level=level)
+        return verdict
+
+    # -- rules --------------------------------------------------------------------------------------------------
+
+    def _decide(
+        self,
+        category: RuleCategory,
+        targets: Sequence[str],
+        kind: PatternKind,
+        *,
+        ask_level: RiskLevel = "medium",
+    ) -> Verdict:
+        rule = _winner(self._rules.category(category), targets, kind)
+        if rule is not None:
+            return _from_rule(category, rule, targets[0], ask_level=ask_level)
+        action = self._rules.default_action
+        target = targets[0] if targets else ""
+        reason = f"no {category} rule matches {target!r}, so the default action ({action}) applies"
+        return Verdict.of(action, reason, ask_level=ask_level)
+
+
+def _winner(
+    rules: Sequence[PermissionRule], targets: Sequence[str], kind: PatternKind
+) -> PermissionRule | None:
+    """The matching rule with the highest priority; among equals, the one listed first."""
+    best: PermissionRule | None = None
+    for rule in rules:
+        if (best is None or rule.priority > best.priority) and any(
+            glob_matches(rule.pattern, target, kind) for target in targets if target
+        ):
+            best = rule
+    return best
+
+
+def _from_rule(
+    category: str, rule: PermissionRule, target: str, *, ask_level: RiskLevel = "medium"
+) -> Verdict:
+    source = f"{category} rule '{rule.pattern}' ({rule.action}) for {target!r}"
+    reason = f"{rule.reason} [{source}]" if rule.reason else f"the {source}"
+    return Verdict.of(rule.action, reason, ask_level=ask_level)
+
+
+def _text(arguments: Mapping[str, Any], name: str) -> str | None:
+    """The text argument ``name``; ``None`` when absent, null or empty."""
+    value = arguments.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _BadArgument(f"the {name!r} argument must be text, not {type(value).__name__}")
+    return value

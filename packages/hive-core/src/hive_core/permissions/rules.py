@@ -1,0 +1,75 @@
+"""The parsed rules: one list of rules per category, plus the policy-wide switches."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .verdict import PermissionAction
+
+__all__ = ["RULE_CATEGORIES", "PermissionRule", "PermissionRules", "RuleCategory"]
+
+RuleCategory = Literal["read", "edit", "bash", "external_directory", "mcp_tools", "tools"]
+"""The rule lists of the rules file, by the key that holds them."""
+
+RULE_CATEGORIES: tuple[RuleCategory, ...] = (
+    "read",
+    "edit",
+    "bash",
+    "external_directory",
+    "mcp_tools",
+    "tools",
+)
+"""Every :data:`RuleCategory`, in the order the rules file documents them."""
+
+
+class PermissionRule(msgspec.Struct, frozen=True, kw_only=True):
+    """One rule: when ``pattern`` matches the call's target, ``action`` applies."""
+
+    pattern: str
+    """A glob (see :func:`~hive_core.permissions.glob.compile_glob`) matched against the whole target."""
+    action: PermissionAction = "ask"
+    """What the rule decides when it is the winning match."""
+    priority: int = 0
+    """Among matching rules the highest priority wins; equal priorities go to the rule listed first."""
+    reason: str | None = None
+    """Why the rule exists, shown to the model and to the person approving."""
+
+
+class PermissionRules(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole rule set, as read from the rules file, the config section, or the built-in defaults.
+
+    A category left out of a file is empty: a rules file replaces the defaults rather than adding to them.
+    """
+
+    read: tuple[PermissionRule, ...] = ()
+    """Rules for reading a file inside the project, matched against its project-relative path."""
+    edit: tuple[PermissionRule, ...] = ()
+    """Rules for writing, editing, deleting or moving a file inside the project, by project-relative path."""
+    bash: tuple[PermissionRule, ...] = ()
+    """Rules for ``execute_command``, matched against the trimmed command line."""
+    external_directory: tuple[PermissionRule, ...] = ()
+    """Rules for any file path outside the project, matched against the absolute path."""
+    mcp_tools: tuple[PermissionRule, ...] = ()
+    """Rules for MCP tools (names starting ``mcp__``), matched against the tool name."""
+    tools: tuple[PermissionRule, ...] = ()
+    """Rules for every other tool, matched against the tool name."""
+    read_only_tools: tuple[str, ...] = ()
+    """Name patterns of extra tools counted as read-only (the ones planning mode lets run)."""
+    ask_before_delete: bool = True
+    """Ask before deleting a file even where the edit rules allow it."""
+    default_action: PermissionAction = "ask"
+    """What happens when no rule of the call's category matches."""
+
+    @classmethod
+    def default(cls) -> PermissionRules:
+        """The built-in rules used when neither a rules file nor a config section exists."""
+        from .defaults import DEFAULT_RULES
+
+        return DEFAULT_RULES
+
+    def category(self, name: RuleCategory) -> tuple[PermissionRule, ...]:
+        """The rule list of category ``name``."""
+        rules: tuple[PermissionRule, ...] = getattr(self, name)
+        return rules

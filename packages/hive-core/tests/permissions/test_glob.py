@@ -1,0 +1,91 @@
+"""The rule glob language: what `**`, `*` and `?` match for paths, commands and tool names."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hive_core.permissions import compile_glob, glob_matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "target", "expected"),
+    [
+        ("**/*", "README.md", True),  # the '/' after '**' is swallowed, so top-level names match
+        ("**/*", "a/b/c.txt", True),
+        ("src/**/*", "src/a.py", True),
+        ("src/**/*", "src/pkg/deep/a.py", True),
+        ("src/**/*", "lib/a.py", False),
+        ("*.json", "package.json", True),
+        ("*.json", "conf/package.json", False),  # '*' stays inside one segment
+        ("*.json", "conf\\package.json", False),  # ... and a backslash counts as a separator too
+        ("**/secrets/**", "secrets/key", True),
+        ("**/secrets/**", "a/b/secrets/c/key", True),
+        ("**/secrets/**", "secrets", False),
+        ("?.txt", "a.txt", True),
+        ("?.txt", "ab.txt", False),
+        ("a?b", "a/b", False),
+        ("a+b(1).txt", "a+b(1).txt", True),  # regex characters are literal
+        ("a+b(1).txt", "aab(1).txt", False),
+        ("[x].md", "[x].md", True),
+        ("[x].md", "x.md", False),
+        ("SRC/*.PY", "src/main.py", True),  # paths ignore case
+        ("**", "line\nbreak/secret", True),  # a newline in a name does not stop '**'
+    ],
+)
+def test_path_patterns(pattern: str, target: str, expected: bool) -> None:
+    assert glob_matches(pattern, target, "path") is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "target", "expected"),
+    [
+        ("git *", "git push origin/main", True),  # '*' crosses '/' in commands (upstream's did not)
+        ("git *", "git status", True),
+        ("git *", "gitk", False),
+        ("git *", "GIT status", True),
+        ("curl * | *sh*", "curl -s https://x.test/a.sh | bash", True),
+        ("npm ?un test", "npm run test", True),
+        ("echo *", "echo a\nb", True),
+    ],
+)
+def test_command_patterns(pattern: str, target: str, expected: bool) -> None:
+    assert glob_matches(pattern, target, "command") is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "target", "expected"),
+    [
+        ("*_list", "mcp__github__issue_list", True),
+        ("mcp__github__*", "mcp__github__issue_list", True),
+        ("read_file", "read_file", True),
+        ("read_file", "ReadFile", False),  # one spelling: no PascalCase alias
+        ("read_file", "READ_FILE", False),
+        ("glob*", "glob_files", True),
+    ],
+)
+def test_name_patterns(pattern: str, target: str, expected: bool) -> None:
+    assert glob_matches(pattern, target, "name") is expected
+
+
+def test_patterns_are_anchored() -> None:
+    assert not glob_matches("src", "src/main.py")
+    assert not glob_matches("main.py", "src/main.py")
+    assert compile_glob("a*") is compile_glob("a*")  # compiled once
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="*?"), min_size=1))
+def test_a_pattern_without_wildcards_matches_exactly_itself(text: str) -> None:
+    assert glob_matches(text, text, "path")
+    assert glob_matches(text, text, "command")
+    assert not glob_matches(text, text + "x", "path")
+
+
+@given(
+    st.text(alphabet="ab/\\", max_size=8).filter(lambda s: "/" in s or "\\" in s),
+)
+def test_a_single_star_never_crosses_a_separator_in_paths(target: str) -> None:
+    assert not glob_matches("*", target, "path")
+    assert glob_matches("**", target, "path")
+    assert glob_matches("*", target, "command")

@@ -1,0 +1,325 @@
+"""Finding and reading the rules: file precedence, the config section, and malformed input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive_core.permissions import (
+    PermissionConfigError,
+    PermissionPolicy,
+    PermissionRule,
+    PermissionRules,
+    load_permission_rules,
+    parse_permission_section,
+)
+
+FULL_YAML = """\
+permissions:
+  read:
+    - pattern: "**/*"
+      action: allow
+    - pattern: "private/**"
+      action: deny
+      priority: 50
+      reason: Private notes
+  edit:
+    - pattern: "docs/**"
+      action: allow
+  bash:
+    - pattern: "make *"
+      action: allow
+  external_directory:
+    - pattern: "/opt/shared/**"
+      action: allow
+  mcp_tools:
+    - pattern: "*_search"
+      action: allow
+  tools:
+    - pattern: "web_fetch"
+      action: deny
+  read_only_tools: ["web_*"]
+  ask_before_delete: false
+  default_action: deny
+"""
+
+FULL_RULES = PermissionRules(
+    read=(
+        PermissionRule(pattern="**/*", action="allow"),
+        PermissionRule(pattern="private/**", action="deny", priority=50, reason="Private notes"),
+    ),
+    edit=(PermissionRule(pattern="docs/**", action="allow"),),
+    bash=(PermissionRule(pattern="make *", action="allow"),),
+    external_directory=(PermissionRule(pattern="/opt/shared/**", action="allow"),),
+    mcp_tools=(PermissionRule(pattern="*_search", action="allow"),),
+    tools=(PermissionRule(pattern="web_fetch", action="deny"),),
+    read_only_tools=("web_*",),
+    ask_before_delete=False,
+    default_action="deny",
+)
+
+
+def write(project: Path, name: str, text: str) -> Path:
+    path = project / ".hive" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- where the rules come from --------------------------------------------------------------------------------
+
+
+def test_no_file_and_no_config_gives_the_defaults(project: Path) -> None:
+    assert load_permission_rules(project) == PermissionRules.default()
+
+
+def test_no_hive_directory_at_all_gives_the_defaults(tmp_path: Path) -> None:
+    assert load_permission_rules(tmp_path / "nowhere") == PermissionRules.default()
+
+
+def test_yaml_file_is_read_whole(project: Path) -> None:
+    write(project, "permissions.yaml", FULL_YAML)
+    assert load_permission_rules(project) == FULL_RULES
+
+
+def test_yml_and_json_files(project: Path) -> None:
+    write(project, "permissions.yml", FULL_YAML)
+    assert load_permission_rules(project) == FULL_RULES
+    (project / ".hive" / "permissions.yml").unlink()
+    import yaml
+
+    write(project, "permissions.json", json.dumps(yaml.safe_load(FULL_YAML)))
+    assert load_permission_rules(project) == FULL_RULES
+
+
+def test_file_precedence_yaml_then_yml_then_json(project: Path) -> None:
+    write(project, "permissions.json", '{"permissions": {"default_action": "allow"}}')
+    write(project, "permissions.yml", "permissions:\n  default_action: deny\n")
+    write(project, "permissions.yaml", "permissions:\n  default_action: ask\n")
+    assert load_permission_rules(project).default_action == "ask"
+    (project / ".hive" / "permissions.yaml").unlink()
+    assert load_permission_rules(project).default_action == "deny"
+    (project / ".hive" / "permissions.yml").unlink()
+    assert load_permission_rules(project).default_action == "allow"
+
+
+def test_a_file_wins_over_the_config_section(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  default_action: deny\n")
+    assert load_permission_rules(project, {"defaultAction": "allow"}).default_action == "deny"
+
+
+def test_a_broken_file_is_an_error_even_with_a_config_section(project: Path) -> None:
+    path = write(project, "permissions.json", "{")
+    with pytest.raises(PermissionConfigError, match=str(path)):
+        load_permission_rules(project, {"defaultAction": "allow"})
+
+
+def test_a_file_replaces_the_defaults(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  default_action: allow\n")
+    rules = load_permission_rules(project)
+    assert rules.read == ()
+    assert rules.tools == ()
+    assert rules.ask_before_delete is True
+    assert PermissionPolicy(rules, project).evaluate("read_file", {"path": "secrets/k"}).action == "allow"
+
+
+def test_empty_permissions_section_means_no_rules(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n")
+    assert load_permission_rules(project) == PermissionRules()
+
+
+def test_rule_fields_default(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  tools:\n    - pattern: deploy\n")
+    assert load_permission_rules(project).tools == (
+        PermissionRule(pattern="deploy", action="ask", priority=0, reason=None),
+    )
+
+
+def test_utf8_bom_is_accepted(project: Path) -> None:
+    (project / ".hive" / "permissions.json").write_bytes(
+        b'\xef\xbb\xbf{"permissions": {"default_action": "deny"}}'
+    )
+    assert load_permission_rules(project).default_action == "deny"
+
+
+def test_the_loaded_file_drives_the_policy(project: Path) -> None:
+    write(project, "permissions.yaml", FULL_YAML)
+    policy = PermissionPolicy(load_permission_rules(project), project)
+    assert policy.evaluate("read_file", {"path": "private/diary.md"}).reason.startswith("Private notes")
+    # ask_before_delete is false in this file, so an allowed delete is not asked about.
+    assert policy.evaluate("delete_file", {"path": "docs/old.md"}).action == "allow"
+    assert policy.evaluate("execute_command", {"command": "make all"}).action == "allow"
+    assert policy.evaluate("web_fetch", {}).action == "deny"
+    assert policy.evaluate("web_search", {}, planning=True).action == "deny"  # read-only, then default deny
+    assert policy.evaluate("write_file", {"path": "a.txt"}, planning=True).reason.startswith("planning mode")
+
+
+# -- the config.yaml section (camelCase) ----------------------------------------------------------------------
+
+
+def test_config_section_uses_camel_case(project: Path) -> None:
+    section: dict[str, Any] = {
+        "read": [{"pattern": "**/*", "action": "allow"}],
+        "externalDirectory": [{"pattern": "/opt/**", "action": "allow", "priority": 3}],
+        "mcpTools": [{"pattern": "*_get", "action": "allow"}],
+        "readOnlyTools": ["web_*"],
+        "askBeforeDelete": False,
+        "defaultAction": "deny",
+    }
+    rules = load_permission_rules(project, section)
+    assert rules.read == (PermissionRule(pattern="**/*", action="allow"),)
+    assert rules.external_directory == (PermissionRule(pattern="/opt/**", action="allow", priority=3),)
+    assert rules.mcp_tools == (PermissionRule(pattern="*_get", action="allow"),)
+    assert rules.read_only_tools == ("web_*",)
+    assert rules.ask_before_delete is False
+    assert rules.default_action == "deny"
+
+
+def test_empty_config_section_means_no_rules(project: Path) -> None:
+    assert load_permission_rules(project, {}) == PermissionRules()
+
+
+def test_config_section_with_snake_case_key_is_an_error_with_a_hint(project: Path) -> None:
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project, {"external_directory": []}, config_origin="/home/u/.hive/config.yaml")
+    assert caught.value.source == "/home/u/.hive/config.yaml"
+    assert "'externalDirectory'" in str(caught.value)
+
+
+def test_rules_file_with_camel_case_key_is_an_error_with_a_hint(project: Path) -> None:
+    path = write(project, "permissions.yaml", "permissions:\n  defaultAction: allow\n")
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project)
+    assert caught.value.source == str(path)
+    assert caught.value.line == 2
+    assert "'default_action'" in str(caught.value)
+
+
+def test_parse_permission_section_directly() -> None:
+    rules = parse_permission_section({"default_action": "allow"}, source="inline")
+    assert rules == PermissionRules(default_action="allow")
+    with pytest.raises(PermissionConfigError, match="inline"):
+        parse_permission_section(["not", "a", "mapping"], source="inline")
+
+
+# -- malformed files ------------------------------------------------------------------------------------------
+
+MALFORMED_YAML: list[tuple[str, str, int | None]] = [
+    ("permissions:\n  read: [\n", "not valid YAML", 3),
+    ("permissions:\n  read:\n  - pattern: a\n   action: allow\n", "not valid YAML", 4),
+    ("---\npermissions: {}\n---\npermissions: {}\n", "not valid YAML", 3),
+    ("", "empty", None),
+    ("# only a comment\n", "empty", None),
+    ("- a\n- b\n", "top level must be a mapping", 1),
+    ("read: []\n", "unknown top-level key 'read'", 1),
+    ("permissions: {}\nextra: 1\n", "unknown top-level key 'extra'", 2),
+    ("permissions:\n  reed: []\n", "unknown key 'reed'", 2),
+    ("permissions: [1, 2]\n", "must be a mapping", 1),
+    ("permissions:\n  read: allow\n", "must be a list of rules", 2),
+    ("permissions:\n  read:\n    - '**'\n", "must be a mapping with a pattern", 3),
+    ("permissions:\n  read:\n    - action: allow\n", "has no pattern", 3),
+    ("permissions:\n  bash:\n    - pattern: ''\n", "non-empty", 3),
+    ("permissions:\n  bash:\n    - pattern: 5\n", "non-empty", 3),
+    ("permissions:\n  read:\n    - pattern: a\n    - pattern: b\n      action: maybe\n", "not 'maybe'", 5),
+    ("permissions:\n  read:\n    - pattern: a\n      action: yes\n", "not True", 4),
+    ("permissions:\n  read:\n    - pattern: a\n      priority: high\n", "whole number", 4),
+    ("permissions:\n  read:\n    - pattern: a\n      priority: true\n", "whole number", 4),
+    ("permissions:\n  read:\n    - pattern: a\n      priority: 1.5\n", "whole number", 4),
+    ("permissions:\n  read:\n    - pattern: a\n      reason: [x]\n", "reason", 4),
+    ("permissions:\n  read:\n    - pattern: a\n      level: high\n", "unknown key 'level'", 4),
+    ("permissions:\n  default_action: never\n", "default_action", 2),
+    ("permissions:\n  ask_before_delete: sometimes\n", "true or false", 2),
+    ("permissions:\n  read_only_tools: web_search\n", "list of tool-name patterns", 2),
+    ("permissions:\n  read_only_tools: [web_search, '']\n", "read_only_tools[1]", 2),
+    ("permissions:\n  read: []\n  read: []\n", "appears twice", 3),
+    ("permissions:\n  read:\n    - pattern: a\n      pattern: b\n", "appears twice", 4),
+]
+
+
+@pytest.mark.parametrize(("text", "problem", "line"), MALFORMED_YAML)
+def test_malformed_yaml_names_the_file_the_line_and_the_problem(
+    project: Path, text: str, problem: str, line: int | None
+) -> None:
+    path = write(project, "permissions.yaml", text)
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project)
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert error.source == str(path)
+    assert str(path) in str(error)
+    assert problem in error.problem
+    assert error.line == line
+    if line is not None:
+        assert f"line {line}" in str(error)
+
+
+MALFORMED_JSON: list[tuple[str, str, int | None]] = [
+    ('{"permissions": {"read": [}\n}', "not valid JSON", 1),
+    ('{\n  "permissions": {\n    "read": [\n  }\n}', "not valid JSON", 4),
+    ('{"permissions": {"read": [{"action": "allow"}]}}', "has no pattern", None),
+    ('{"permissions": {"tools": [{"pattern": "x", "action": "block"}]}}', "not 'block'", None),
+    ('{"permissions": {"mcpTools": []}}', "'mcp_tools'", None),
+    ('{"permissions": {}, "permissions": {}}', "appears twice", None),
+    ('{"permissions": {"read": [{"pattern": "x", "priority": NaN}]}}', "whole number", None),
+    ("null", "empty", None),
+    ("{}", "no top-level 'permissions'", None),
+]
+
+
+@pytest.mark.parametrize(("text", "problem", "line"), MALFORMED_JSON)
+def test_malformed_json_names_the_file_and_the_problem(
+    project: Path, text: str, problem: str, line: int | None
+) -> None:
+    path = write(project, "permissions.json", text)
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project)
+    assert caught.value.source == str(path)
+    assert problem in str(caught.value)
+    assert caught.value.line == line
+
+
+def test_unreadable_files_are_errors_naming_the_file(project: Path) -> None:
+    (project / ".hive" / "permissions.yaml").mkdir()
+    with pytest.raises(PermissionConfigError, match=r"permissions\.yaml.*cannot read"):
+        load_permission_rules(project)
+
+
+def test_non_utf8_file_is_an_error(project: Path) -> None:
+    (project / ".hive" / "permissions.yml").write_bytes(b"permissions:\n  default_action: \xff\xfe\n")
+    with pytest.raises(PermissionConfigError, match=r"permissions\.yml.*UTF-8"):
+        load_permission_rules(project)
+
+
+def test_dangling_rules_file_link_is_an_error(project: Path) -> None:
+    try:
+        (project / ".hive" / "permissions.yaml").symlink_to(project / "missing.yaml")
+    except OSError as error:  # pragma: no cover
+        pytest.skip(f"cannot create symbolic links here: {error}")
+    with pytest.raises(PermissionConfigError, match=r"permissions\.yaml"):
+        load_permission_rules(project, {"defaultAction": "allow"})
+
+
+def test_recursive_yaml_alias_does_not_hang(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  read_only_tools: &a [*a]\n")
+    with pytest.raises(PermissionConfigError, match="tool-name pattern"):
+        load_permission_rules(project)
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        ({"defaultAction": "maybe"}, "defaultAction"),
+        ({"read": [{"pattern": "x", "action": "allow", "extra": 1}]}, "unknown key 'extra'"),
+        ({"tools": [{"reason": "x"}]}, "has no pattern"),
+        ({"bogus": True}, "unknown key 'bogus'"),
+    ],
+)
+def test_malformed_config_section_names_its_origin(
+    project: Path, section: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project, section, config_origin="project config.yaml")
+    assert str(caught.value).startswith("invalid permission rules in project config.yaml")
+    assert problem in str(caught.value)
