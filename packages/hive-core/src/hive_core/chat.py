@@ -1,0 +1,137 @@
+"""The interface every model speaks to the loop: a :class:`ChatClient` streams updates for a conversation."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import msgspec
+
+from hive_protocol import FallbackEvent
+
+from .messages import Message
+
+__all__ = [
+    "ChatClient",
+    "ChatOptions",
+    "ChatUpdate",
+    "FinishReason",
+    "FinishUpdate",
+    "NoticeUpdate",
+    "TextUpdate",
+    "ThinkingUpdate",
+    "ToolCallUpdate",
+    "ToolChoice",
+    "ToolSpec",
+    "UsageUpdate",
+]
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+"""Why a model stopped writing."""
+
+ToolChoice = Literal["auto", "none", "required"] | str
+"""``auto``, ``none``, ``required`` (some tool), or the name of the one tool the model must call."""
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """A tool as the model is shown it."""
+
+    name: str
+    """The tool's name."""
+    description: str
+    """What it does, for the model."""
+    parameters: dict[str, Any]
+    """JSON Schema of its arguments object."""
+
+
+class ChatOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """Settings for one model request."""
+
+    tools: list[ToolSpec] = msgspec.field(default_factory=list[ToolSpec])
+    """The tools offered."""
+    tool_choice: ToolChoice = "auto"
+    """How the model may use them."""
+    temperature: float | None = None
+    """Sampling temperature; ``None`` leaves the provider's default."""
+    max_output_tokens: int | None = None
+    """Cap on the tokens written."""
+    reasoning_effort: str | None = None
+    """``none``, ``low``, ``medium``, ``high`` or ``extra_high``, for models that reason."""
+    instructions: str | None = None
+    """System text for this request only, sent in addition to the conversation's system messages."""
+    model: str | None = None
+    """A model override for this request."""
+
+
+class TextUpdate(msgspec.Struct, frozen=True):
+    """A piece of reply text."""
+
+    text: str
+    """The piece."""
+
+
+class ThinkingUpdate(msgspec.Struct, frozen=True):
+    """A piece of reasoning, or the signature that closes a reasoning block."""
+
+    text: str
+    """The piece (empty when only a signature arrives)."""
+    signature: str | None = None
+    """The provider's opaque signature for the reasoning so far."""
+    provider: str | None = None
+    """The provider that issued the signature."""
+
+
+class ToolCallUpdate(msgspec.Struct, frozen=True):
+    """A piece of a tool call; pieces with the same ``index`` are joined, ids and names arrive once."""
+
+    index: int
+    """The call's position in this response."""
+    id: str | None = None
+    """The call's id, on the piece that carries it."""
+    name: str | None = None
+    """The tool's name, on the piece that carries it."""
+    arguments: str = ""
+    """A piece of the arguments' JSON text."""
+
+
+class UsageUpdate(msgspec.Struct, frozen=True):
+    """Token usage of the request; several updates add up."""
+
+    input_tokens: int = 0
+    """Input tokens."""
+    output_tokens: int = 0
+    """Output tokens."""
+    cached_input_tokens: int = 0
+    """Input tokens served from the provider's cache."""
+
+
+class FinishUpdate(msgspec.Struct, frozen=True):
+    """The model stopped."""
+
+    reason: FinishReason
+    """Why."""
+
+
+class NoticeUpdate(msgspec.Struct, frozen=True):
+    """Something the client decorators report to the turn's client (a retry or provider switch)."""
+
+    event: FallbackEvent
+    """The event to relay."""
+
+
+ChatUpdate = TextUpdate | ThinkingUpdate | ToolCallUpdate | UsageUpdate | FinishUpdate | NoticeUpdate
+"""Any update a chat client streams."""
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    """A model. Implementations stream updates and raise :class:`~hive_core.failures.ChatError` on failure."""
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, when known."""
+        ...
+
+    def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Stream the model's response to ``messages``."""
+        ...

@@ -1,0 +1,46 @@
+"""Failures and how they map onto the protocol's error codes."""
+
+from __future__ import annotations
+
+from hive_protocol import ErrorCode, FallbackCategory
+
+__all__ = ["ChatError", "classify", "fallback_category"]
+
+
+class ChatError(Exception):
+    """A model request failed. Providers raise it (or a subclass) with the protocol's error code."""
+
+    def __init__(
+        self, message: str, *, code: ErrorCode = "unknown", retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        """The protocol's code for this failure."""
+        self.retry_after = retry_after
+        """Seconds the provider asked to wait before trying again."""
+
+
+def classify(exc: BaseException) -> ErrorCode:
+    """The protocol error code for any failure of a turn."""
+    if isinstance(exc, ChatError):
+        return exc.code
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, ConnectionError):
+        return "network"
+    if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)):
+        return "file_system"
+    if isinstance(exc, ValueError):
+        return "request_rejected"
+    return "internal"
+
+
+def fallback_category(code: ErrorCode) -> FallbackCategory:
+    """How a failure of a given code is treated by retry and fallback."""
+    if code == "rate_limit":
+        return "rate_limit"
+    if code in ("auth", "billing"):
+        return "auth"
+    if code in ("network", "timeout", "internal", "unknown"):
+        return "transient"
+    return "fatal"

@@ -1,0 +1,97 @@
+"""Retry and provider fallback around chat clients."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+import anyio
+
+from hive_protocol import FallbackEvent
+
+from .chat import ChatClient, ChatOptions, ChatUpdate, NoticeUpdate
+from .failures import ChatError, classify, fallback_category
+from .messages import Message
+
+__all__ = ["FallbackChatClient"]
+
+
+class FallbackChatClient:
+    """Tries each provider in order, retrying classified failures, and reports each step as a ``fallback`` event.
+
+    A transient or rate-limit failure is retried on the same provider up to ``max_attempts`` times (waiting the
+    provider's ``retry_after`` when it gave one, else an exponential backoff); an auth failure, or a provider out
+    of attempts, moves to the next provider; a fatal failure (a rejected request, a context overflow) is raised
+    at once, since another provider would reject it too. Only a request that has not streamed anything yet is
+    retried: a stream that fails midway fails the turn, because the client has already shown part of it.
+    """
+
+    def __init__(
+        self,
+        clients: Sequence[ChatClient],
+        *,
+        max_attempts: int = 3,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
+        if not clients:
+            raise ValueError("FallbackChatClient needs at least one client")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        self.clients = list(clients)
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self._sleep = sleep
+
+    @property
+    def context_window(self) -> int | None:
+        """The smallest window among the providers, so any of them can take the request."""
+        windows = [c.context_window for c in self.clients if c.context_window]
+        return min(windows) if windows else None
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Stream from the first provider that answers."""
+        total = len(self.clients)
+        for index, client in enumerate(self.clients):
+            attempt = 0
+            while True:
+                attempt += 1
+                started = False
+                try:
+                    async for update in client.stream(messages, options):
+                        started = True
+                        yield update
+                    return
+                except (ChatError, TimeoutError, ConnectionError) as exc:
+                    if started:
+                        raise
+                    code = classify(exc)
+                    category = fallback_category(code)
+                    last_provider = index == total - 1
+                    retry = category in ("transient", "rate_limit") and attempt < self.max_attempts
+                    if category == "fatal" or (not retry and last_provider):
+                        yield NoticeUpdate(self._event("exhausted", index, category, exc, attempt))
+                        raise
+                    if retry:
+                        yield NoticeUpdate(self._event("retry", index, category, exc, attempt))
+                        await self._sleep(self._delay(exc, attempt))
+                        continue
+                    yield NoticeUpdate(self._event("fallback", index, category, exc, attempt))
+                    break
+
+    def _delay(self, exc: BaseException, attempt: int) -> float:
+        if isinstance(exc, ChatError) and exc.retry_after is not None:
+            return min(exc.retry_after, self.max_delay)
+        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+
+    def _event(self, kind: str, index: int, category: str, exc: BaseException, attempt: int) -> FallbackEvent:
+        return FallbackEvent(
+            kind=kind,  # type: ignore[arg-type]
+            provider_index=index,
+            total_providers=len(self.clients),
+            category=category,  # type: ignore[arg-type]
+            message=str(exc) or type(exc).__name__,
+            attempt=attempt,
+            max_attempts=self.max_attempts,
+        )

@@ -1,0 +1,392 @@
+"""The agent loop: one turn is model round → tool calls → model round ..., until the model stops.
+
+:class:`Agent` holds what does not change between turns (model, tools, pipeline, defaults); an
+:class:`AgentSession` holds one conversation and is the *processor* every runner drives: a ``user_message`` in,
+events out through an :data:`~hive_core.tools.EventSink`. Text deltas go straight from the model's stream to the
+sink with no task switch in between, which is what keeps the per-delta cost near the encoder's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import anyio
+import msgspec
+
+from hive_protocol import (
+    ErrorEvent,
+    InvalidTurnOptions,
+    StopReason,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    TurnOptions,
+    UserMessageRequest,
+    validate_turn_options,
+)
+
+from .approvals import ApprovalService, ToolCallPolicy
+from .chat import (
+    ChatClient,
+    ChatOptions,
+    FinishReason,
+    FinishUpdate,
+    TextUpdate,
+    ThinkingUpdate,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
+from .tools import EventSink, Tool, ToolContext, ToolOutcome
+
+__all__ = ["DEFAULT_MAX_ITERATIONS", "TOOL_OUTPUT_EVENT_CAP", "Agent", "AgentSession"]
+
+DEFAULT_MAX_ITERATIONS: Final = 10
+"""Model rounds with tool calls allowed per turn before a last round without tools."""
+
+TOOL_OUTPUT_EVENT_CAP: Final = 8192
+"""Characters of a tool's output carried by ``tool_end`` (the model still reads the whole result)."""
+
+_CANCELLED_TEXT: Final = "Cancelled: the turn was cancelled before this call finished."
+_NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
+
+
+class Agent:
+    """A model with tools, a policy and defaults; :meth:`session` starts a conversation with it."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        tools: Iterable[Tool] = (),
+        instructions: str | None = None,
+        policy: ToolCallPolicy | None = None,
+        approvals: ApprovalService | None = None,
+        middlewares: Sequence[Middleware] | None = None,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        tool_timeout: float | None = None,
+        working_dir: Path | None = None,
+        planning: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+        self.client = client
+        self.tools: dict[str, Tool] = {}
+        """The registered tools by name."""
+        for item in tools:
+            if item.name in self.tools:
+                raise ValueError(f"two tools are named {item.name!r}")
+            self.tools[item.name] = item
+        self.instructions = instructions
+        self.pipeline = Pipeline(
+            default_middlewares(policy, approvals) if middlewares is None else middlewares
+        )
+        self.max_iterations = max_iterations
+        self.defaults = TurnOptions(
+            temperature=temperature, max_output_tokens=max_output_tokens, reasoning_effort=reasoning_effort
+        )
+        """The agent's configuration; a turn's options are merged over it field by field."""
+        self.tool_timeout = tool_timeout
+        self.working_dir = working_dir or Path.cwd()
+        self.planning = planning
+        """Planning mode: only read-only tools run."""
+        self.clock = clock
+
+    def session(self, history: Iterable[Message] = ()) -> AgentSession:
+        """A conversation with this agent, optionally continuing ``history``."""
+        return AgentSession(self, list(history))
+
+
+@dataclass
+class _Usage:
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    seen: bool = False
+
+    def add(self, update: UsageUpdate) -> None:
+        self.input += update.input_tokens
+        self.output += update.output_tokens
+        self.cached += update.cached_input_tokens
+        self.seen = True
+
+
+@dataclass
+class _Round:
+    """What one model response has produced so far (kept even when the turn is cancelled mid-stream)."""
+
+    text: list[str] = field(default_factory=list[str])
+    thinking: list[str] = field(default_factory=list[str])
+    signature: str | None = None
+    provider: str | None = None
+    calls: dict[int, list[str | None]] = field(default_factory=dict[int, list[str | None]])
+    finish: FinishReason | None = None
+
+    def message(self, round_index: int) -> Message:
+        parts: list[Part] = []
+        if self.thinking or self.signature:
+            parts.append(ThinkingPart("".join(self.thinking), self.signature, self.provider))
+        if self.text:
+            parts.append(TextPart("".join(self.text)))
+        for index in sorted(self.calls):
+            call_id, name, arguments = self.calls[index]
+            parts.append(_call_part(call_id or f"call_{round_index}_{index}", name or "", arguments or ""))
+        return Message("assistant", parts)
+
+
+def _call_part(call_id: str, name: str, text: str) -> ToolCallPart:
+    if not text.strip():
+        return ToolCallPart(call_id, name, text, {})
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        return ToolCallPart(call_id, name, text, None, f"The arguments are not valid JSON ({exc})")
+    if not isinstance(value, dict):
+        return ToolCallPart(
+            call_id, name, text, None, f"The arguments must be a JSON object, not {type(value).__name__}"
+        )
+    return ToolCallPart(call_id, name, text, value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+class AgentSession:
+    """One conversation with an :class:`Agent`; call it with a ``user_message`` to run a turn."""
+
+    def __init__(self, agent: Agent, conversation: list[Message]) -> None:
+        self.agent = agent
+        self.conversation = conversation
+        """Every message so far, whole: context management reduces only what is sent."""
+        self.planning = agent.planning
+        """Planning mode for this session."""
+
+    async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
+        """Run one turn: events go to ``emit``, ending with exactly one ``turn_end``.
+
+        A failure of the model propagates (the runner reports it as ``error`` + ``turn_end``); cancellation
+        propagates after every started tool call got its ``tool_end``.
+        """
+        agent = self.agent
+        started = agent.clock()
+        try:
+            options = validate_turn_options(request.options or TurnOptions(), agent.tools)
+        except InvalidTurnOptions as exc:
+            emit(ErrorEvent(message=str(exc), code="request_rejected"))
+            emit(TurnEndEvent())
+            return
+        chat_options, offered = self._chat_options(options, request.model)
+        self.conversation.append(Message("user", [TextPart(request.content)]))
+        usage = _Usage()
+        stop: StopReason = "completed"
+        for round_index in range(agent.max_iterations + 1):
+            last = round_index >= agent.max_iterations
+            round_options = (
+                msgspec.structs.replace(chat_options, tools=[], tool_choice="none") if last else chat_options
+            )
+            message, finish = await self._model_round(round_options, round_index, emit, usage)
+            calls = message.tool_calls
+            if not calls:
+                stop = "step_limit" if last else _stop_reason(finish)
+                break
+            if last:
+                self.conversation.append(
+                    Message(
+                        "tool", [ToolResultPart(c.id, c.name, _NOT_RUN_TEXT, is_error=True) for c in calls]
+                    )
+                )
+                stop = "step_limit"
+                break
+            outcomes = await self._run_calls(calls, offered, emit)
+            if any(outcome.terminate for outcome in outcomes):
+                stop = "tool_terminated"
+                break
+            if chat_options.tool_choice not in ("auto", "none"):
+                chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
+        emit(
+            TurnEndEvent(
+                input_tokens=usage.input if usage.seen else None,
+                output_tokens=usage.output if usage.seen else None,
+                total_tokens=usage.input + usage.output if usage.seen else None,
+                cached_input_tokens=usage.cached or None,
+                stop_reason=stop,
+                duration_ms=int((agent.clock() - started) * 1000),
+            )
+        )
+
+    def _chat_options(self, options: TurnOptions, model: str | None) -> tuple[ChatOptions, set[str]]:
+        agent = self.agent
+        defaults = agent.defaults
+        names = list(agent.tools) if options.tool_names is None else options.tool_names
+        mode = options.tool_mode or "auto"
+        if mode == "none":
+            names = []
+        choice = {"auto": "auto", "none": "none", "require_any": "required"}.get(
+            mode, mode.removeprefix("require:")
+        )
+        if choice not in ("auto", "none", "required") and choice not in names:
+            names = [*names, choice]
+        instructions = "\n\n".join(t for t in (agent.instructions, options.instructions) if t) or None
+        chat = ChatOptions(
+            tools=[agent.tools[name].spec for name in names],
+            tool_choice=choice if names else "none",
+            temperature=options.temperature if options.temperature is not None else defaults.temperature,
+            max_output_tokens=options.max_output_tokens or defaults.max_output_tokens,
+            reasoning_effort=options.reasoning_effort or defaults.reasoning_effort,
+            instructions=instructions,
+            model=model,
+        )
+        return chat, set(names)
+
+    async def _model_round(
+        self, options: ChatOptions, round_index: int, emit: EventSink, usage: _Usage
+    ) -> tuple[Message, FinishReason | None]:
+        current = _Round()
+        try:
+            async for update in self.agent.client.stream(self.conversation, options):
+                # Ordered by frequency: this runs once per streamed chunk.
+                if isinstance(update, TextUpdate):
+                    if update.text:
+                        current.text.append(update.text)
+                        emit(TextDeltaEvent(content=update.text))
+                elif isinstance(update, ThinkingUpdate):
+                    if update.text:
+                        current.thinking.append(update.text)
+                        emit(ThinkingDeltaEvent(content=update.text))
+                    if update.signature is not None:
+                        current.signature = update.signature
+                        current.provider = update.provider
+                elif isinstance(update, ToolCallUpdate):
+                    slot = current.calls.setdefault(update.index, [None, None, ""])
+                    if update.id:
+                        slot[0] = update.id
+                    if update.name:
+                        slot[1] = update.name
+                    slot[2] = (slot[2] or "") + update.arguments
+                elif isinstance(update, UsageUpdate):
+                    usage.add(update)
+                elif isinstance(update, FinishUpdate):
+                    current.finish = update.reason
+                else:
+                    emit(update.event)
+        except anyio.get_cancelled_exc_class():
+            # Keep what the user already saw; calls that never completed are dropped with the round.
+            current.calls.clear()
+            if current.text or current.thinking:
+                self.conversation.append(current.message(round_index))
+            raise
+        message = current.message(round_index)
+        self.conversation.append(message)
+        return message, current.finish
+
+    async def _run_calls(
+        self, calls: list[ToolCallPart], offered: set[str], emit: EventSink
+    ) -> list[ToolOutcome]:
+        agent = self.agent
+        for call in calls:
+            emit(
+                ToolStartEvent(
+                    tool=call.name,
+                    input=call.arguments if call.arguments is not None else call.arguments_text,
+                    call_id=call.id,
+                )
+            )
+        outcomes: list[ToolOutcome | None] = [None] * len(calls)
+        history = tuple(self.conversation)
+
+        async def run_one(index: int, call: ToolCallPart) -> None:
+            found = agent.tools.get(call.name) if call.name in offered else None
+            context = ToolContext(call.id, call.name, agent.working_dir, emit, history)
+            invocation = Invocation(
+                call,
+                found,
+                dict(call.arguments or {}),
+                context,
+                planning=self.planning,
+                timeout=(found.timeout if found and found.timeout is not None else agent.tool_timeout),
+            )
+            if found is None and call.arguments is not None:
+                available = ", ".join(sorted(offered)) or "none"
+                outcome = ToolOutcome(
+                    content=f"There is no tool named {call.name!r} this turn. Available tools: {available}.",
+                    success=False,
+                    error=f"LookupError: unknown tool {call.name!r}",
+                )
+            else:
+                try:
+                    outcome = await agent.pipeline.run(invocation)
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as exc:
+                    outcome = ToolOutcome.failed(exc)
+            outcomes[index] = outcome
+            emit(_tool_end(call, outcome))
+
+        try:
+            if len(calls) == 1:
+                await run_one(0, calls[0])
+            else:
+                async with anyio.create_task_group() as group:
+                    for index, call in enumerate(calls):
+                        group.start_soon(run_one, index, call)
+        except anyio.get_cancelled_exc_class():
+            for index, call in enumerate(calls):
+                if outcomes[index] is None:
+                    outcomes[index] = ToolOutcome(content=_CANCELLED_TEXT, success=False)
+                    emit(_tool_end(call, outcomes[index]))  # pyright: ignore[reportArgumentType]
+            self._record(calls, outcomes)
+            raise
+        return self._record(calls, outcomes)
+
+    def _record(self, calls: list[ToolCallPart], outcomes: list[ToolOutcome | None]) -> list[ToolOutcome]:
+        done = [outcome or ToolOutcome(content=_CANCELLED_TEXT, success=False) for outcome in outcomes]
+        self.conversation.append(
+            Message(
+                "tool",
+                [
+                    ToolResultPart(
+                        call.id,
+                        call.name,
+                        outcome.content,
+                        is_error=not outcome.success or outcome.refusal is not None,
+                        refusal=outcome.refusal,
+                        error=outcome.error,
+                    )
+                    for call, outcome in zip(calls, done, strict=True)
+                ],
+            )
+        )
+        return done
+
+
+def _tool_end(call: ToolCallPart, outcome: ToolOutcome) -> ToolEndEvent:
+    output = outcome.content
+    if len(output) > TOOL_OUTPUT_EVENT_CAP:
+        output = (
+            output[:TOOL_OUTPUT_EVENT_CAP]
+            + f"\n[... {len(outcome.content) - TOOL_OUTPUT_EVENT_CAP} more characters]"
+        )
+    return ToolEndEvent(
+        tool=call.name,
+        success=outcome.success and outcome.refusal is None,
+        output=output,
+        call_id=call.id,
+        refusal=outcome.refusal,
+        stats=outcome.stats,
+    )
+
+
+def _stop_reason(finish: FinishReason | None) -> StopReason:
+    if finish == "length":
+        return "output_limit"
+    if finish == "content_filter":
+        return "content_filter"
+    return "completed"

@@ -1,0 +1,51 @@
+"""The in-process runner: drive a processor from Python and get event structs back."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from hive_protocol import Event, UserMessageRequest
+
+from .session import Processor, SessionRunner
+
+__all__ = ["collect_turn", "open_turn"]
+
+
+async def collect_turn(processor: Processor, request: UserMessageRequest | str) -> list[Event]:
+    """Run one turn to its end and return its events (with every runner guarantee applied)."""
+    events: list[Event] = []
+    await SessionRunner(processor).run_turn(_request(request), events.append)
+    return events
+
+
+@asynccontextmanager
+async def open_turn(
+    processor: Processor, request: UserMessageRequest | str
+) -> AsyncGenerator[AsyncIterator[Event]]:
+    """Run one turn in the background and iterate its events as they come::
+
+        async with open_turn(session, "hello") as events:
+            async for event in events:
+                ...
+
+    Leaving the block early cancels the turn.
+    """
+    send, receive = anyio.create_memory_object_stream[Event](math.inf)
+    runner = SessionRunner(processor)
+
+    async def run() -> None:
+        async with send:
+            await runner.run_turn(_request(request), send.send_nowait)
+
+    async with anyio.create_task_group() as group, receive:
+        group.start_soon(run)
+        yield receive.__aiter__()
+        group.cancel_scope.cancel()
+
+
+def _request(request: UserMessageRequest | str) -> UserMessageRequest:
+    return UserMessageRequest(content=request) if isinstance(request, str) else request

@@ -1,0 +1,148 @@
+"""A session's request loop, shared by every transport.
+
+The rules (those of the stdio runner): ``session_started`` first, before any request is read; requests keep
+being read while a turn runs, so ``hitl_response`` and ``cancel`` reach it; turns run one at a time in order;
+``cancel`` ends only the running turn; ``shutdown`` or the end of input stops reading, rejects approvals nobody can
+answer any more, and runs the queued turns to their ``turn_end``; an unreadable line is answered with
+``error{code: unreadable_request}`` and the session goes on; after ``context_update``, each message is prefixed
+with the working path.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterable, Awaitable, Callable
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from hive_core.hitl import HitlBridge
+from hive_core.tools import EventSink
+from hive_protocol import (
+    PROTOCOL_VERSION,
+    CancelRequest,
+    ContextUpdateRequest,
+    ErrorEvent,
+    HitlResponseRequest,
+    LineTooLong,
+    QuestionResponseRequest,
+    Request,
+    SessionStartedEvent,
+    ShutdownRequest,
+    UnreadableRequest,
+    UserMessageRequest,
+    decode_request,
+)
+
+from .turns import TurnRecorder
+
+__all__ = ["Processor", "SessionRunner"]
+
+Processor = Callable[[UserMessageRequest, EventSink], Awaitable[None]]
+"""What every runner drives: run the turn of one ``user_message``, writing its events to the sink."""
+
+Incoming = Request | UnreadableRequest | bytes | LineTooLong
+"""What a transport hands the runner: decoded requests, raw lines, or lines too long to read."""
+
+
+class SessionRunner:
+    """Serves one session over any transport: requests in, events out."""
+
+    def __init__(
+        self,
+        processor: Processor,
+        *,
+        session_id: str | None = None,
+        bridge: HitlBridge | None = None,
+        on_context: Callable[[ContextUpdateRequest], None] | None = None,
+        on_question: Callable[[QuestionResponseRequest], object] | None = None,
+        enrich_context: bool = True,
+    ) -> None:
+        self.processor = processor
+        self.session_id = session_id or uuid.uuid4().hex
+        """The id sent in ``session_started``."""
+        self.bridge = bridge
+        self.on_context = on_context
+        self.on_question = on_question
+        self.enrich_context = enrich_context
+        self.working_path: str | None = None
+        """The client's working path from its last ``context_update``."""
+        self._current: anyio.CancelScope | None = None
+
+    async def serve(self, incoming: AsyncIterable[Incoming], emit: EventSink) -> None:
+        """Run the session until ``shutdown`` or the end of ``incoming``; return once every queued turn ended."""
+        emit(SessionStartedEvent(session_id=self.session_id, protocol_version=PROTOCOL_VERSION))
+        if self.bridge is not None:
+            self.bridge.attach(emit)
+        send, receive = anyio.create_memory_object_stream[UserMessageRequest](math.inf)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._run_turns, receive, emit)
+            async with send:
+                async for item in incoming:
+                    request = decode_request(item) if isinstance(item, bytes) else item
+                    if isinstance(request, ShutdownRequest):
+                        break
+                    self._dispatch(request, send.send_nowait, emit)
+                if self.bridge is not None:
+                    self.bridge.detach()
+
+    def _dispatch(
+        self,
+        request: Request | UnreadableRequest | LineTooLong,
+        enqueue: Callable[[UserMessageRequest], None],
+        emit: EventSink,
+    ) -> None:
+        match request:
+            case UserMessageRequest():
+                if self.enrich_context and self.working_path:
+                    request = UserMessageRequest(
+                        content=f"[WorkingPath: {self.working_path}]\n\n{request.content}",
+                        model=request.model,
+                        options=request.options,
+                    )
+                enqueue(request)
+            case CancelRequest():
+                if self._current is not None:
+                    self._current.cancel()
+            case HitlResponseRequest():
+                if self.bridge is not None:
+                    self.bridge.answer(request)
+            case ContextUpdateRequest():
+                if request.working_path is not None:
+                    self.working_path = request.working_path
+                if self.on_context is not None:
+                    self.on_context(request)
+            case QuestionResponseRequest():
+                if self.on_question is not None:
+                    self.on_question(request)
+            case UnreadableRequest():
+                emit(request.to_event())
+            case LineTooLong():
+                emit(
+                    ErrorEvent(
+                        message=f"Unreadable request skipped: {request.message}", code="unreadable_request"
+                    )
+                )
+            case _:
+                pass
+
+    async def _run_turns(
+        self, receive: MemoryObjectReceiveStream[UserMessageRequest], emit: EventSink
+    ) -> None:
+        async with receive:
+            async for request in receive:
+                await self.run_turn(request, emit)
+
+    async def run_turn(self, request: UserMessageRequest, emit: EventSink) -> None:
+        """Run one turn with the runner's guarantees; a ``cancel`` meanwhile ends it as ``cancelled``."""
+        recorder = TurnRecorder(emit)
+        with anyio.CancelScope() as scope:
+            self._current = scope
+            try:
+                await self.processor(request, recorder)
+            except Exception as exc:
+                recorder.fail(exc)
+            finally:
+                self._current = None
+        recorder.finish(cancelled=scope.cancel_called)

@@ -1,0 +1,70 @@
+"""The stdio runner: requests as JSON Lines on standard input, events as JSON Lines on standard output."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from typing import BinaryIO
+
+import anyio
+import anyio.to_thread
+
+from hive_protocol import DEFAULT_MAX_LINE_BYTES, Event, LineSplitter, LineTooLong, encode
+
+from .session import Processor, SessionRunner
+
+__all__ = ["StdioRunner", "run_stdio"]
+
+_CHUNK = 64 * 1024
+
+
+class StdioRunner:
+    """Serves a :class:`SessionRunner` over a pair of byte streams (by default the process's stdin and stdout).
+
+    Each event is encoded, written and flushed in one synchronous step, so lines never interleave: every write
+    in the process goes through this one writer, which is the runner's lock.
+    """
+
+    def __init__(
+        self,
+        session: SessionRunner,
+        *,
+        stdin: BinaryIO | None = None,
+        stdout: BinaryIO | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.session = session
+        self._stdin = stdin if stdin is not None else sys.stdin.buffer
+        self._stdout = stdout if stdout is not None else sys.stdout.buffer
+        self._max_line_bytes = max_line_bytes
+        self._write = self._stdout.write
+        self._flush = self._stdout.flush
+
+    def write(self, event: Event) -> None:
+        """Write one event as one flushed line."""
+        self._write(encode(event))
+        self._flush()
+
+    async def run(self) -> int:
+        """Serve until ``shutdown`` or end of input; the exit code is 0."""
+        await self.session.serve(self._lines(), self.write)
+        return 0
+
+    async def _lines(self) -> AsyncIterator[bytes | LineTooLong]:
+        splitter = LineSplitter(self._max_line_bytes)
+        read = getattr(self._stdin, "read1", self._stdin.read)
+        while True:
+            # A blocking read in a worker thread: pipes, files and terminals all work the same way.
+            chunk: bytes = await anyio.to_thread.run_sync(read, _CHUNK, abandon_on_cancel=True)
+            if not chunk:
+                break
+            for line in splitter.feed(chunk):
+                yield line
+        for line in splitter.close():
+            yield line
+
+
+def run_stdio(processor: Processor, *, session_id: str | None = None, **options: object) -> int:
+    """Serve ``processor`` on this process's stdin and stdout until the input ends; returns the exit code."""
+    runner = StdioRunner(SessionRunner(processor, session_id=session_id, **options))  # type: ignore[arg-type]
+    return anyio.run(runner.run)

@@ -1,0 +1,163 @@
+"""Test doubles that ship with the SDK, for hive's tests and for anybody testing code built on it.
+
+:class:`ScriptedChatClient` plays a script of model rounds. It fails loudly when the loop asks for a round the
+script does not have, and :meth:`ScriptedChatClient.assert_consumed` fails when rounds were left unplayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import msgspec
+
+from .chat import (
+    ChatOptions,
+    ChatUpdate,
+    FinishReason,
+    FinishUpdate,
+    TextUpdate,
+    ThinkingUpdate,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+from .messages import Message
+
+__all__ = [
+    "Block",
+    "ScriptError",
+    "ScriptedChatClient",
+    "ScriptedRound",
+    "call",
+    "fail",
+    "reply",
+]
+
+
+class ScriptError(AssertionError):
+    """The loop and the script disagree: an unexpected request, or rounds left unplayed."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A point in a round where the stream stops until ``release`` is set (forever when it is ``None``)."""
+
+    release: anyio.Event | None = None
+
+
+Step = ChatUpdate | Block
+
+
+@dataclass
+class ScriptedRound:
+    """One model response: updates streamed in order, then optionally a failure."""
+
+    updates: list[Step] = field(default_factory=list[Step])
+    error: BaseException | None = None
+    """Raised after the updates."""
+    check: Callable[[Sequence[Message], ChatOptions], None] | None = None
+    """Called with the request before anything streams: assert on what the loop sent."""
+
+
+def reply(
+    *chunks: str,
+    thinking: Sequence[str] = (),
+    signature: str | None = None,
+    usage: tuple[int, int] | None = None,
+    finish: FinishReason = "stop",
+) -> ScriptedRound:
+    """A round that streams ``thinking`` then the text ``chunks``."""
+    updates: list[Step] = [ThinkingUpdate(t) for t in thinking]
+    if signature is not None:
+        updates.append(ThinkingUpdate("", signature=signature, provider="scripted"))
+    updates += [TextUpdate(c) for c in chunks]
+    if usage is not None:
+        updates.append(UsageUpdate(usage[0], usage[1]))
+    updates.append(FinishUpdate(finish))
+    return ScriptedRound(updates)
+
+
+def call(
+    *calls: tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str],
+    text: str = "",
+    usage: tuple[int, int] | None = None,
+    split: int = 0,
+) -> ScriptedRound:
+    """A round that calls tools: ``(name, arguments)`` or ``(name, arguments, call_id)``.
+
+    Arguments given as a dict are encoded as JSON, a string is sent as written (for malformed arguments).
+    ``split`` streams each call's arguments in pieces of that many characters, as real models do.
+    """
+    updates: list[Step] = [TextUpdate(text)] if text else []
+    for index, spec in enumerate(calls):
+        name, arguments = spec[0], spec[1]
+        call_id = spec[2] if len(spec) == 3 else f"call_{index + 1}"
+        raw = arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()
+        pieces = [raw[i : i + split] for i in range(0, len(raw), split)] if split and raw else [raw]
+        updates.append(ToolCallUpdate(index, call_id, name, pieces[0]))
+        updates += [ToolCallUpdate(index, arguments=piece) for piece in pieces[1:]]
+    if usage is not None:
+        updates.append(UsageUpdate(usage[0], usage[1]))
+    updates.append(FinishUpdate("tool_calls"))
+    return ScriptedRound(updates)
+
+
+def fail(error: BaseException, *chunks: str) -> ScriptedRound:
+    """A round that streams ``chunks`` and then fails with ``error``."""
+    return ScriptedRound([TextUpdate(c) for c in chunks], error)
+
+
+class ScriptedChatClient:
+    """A :class:`~hive_core.chat.ChatClient` that plays scripted rounds, one per request, in order."""
+
+    def __init__(self, rounds: Sequence[ScriptedRound], *, context_window: int | None = None) -> None:
+        self._rounds = list(rounds)
+        self._next = 0
+        self._context_window = context_window
+        self.requests: list[tuple[list[Message], ChatOptions]] = []
+        """Every request received: a copy of the messages and the options."""
+
+    @property
+    def context_window(self) -> int | None:
+        """The window given at construction."""
+        return self._context_window
+
+    @property
+    def remaining(self) -> int:
+        """Rounds not played yet."""
+        return len(self._rounds) - self._next
+
+    def add(self, *rounds: ScriptedRound) -> None:
+        """Append rounds to the script."""
+        self._rounds += rounds
+
+    def assert_consumed(self) -> None:
+        """Fail unless every round was played."""
+        if self.remaining:
+            raise ScriptError(f"{self.remaining} scripted round(s) were never requested")
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Play the next round."""
+        self.requests.append((list(messages), options))
+        if self._next >= len(self._rounds):
+            last = messages[-1] if messages else None
+            raise ScriptError(
+                f"model request #{len(self.requests)} was not expected: the script has {len(self._rounds)} round(s); "
+                f"last message: {last!r}"
+            )
+        scripted = self._rounds[self._next]
+        self._next += 1
+        if scripted.check is not None:
+            scripted.check(messages, options)
+        for step in scripted.updates:
+            if isinstance(step, Block):
+                if step.release is None:
+                    await anyio.sleep_forever()
+                else:
+                    await step.release.wait()
+                continue
+            yield step
+        if scripted.error is not None:
+            raise scripted.error
