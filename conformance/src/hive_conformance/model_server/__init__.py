@@ -1,0 +1,10 @@
+"""The scripted model server: replays a script of model rounds over the OpenAI Chat Completions, OpenAI
+Responses, Anthropic Messages and Gemini APIs, streaming or not, and records every request it receives.
+
+Run it from a shell with ``python -m hive_conformance.model_server SCRIPT.jsonl [--port N]``.
+"""
+
+from .recording import Endpoint, RecordedRequest
+from .server import DEFAULT_MODEL, EXHAUSTED_STATUS, ScriptedModelServer
+
+__all__ = ["DEFAULT_MODEL", "EXHAUSTED_STATUS", "Endpoint", "RecordedRequest", "ScriptedModelServer"]
