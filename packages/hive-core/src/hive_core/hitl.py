@@ -48,7 +48,7 @@ class HitlBridge:
     @property
     def waiting(self) -> list[str]:
         """Ids of the requests waiting for an answer, oldest first."""
-        return list(self._waits)
+        return [request_id for request_id, wait in self._waits.items() if wait.decision is None]
 
     def attach(self, emit: EventSink) -> None:
         """Publish requests through ``emit`` from now on (the runner's event sink)."""
@@ -73,10 +73,10 @@ class HitlBridge:
         """
         if response.id is not None:
             wait = self._waits.get(response.id)
-        elif len(self._waits) == 1:
-            wait = next(iter(self._waits.values()))
         else:
-            wait = None
+            # An answered request stays registered until its waiter resumes; it no longer waits.
+            pending = [wait for wait in self._waits.values() if wait.decision is None]
+            wait = pending[0] if len(pending) == 1 else None
         if wait is None or wait.decision is not None:
             return False
         _settle(

@@ -133,7 +133,7 @@ class _Round:
     calls: dict[int, list[str | None]] = field(default_factory=dict[int, list[str | None]])
     finish: FinishReason | None = None
 
-    def message(self, round_index: int) -> Message:
+    def message(self, id_prefix: str) -> Message:
         parts: list[Part] = []
         if self.thinking or self.signature:
             parts.append(ThinkingPart("".join(self.thinking), self.signature, self.provider))
@@ -141,7 +141,7 @@ class _Round:
             parts.append(TextPart("".join(self.text)))
         for index in sorted(self.calls):
             call_id, name, arguments = self.calls[index]
-            parts.append(_call_part(call_id or f"call_{round_index}_{index}", name or "", arguments or ""))
+            parts.append(_call_part(call_id or f"{id_prefix}_{index}", name or "", arguments or ""))
         return Message("assistant", parts)
 
 
@@ -281,9 +281,9 @@ class AgentSession:
             # Keep what the user already saw; calls that never completed are dropped with the round.
             current.calls.clear()
             if current.text or current.thinking:
-                self.conversation.append(current.message(round_index))
+                self.conversation.append(current.message(f"call_{len(self.conversation)}"))
             raise
-        message = current.message(round_index)
+        message = current.message(f"call_{len(self.conversation)}")
         self.conversation.append(message)
         return message, current.finish
 

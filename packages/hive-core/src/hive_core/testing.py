@@ -93,7 +93,8 @@ def call(
     updates: list[Step] = [TextUpdate(text)] if text else []
     for index, spec in enumerate(calls):
         name, arguments = spec[0], spec[1]
-        call_id = spec[2] if len(spec) == 3 else f"call_{index + 1}"
+        # Without an id the client numbers the call: call_1, call_2, ... over all its rounds.
+        call_id = spec[2] if len(spec) == 3 else None
         raw = arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()
         pieces = [raw[i : i + split] for i in range(0, len(raw), split)] if split and raw else [raw]
         updates.append(ToolCallUpdate(index, call_id, name, pieces[0]))
@@ -116,6 +117,7 @@ class ScriptedChatClient:
         self._rounds = list(rounds)
         self._next = 0
         self._context_window = context_window
+        self._calls = 0
         self.requests: list[tuple[list[Message], ChatOptions]] = []
         """Every request received: a copy of the messages and the options."""
 
@@ -158,6 +160,9 @@ class ScriptedChatClient:
                 else:
                     await step.release.wait()
                 continue
+            if isinstance(step, ToolCallUpdate) and step.name is not None and step.id is None:
+                self._calls += 1
+                step = ToolCallUpdate(step.index, f"call_{self._calls}", step.name, step.arguments)
             yield step
         if scripted.error is not None:
             raise scripted.error

@@ -138,7 +138,10 @@ class Tool:
         if self._is_async:
             result = await self.function(*args, **kwargs)
         else:
-            result = await anyio.to_thread.run_sync(lambda: self.function(*args, **kwargs))
+            # Abandoned on cancel so a timeout or a cancelled turn returns at once; the thread finishes on its own.
+            result = await anyio.to_thread.run_sync(
+                lambda: self.function(*args, **kwargs), abandon_on_cancel=True
+            )
         return _outcome(result)
 
 

@@ -39,11 +39,19 @@ class StdioRunner:
         self._max_line_bytes = max_line_bytes
         self._write = self._stdout.write
         self._flush = self._stdout.flush
+        self.closed = False
+        """Whether the output was found closed; later events are dropped."""
 
     def write(self, event: Event) -> None:
-        """Write one event as one flushed line."""
-        self._write(encode(event))
-        self._flush()
+        """Write one event as one flushed line; once the client closed its end, events are dropped."""
+        if self.closed:
+            return
+        try:
+            self._write(encode(event))
+            self._flush()
+        except (BrokenPipeError, ValueError):
+            # The reader went away (or stdout was closed): nobody can read what follows.
+            self.closed = True
 
     async def run(self) -> int:
         """Serve until ``shutdown`` or end of input; the exit code is 0."""

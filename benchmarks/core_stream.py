@@ -1,0 +1,69 @@
+"""Per-delta cost of hive's streaming path: scripted model → agent loop → stdio runner's writer.
+
+Run: uv run python benchmarks/core_stream.py
+
+Streams 20,000 text deltas and prints microseconds per delta for:
+- floor: a bare async generator feeding ``hive_protocol.encode`` (no loop, no runner);
+- hive → memory: the agent loop and the runner's turn guarantees, writing each line to an in-memory buffer;
+- hive → /dev/null: the same through ``StdioRunner.write`` to a real file (a write and flush per line).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import statistics
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+from hive_core import Agent, SessionRunner, StdioRunner, TextUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.testing import ScriptedChatClient, ScriptedRound
+from hive_protocol import TextDeltaEvent, UserMessageRequest, encode
+
+DELTAS = 20_000
+REPEATS = 7
+
+
+async def floor() -> float:
+    async def deltas() -> AsyncIterator[str]:
+        for _ in range(DELTAS):
+            yield "tok "
+
+    sink = io.BytesIO()
+    start = time.perf_counter()
+    async for text in deltas():
+        sink.write(encode(TextDeltaEvent(content=text)))
+    return time.perf_counter() - start
+
+
+async def through_hive(stdout: io.RawIOBase | io.BufferedIOBase) -> float:
+    updates = [TextUpdate("tok ") for _ in range(DELTAS)]
+    client = ScriptedChatClient([ScriptedRound([*updates, FinishUpdate("stop")])])
+    session = Agent(client, clock=lambda: 0.0).session()
+    runner = StdioRunner(SessionRunner(session, session_id="bench"), stdout=stdout)  # type: ignore[arg-type]
+    start = time.perf_counter()
+    await runner.session.run_turn(UserMessageRequest(content="go"), runner.write)
+    return time.perf_counter() - start
+
+
+def median_us(runs: list[float]) -> float:
+    return statistics.median(runs) / DELTAS * 1e6
+
+
+async def main() -> None:
+    floors = [await floor() for _ in range(REPEATS)]
+    memory = [await through_hive(io.BytesIO()) for _ in range(REPEATS)]
+    with open(os.devnull, "wb", buffering=0) as devnull:
+        null = [await through_hive(devnull) for _ in range(REPEATS)]
+    base = median_us(floors)
+    print(f"{DELTAS} text deltas, median of {REPEATS} runs")
+    print(f"floor (async generator + encode): {base:6.2f} us/delta")
+    for name, runs in (("hive loop + runner -> memory", memory), ("hive loop + runner -> /dev/null", null)):
+        us = median_us(runs)
+        print(f"{name:32s}: {us:6.2f} us/delta   {us / base:5.1f}x floor")
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,107 @@
+"""Helpers for the hive-core scenario tests: checking event streams and serving a session in memory."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, TypeVar
+
+import anyio
+
+from hive_core import SessionRunner
+from hive_core.runners.session import Incoming
+from hive_protocol import Event, encode, verify
+
+E = TypeVar("E")
+
+WAIT: Final = 10.0
+"""Seconds any single wait of a test may take before it fails (a bound, never a synchronisation)."""
+
+
+def kinds(events: Sequence[Event]) -> list[str]:
+    """The ``type`` of each event, in order."""
+    return [event.__struct_config__.tag for event in events]  # pyright: ignore[reportReturnType]
+
+
+def wire_bytes(events: Sequence[Event]) -> bytes:
+    """The events as a runner writes them."""
+    return b"".join(encode(event) for event in events)
+
+
+def assert_verified(events: Sequence[Event], *, turns: int | None = None) -> None:
+    """The stream keeps every sequence rule, as structs and as canonical wire lines."""
+    assert verify(list(events), turns=turns) == []
+    assert verify([encode(event) for event in events], turns=turns) == []
+
+
+def of_type(events: Sequence[Event], kind: type[E]) -> list[E]:
+    """The events of one type, in order."""
+    return [event for event in events if isinstance(event, kind)]
+
+
+class Wire:
+    """A :class:`SessionRunner` served in memory: requests go in through a memory stream, events are collected.
+
+    ``react`` is called with every event as it is emitted (synchronously, like a client reading its line) and
+    may send requests in answer.
+    """
+
+    def __init__(self, runner: SessionRunner, *, react: Callable[[Event, Wire], None] | None = None) -> None:
+        self.runner = runner
+        self.events: list[Event] = []
+        self._react = react
+        self._send, self._receive = anyio.create_memory_object_stream[Incoming](math.inf)
+        self._changed = anyio.Event()
+        self.served = False
+        """Whether ``serve`` has returned."""
+
+    def emit(self, event: Event) -> None:
+        """The runner's event sink."""
+        self.events.append(event)
+        self._changed.set()
+        self._changed = anyio.Event()
+        if self._react is not None:
+            self._react(event, self)
+
+    def send(self, request: Any) -> None:
+        """Send one request (a struct, or a raw line as bytes) to the session."""
+        self._send.send_nowait(request)
+
+    def close(self) -> None:
+        """End of input."""
+        self._send.close()
+
+    async def wait_for(self, kind: type[E], count: int = 1, where: Callable[[E], bool] | None = None) -> E:
+        """Wait until ``count`` events of ``kind`` (matching ``where``) were emitted; return the last of them."""
+        with anyio.fail_after(WAIT):
+            while True:
+                found = [e for e in self.events if isinstance(e, kind) and (where is None or where(e))]
+                if len(found) >= count:
+                    return found[count - 1]
+                await self._changed.wait()
+
+    async def _serve(self) -> None:
+        with self._receive:
+            await self.runner.serve(self._receive, self.emit)
+        self.served = True
+
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[Wire, None]:
+        """Serve while the block runs; leaving it ends the input and waits (bounded) for the session to end."""
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._serve)
+                try:
+                    yield self
+                finally:
+                    self.close()
+
+    async def run(self, *requests: Any) -> list[Event]:
+        """Send ``requests``, end the input, and serve the session to its end."""
+        for request in requests:
+            self.send(request)
+        self.close()
+        with anyio.fail_after(WAIT):
+            await self._serve()
+        return self.events

@@ -1,0 +1,575 @@
+"""The approval gate and human approval over the wire (HitlBridge served by a SessionRunner)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+from core_harness import WAIT, Wire, assert_verified, kinds, of_type
+
+from hive_core import (
+    Agent,
+    ApprovalDecision,
+    ApprovalRequest,
+    HitlBridge,
+    SessionRunner,
+    collect_turn,
+    tool,
+)
+from hive_core.permissions.verdict import PermissionAction, Verdict
+from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_protocol import (
+    ErrorEvent,
+    Event,
+    HitlRequestEvent,
+    HitlResponseRequest,
+    SessionStartedEvent,
+    TextDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    UserMessageRequest,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def fixed_clock() -> float:
+    return 0.0
+
+
+class Policy:
+    """A tiny tool-call policy: one action per tool name, ``allow`` for the rest."""
+
+    def __init__(self, **actions: PermissionAction) -> None:
+        self.actions = actions
+        self.seen: list[tuple[str, dict[str, Any], bool]] = []
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any], *, planning: bool = False) -> Verdict:
+        self.seen.append((tool_name, dict(arguments), planning))
+        action = self.actions.get(tool_name, "allow")
+        if action == "allow":
+            return Verdict.allow()
+        if action == "deny":
+            return Verdict.deny(f"{tool_name} is not allowed here")
+        return Verdict.ask(f"{tool_name} changes files", level="high")
+
+
+class Approver:
+    """An approval service that answers every request the same way and records what it was asked."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.requests: list[ApprovalRequest] = []
+
+    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return self.decision
+
+
+class Files:
+    """A write tool that records what it wrote."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[str, str]] = []
+
+        @tool
+        def write_file(path: str, content: str, mode: str = "w") -> str:
+            """Write a file."""
+            self.written.append((path, content))
+            return f"wrote {len(content)} characters to {path} ({mode})"
+
+        self.tool = write_file
+
+
+def write_call(call_id: str = "call_1", path: str = "notes.txt", content: str = "hello") -> ScriptedRound:
+    return call(("write_file", {"path": path, "content": content}, call_id))
+
+
+async def turn_with(approvals: Any, policy: Policy, files: Files, *, planning: bool = False) -> list[Event]:
+    client = ScriptedChatClient([write_call(), reply("done")])
+    agent = Agent(
+        client, tools=[files.tool], policy=policy, approvals=approvals, planning=planning, clock=fixed_clock
+    )
+    with anyio.fail_after(WAIT):
+        return await collect_turn(agent.session(), "write it")
+
+
+# -- the gate -------------------------------------------------------------------------------------------
+
+
+async def test_allow_runs_the_call() -> None:
+    files, policy = Files(), Policy(write_file="allow")
+    events = await turn_with(None, policy, files)
+
+    assert files.written == [("notes.txt", "hello")]
+    assert of_type(events, ToolEndEvent)[0].success
+    assert policy.seen == [("write_file", {"path": "notes.txt", "content": "hello"}, False)]
+    assert_verified(events, turns=1)
+
+
+async def test_deny_refuses_the_call_with_the_reason() -> None:
+    files = Files()
+    events = await turn_with(None, Policy(write_file="deny"), files)
+
+    assert files.written == []
+    assert of_type(events, ToolEndEvent) == [
+        ToolEndEvent(
+            tool="write_file",
+            success=False,
+            output="Permission denied: write_file is not allowed here",
+            call_id="call_1",
+            refusal="denied",
+        )
+    ]
+    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
+    assert_verified(events, turns=1)
+
+
+async def test_ask_without_an_approval_service_fails_closed() -> None:
+    files = Files()
+    events = await turn_with(None, Policy(write_file="ask"), files)
+
+    assert files.written == []
+    end = of_type(events, ToolEndEvent)[0]
+    assert end.refusal == "approval_unavailable"
+    assert end.output == "Approval required but no approval service is configured: write_file changes files"
+    assert end.success is False
+    assert_verified(events, turns=1)
+
+
+async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> None:
+    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    events = await turn_with(approver, Policy(write_file="ask"), files)
+
+    assert files.written == [("notes.txt", "hello")]
+    assert approver.requests == [
+        ApprovalRequest(
+            call_id="call_1",
+            tool_name="write_file",
+            arguments={"path": "notes.txt", "content": "hello"},
+            reason="write_file changes files",
+            level="high",
+        )
+    ]
+    assert of_type(events, ToolEndEvent)[0].success
+    assert_verified(events, turns=1)
+
+
+@pytest.mark.parametrize(
+    ("reason", "output"),
+    [("not today", "Approval rejected: not today"), (None, "Approval rejected: the operator declined")],
+)
+async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) -> None:
+    files = Files()
+    events = await turn_with(
+        Approver(ApprovalDecision(approved=False, reason=reason)), Policy(write_file="ask"), files
+    )
+
+    assert files.written == []
+    end = of_type(events, ToolEndEvent)[0]
+    assert (end.success, end.refusal, end.output) == (False, "rejected", output)
+    assert_verified(events, turns=1)
+
+
+async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> None:
+    files = Files()
+    approver = Approver(ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"}))
+    events = await turn_with(approver, Policy(write_file="ask"), files)
+
+    assert files.written == [("safe.txt", "hello")]
+    assert of_type(events, ToolEndEvent)[0].output == "wrote 5 characters to safe.txt (a)"
+    assert_verified(events, turns=1)
+
+
+async def test_the_policy_is_told_about_planning_mode() -> None:
+    policy = Policy()
+
+    @tool(read_only=True)
+    def peek(path: str) -> str:
+        """Reads."""
+        return "seen"
+
+    client = ScriptedChatClient([call(("peek", {"path": "a"})), reply("ok")])
+    agent = Agent(client, tools=[peek], policy=policy, planning=True, clock=fixed_clock)
+    with anyio.fail_after(WAIT):
+        await collect_turn(agent.session(), "look")
+
+    assert policy.seen == [("peek", {"path": "a"}, True)]
+
+
+async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:
+    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    events = await turn_with(approver, Policy(write_file="ask"), files, planning=True)
+
+    assert files.written == []
+    assert approver.requests == []
+    assert of_type(events, ToolEndEvent)[0].refusal == "denied"
+
+
+# -- the bridge on its own ------------------------------------------------------------------------------
+
+
+def request_for(call_id: str, **arguments: Any) -> ApprovalRequest:
+    return ApprovalRequest(
+        call_id=call_id, tool_name="write_file", arguments=arguments, reason="asks", level="low"
+    )
+
+
+async def test_bridge_without_a_client_rejects_at_once() -> None:
+    bridge = HitlBridge()
+    with anyio.fail_after(WAIT):
+        decision = await bridge.request(request_for("c1"))
+    assert decision == ApprovalDecision(
+        approved=False, reason="no client is attached to answer approval requests"
+    )
+
+
+async def test_bridge_matches_answers_by_id_and_accepts_an_id_less_answer_only_when_one_waits() -> None:
+    bridge = HitlBridge()
+    published: list[Event] = []
+    decisions: dict[str, ApprovalDecision] = {}
+    both_waiting = anyio.Event()
+
+    def emit(event: Event) -> None:
+        published.append(event)
+        if len(published) == 2:
+            both_waiting.set()
+
+    bridge.attach(emit)
+
+    async def ask(call_id: str) -> None:
+        decisions[call_id] = await bridge.request(request_for(call_id, path=f"{call_id}.txt"))
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "c1")
+            group.start_soon(ask, "c2")
+            await both_waiting.wait()
+            assert bridge.waiting == ["hitl-c1", "hitl-c2"]
+            assert bridge.answer(HitlResponseRequest(approved=True)) is False  # two wait: ambiguous
+            assert bridge.answer(HitlResponseRequest(approved=True, id="hitl-zzz")) is False
+            assert bridge.waiting == ["hitl-c1", "hitl-c2"]
+            assert bridge.answer(HitlResponseRequest(approved=False, reason="no", id="hitl-c2")) is True
+            assert (
+                bridge.answer(HitlResponseRequest(approved=True, id="hitl-c2")) is False
+            )  # already answered
+            assert bridge.answer(HitlResponseRequest(approved=True, always_approve=True)) is True  # one left
+
+    assert decisions == {
+        "c1": ApprovalDecision(approved=True, always_approve=True),
+        "c2": ApprovalDecision(approved=False, reason="no"),
+    }
+    assert bridge.waiting == []
+    assert [e.id for e in of_type(published, HitlRequestEvent)] == ["hitl-c1", "hitl-c2"]
+    assert of_type(published, HitlRequestEvent)[0].target == "c1.txt"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "target"),
+    [
+        ({"path": "a.txt", "command": "ls"}, "a.txt"),
+        ({"command": "rm -rf build"}, "rm -rf build"),
+        ({"url": "https://example.org"}, "https://example.org"),
+        ({"path": "", "query": "q"}, "q"),
+        ({"other": "x"}, ""),
+    ],
+)
+async def test_bridge_request_target_is_the_first_non_empty_known_argument(
+    arguments: dict[str, Any], target: str
+) -> None:
+    bridge = HitlBridge(timeout=WAIT)
+    published: list[Event] = []
+
+    def emit(event: Event) -> None:
+        published.append(event)
+        bridge.answer(HitlResponseRequest(approved=True))
+
+    bridge.attach(emit)
+    with anyio.fail_after(WAIT):
+        decision = await bridge.request(request_for("c1", **arguments))
+
+    assert decision.approved
+    assert published == [
+        HitlRequestEvent(
+            id="hitl-c1",
+            action="asks",
+            target=target,
+            description="Allow write_file?",
+            tool_name="write_file",
+            arguments=arguments,
+            call_id="c1",
+            level="low",
+        )
+    ]
+
+
+async def test_bridge_timeout_rejects() -> None:
+    bridge = HitlBridge(timeout=0.05)
+    bridge.attach(lambda event: None)
+    with anyio.fail_after(WAIT):
+        decision = await bridge.request(request_for("c1"))
+    assert decision == ApprovalDecision(
+        approved=False, reason="no answer to the approval request within 0.05s"
+    )
+    assert bridge.waiting == []
+
+
+async def test_bridge_close_rejects_waiting_and_later_requests() -> None:
+    bridge = HitlBridge()
+    result: list[ApprovalDecision] = []
+
+    def emit(event: Event) -> None:
+        bridge.close()
+
+    bridge.attach(emit)
+    with anyio.fail_after(WAIT):
+        result.append(await bridge.request(request_for("c1")))
+        result.append(await bridge.request(request_for("c2")))
+    assert result == [ApprovalDecision(approved=False, reason="the approval bridge was shut down")] * 2
+
+
+async def test_bridge_detached_rejects_later_requests_until_attached_again() -> None:
+    bridge = HitlBridge(timeout=WAIT)
+    bridge.attach(lambda event: None)
+    bridge.detach()
+    with anyio.fail_after(WAIT):
+        decision = await bridge.request(request_for("c1"))
+    assert decision == ApprovalDecision(
+        approved=False, reason="the client connection closed before answering"
+    )
+
+    def emit(event: Event) -> None:
+        bridge.answer(HitlResponseRequest(approved=True))
+
+    bridge.attach(emit)
+    with anyio.fail_after(WAIT):
+        assert (await bridge.request(request_for("c2"))).approved
+
+
+# -- the bridge over a session --------------------------------------------------------------------------
+
+
+def served(
+    rounds: list[ScriptedRound], files: Files, *, timeout: float = WAIT, policy: Policy | None = None
+) -> tuple[Wire, HitlBridge, ScriptedChatClient]:
+    bridge = HitlBridge(timeout=timeout)
+    client = ScriptedChatClient(rounds)
+    agent = Agent(
+        client,
+        tools=[files.tool],
+        policy=policy or Policy(write_file="ask"),
+        approvals=bridge,
+        clock=fixed_clock,
+    )
+    return Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge)), bridge, client
+
+
+async def test_approve_over_the_wire() -> None:
+    files = Files()
+    wire, _, _ = served([write_call(), reply("done")], files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        request = await wire.wait_for(HitlRequestEvent)
+        wire.send(HitlResponseRequest(approved=True, id=request.id))
+        await wire.wait_for(TurnEndEvent)
+
+    assert wire.events == [
+        SessionStartedEvent(session_id="s1", protocol_version=1),
+        ToolStartEvent(tool="write_file", input={"path": "notes.txt", "content": "hello"}, call_id="call_1"),
+        HitlRequestEvent(
+            id="hitl-call_1",
+            action="write_file changes files",
+            target="notes.txt",
+            description="Allow write_file?",
+            tool_name="write_file",
+            arguments={"path": "notes.txt", "content": "hello"},
+            call_id="call_1",
+            level="high",
+        ),
+        ToolEndEvent(
+            tool="write_file", success=True, output="wrote 5 characters to notes.txt (w)", call_id="call_1"
+        ),
+        TextDeltaEvent(content="done"),
+        TurnEndEvent(stop_reason="completed", duration_ms=0),
+    ]
+    assert files.written == [("notes.txt", "hello")]
+    assert wire.served
+    assert_verified(wire.events, turns=1)
+
+
+async def test_reject_with_a_reason_over_the_wire() -> None:
+    files = Files()
+    wire, _, client = served([write_call(), reply("ok, I won't")], files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        await wire.wait_for(HitlRequestEvent)
+        wire.send(HitlResponseRequest(approved=False, reason="not in that folder"))
+        await wire.wait_for(TurnEndEvent)
+
+    assert kinds(wire.events) == [
+        "session_started",
+        "tool_start",
+        "hitl_request",
+        "tool_end",
+        "text_delta",
+        "turn_end",
+    ]
+    assert of_type(wire.events, ToolEndEvent)[0] == ToolEndEvent(
+        tool="write_file",
+        success=False,
+        output="Approval rejected: not in that folder",
+        call_id="call_1",
+        refusal="rejected",
+    )
+    assert files.written == []
+    # The model reads the rejection.
+    assert client.requests[1][0][-1].tool_results[0].content == "Approval rejected: not in that folder"
+    assert_verified(wire.events, turns=1)
+
+
+async def test_modified_arguments_over_the_wire() -> None:
+    files = Files()
+    wire, _, _ = served([write_call(), reply("done")], files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        await wire.wait_for(HitlRequestEvent)
+        wire.send(
+            HitlResponseRequest(approved=True, id="hitl-call_1", modified_arguments={"content": "edited"})
+        )
+        await wire.wait_for(TurnEndEvent)
+
+    assert files.written == [("notes.txt", "edited")]
+    assert of_type(wire.events, ToolEndEvent)[0].output == "wrote 6 characters to notes.txt (w)"
+    assert_verified(wire.events, turns=1)
+
+
+async def test_no_answer_within_the_timeout_is_a_rejection() -> None:
+    files = Files()
+    wire, bridge, _ = served([write_call(), reply("no answer")], files, timeout=0.05)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        await wire.wait_for(TurnEndEvent)
+
+    end = of_type(wire.events, ToolEndEvent)[0]
+    assert (end.refusal, end.output) == (
+        "rejected",
+        "Approval rejected: no answer to the approval request within 0.05s",
+    )
+    assert files.written == []
+    assert bridge.waiting == []
+    assert kinds(wire.events) == [
+        "session_started",
+        "tool_start",
+        "hitl_request",
+        "tool_end",
+        "text_delta",
+        "turn_end",
+    ]
+    assert_verified(wire.events, turns=1)
+
+
+async def test_end_of_input_while_waiting_rejects_and_the_turn_still_ends() -> None:
+    files = Files()
+    wire, bridge, _ = served([write_call(), reply("the client left")], files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        await wire.wait_for(HitlRequestEvent)
+        wire.close()
+        await wire.wait_for(TurnEndEvent)
+
+    end = of_type(wire.events, ToolEndEvent)[0]
+    assert (end.refusal, end.output) == (
+        "rejected",
+        "Approval rejected: the client connection closed before answering",
+    )
+    assert wire.events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
+    assert files.written == []
+    assert bridge.waiting == []
+    assert wire.served
+    assert_verified(wire.events, turns=1)
+
+
+async def test_no_approval_service_over_the_wire() -> None:
+    files = Files()
+    client = ScriptedChatClient([write_call(), reply("cannot")])
+    agent = Agent(client, tools=[files.tool], policy=Policy(write_file="ask"), clock=fixed_clock)
+    wire = Wire(SessionRunner(agent.session(), session_id="s1"))
+
+    events = await wire.run(UserMessageRequest(content="write it"), HitlResponseRequest(approved=True))
+
+    assert kinds(events) == ["session_started", "tool_start", "tool_end", "text_delta", "turn_end"]
+    assert of_type(events, ToolEndEvent)[0].refusal == "approval_unavailable"
+    assert files.written == []
+    assert_verified(events, turns=1)
+
+
+async def test_an_answer_without_id_is_dropped_while_two_wait() -> None:
+    files = Files()
+    rounds = [
+        call(
+            ("write_file", {"path": "a.txt", "content": "A"}, "w1"),
+            ("write_file", {"path": "b.txt", "content": "B"}, "w2"),
+        ),
+        reply("both handled"),
+    ]
+    wire, bridge, _ = served(rounds, files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write both"))
+        await wire.wait_for(HitlRequestEvent, count=2)
+        wire.send(HitlResponseRequest(approved=True))
+        # Requests are handled in order: once the unreadable line after it is answered, so was the answer.
+        wire.send(b"not json")
+        await wire.wait_for(ErrorEvent)
+        assert bridge.waiting == ["hitl-w1", "hitl-w2"]
+        assert of_type(wire.events, ToolEndEvent) == []
+        wire.send(HitlResponseRequest(approved=False, reason="keep b", id="hitl-w2"))
+        await wire.wait_for(ToolEndEvent)
+        # One waits now, so an answer without id is accepted.
+        wire.send(HitlResponseRequest(approved=True))
+        await wire.wait_for(TurnEndEvent)
+
+    ends = {e.call_id: e for e in of_type(wire.events, ToolEndEvent)}
+    assert ends["w2"].refusal == "rejected"
+    assert ends["w1"].success
+    assert files.written == [("a.txt", "A")]
+    assert [e.id for e in of_type(wire.events, HitlRequestEvent)] == ["hitl-w1", "hitl-w2"]
+    assert_verified(wire.events, turns=1)
+
+
+async def test_an_answer_reaches_a_waiting_turn_past_a_queued_message() -> None:
+    files = Files()
+    wire, _, client = served([write_call(), reply("first done"), reply("second done")], files)
+
+    async with wire.running():
+        wire.send(UserMessageRequest(content="write it"))
+        await wire.wait_for(HitlRequestEvent)
+        wire.send(UserMessageRequest(content="and then this"))
+        wire.send(HitlResponseRequest(approved=True))
+        await wire.wait_for(TurnEndEvent, count=2)
+
+    assert files.written == [("notes.txt", "hello")]
+    assert [e.stop_reason for e in of_type(wire.events, TurnEndEvent)] == ["completed", "completed"]
+    assert client.requests[2][0][-1].text == "and then this"
+    assert_verified(wire.events, turns=2)
+
+
+async def test_a_stray_answer_with_nothing_waiting_changes_nothing() -> None:
+    files = Files()
+    wire, _, _ = served([write_call(), reply("done")], files, policy=Policy(write_file="allow"))
+
+    events = await wire.run(
+        HitlResponseRequest(approved=False, id="hitl-call_1"), UserMessageRequest(content="write it")
+    )
+
+    assert files.written == [("notes.txt", "hello")]
+    assert kinds(events) == ["session_started", "tool_start", "tool_end", "text_delta", "turn_end"]
+    assert_verified(events, turns=1)
