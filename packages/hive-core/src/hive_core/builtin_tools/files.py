@@ -1,0 +1,357 @@
+"""File tools: read, write, edit, delete and move single files, and list directories.
+
+Paths are relative to the working directory or absolute; the permission engine, not these tools, decides which
+are allowed. Text is UTF-8 or UTF-16 (by byte-order mark); binary files are refused. Writing to an existing
+file keeps its encoding, its byte-order mark and its CRLF line endings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path, PurePath
+
+from hive_core.tools import ToolContext, tool
+
+from ._paths import format_size, resolve
+from ._text import (
+    BINARY_PROBE,
+    NEW_FILE,
+    READ_LIMIT,
+    TextFormat,
+    binary_message,
+    decode,
+    encode,
+    looks_binary,
+    normalize_newlines,
+    probe_format,
+    stream_encoding,
+)
+
+__all__ = ["delete_file", "edit_file", "list_directory", "move_file", "read_file", "write_file"]
+
+_LISTING_CAP = 500
+_SNIPPET_LIMIT = 1500
+_LINES_SHOWN = 10
+
+
+@tool(read_only=True)
+def read_file(
+    ctx: ToolContext, path: str, start_line: int | None = None, line_count: int | None = None
+) -> str:
+    """Read a text file and return its content.
+
+    Reads UTF-8 (with or without a byte-order mark) and UTF-16 files; every line ending comes back as LF. A
+    whole file may be up to 1 MB; read a larger one in parts with start_line and line_count, or search it with
+    grep_files. Binary files are refused.
+
+    Args:
+        path: The file to read, relative to the working directory or absolute.
+        start_line: The first line to return, counting from 1. Leave out to start at the top.
+        line_count: How many lines to return from start_line on. Leave out to read to the end.
+    """
+    target = resolve(ctx, path)
+    _require_file(target, path)
+    if start_line is not None and start_line < 1:
+        raise ValueError(f"start_line is {start_line}, but lines are counted from 1")
+    if line_count is not None and line_count < 1:
+        raise ValueError(f"line_count is {line_count}; ask for at least one line")
+    if start_line is not None or line_count is not None:
+        return _read_lines(target, path, start_line or 1, line_count)
+    size = target.stat().st_size
+    if size > READ_LIMIT:
+        raise ValueError(
+            f"{path} is {format_size(size)}, more than the {format_size(READ_LIMIT)} a whole read returns; "
+            "read it in parts with start_line and line_count, or search it with grep_files"
+        )
+    text, _ = decode(target.read_bytes(), name=path, strict=False)
+    return normalize_newlines(text) or f"({path} is empty)"
+
+
+def _read_lines(target: Path, name: str, start: int, count: int | None) -> str:
+    with target.open("rb") as raw:
+        head = raw.read(BINARY_PROBE)
+    if looks_binary(head):
+        raise ValueError(binary_message(name))
+    kept: list[str] = []
+    kept_size = 0
+    seen = 0
+    # Streamed line by line, so a part of a file over the whole-read limit can still be read.
+    with target.open(encoding=stream_encoding(head), errors="replace", newline=None) as handle:
+        for seen, line in enumerate(handle, start=1):
+            if seen < start:
+                continue
+            if count is not None and seen >= start + count:
+                break
+            kept_size += len(line)
+            if kept_size > READ_LIMIT:
+                raise ValueError(
+                    f"lines {start} to {seen} of {name} already come to more than "
+                    f"{format_size(READ_LIMIT)}; ask for fewer lines"
+                )
+            kept.append(line)
+    if kept:
+        return "".join(kept)
+    if seen == 0:
+        return f"({name} is empty)"
+    raise ValueError(f"{name} has {seen} lines, so start_line {start} is past its end")
+
+
+@tool
+def write_file(ctx: ToolContext, path: str, content: str, append: bool = False) -> str:
+    """Write text to a file, replacing its content, or adding to its end when append is true.
+
+    Creates the file and any missing parent directories. An existing file keeps its encoding, byte-order mark
+    and CRLF line endings (content written with LF line endings into a CRLF file gets CRLF). A new file is
+    UTF-8 without a byte-order mark. To change part of a file, edit_file is cheaper and safer.
+
+    Args:
+        path: The file to write, relative to the working directory or absolute.
+        content: The complete text to write (or to add at the end when appending).
+        append: Add content at the end of the file instead of replacing what it holds.
+    """
+    target = resolve(ctx, path)
+    if target.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; give the path of a file")
+    existed = target.exists()
+    fmt = probe_format(target) if existed else NEW_FILE
+    if fmt is None:
+        if append:
+            raise ValueError(binary_message(path))
+        fmt = NEW_FILE
+    text = content
+    if fmt.newline == "\r\n" and "\r\n" not in content:
+        text = content.replace("\n", "\r\n")
+    if append and existed:
+        data = encode(text, fmt, with_bom=target.stat().st_size == 0)
+        with target.open("ab") as handle:
+            handle.write(data)
+        return f"Appended {len(data):,} bytes to {path}{_kept(fmt)}"
+    data = encode(text, fmt)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    if existed:
+        return f"Replaced the content of {path} ({len(data):,} bytes){_kept(fmt)}"
+    return f"Created {path} ({len(data):,} bytes)"
+
+
+def _kept(fmt: TextFormat) -> str:
+    if fmt.encoding == "utf-8" and not fmt.bom and fmt.newline != "\r\n":
+        return ""
+    return f"; kept its format ({fmt.describe()})"
+
+
+@tool
+def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+    """Replace exact text in an existing file: the way to change part of a file.
+
+    old_text must match the file exactly, whitespace and indentation included, and occur exactly once: copy
+    it from read_file's output with enough surrounding lines to make it unique, or set replace_all to change
+    every occurrence. Line endings may be sent as LF even in a CRLF file; the file keeps its line endings,
+    encoding and byte-order mark.
+
+    Args:
+        path: The file to edit, relative to the working directory or absolute.
+        old_text: The exact text to replace, copied from the file.
+        new_text: The text to put in its place (empty to delete old_text).
+        replace_all: Replace every occurrence of old_text instead of requiring exactly one.
+    """
+    target = resolve(ctx, path)
+    _require_file(
+        target, path, missing_hint="; edit_file changes existing files, write_file creates new ones"
+    )
+    if not old_text:
+        raise ValueError(
+            "old_text is empty; give the exact text to replace (write_file replaces a whole file)"
+        )
+    if old_text == new_text:
+        raise ValueError("old_text and new_text are the same, so the edit would change nothing")
+    size = target.stat().st_size
+    if size > READ_LIMIT:
+        raise ValueError(
+            f"{path} is {format_size(size)}, more than the {format_size(READ_LIMIT)} edit_file handles"
+        )
+    content, fmt = decode(target.read_bytes(), name=path, strict=True)
+    find, replacement, starts = _occurrences(content, old_text, new_text, fmt.newline or "\n")
+    if not starts:
+        raise ValueError(_not_found(content, old_text, path))
+    lines = _line_list(content, starts)
+    if len(starts) > 1 and not replace_all:
+        raise ValueError(
+            f"old_text occurs {len(starts)} times in {path} (at {lines}); include more of the surrounding "
+            "lines so it matches only one place, or set replace_all to true to replace every occurrence"
+        )
+    target.write_bytes(encode(content.replace(find, replacement), fmt))
+    noun = "replacement" if len(starts) == 1 else "replacements"
+    return f"Edited {path}: {len(starts)} {noun} (at {lines})"
+
+
+def _occurrences(content: str, old: str, new: str, newline: str) -> tuple[str, str, list[int]]:
+    """The spelling of ``old`` found in ``content``, its replacement, and where each occurrence starts.
+
+    The model's text is first given the file's own line endings; the text exactly as sent is tried too, for a
+    file that mixes LF and CRLF.
+    """
+    candidates = [(_with_newline(old, newline), _with_newline(new, newline)), (old, new)]
+    for find, replacement in candidates:
+        starts: list[int] = []
+        index = content.find(find)
+        while index >= 0:
+            starts.append(index)
+            index = content.find(find, index + len(find))
+        if starts:
+            return find, replacement, starts
+    return old, new, []
+
+
+def _with_newline(text: str, newline: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", newline)
+
+
+def _line_of(content: str, index: int) -> int:
+    return normalize_newlines(content[:index]).count("\n") + 1
+
+
+def _line_list(content: str, starts: list[int]) -> str:
+    numbers = [str(_line_of(content, start)) for start in starts[:_LINES_SHOWN]]
+    more = f" and {len(starts) - _LINES_SHOWN} more" if len(starts) > _LINES_SHOWN else ""
+    return ("line " if len(numbers) == 1 else "lines ") + ", ".join(numbers) + more
+
+
+def _not_found(content: str, old: str, path: str) -> str:
+    words = old.split()
+    loose = re.search(r"\s+".join(map(re.escape, words)), content) if words else None
+    if loose is None:
+        return f"old_text does not occur in {path}; read the file again and copy the text to replace exactly"
+    first, last = _line_of(content, loose.start()), _line_of(content, loose.end())
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    message = (
+        f"old_text does not occur in {path} exactly, but the same words with different whitespace "
+        f"(indentation, tabs or line breaks) do, at {where}"
+    )
+    # Whole lines, so the indentation before the first word shows.
+    begin = content.rfind("\n", 0, loose.start()) + 1
+    end = content.find("\n", loose.end())
+    lines = content[begin : len(content) if end < 0 else end]
+    if len(lines) <= _SNIPPET_LIMIT:
+        shown = normalize_newlines(lines).rstrip("\n")
+        return f"{message}. Those lines read:\n{shown}\nCopy the text exactly from there."
+    return f"{message}. Read those lines and copy the text exactly."
+
+
+@tool
+def delete_file(ctx: ToolContext, path: str) -> str:
+    """Delete one file. Directories are never deleted.
+
+    Delete only the file the request clearly means. When the name is not where it was said to be, or several
+    files could be meant, delete nothing and ask which one.
+
+    Args:
+        path: The file to delete, relative to the working directory or absolute.
+    """
+    target = resolve(ctx, path)
+    if target.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; delete_file removes single files only")
+    if not target.exists():
+        raise FileNotFoundError(f"there is no file at {path}")
+    target.unlink()
+    return f"Deleted {path}"
+
+
+@tool
+def move_file(ctx: ToolContext, source: str, destination: str, overwrite: bool = False) -> str:
+    """Move or rename one file. Creates missing parent directories of the destination.
+
+    An existing file at the destination is replaced only when overwrite is true. Move only the file the
+    request clearly means; when in doubt, move nothing and ask.
+
+    Args:
+        source: The file to move, relative to the working directory or absolute.
+        destination: Its new path, file name included, relative to the working directory or absolute.
+        overwrite: Replace a file that already exists at the destination.
+    """
+    origin, target = resolve(ctx, source), resolve(ctx, destination)
+    if origin.is_dir():
+        raise IsADirectoryError(f"{source} is a directory; move_file moves single files only")
+    if not origin.exists():
+        raise FileNotFoundError(f"there is no file at {source}")
+    if target.is_dir():
+        suggestion = PurePath(destination, origin.name).as_posix()
+        raise IsADirectoryError(
+            f"{destination} is a directory; give the full new path, file name included (such as {suggestion})"
+        )
+    if origin == target:
+        raise ValueError(f"{source} and {destination} are the same file")
+    # A rename that only changes case on a case-insensitive file system finds "itself" at the destination.
+    replacing = target.exists() and not os.path.samefile(origin, target)
+    if replacing and not overwrite:
+        raise FileExistsError(f"{destination} already exists; set overwrite to true to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(origin, target)
+    return f"Moved {source} to {destination}" + (" (replaced the file that was there)" if replacing else "")
+
+
+@tool(read_only=True)
+def list_directory(ctx: ToolContext, path: str = ".", recursive: bool = False) -> str:
+    """List a directory: a "[DIR]" line per subdirectory, and a "[FILE]" line with its size per file.
+
+    Directories come first, then files, each in name order; at most 500 of each are shown. With recursive, the
+    whole tree below is listed, paths relative to the listed directory (linked directories are shown but not
+    entered). Hidden entries are listed too.
+
+    Args:
+        path: The directory to list, relative to the working directory or absolute. Defaults to the working
+            directory.
+        recursive: List everything below the directory, not just what it holds directly.
+    """
+    target = resolve(ctx, path)
+    if not target.exists():
+        raise FileNotFoundError(f"there is no directory at {path}")
+    if not target.is_dir():
+        raise NotADirectoryError(f"{path} is a file, not a directory; read_file reads it")
+    dirs, files = _walk(target) if recursive else _scan(target)
+    if not dirs and not files:
+        return f"{path} is empty"
+    dirs.sort()
+    files.sort()
+    lines = [f"[DIR]  {name}/" for name in dirs[:_LISTING_CAP]]
+    lines += [f"[FILE] {name} ({_size_of(target / name)})" for name in files[:_LISTING_CAP]]
+    if len(dirs) > _LISTING_CAP or len(files) > _LISTING_CAP:
+        lines.append(
+            f"... (cut at {_LISTING_CAP} of each; {len(dirs):,} directories and {len(files):,} files in all)"
+        )
+    return "\n".join(lines)
+
+
+def _scan(directory: Path) -> tuple[list[str], list[str]]:
+    dirs: list[str] = []
+    files: list[str] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            (dirs if entry.is_dir() else files).append(entry.name)
+    return dirs, files
+
+
+def _walk(directory: Path) -> tuple[list[str], list[str]]:
+    dirs: list[str] = []
+    files: list[str] = []
+    for root, dirnames, filenames in os.walk(directory):
+        relative = PurePath(root).relative_to(directory)
+        dirs += [(relative / name).as_posix() for name in dirnames]
+        files += [(relative / name).as_posix() for name in filenames]
+    return dirs, files
+
+
+def _size_of(path: Path) -> str:
+    try:
+        return format_size(path.stat().st_size)
+    except OSError:
+        return "unreadable"
+
+
+def _require_file(target: Path, name: str, *, missing_hint: str = "") -> None:
+    if target.is_dir():
+        raise IsADirectoryError(f"{name} is a directory; list_directory shows what it holds")
+    if not target.exists():
+        raise FileNotFoundError(f"there is no file at {name}{missing_hint}")
