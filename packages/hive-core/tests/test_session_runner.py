@@ -804,3 +804,33 @@ async def test_stdio_runner_stops_writing_once_the_client_closed_its_end() -> No
         b'{"type":"text_delta","content":"a"}\n',
     ]
     client.assert_consumed()
+
+
+async def test_a_turn_past_its_timeout_fails_with_code_timeout() -> None:
+    client = ScriptedChatClient([ScriptedRound([TextUpdate("partial"), Block()])])
+    runner = SessionRunner(Agent(client, clock=fixed_clock).session())
+    events: list[Event] = []
+    with anyio.fail_after(WAIT):
+        await runner.run_turn(UserMessageRequest(content="go"), events.append, timeout=0.05)
+    assert events == [
+        TextDeltaEvent(content="partial"),
+        ErrorEvent(message="the turn did not finish within 0.05 s", code="timeout"),
+        TurnEndEvent(),
+    ]
+    assert_verified(events, turns=1)
+
+
+async def test_cancel_method_ends_the_running_turn_as_cancelled() -> None:
+    client = ScriptedChatClient([ScriptedRound([TextUpdate("partial"), Block()])])
+    runner = SessionRunner(Agent(client, clock=fixed_clock).session())
+    events: list[Event] = []
+
+    def sink(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, TextDeltaEvent):
+            assert runner.cancel()
+
+    with anyio.fail_after(WAIT):
+        await runner.run_turn(UserMessageRequest(content="go"), sink)
+    assert events == [TextDeltaEvent(content="partial"), TurnEndEvent(stop_reason="cancelled")]
+    assert not runner.cancel()

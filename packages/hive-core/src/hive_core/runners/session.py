@@ -69,6 +69,7 @@ class SessionRunner:
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
+        self._cancelled = False
 
     async def serve(self, incoming: AsyncIterable[Incoming], emit: EventSink) -> None:
         """Run the session until ``shutdown`` or the end of ``incoming``; return once every queued turn ended."""
@@ -103,8 +104,7 @@ class SessionRunner:
                     )
                 enqueue(request)
             case CancelRequest():
-                if self._current is not None:
-                    self._current.cancel()
+                self.cancel()
             case HitlResponseRequest():
                 if self.bridge is not None:
                     self.bridge.answer(request)
@@ -134,10 +134,30 @@ class SessionRunner:
             async for request in receive:
                 await self.run_turn(request, emit)
 
-    async def run_turn(self, request: UserMessageRequest, emit: EventSink) -> None:
-        """Run one turn with the runner's guarantees; a ``cancel`` meanwhile ends it as ``cancelled``."""
+    def cancel(self) -> bool:
+        """Cancel the running turn, as a ``cancel`` request does; ``False`` when no turn runs."""
+        if self._current is None:
+            return False
+        self._cancelled = True
+        self._current.cancel()
+        return True
+
+    async def run_turn(
+        self,
+        request: UserMessageRequest,
+        emit: EventSink,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - running past it fails the turn; it is no cancel
+    ) -> None:
+        """Run one turn with the runner's guarantees.
+
+        A ``cancel`` meanwhile ends it with ``stop_reason: cancelled``. Running past ``timeout`` seconds is a
+        failure, not a cancellation: ``error{code: timeout}`` and a ``turn_end`` without stop reason.
+        """
         recorder = TurnRecorder(emit)
-        with anyio.CancelScope() as scope:
+        self._cancelled = False
+        deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        with anyio.CancelScope(deadline=deadline) as scope:
             self._current = scope
             try:
                 await self.processor(request, recorder)
@@ -145,4 +165,6 @@ class SessionRunner:
                 recorder.fail(exc)
             finally:
                 self._current = None
-        recorder.finish(cancelled=scope.cancel_called)
+        if scope.cancelled_caught and not self._cancelled:
+            recorder.fail(TimeoutError(f"the turn did not finish within {timeout:g} s"))
+        recorder.finish(cancelled=self._cancelled)
