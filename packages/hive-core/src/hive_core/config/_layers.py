@@ -1,0 +1,314 @@
+"""Turning each source into a layer of known, typed values, and merging the layers."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
+
+import msgspec
+
+from ._values import describe, number_problem, parse_bool
+from ._yaml import KeyPath, YamlDocument
+from .environment import ENV_VARS
+from .errors import ConfigError, ConfigWarning
+from .origin import DEFAULT_ORIGIN, LayerName, Origin
+from .schema import SCHEMA, SECTION_ALIASES, FieldSpec, SectionSpec, lookup
+
+__all__ = ["Layer", "file_layer", "finish", "merge", "variables_layer"]
+
+
+class Layer(msgspec.Struct, kw_only=True):
+    """The known values one source sets (canonical keys, typed), and where each leaf came from."""
+
+    values: dict[str, object]
+    """Canonical top-level key → the section's fields (a dict) or the scalar."""
+    origins: dict[str, Origin]
+    """Dotted leaf key → where it was set."""
+
+
+def _suggestion(name: str, known: Iterable[str]) -> str:
+    candidates = list(known)
+    for candidate in candidates:
+        if candidate.lower() == name.lower():
+            return f" (did you mean '{candidate}'?)"
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class _FileReader:
+    def __init__(self, document: YamlDocument, layer: LayerName) -> None:
+        self.document = document
+        self.layer: LayerName = layer
+        self.origins: dict[str, Origin] = {}
+        self.warnings: list[ConfigWarning] = []
+
+    def error(self, path: KeyPath, problem: str) -> ConfigError:
+        mark = self.document.value_mark(path)
+        return ConfigError(
+            problem,
+            source=self.document.source,
+            line=mark.line if mark else None,
+            column=mark.column if mark else None,
+            key=".".join(str(part) for part in path) or None,
+        )
+
+    def unknown(self, path: KeyPath, known: Iterable[str]) -> None:
+        written = ".".join(str(part) for part in path)
+        mark = self.document.key_mark(path)
+        self.warnings.append(
+            ConfigWarning(
+                message=f"unknown key '{written}'; ignored{_suggestion(str(path[-1]), known)}",
+                source=self.document.source,
+                line=mark.line if mark else None,
+                column=mark.column if mark else None,
+                key=written,
+            )
+        )
+
+    def record(self, dotted: str, path: KeyPath, value: object) -> None:
+        if isinstance(value, dict) and value:
+            for name, item in cast("dict[object, object]", value).items():
+                self.record(f"{dotted}.{name}", (*path, str(name)), item)
+            return
+        mark = self.document.key_mark(path)
+        self.origins[dotted] = Origin(
+            layer=self.layer, source=self.document.source, line=mark.line if mark else None
+        )
+
+    def read(self) -> Layer:
+        values: dict[str, object] = {}
+        top = self.document.value
+        if top is None:
+            return Layer(values=values, origins=self.origins)
+        if not isinstance(top, dict):
+            raise self.error((), f"the top level must be a mapping of sections, not {describe(top)}")
+        spelled: dict[str, str] = {}
+        for key, value in cast("dict[object, object]", top).items():
+            name = str(key)
+            canonical = SECTION_ALIASES.get(name, name) if isinstance(key, str) else ""
+            spec = SCHEMA.get(canonical)
+            if spec is None:
+                self.unknown((name,), [*SCHEMA, *SECTION_ALIASES])
+                continue
+            if canonical in spelled:
+                raise self.error(
+                    (name,), f"'{name}' and '{spelled[canonical]}' name the same section; keep one of them"
+                )
+            spelled[canonical] = name
+            if value is None:
+                continue
+            if isinstance(spec, FieldSpec):
+                coerced = self.coerce(spec, (name,), value)
+                if coerced is not None:
+                    values[canonical] = coerced
+                    self.record(canonical, (name,), coerced)
+                continue
+            if not isinstance(value, dict):
+                raise self.error((name,), f"'{name}' must be a mapping of fields, not {describe(value)}")
+            values[canonical] = self.section(spec, name, cast("dict[object, object]", value))
+        return Layer(values=values, origins=self.origins)
+
+    def section(self, spec: SectionSpec, name: str, value: dict[object, object]) -> dict[str, object]:
+        if spec.free_form:
+            section = {str(key): copy.deepcopy(item) for key, item in value.items()}
+            self.record(spec.name, (name,), section)
+            return section
+        section: dict[str, object] = {}
+        for key, item in value.items():
+            field = spec.field(key) if isinstance(key, str) else None
+            path = (name, str(key))
+            if field is None:
+                self.unknown(path, [known.name for known in spec.fields])
+                continue
+            coerced = self.coerce(field, path, item)
+            if coerced is not None:
+                section[field.name] = coerced
+                self.record(f"{spec.name}.{field.name}", path, coerced)
+        return section
+
+    def coerce(self, spec: FieldSpec, path: KeyPath, value: object) -> object:
+        """``value`` as ``spec``'s type; ``None`` (not set) for a YAML null."""
+        if value is None:
+            return None
+        key = ".".join(str(part) for part in path)
+        match spec.kind:
+            case "str":
+                if _is_container(value):
+                    raise self.error(path, f"'{key}' must be text, not {describe(value)}")
+                text = value if isinstance(value, str) else self.document.raw.get(path, str(value))
+                if text and spec.choices and text not in spec.choices:
+                    raise self.error(path, f"'{key}' must be one of {', '.join(spec.choices)}, not {text!r}")
+                return text
+            case "bool":
+                if not isinstance(value, bool):
+                    raise self.error(path, f"'{key}' must be true or false, not {describe(value)}")
+                return value
+            case "int" | "number":
+                whole = spec.kind == "int"
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or (whole and isinstance(value, float))
+                ):
+                    expected = "a whole number" if whole else "a number"
+                    raise self.error(path, f"'{key}' must be {expected}, not {describe(value)}")
+                problem = number_problem(spec, value)
+                if problem is not None:
+                    raise self.error(path, f"'{key}' {problem}, not {value}")
+                return value
+            case "str_list":
+                items = [value] if isinstance(value, str) else value
+                if not isinstance(items, list):
+                    raise self.error(path, f"'{key}' must be a list of texts, not {describe(value)}")
+                texts: list[str] = []
+                for index, item in enumerate(cast("list[object]", items)):
+                    if item is None or _is_container(item):
+                        raise self.error(
+                            (*path, index), f"each item of '{key}' must be text, not {describe(item)}"
+                        )
+                    texts.append(
+                        item if isinstance(item, str) else self.document.raw.get((*path, index), str(item))
+                    )
+                return texts
+            case "mapping_list":
+                if not isinstance(value, list):
+                    raise self.error(path, f"'{key}' must be a list of mappings, not {describe(value)}")
+                mappings = cast("list[object]", value)
+                for index, item in enumerate(mappings):
+                    if not isinstance(item, dict):
+                        raise self.error(
+                            (*path, index), f"each item of '{key}' must be a mapping, not {describe(item)}"
+                        )
+                return copy.deepcopy(mappings)
+
+
+def _is_container(value: object) -> bool:
+    return isinstance(value, dict | list)
+
+
+def file_layer(document: YamlDocument, layer: LayerName) -> tuple[Layer, list[ConfigWarning]]:
+    """The known values of a parsed config file; unknown keys become warnings, wrong types raise
+    :class:`ConfigError` naming the file, line and key."""
+    reader = _FileReader(document, layer)
+    return reader.read(), reader.warnings
+
+
+def variables_layer(
+    variables: Mapping[str, str],
+    *,
+    layer: LayerName,
+    source: str | None = None,
+    lines: Mapping[str, int] | None = None,
+) -> tuple[Layer, list[ConfigWarning]]:
+    """The values the variables of :data:`ENV_VARS` set (from the process environment or a ``.env`` file).
+
+    Empty values set nothing; a boolean that is not ``true``/``false`` is ignored with a warning.
+    """
+    values: dict[str, object] = {}
+    origins: dict[str, Origin] = {}
+    warnings: list[ConfigWarning] = []
+    for variable in ENV_VARS:
+        text = variables.get(variable.name)
+        if text is None:
+            continue
+        section, field = variable.key.split(".")
+        spec = lookup((section, field))
+        line = lines.get(variable.name) if lines else None
+        value: object = text
+        if isinstance(spec, FieldSpec) and spec.kind == "bool":
+            if not text.strip():
+                continue
+            value = parse_bool(text)
+            if value is None:
+                warnings.append(
+                    ConfigWarning(
+                        message=f"{variable.name}={text!r} is neither true nor false; ignored",
+                        source=source or "environment",
+                        line=line,
+                        key=variable.key,
+                    )
+                )
+                continue
+        elif not text:
+            continue
+        cast("dict[str, object]", values.setdefault(section, {}))[field] = value
+        origins[variable.key] = Origin(layer=layer, source=source, line=line, variable=variable.name)
+    return Layer(values=values, origins=origins), warnings
+
+
+def _sets(spec: FieldSpec, value: object) -> bool:
+    return value is not None and not (spec.kind == "str" and value == "")
+
+
+def _take(origins: dict[str, Origin], layer: Layer, prefix: str) -> None:
+    """Replace the origins of ``prefix`` and everything under it with the layer's."""
+
+    def under(key: str) -> bool:
+        return key == prefix or key.startswith(f"{prefix}.")
+
+    for key in [key for key in origins if under(key)]:
+        del origins[key]
+    origins.update({key: origin for key, origin in layer.origins.items() if under(key)})
+
+
+def merge(layers: Sequence[Layer]) -> tuple[dict[str, object], dict[str, Origin]]:
+    """The layers merged, lowest first: text overwrites only when not empty, booleans, numbers and lists
+    overwrite whenever set, and a ``replace_whole`` section that a layer sets replaces the section."""
+    data: dict[str, object] = {}
+    origins: dict[str, Origin] = {}
+    for layer in layers:
+        for name, value in layer.values.items():
+            spec = SCHEMA[name]
+            if isinstance(spec, FieldSpec):
+                if _sets(spec, value):
+                    data[name] = value
+                    _take(origins, layer, name)
+                continue
+            section = cast("dict[str, object]", value)
+            if spec.replace_whole:
+                if section:
+                    data[name] = copy.deepcopy(section)
+                    _take(origins, layer, name)
+                continue
+            target = cast("dict[str, object]", data.setdefault(name, {}))
+            for field_name, field_value in section.items():
+                field = spec.field(field_name)
+                if field is not None and _sets(field, field_value):
+                    target[field_name] = copy.deepcopy(field_value)
+                    _take(origins, layer, f"{name}.{field_name}")
+    return data, origins
+
+
+def finish(data: Mapping[str, object], origins: dict[str, Origin]) -> dict[str, object]:
+    """The merged values in schema order with every default filled in (recorded in ``origins``): each section
+    is present (``permissions`` only when a layer set it), ``defaultProvider`` only when set."""
+    result: dict[str, object] = {}
+    for name, spec in SCHEMA.items():
+        current = data.get(name)
+        if isinstance(spec, FieldSpec):
+            if current is not None:
+                result[name] = current
+            elif spec.default is not None:
+                result[name] = _default(spec)
+                origins[name] = DEFAULT_ORIGIN
+            continue
+        if spec.free_form:
+            if current is not None:
+                result[name] = current
+            continue
+        present = cast("dict[str, object]", current) if current is not None else {}
+        section: dict[str, object] = {}
+        for field in spec.fields:
+            if field.name in present:
+                section[field.name] = present[field.name]
+            elif field.default is not None:
+                section[field.name] = _default(field)
+                origins[f"{name}.{field.name}"] = DEFAULT_ORIGIN
+        result[name] = section
+    return result
+
+
+def _default(spec: FieldSpec) -> object:
+    return list(spec.default) if isinstance(spec.default, tuple) else spec.default

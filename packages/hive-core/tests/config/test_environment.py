@@ -1,0 +1,154 @@
+"""The environment variables of the seed, each mapped to its key, from the environment and from .env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hive_core.config import ENV_VARS, load_config
+
+# The exhaustive list of the seed (README and code), written out here independently of ENV_VARS.
+TEXT_VARIABLES = {
+    "GPUSTACK_ENDPOINT": "gpuStack.endpoint",
+    "GPUSTACK_API_KEY": "gpuStack.apiKey",
+    "GPUSTACK_MODEL": "gpuStack.model",
+    "GPUSTACK_EMBEDDING_MODEL": "gpuStack.embeddingModel",
+    "GPUSTACK_RERANK_MODEL": "gpuStack.rerankModel",
+    "OPENAI_API_KEY": "openai.apiKey",
+    "OPENAI_MODEL": "openai.model",
+    "OPENAI_ENDPOINT": "openai.endpoint",
+    "ANTHROPIC_API_KEY": "anthropic.apiKey",
+    "ANTHROPIC_MODEL": "anthropic.model",
+    "GOOGLEAI_API_KEY": "googleai.apiKey",
+    "GOOGLE_API_KEY": "googleai.apiKey",
+    "GOOGLEAI_MODEL": "googleai.model",
+    "XAI_API_KEY": "xai.apiKey",
+    "XAI_MODEL": "xai.model",
+    "XAI_ENDPOINT": "xai.endpoint",
+    "AZURE_OPENAI_ENDPOINT": "azureopenai.endpoint",
+    "AZURE_OPENAI_API_KEY": "azureopenai.apiKey",
+    "AZURE_OPENAI_DEPLOYMENT": "azureopenai.deploymentName",
+    "OLLAMA_ENDPOINT": "ollama.endpoint",
+    "OLLAMA_MODEL": "ollama.model",
+    "LMSTUDIO_ENDPOINT": "lmstudio.endpoint",
+    "LMSTUDIO_MODEL": "lmstudio.model",
+}
+BOOLEAN_VARIABLES = {
+    "OLLAMA_ENABLED": ("ollama.enabled", False),
+    "LMSTUDIO_ENABLED": ("lmstudio.enabled", False),
+    "LMSUPPLY_ENABLED": ("lmsupply.enabled", True),
+}
+
+
+def test_the_table_is_exactly_the_seeds_list() -> None:
+    assert {variable.name for variable in ENV_VARS} == set(TEXT_VARIABLES) | set(BOOLEAN_VARIABLES)
+    assert not any(variable.name.startswith(("HIVE_", "IRONHIVE_")) for variable in ENV_VARS)
+
+
+@pytest.mark.parametrize(("variable", "key"), sorted(TEXT_VARIABLES.items()))
+@pytest.mark.parametrize("layer", ["env", "dotenv"])
+def test_each_text_variable_sets_its_key(
+    project: Path, env: dict[str, str], variable: str, key: str, layer: str
+) -> None:
+    value = f"value-of-{variable.lower()}"
+    if layer == "env":
+        env[variable] = value
+    else:
+        (project / ".env").write_text(f"{variable}={value}\n")
+    loaded = load_config(project, env)
+    assert loaded.get(key) == value
+    origin = loaded.origin(key)
+    assert origin is not None
+    assert (origin.layer, origin.variable) == (layer, variable)
+    # It sets that key and nothing else.
+    assert [entry.key for entry in loaded.entries(include_defaults=False)] == [key]
+
+
+@pytest.mark.parametrize(("variable", "key_default"), sorted(BOOLEAN_VARIABLES.items()))
+@pytest.mark.parametrize(
+    ("text", "expected"), [("true", True), ("TRUE", True), ("False", False), (" false ", False)]
+)
+def test_each_boolean_variable_sets_its_key(
+    project: Path,
+    env: dict[str, str],
+    variable: str,
+    key_default: tuple[str, bool],
+    text: str,
+    expected: bool,
+) -> None:
+    key, default = key_default
+    assert load_config(project, env).get(key) is default
+    env[variable] = text
+    loaded = load_config(project, env)
+    assert loaded.get(key) is expected
+    assert loaded.warnings == ()
+
+
+@pytest.mark.parametrize("text", ["yes", "1", "on", "enabled"])
+def test_a_boolean_that_is_not_true_or_false_is_ignored_with_a_warning(
+    project: Path, env: dict[str, str], text: str
+) -> None:
+    env["LMSUPPLY_ENABLED"] = text
+    loaded = load_config(project, env)
+    assert loaded.get("lmsupply.enabled") is True  # the default stands
+    [warning] = loaded.warnings
+    assert warning.key == "lmsupply.enabled"
+    assert "LMSUPPLY_ENABLED" in str(warning)
+
+
+def test_an_empty_boolean_is_not_set(project: Path, env: dict[str, str]) -> None:
+    env["OLLAMA_ENABLED"] = ""
+    loaded = load_config(project, env)
+    assert loaded.get("ollama.enabled") is False
+    assert loaded.warnings == ()
+    origin = loaded.origin("ollama.enabled")
+    assert origin is not None
+    assert origin.layer == "default"
+
+
+def test_googleai_api_key_wins_over_google_api_key(project: Path, env: dict[str, str]) -> None:
+    env["GOOGLE_API_KEY"] = "generic-google-key"
+    env["GOOGLEAI_API_KEY"] = "specific-googleai-key"
+    loaded = load_config(project, env)
+    assert loaded.get("googleai.apiKey") == "specific-googleai-key"
+    env["GOOGLEAI_API_KEY"] = ""
+    assert load_config(project, env).get("googleai.apiKey") == "generic-google-key"
+
+
+def test_dotenv_wins_over_the_environment(project: Path, env: dict[str, str]) -> None:
+    env["OPENAI_API_KEY"] = "from-the-environment"
+    env["ANTHROPIC_MODEL"] = "env-only"
+    (project / ".env").write_text("OPENAI_API_KEY=from-dotenv\n")
+    loaded = load_config(project, env)
+    assert loaded.get("openai.apiKey") == "from-dotenv"
+    assert loaded.get("anthropic.model") == "env-only"
+
+
+def test_dotenv_is_read_not_loaded_into_the_environment(project: Path, env: dict[str, str]) -> None:
+    (project / ".env").write_text("OPENAI_MODEL=m\nUNRELATED=x\n")
+    before = dict(env)
+    loaded = load_config(project, env)
+    assert env == before
+    assert loaded.dotenv == {"OPENAI_MODEL": "m", "UNRELATED": "x"}
+
+
+def test_hive_home_in_dotenv_is_ignored_with_a_warning(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.yaml").write_text("openai:\n  model: wrong-home\n")
+    (project / ".env").write_text(f"# moved?\nHIVE_HOME={elsewhere}\n")
+    loaded = load_config(project, env)
+    assert loaded.home == Path(env["HIVE_HOME"])
+    assert loaded.get("openai.model") is None
+    [warning] = loaded.warnings
+    assert (warning.source, warning.line, warning.key) == (str(project / ".env"), 2, "HIVE_HOME")
+
+
+def test_unrelated_variables_are_ignored(project: Path, env: dict[str, str]) -> None:
+    env.update({"IRONHIVE_OPENAI_API_KEY": "x", "OPENAI_BASE_URL": "y", "PATH": "/bin"})
+    loaded = load_config(project, env)
+    assert loaded.entries(include_defaults=False) == []
+    assert loaded.warnings == ()

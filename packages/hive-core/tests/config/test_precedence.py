@@ -1,0 +1,312 @@
+"""Layering: global < project < environment < .env, the merge rules, origins and defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hive_core.config import LoadedConfig, load_config
+
+Write = Callable[[Path, str], Path]
+
+LAYERS = ("global", "project", "env", "dotenv")
+
+
+def _load(
+    home: Path,
+    project: Path,
+    env: dict[str, str],
+    write: Write,
+    *,
+    global_yaml: str | None = None,
+    project_yaml: str | None = None,
+    dotenv: str | None = None,
+) -> LoadedConfig:
+    if global_yaml is not None:
+        write(home / "config.yaml", global_yaml)
+    if project_yaml is not None:
+        write(project / ".hive" / "config.yaml", project_yaml)
+    if dotenv is not None:
+        write(project / ".env", dotenv)
+    return load_config(project, env)
+
+
+@pytest.mark.parametrize("top", range(len(LAYERS)))
+def test_text_each_layer_beats_the_ones_below(
+    home: Path, project: Path, env: dict[str, str], write: Write, top: int
+) -> None:
+    present = LAYERS[: top + 1]
+    if "env" in present:
+        env["OPENAI_MODEL"] = "from-env"
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="openai:\n  model: from-global\n",
+        project_yaml="openai:\n  model: from-project\n" if "project" in present else None,
+        dotenv="OPENAI_MODEL=from-dotenv\n" if "dotenv" in present else None,
+    )
+    assert loaded.get("openai.model") == f"from-{LAYERS[top]}"
+    origin = loaded.origin("openai.model")
+    assert origin is not None
+    assert origin.layer == LAYERS[top]
+
+
+@pytest.mark.parametrize("top_value", [True, False])
+@pytest.mark.parametrize("top", range(len(LAYERS)))
+def test_booleans_each_layer_beats_the_ones_below(
+    home: Path, project: Path, env: dict[str, str], write: Write, top: int, top_value: bool
+) -> None:
+    # Alternate the value down the layers so that every layer changes it.
+    values = [top_value if (top - index) % 2 == 0 else not top_value for index in range(len(LAYERS))]
+    present = LAYERS[: top + 1]
+    if "env" in present:
+        env["OLLAMA_ENABLED"] = str(values[2]).lower()
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml=f"ollama:\n  enabled: {str(values[0]).lower()}\n",
+        project_yaml=f"ollama:\n  enabled: {str(values[1]).lower()}\n" if "project" in present else None,
+        dotenv=f"OLLAMA_ENABLED={str(values[3]).upper()}\n" if "dotenv" in present else None,
+    )
+    assert loaded.get("ollama.enabled") is top_value
+    assert loaded.provider("ollama").configured is top_value
+    origin = loaded.origin("ollama.enabled")
+    assert origin is not None
+    assert origin.layer == LAYERS[top]
+
+
+def test_false_overwrites_true(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    env["LMSUPPLY_ENABLED"] = "False"
+    loaded = _load(home, project, env, write, global_yaml="lmsupply:\n  enabled: true\n")
+    assert loaded.get("lmsupply.enabled") is False
+
+
+def test_numbers_project_beats_global(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml=(
+            "chatBehavior:\n  maxOutputTokens: 1000\n  maximumIterationsPerRequest: 4\n"
+            "approval:\n  timeoutSeconds: 60\n"
+        ),
+        project_yaml="chatBehavior:\n  maxOutputTokens: 2000\napproval:\n  timeoutSeconds: 12.5\n",
+    )
+    assert loaded.get("chatBehavior.maxOutputTokens") == 2000
+    assert loaded.get("chatBehavior.maximumIterationsPerRequest") == 4  # merged field by field
+    assert loaded.approval_timeout_seconds == 12.5
+    assert loaded.chat_behavior.max_output_tokens == 2000
+    assert loaded.chat_behavior.maximum_iterations_per_request == 4
+
+
+def test_zero_is_a_value_not_an_absence(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="toolRetrieval:\n  stickyToolLimit: 4\n",
+        project_yaml="toolRetrieval:\n  stickyToolLimit: 0\n",
+    )
+    assert loaded.get("toolRetrieval.stickyToolLimit") == 0
+
+
+def test_a_layer_that_omits_a_boolean_leaves_it_alone(
+    home: Path, project: Path, env: dict[str, str], write: Write
+) -> None:
+    # Upstream reset an omitted boolean to its default; here only what a layer writes changes anything.
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="ollama:\n  enabled: true\n  model: llama3\n",
+        project_yaml="ollama:\n  model: qwen3\n",
+    )
+    assert loaded.get("ollama.enabled") is True
+    assert loaded.get("ollama.model") == "qwen3"
+
+
+def test_empty_text_never_overwrites(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    env["OPENAI_API_KEY"] = ""
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="openai:\n  apiKey: sk-global-key-000000\n  model: gpt-a\n",
+        project_yaml="openai:\n  apiKey: ''\n  model:\n",
+        dotenv="OPENAI_API_KEY=\nOPENAI_MODEL=''\n",
+    )
+    assert loaded.get("openai.apiKey") == "sk-global-key-000000"
+    assert loaded.get("openai.model") == "gpt-a"
+    origin = loaded.origin("openai.apiKey")
+    assert origin is not None
+    assert origin.layer == "global"
+
+
+def test_empty_text_alone_is_kept_but_means_unset(
+    home: Path, project: Path, env: dict[str, str], write: Write
+) -> None:
+    loaded = _load(home, project, env, write, global_yaml="anthropic:\n  model: ''\n")
+    assert loaded.provider("anthropic").model is None
+
+
+@pytest.mark.parametrize(
+    ("section", "lower", "upper", "expected"),
+    [
+        (
+            "budget",
+            "budget:\n  maxSessionCost: 5\n  stopOnLimit: false\n",
+            "budget:\n  maxSessionTokens: 1000\n",
+            {"maxSessionTokens": 1000, "warningThreshold": 0.8, "stopOnLimit": True},
+        ),
+        (
+            "skills",
+            "skills:\n  roots: [a, b]\n  exclude: [x]\n",
+            "skills:\n  roots: [c]\n",
+            {"roots": ["c"], "maxMetadataCharacters": 12000, "acceptUnknownFields": False},
+        ),
+        (
+            "permissions",
+            "permissions:\n  defaultAction: deny\n  askBeforeDelete: false\n",
+            "permissions:\n  read:\n    - pattern: '**/*'\n      action: allow\n",
+            {"read": [{"pattern": "**/*", "action": "allow"}]},
+        ),
+    ],
+)
+def test_whole_sections_are_replaced_not_merged(
+    home: Path,
+    project: Path,
+    env: dict[str, str],
+    write: Write,
+    section: str,
+    lower: str,
+    upper: str,
+    expected: dict[str, object],
+) -> None:
+    loaded = _load(home, project, env, write, global_yaml=lower, project_yaml=upper)
+    assert loaded.section(section) == expected
+    # Nothing of the lower layer survives, in the values or in their origins.
+    assert all(
+        origin.layer != "global" for key, origin in loaded.origins.items() if key.startswith(f"{section}.")
+    )
+
+
+def test_an_empty_whole_section_replaces_nothing(
+    home: Path, project: Path, env: dict[str, str], write: Write
+) -> None:
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="budget:\n  maxSessionCost: 5\n",
+        project_yaml="budget: {}\nskills:\n",
+    )
+    assert loaded.get("budget.maxSessionCost") == 5
+
+
+def test_other_sections_merge_field_by_field(
+    home: Path, project: Path, env: dict[str, str], write: Write
+) -> None:
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="advisor:\n  provider: anthropic\n  maxCalls: 2\n",
+        project_yaml="advisor:\n  model: claude-x\n",
+    )
+    assert loaded.section("advisor") == {"provider": "anthropic", "model": "claude-x", "maxCalls": 2}
+
+
+def test_lists_are_replaced_whenever_set(
+    home: Path, project: Path, env: dict[str, str], write: Write
+) -> None:
+    loaded = _load(
+        home,
+        project,
+        env,
+        write,
+        global_yaml="compaction:\n  protectedToolOutputs: [read_file]\n",
+        project_yaml="compaction:\n  protectedToolOutputs: []\n",
+    )
+    assert loaded.get("compaction.protectedToolOutputs") == []
+
+
+def test_defaults_fill_what_no_layer_sets(project: Path, env: dict[str, str]) -> None:
+    loaded = load_config(project, env)
+    assert loaded.files == ()
+    assert loaded.chat_behavior.maximum_iterations_per_request == 10
+    assert loaded.chat_behavior.max_output_tokens == 4096
+    assert loaded.chat_behavior.reasoning_effort is None
+    assert loaded.approval_timeout_seconds == 300
+    assert loaded.get("lmsupply.enabled") is True
+    assert loaded.permissions is None
+    assert loaded.default_provider is None
+    origin = loaded.origin("chatBehavior.maxOutputTokens")
+    assert origin is not None
+    assert origin.layer == "default"
+    assert str(origin) == "default"
+
+
+def test_origins_name_file_and_line(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    env["XAI_MODEL"] = "grok-x"
+    global_file = write(home / "config.yaml", "# keys\n\nopenai:\n  model: a\n  apiKey: sk-000000000000\n")
+    env_file = write(project / ".env", "# c\n\nANTHROPIC_MODEL=claude\n")
+    loaded = load_config(project, env)
+    api_key = loaded.origin("openai.apiKey")
+    assert api_key is not None
+    assert (api_key.layer, api_key.source, api_key.line) == ("global", str(global_file), 5)
+    assert str(api_key) == f"{global_file}:5"
+    anthropic = loaded.origin("anthropic.model")
+    assert anthropic is not None
+    assert (anthropic.layer, anthropic.source, anthropic.line, anthropic.variable) == (
+        "dotenv",
+        str(env_file),
+        3,
+        "ANTHROPIC_MODEL",
+    )
+    xai = loaded.origin("xai.model")
+    assert xai is not None
+    assert (xai.layer, xai.variable, str(xai)) == ("env", "XAI_MODEL", "environment XAI_MODEL")
+    assert loaded.files == (global_file, env_file)
+
+
+def test_entries_for_config_show(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    write(home / "config.yaml", "openai:\n  apiKey: sk-abcdefghijklmnopqrstuvwxyz\n")
+    loaded = load_config(project, env)
+    shown = {entry.key: entry for entry in loaded.entries(include_defaults=False)}
+    assert list(shown) == ["openai.apiKey"]
+    assert shown["openai.apiKey"].value == "sk-a...wxyz"
+    assert shown["openai.apiKey"].origin.layer == "global"
+    raw = {entry.key: entry.value for entry in loaded.entries(raw=True)}
+    assert raw["openai.apiKey"] == "sk-abcdefghijklmnopqrstuvwxyz"
+    assert raw["chatBehavior.maximumIterationsPerRequest"] == "10"
+    assert raw["budget.stopOnLimit"] == "true"
+
+
+def test_local_is_an_alias_of_lmsupply(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+    write(home / "config.yaml", "local:\n  enabled: false\n  generatorModel: /models/tiny.gguf\n")
+    loaded = load_config(project, env)
+    assert loaded.get("lmsupply.enabled") is False
+    assert loaded.get("local.generatorModel") == "/models/tiny.gguf"
+    provider = loaded.provider("local")
+    assert (provider.name, provider.model, provider.configured) == ("lmsupply", "/models/tiny.gguf", False)
+
+
+def test_the_project_file_is_not_read_twice_when_it_is_the_global_file(project: Path, write: Write) -> None:
+    write(project / ".hive" / "config.yaml", "openai:\n  model: m\n")
+    loaded = load_config(project, {"HIVE_HOME": str(project / ".hive")})
+    assert loaded.files == (project / ".hive" / "config.yaml",)
+    origin = loaded.origin("openai.model")
+    assert origin is not None
+    assert origin.layer == "global"
