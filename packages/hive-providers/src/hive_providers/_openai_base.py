@@ -1,0 +1,329 @@
+"""What the OpenAI adapters share: the lazily built SDK client, error mapping and the raw event reader.
+
+The SDK owns configuration, authentication, retries and HTTP error types; the adapters ask it for the raw
+streaming :class:`httpx2.Response` and decode the events themselves with msgspec, because building the SDK's
+pydantic objects for every chunk costs several times more than the chunk's own parsing.
+
+``openai`` is imported on first use (first request or model listing), never when this module is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Self, cast
+
+import anyio
+import httpx2
+
+from hive_core import ChatError
+
+from .errors import chat_error_for_status, code_for_status, is_context_overflow
+from .settings import ProviderSettings
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = [
+    "OPENAI_EFFORTS",
+    "OpenAIClientBase",
+    "SdkFactory",
+    "api_effort",
+    "error_from_payload",
+    "int_option",
+    "iter_payloads",
+    "known_context_window",
+    "sdk_error",
+    "sdk_timeout",
+    "stream_error",
+]
+
+SdkFactory = Callable[[httpx2.Timeout, int], "AsyncOpenAI"]
+"""Builds the SDK client on first use, given the timeout and the retry budget: an ``AsyncOpenAI`` or one of its
+subclasses, such as Azure's."""
+
+OPENAI_EFFORTS: Final[Mapping[str, str | None]] = {
+    "none": "none",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    # The last value of the SDK's ``ReasoningEffort`` literal is the API's highest.
+    "extra_high": "max",
+}
+"""hive's reasoning efforts as OpenAI spells them; ``None`` means the parameter is left out."""
+
+_CONNECT_TIMEOUT: Final = 10.0
+
+# Prefix → context window in tokens, longest prefix first where one model name extends another.
+_KNOWN_WINDOWS: Final[tuple[tuple[str, int], ...]] = (
+    ("gpt-5", 400_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-3.5-turbo", 16_385),
+    ("o4-mini", 200_000),
+    ("o3", 200_000),
+    ("o1", 200_000),
+    ("grok-4", 256_000),
+    ("grok-3", 131_072),
+)
+
+
+def known_context_window(model: str) -> int | None:
+    """The context window of a well-known OpenAI or xAI model, from its name; ``None`` when unknown."""
+    name = model.lower()
+    for prefix, window in _KNOWN_WINDOWS:
+        if name.startswith(prefix):
+            return window
+    return None
+
+
+def api_effort(efforts: Mapping[str, str | None], requested: str | None) -> str | None:
+    """The API's spelling of a requested reasoning effort; unknown efforts are passed on as given."""
+    if requested is None:
+        return None
+    return efforts.get(requested, requested)
+
+
+def int_option(settings: ProviderSettings, name: str) -> int | None:
+    """A positive whole-number option of ``settings`` (``None`` when unset); ``ValueError`` naming it otherwise."""
+    value = settings.options.get(name)
+    if value is None or not value.strip():
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise ValueError(
+            f"{settings.provider}: setting {name!r} must be a positive whole number, got {value!r}"
+        )
+    return number
+
+
+def _error_fields(body: object) -> tuple[str, str | None]:
+    """The message and code inside an OpenAI-style error body (``{"error": {...}}`` or the object itself)."""
+    if isinstance(body, str):
+        return body, None
+    if not isinstance(body, dict):
+        return "", None
+    fields = cast("dict[str, Any]", body)
+    inner = fields.get("error", fields)
+    if isinstance(inner, str):
+        return inner, None
+    if not isinstance(inner, dict):
+        return "", None
+    error = cast("dict[str, Any]", inner)
+    message = error.get("message")
+    code = error.get("code") or error.get("type")
+    return (message if isinstance(message, str) else ""), (str(code) if code is not None else None)
+
+
+def sdk_error(provider: str, exc: Exception) -> ChatError:
+    """A :class:`ChatError` for an exception raised by the ``openai`` SDK or by httpx2 under it."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        message, code = _error_fields(exc.body)
+        if code and code not in message:
+            # The code often says more than the message ("context_length_exceeded", "insufficient_quota").
+            message = f"{message} ({code})" if message else code
+        return chat_error_for_status(provider, exc.status_code, message, exc.response.headers)
+    if isinstance(exc, openai.APITimeoutError):
+        return ChatError(f"{provider}: the request timed out", code="timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        return ChatError(f"{provider}: could not reach the server{detail}", code="network")
+    if isinstance(exc, httpx2.TimeoutException):
+        return ChatError(f"{provider}: the request timed out", code="timeout")
+    if isinstance(exc, httpx2.TransportError):
+        return ChatError(f"{provider}: connection failed ({type(exc).__name__}: {exc})", code="network")
+    text = str(exc)
+    code = "auth" if "credential" in text.lower() or "api_key" in text.lower() else "unknown"
+    return ChatError(f"{provider}: {text}", code=code)
+
+
+def stream_error(
+    provider: str, exc: httpx2.HTTPError | httpx2.StreamError, idle_timeout: float | None
+) -> ChatError:
+    """A :class:`ChatError` for a failure while reading a response body that had started."""
+    if isinstance(exc, httpx2.TimeoutException):
+        return ChatError(f"{provider}: the stream sent nothing for {idle_timeout:g} seconds", code="timeout")
+    return ChatError(
+        f"{provider}: the connection broke mid-stream ({type(exc).__name__}: {exc})", code="network"
+    )
+
+
+def error_from_payload(provider: str, message: str, code: str | None, status: int | None = None) -> ChatError:
+    """A :class:`ChatError` for an error reported inside a stream (an ``error`` event or a failed response)."""
+    text = f"{message} ({code})" if code and code not in message else message
+    if status is not None:
+        return chat_error_for_status(provider, status, text)
+    lowered = (code or "").lower()
+    if "context_length" in lowered or is_context_overflow(text):
+        error_code = "context_limit"
+    elif "insufficient_quota" in lowered or "billing" in lowered:
+        error_code = "billing"
+    elif "rate_limit" in lowered:
+        error_code = "rate_limit"
+    elif "auth" in lowered or "api_key" in lowered or "permission" in lowered:
+        error_code = "auth"
+    elif lowered.startswith("invalid") or lowered in ("bad_request", "not_found"):
+        error_code = code_for_status(400, text)
+    else:
+        error_code = "internal"
+    return ChatError(f"{provider}: {text.strip() or 'the stream reported an error'}", code=error_code)
+
+
+def _block_data(block: bytes) -> bytes | None:
+    """The ``data`` of one SSE event block (its lines without the blank line), or ``None`` when it has none."""
+    if block.startswith(b"data: "):
+        if b"\n" not in block:
+            return block[6:]
+    else:
+        at = block.find(b"\ndata: ")
+        if at >= 0 and block.find(b"\n", at + 1) < 0:
+            return block[at + 7 :]
+    data: list[bytes] = []
+    for line in block.split(b"\n"):
+        if line.startswith(b"data:"):
+            data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+    return b"\n".join(data) if data else None
+
+
+async def iter_payloads(response: httpx2.Response) -> AsyncIterator[list[bytes]]:
+    """The ``data`` payloads of a server-sent event stream, as a list per network read.
+
+    One list per read (not one value per event) keeps the per-event cost to plain loop iterations. Lines may
+    end in ``\\n``, ``\\r\\n`` or ``\\r``; comments and events without data are skipped. A last event that the
+    stream did not close with a blank line is still delivered.
+    """
+    pending = b""
+    async for chunk in response.aiter_bytes():
+        if pending:
+            chunk = pending + chunk
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):
+                pending = chunk  # a \r\n may be split across reads
+                continue
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        blocks = chunk.split(b"\n\n")
+        pending = blocks.pop()
+        payloads: list[bytes] = []
+        for block in blocks:
+            data = _block_data(block)
+            if data is not None:
+                payloads.append(data)
+        if payloads:
+            yield payloads
+    rest = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n")
+    if rest and (data := _block_data(rest)) is not None:
+        yield [data]
+
+
+def sdk_timeout(idle_timeout: float | None) -> httpx2.Timeout:
+    """The SDK client's timeouts: every wait for the next bytes is bounded by the stream's idle timeout."""
+    connect = _CONNECT_TIMEOUT if idle_timeout is None else min(_CONNECT_TIMEOUT, idle_timeout)
+    return httpx2.Timeout(idle_timeout, connect=connect)
+
+
+class OpenAIClientBase:
+    """The part of the OpenAI adapters that is not about one API's wire format."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        context_window: int | None = None,
+        idle_timeout: float | None = 120.0,
+        max_retries: int = 2,
+        provider: str = "openai",
+        default_headers: Mapping[str, str] | None = None,
+        sdk_factory: SdkFactory | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("model must be a non-empty model name")
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise ValueError(f"idle_timeout must be positive, got {idle_timeout}")
+        self.model = model
+        """The model (or Azure deployment) requests name unless :attr:`ChatOptions.model` overrides it."""
+        self.provider = provider
+        """The provider's name, used in error messages."""
+        self.idle_timeout = idle_timeout
+        """Seconds a stream may send nothing before the request fails with ``timeout`` (``None``: no limit)."""
+        self._context_window = context_window if context_window is not None else known_context_window(model)
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._headers = dict(default_headers or {})
+        self._factory = sdk_factory
+        self._sdk: AsyncOpenAI | None = None
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens: the one given, else a well-known model's, else ``None``."""
+        return self._context_window
+
+    def sdk(self) -> AsyncOpenAI:
+        """The SDK client, built (and ``openai`` imported) on first use."""
+        if self._sdk is None:
+            try:
+                timeout = sdk_timeout(self.idle_timeout)
+                if self._factory is not None:
+                    self._sdk = self._factory(timeout, self._max_retries)
+                else:
+                    from openai import AsyncOpenAI
+
+                    self._sdk = AsyncOpenAI(
+                        api_key=self._api_key,
+                        base_url=self._base_url,
+                        max_retries=self._max_retries,
+                        timeout=timeout,
+                        default_headers=self._headers or None,
+                    )
+            except Exception as exc:
+                raise sdk_error(self.provider, exc) from exc
+        return self._sdk
+
+    async def _open_stream(self, path: str, body: dict[str, Any]) -> httpx2.Response:
+        """POST ``body`` to ``path`` through the SDK and return the raw response with its body unread.
+
+        The SDK applies authentication, retries (honouring ``retry-after``) and turns an error status into its
+        exception, which becomes a :class:`ChatError` here.
+        """
+        import openai
+
+        sdk = self.sdk()
+        try:
+            response = await sdk.post(path, cast_to=httpx2.Response, body=body, stream=True, stream_cls=None)
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise sdk_error(self.provider, exc) from exc
+        return response
+
+    async def list_models(self) -> list[str]:
+        """The ids of the models the endpoint serves."""
+        import openai
+
+        sdk = self.sdk()
+        try:
+            return [model.id async for model in sdk.models.list()]
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise sdk_error(self.provider, exc) from exc
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections (a later request opens new ones)."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None:
+            with anyio.CancelScope(shield=True):
+                await sdk.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

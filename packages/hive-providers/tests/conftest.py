@@ -1,0 +1,11 @@
+"""Shared setup of the hive-providers tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Every async test runs on asyncio."""
+    return "asyncio"

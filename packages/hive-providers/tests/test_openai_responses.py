@@ -1,0 +1,483 @@
+"""OpenAIResponsesClient through the real ``openai`` SDK against the scripted model server (Responses API)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import msgspec
+import pytest
+
+import hive_core.messages as hm
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import (
+    ContextLengthFailure,
+    DropConnectionFailure,
+    Failure,
+    HttpFailure,
+    MalformedStreamFailure,
+    Round,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    Usage,
+)
+from hive_core import (
+    ChatError,
+    ChatOptions,
+    ChatUpdate,
+    FinishUpdate,
+    Message,
+    TextUpdate,
+    ThinkingUpdate,
+    ToolCallUpdate,
+    ToolResultPart,
+    ToolSpec,
+    UsageUpdate,
+)
+from hive_core.messages import system, user
+from hive_providers import ProviderSettings
+from hive_providers.openai_responses import OpenAIResponsesClient, from_settings
+
+pytestmark = pytest.mark.anyio
+
+READ = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
+WRITE = ToolSpec(
+    "write_file", "Write a file.", {"type": "object", "properties": {"path": {"type": "string"}}}
+)
+
+
+@asynccontextmanager
+async def serving(
+    *rounds: Round, max_retries: int = 0, idle_timeout: float | None = 30.0, reasoning: bool = True
+) -> AsyncGenerator[tuple[ScriptedModelServer, OpenAIResponsesClient]]:
+    async with ScriptedModelServer(rounds) as server:
+        client = OpenAIResponsesClient(
+            model="gpt-test",
+            api_key="sk-test",
+            base_url=server.url + "/v1",
+            max_retries=max_retries,
+            idle_timeout=idle_timeout,
+            reasoning=reasoning,
+        )
+        async with client:
+            yield server, client
+
+
+async def collect(
+    client: OpenAIResponsesClient,
+    options: ChatOptions | None = None,
+    messages: Sequence[Message] = (user("hi"),),
+) -> list[ChatUpdate]:
+    with anyio.fail_after(10):
+        return [update async for update in client.stream(messages, options or ChatOptions())]
+
+
+async def failure(client: OpenAIResponsesClient) -> tuple[ChatError, list[ChatUpdate]]:
+    seen: list[ChatUpdate] = []
+
+    async def drain() -> None:
+        async for update in client.stream([user("hi")], ChatOptions()):
+            seen.append(update)
+
+    with anyio.fail_after(10), pytest.raises(ChatError) as caught:
+        await drain()
+    return caught.value, seen
+
+
+def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str | None, str]]:
+    calls: dict[int, tuple[str | None, str | None, str]] = {}
+    for update in updates:
+        if isinstance(update, ToolCallUpdate):
+            call_id, name, arguments = calls.get(update.index, (None, None, ""))
+            calls[update.index] = (update.id or call_id, update.name or name, arguments + update.arguments)
+    return calls
+
+
+async def test_text_streams_then_usage_and_finish() -> None:
+    round_ = Round(parts=[TextPart(chunks=["Hel", "lo"])], usage=Usage(input_tokens=9, output_tokens=2))
+    async with serving(round_, reasoning=False) as (server, client):
+        updates = await collect(client)
+        server.assert_consumed()
+        request = server.requests[0]
+    assert updates == [TextUpdate("Hel"), TextUpdate("lo"), UsageUpdate(9, 2, 0), FinishUpdate("stop")]
+    assert request.path == "/v1/responses"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    body = request.body
+    assert body["model"] == "gpt-test"
+    assert body["stream"] is True
+    assert body["store"] is False
+    assert body["input"] == [{"role": "user", "content": "hi"}]
+    assert "reasoning" not in body
+    assert "include" not in body
+    assert "tools" not in body
+
+
+async def test_reasoning_summary_is_thinking_and_its_encrypted_content_the_signature() -> None:
+    round_ = Round(
+        parts=[ThinkingPart(chunks=["Let me ", "look."], signature="enc-1"), TextPart(chunks=["Done."])]
+    )
+    async with serving(round_) as (server, client):
+        updates = await collect(client, ChatOptions(reasoning_effort="high"))
+        body = server.requests[0].body
+    assert updates[:2] == [ThinkingUpdate("Let me "), ThinkingUpdate("look.")]
+    signed = updates[2]
+    assert isinstance(signed, ThinkingUpdate)
+    assert signed.text == ""
+    assert signed.provider == "openai"
+    assert signed.signature is not None
+    assert msgspec.json.decode(signed.signature) == [
+        {"id": "rs_scripted_0_0", "encrypted_content": "enc-1", "summary": ["Let me look."]}
+    ]
+    assert updates[3] == TextUpdate("Done.")
+    assert body["reasoning"] == {"summary": "auto", "effort": "high"}
+    assert body["include"] == ["reasoning.encrypted_content"]
+
+
+async def test_a_non_reasoning_model_is_sent_an_effort_only_when_asked() -> None:
+    async with serving(Round(parts=[TextPart(chunks=["x"])]), reasoning=False) as (server, client):
+        await collect(client, ChatOptions(reasoning_effort="extra_high"))
+        body = server.requests[0].body
+    assert body["reasoning"] == {"effort": "max"}
+    assert "include" not in body
+
+
+async def test_thinking_signatures_go_back_and_other_providers_thinking_does_not() -> None:
+    first = Round(
+        parts=[
+            ThinkingPart(chunks=["Plan."], signature="enc-1"),
+            ToolCallPart(id="call_1", name="read_file", arguments=['{"path": "a.txt"}']),
+        ]
+    )
+    async with serving(first, Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
+        updates = await collect(client, ChatOptions(tools=[READ]))
+        signature = next(u.signature for u in updates if isinstance(u, ThinkingUpdate) and u.signature)
+        history = [
+            user("read a"),
+            Message(
+                "assistant",
+                [
+                    hm.ThinkingPart("Plan.", signature, "openai"),
+                    hm.ToolCallPart("call_1", "read_file", '{"path": "a.txt"}', {"path": "a.txt"}),
+                ],
+            ),
+            Message("tool", [ToolResultPart("call_1", "read_file", "contents of a")]),
+            Message(
+                "assistant", [hm.ThinkingPart("Elsewhere.", "anthropic-sig", "anthropic"), hm.TextPart("Hi.")]
+            ),
+            Message("assistant", [hm.ThinkingPart("Unanswered.", signature, "openai")]),
+            user("and?"),
+        ]
+        await collect(client, ChatOptions(tools=[READ]), history)
+        sent = server.requests[1].body["input"]
+    assert sent == [
+        {"role": "user", "content": "read a"},
+        {
+            "type": "reasoning",
+            "id": "rs_scripted_0_0",
+            "encrypted_content": "enc-1",
+            "summary": [{"type": "summary_text", "text": "Plan."}],
+        },
+        {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "a.txt"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "contents of a"},
+        {"role": "assistant", "content": "Hi."},
+        {"role": "user", "content": "and?"},
+    ]
+
+
+async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
+    call = ToolCallPart(id="call_1", name="read_file", arguments=['{"pa', 'th": "a', '.txt"}'])
+    async with serving(Round(parts=[call])) as (server, client):
+        updates = await collect(client, ChatOptions(tools=[READ]))
+        body = server.requests[0].body
+    pieces = [u.arguments for u in updates if isinstance(u, ToolCallUpdate) and u.arguments]
+    assert pieces == ['{"pa', 'th": "a', '.txt"}']
+    assert assembled(updates) == {0: ("call_1", "read_file", '{"path": "a.txt"}')}
+    assert updates[-1] == FinishUpdate("tool_calls")
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": READ.parameters,
+            "strict": False,
+        }
+    ]
+
+
+async def test_parallel_calls_after_thinking_and_text_are_indexed_among_calls() -> None:
+    round_ = Round(
+        parts=[
+            ThinkingPart(chunks=["Both."], signature="enc"),
+            TextPart(chunks=["Reading."]),
+            ToolCallPart(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+            ToolCallPart(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
+        ]
+    )
+    async with serving(round_) as (_, client):
+        updates = await collect(client, ChatOptions(tools=[READ, WRITE]))
+    assert assembled(updates) == {
+        0: ("call_a", "read_file", '{"path": "a.txt"}'),
+        1: ("call_b", "write_file", '{"path": "b.txt"}'),
+    }
+    assert TextUpdate("Reading.") in updates
+    assert updates[-1] == FinishUpdate("tool_calls")
+
+
+async def test_whitespace_before_a_tool_call_is_not_sent_as_text() -> None:
+    round_ = Round(
+        parts=[TextPart(chunks=["\n\n"]), ToolCallPart(id="call_1", name="read_file", arguments=["{}"])]
+    )
+    async with serving(round_) as (_, client):
+        updates = await collect(client, ChatOptions(tools=[READ]))
+    assert not [u for u in updates if isinstance(u, TextUpdate)]
+    assert assembled(updates) == {0: ("call_1", "read_file", "{}")}
+
+
+async def test_usage_reports_cached_input_tokens() -> None:
+    round_ = Round(
+        parts=[TextPart(chunks=["ok"])], usage=Usage(input_tokens=50, output_tokens=5, cached_input_tokens=40)
+    )
+    async with serving(round_) as (_, client):
+        updates = await collect(client)
+    assert [u for u in updates if isinstance(u, UsageUpdate)] == [UsageUpdate(50, 5, 40)]
+
+
+@pytest.mark.parametrize(
+    ("scripted", "expected"), [("length", "length"), ("content_filter", "content_filter")]
+)
+async def test_an_incomplete_response_finishes_with_its_reason(scripted: Any, expected: str) -> None:
+    async with serving(Round(parts=[TextPart(chunks=["x"])], finish_reason=scripted)) as (_, client):
+        updates = await collect(client)
+    assert updates[-1] == FinishUpdate(expected)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        ("auto", "auto"),
+        ("none", "none"),
+        ("required", "required"),
+        ("read_file", {"type": "function", "name": "read_file"}),
+    ],
+)
+async def test_tool_choice_is_mapped(choice: str, sent: object) -> None:
+    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
+        await collect(client, ChatOptions(tools=[READ], tool_choice=choice))
+        assert server.requests[0].body["tool_choice"] == sent
+
+
+async def test_options_become_request_fields() -> None:
+    options = ChatOptions(temperature=0.5, max_output_tokens=77, instructions="Be brief.", model="gpt-other")
+    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
+        await collect(client, options, [system("You are hive."), user("hi")])
+        body = server.requests[0].body
+    assert body["model"] == "gpt-other"
+    assert body["temperature"] == 0.5
+    assert body["max_output_tokens"] == 77
+    assert body["instructions"] == "Be brief."
+    assert body["input"] == [
+        {"role": "system", "content": "You are hive."},
+        {"role": "user", "content": "hi"},
+    ]
+
+
+def http(status: int, message: str | None = None) -> Failure:
+    return HttpFailure(status=status, message=message)
+
+
+@pytest.mark.parametrize(
+    ("failure_", "code"),
+    [
+        (http(401), "auth"),
+        (http(429), "rate_limit"),
+        (http(429, "You exceeded your current quota (insufficient_quota)"), "billing"),
+        (ContextLengthFailure(), "context_limit"),
+        (http(400), "request_rejected"),
+        (http(500), "internal"),
+    ],
+)
+async def test_http_failures_map_to_error_codes(failure_: Failure, code: str) -> None:
+    async with serving(Round(failure=failure_)) as (_, client):
+        error, seen = await failure(client)
+    assert error.code == code
+    assert seen == []
+
+
+async def test_a_429_is_retried_after_the_time_it_asks_for() -> None:
+    rounds = [Round(failure=HttpFailure(status=429, retry_after=1)), Round(parts=[TextPart(chunks=["ok"])])]
+    async with serving(*rounds, max_retries=1) as (server, client):
+        started = time.monotonic()
+        updates = await collect(client)
+        waited = time.monotonic() - started
+        server.assert_consumed()
+    assert updates[0] == TextUpdate("ok")
+    assert len(server.requests) == 2
+    assert waited >= 1.0
+
+
+async def test_a_connection_dropped_mid_stream_fails_with_network() -> None:
+    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
+    async with serving(round_) as (_, client):
+        error, seen = await failure(client)
+    assert seen == [TextUpdate("a")]
+    assert error.code == "network"
+
+
+async def test_a_malformed_event_fails_the_stream() -> None:
+    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
+    async with serving(round_) as (_, client):
+        error, seen = await failure(client)
+    assert seen == [TextUpdate("a")]
+    assert error.code == "network"
+
+
+async def test_a_stream_that_goes_quiet_fails_with_timeout() -> None:
+    async with serving(Round(parts=[TextPart(chunks=["a"])], chunk_delay=20), idle_timeout=0.3) as (
+        _,
+        client,
+    ):
+        error, _ = await failure(client)
+    assert error.code == "timeout"
+
+
+async def test_a_refused_connection_fails_with_network() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with OpenAIResponsesClient(
+        model="m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0
+    ) as client:
+        error, _ = await failure(client)
+    assert error.code == "network"
+
+
+# Events the scripted server does not send, through the SDK over a mock transport.
+
+
+def mocked(*events: dict[str, Any]) -> OpenAIResponsesClient:
+    body = b"".join(
+        b"event: " + e["type"].encode() + b"\ndata: " + msgspec.json.encode(e) + b"\n\n" for e in events
+    )
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    def build(timeout: httpx2.Timeout, max_retries: int) -> Any:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key="k",
+            base_url="http://responses.test/v1",
+            max_retries=max_retries,
+            timeout=timeout,
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        )
+
+    return OpenAIResponsesClient(model="m", max_retries=0, sdk_factory=build)
+
+
+COMPLETED = {"type": "response.completed", "response": {"status": "completed", "usage": None}}
+
+
+async def test_a_failed_response_is_classified() -> None:
+    failed = {
+        "type": "response.failed",
+        "response": {"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "Slow down."}},
+    }
+    async with mocked({"type": "response.output_text.delta", "delta": "a"}, failed) as client:
+        error, seen = await failure(client)
+    assert seen == [TextUpdate("a")]
+    assert error.code == "rate_limit"
+
+
+async def test_an_error_event_is_classified() -> None:
+    event = {"type": "error", "code": "context_length_exceeded", "message": "Too long."}
+    async with mocked(event) as client:
+        error, _ = await failure(client)
+    assert error.code == "context_limit"
+
+
+async def test_a_stream_that_ends_without_completing_fails() -> None:
+    async with mocked({"type": "response.output_text.delta", "delta": "a"}) as client:
+        error, seen = await failure(client)
+    assert seen == [TextUpdate("a")]
+    assert error.code == "network"
+
+
+async def test_arguments_that_arrive_whole_and_unknown_events_are_handled() -> None:
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {"type": "function_call", "call_id": "c1", "name": "f", "arguments": ""},
+    }
+    unknown = {"type": "response.future_thing.delta", "delta": {"shape": "not a string"}}
+    done = {"type": "response.function_call_arguments.done", "output_index": 0, "arguments": '{"x": 1}'}
+    async with mocked(added, unknown, done, COMPLETED) as client:
+        updates = await collect(client)
+    assert assembled(updates) == {0: ("c1", "f", '{"x": 1}')}
+    assert updates[-1] == FinishUpdate("tool_calls")
+
+
+async def test_summary_parts_are_separated() -> None:
+    events = [
+        {"type": "response.reasoning_summary_part.added", "summary_index": 0},
+        {"type": "response.reasoning_summary_text.delta", "delta": "One."},
+        {"type": "response.reasoning_summary_part.added", "summary_index": 1},
+        {"type": "response.reasoning_summary_text.delta", "delta": "Two."},
+        COMPLETED,
+    ]
+    async with mocked(*events) as client:
+        updates = await collect(client)
+    assert "".join(u.text for u in updates if isinstance(u, ThinkingUpdate)) == "One.\n\nTwo."
+
+
+def test_capabilities_follow_the_model() -> None:
+    assert OpenAIResponsesClient(model="o4-mini", api_key="k").capabilities.thinking is True
+    assert OpenAIResponsesClient(model="gpt-5-mini", api_key="k").capabilities.thinking is True
+    assert OpenAIResponsesClient(model="gpt-5-chat-latest", api_key="k").capabilities.thinking is False
+    plain = OpenAIResponsesClient(model="gpt-4.1", api_key="k")
+    assert plain.capabilities.thinking is False
+    assert plain.capabilities.tools
+    assert plain.capabilities.streamed_tool_calls
+    assert plain.context_window == plain.capabilities.context_window == 1_047_576
+
+
+async def test_from_settings_builds_the_openai_provider() -> None:
+    async with ScriptedModelServer([Round(parts=[TextPart(chunks=["hi"])])]) as server:
+        settings = ProviderSettings(
+            provider="openai",
+            model="gpt-test",
+            api_key="sk-set",
+            endpoint=server.url + "/v1",
+            options={"context_length": "64000"},
+            idle_timeout=5.0,
+        )
+        async with from_settings(settings) as client:
+            assert client.context_window == 64_000
+            assert client.idle_timeout == 5.0
+            updates = await collect(client)
+        assert server.requests[0].path == "/v1/responses"
+        assert server.requests[0].headers["authorization"] == "Bearer sk-set"
+    assert updates[0] == TextUpdate("hi")
+
+
+def test_from_settings_defaults_to_the_sdk_endpoint_and_names_missing_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    client = from_settings(ProviderSettings(provider="openai", model="gpt-4o", api_key="sk"))
+    assert str(client.sdk().base_url).startswith("https://api.openai.com/v1")
+    with pytest.raises(ValueError, match=r"'api_key'.*OPENAI_API_KEY"):
+        from_settings(ProviderSettings(provider="openai", model="gpt-4o"))
+    with pytest.raises(ValueError, match=r"'model'.*OPENAI_MODEL"):
+        from_settings(ProviderSettings(provider="openai", api_key="sk"))
+    with pytest.raises(ValueError, match="context_length"):
+        from_settings(
+            ProviderSettings(provider="openai", model="m", api_key="k", options={"context_length": "x"})
+        )
