@@ -1,0 +1,213 @@
+"""What a session store holds: a row per session and, per session, an append-only log of entries.
+
+Each entry carries one typed payload, and the payload's type names the entry's kind:
+
+- ``turn_start`` (``UserMessageRequest``): a turn starts; written before the model is asked.
+- ``message`` (:class:`~hive_core.messages.Message`): a message the turn added to the conversation, written as
+  soon as the next event shows it (once per model round, once per tool round).
+- ``tool_end`` (``ToolEndEvent``): a call's outcome as it is reported; what restore falls back on when the
+  process died before the round's tool message was written.
+- ``approval_wait`` (:class:`ApprovalWait`): a ``hitl_request``, written before it is sent.
+- ``approval_closed`` (:class:`ApprovalClosed`): that request was answered, expired or cancelled.
+- ``turn_resume`` (:class:`TurnResume`): a restarted process resumes a turn suspended on approval waits.
+- ``turn_end`` (``TurnEndEvent``): the turn ended (cancelled and failed turns too).
+- ``error`` (``ErrorEvent``): the turn failed, or its request was rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import msgspec
+
+from hive_core.messages import Message, ToolCallPart
+from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent, UserMessageRequest
+
+__all__ = [
+    "ENTRY_KINDS",
+    "ApprovalClosed",
+    "ApprovalOutcome",
+    "ApprovalWait",
+    "Entry",
+    "EntryKind",
+    "EntryPayload",
+    "PendingApproval",
+    "SessionExists",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionStatus",
+    "TurnResume",
+    "UnsupportedSchema",
+    "decode_payload",
+    "entry_kind",
+]
+
+SessionStatus = Literal["active", "ended", "error", "forked"]
+"""A session's state: in use, ended by its user, ended by an error, or copied into a fork."""
+
+EntryKind = Literal[
+    "turn_start",
+    "message",
+    "tool_end",
+    "approval_wait",
+    "approval_closed",
+    "turn_resume",
+    "turn_end",
+    "error",
+]
+"""The kinds of log entry; see the module's table."""
+
+ApprovalOutcome = Literal["approved", "rejected", "expired", "cancelled", "superseded"]
+"""How an approval wait closed. ``rejected`` covers every fail-closed answer of the bridge; ``expired`` is a
+resumed wait whose time ran out across a restart; ``superseded`` is a resumed call that no longer needed asking."""
+
+
+class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One session's row."""
+
+    id: str
+    """The session's id."""
+    project_path: str
+    """The absolute path of the project directory it belongs to."""
+    created: float
+    """When it was created, in Unix seconds."""
+    updated: float
+    """When an entry was last appended (or the session was created), in Unix seconds."""
+    model: str | None = None
+    """The model it was started with, when known."""
+    provider: str | None = None
+    """The provider it was started with, when known."""
+    status: SessionStatus = "active"
+    """Its state."""
+    forked_from: str | None = None
+    """The session it was forked from."""
+    first_message: str | None = None
+    """The text of its first user message (at most 500 characters), as a title."""
+    message_count: int = 0
+    """How many user and assistant messages it recorded."""
+
+
+class ApprovalWait(msgspec.Struct, frozen=True, kw_only=True):
+    """A call waits for a human: the ``hitl_request`` exactly as it was sent. The entry's time is the send time."""
+
+    request: HitlRequestEvent
+    """The event sent to the client."""
+    timeout: float
+    """Seconds the request may wait for its answer, counted from the send time (across restarts too)."""
+
+
+class ApprovalClosed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An approval wait is over."""
+
+    request_id: str
+    """The ``hitl_request.id`` that closed."""
+    outcome: ApprovalOutcome
+    """How it closed."""
+    reason: str | None = None
+    """The reason given with the answer, if any."""
+
+
+class TurnResume(msgspec.Struct, frozen=True, kw_only=True):
+    """A restarted process resumes the open turn, re-sending the listed requests."""
+
+    request_ids: list[str]
+    """The ``hitl_request.id`` of each wait re-sent."""
+
+
+class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
+    """An approval wait still open in a suspended turn: what a restarted server must ask again."""
+
+    request: HitlRequestEvent
+    """The ``hitl_request`` as first sent; re-send it unchanged (same ``id``)."""
+    call: ToolCallPart
+    """The waiting tool call, as the model made it."""
+    sent_at: float
+    """When the request was first sent, in Unix seconds."""
+    timeout: float
+    """Seconds it may wait, counted from ``sent_at``."""
+
+    @property
+    def expires_at(self) -> float:
+        """When it stops waiting and counts as rejected, in Unix seconds."""
+        return self.sent_at + self.timeout
+
+
+EntryPayload = (
+    UserMessageRequest
+    | Message
+    | ToolEndEvent
+    | ApprovalWait
+    | ApprovalClosed
+    | TurnResume
+    | TurnEndEvent
+    | ErrorEvent
+)
+"""What one log entry holds; its type names its kind."""
+
+_KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
+    UserMessageRequest: "turn_start",
+    Message: "message",
+    ToolEndEvent: "tool_end",
+    ApprovalWait: "approval_wait",
+    ApprovalClosed: "approval_closed",
+    TurnResume: "turn_resume",
+    TurnEndEvent: "turn_end",
+    ErrorEvent: "error",
+}
+_TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
+
+ENTRY_KINDS: Final[tuple[EntryKind, ...]] = tuple(_KINDS.values())
+"""Every entry kind, in the order of the module's table."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a session's log."""
+
+    seq: int
+    """Its position in the session's log, from 1, without gaps."""
+    ts: float
+    """When it was written, in Unix seconds."""
+    kind: str
+    """Its kind (an :data:`EntryKind`, or a kind this version does not know)."""
+    payload: EntryPayload | None
+    """What it holds; ``None`` when it could not be read (an unknown kind or a damaged row): readers skip it."""
+
+
+def entry_kind(payload: EntryPayload) -> EntryKind:
+    """The kind of entry ``payload`` makes."""
+    return _KINDS[type(payload)]
+
+
+def decode_payload(kind: str, data: str | bytes) -> EntryPayload | None:
+    """Read a stored payload back; ``None`` when the kind is unknown or the JSON does not fit it."""
+    cls = _TYPES.get(kind)
+    if cls is None:
+        return None
+    try:
+        return msgspec.json.decode(data, type=cls)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+class SessionNotFound(LookupError):
+    """No session has the given id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session with id {session_id!r}")
+        self.session_id = session_id
+        """The id looked for."""
+
+
+class SessionExists(ValueError):
+    """A session with the given id already exists."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"a session with id {session_id!r} already exists")
+        self.session_id = session_id
+        """The id asked for."""
+
+
+class UnsupportedSchema(RuntimeError):
+    """The database was written by a newer hive whose schema this version does not understand."""

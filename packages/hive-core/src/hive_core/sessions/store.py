@@ -1,0 +1,89 @@
+"""The interface of a session store; :class:`~hive_core.sessions.SqliteSessionStore` is hive's implementation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from hive_core.messages import Message
+
+from .records import Entry, EntryPayload, PendingApproval, SessionInfo, SessionStatus
+
+__all__ = ["SessionStore"]
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Sessions and their append-only logs.
+
+    Every method is synchronous and short (a local database write or read), so callers on an event loop may
+    call them directly. A method given an id that no session has raises
+    :class:`~hive_core.sessions.SessionNotFound`, except :meth:`get` and :meth:`delete`.
+    """
+
+    def create(
+        self,
+        *,
+        project_path: str | os.PathLike[str],
+        model: str | None = None,
+        provider: str | None = None,
+        session_id: str | None = None,
+        exist_ok: bool = False,
+    ) -> SessionInfo:
+        """Start a session for ``project_path`` (made absolute).
+
+        Without ``session_id`` a sortable id is generated; an explicit one is validated
+        (:class:`~hive_core.sessions.InvalidSessionId`). An existing id raises
+        :class:`~hive_core.sessions.SessionExists` unless ``exist_ok``, which returns the existing session.
+        """
+        ...
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        """The session's row, or ``None``."""
+        ...
+
+    def list_sessions(
+        self, *, project_path: str | os.PathLike[str] | None = None, limit: int | None = None
+    ) -> list[SessionInfo]:
+        """Sessions by most recent activity first, optionally only those of one project, at most ``limit``."""
+        ...
+
+    def latest(self, project_path: str | os.PathLike[str]) -> SessionInfo | None:
+        """The project's most recently active session (what ``hive -c`` continues), or ``None``."""
+        ...
+
+    def delete(self, session_id: str) -> bool:
+        """Remove the session and its log; ``False`` when there was no such session."""
+        ...
+
+    def fork(self, session_id: str, *, upto: int | None = None, new_id: str | None = None) -> SessionInfo:
+        """Copy the session's log (entries up to sequence number ``upto``, or all) into a new session.
+
+        The copy records where it came from (``forked_from``); the original's status becomes ``forked``.
+        """
+        ...
+
+    def set_status(self, session_id: str, status: SessionStatus) -> None:
+        """Change the session's status (``ended`` when its user leaves, ``error`` when it ends in failure)."""
+        ...
+
+    def append(self, session_id: str, payload: EntryPayload) -> int:
+        """Append one entry in its own transaction, durable when this returns; returns its sequence number."""
+        ...
+
+    def entries(self, session_id: str) -> Sequence[Entry]:
+        """The session's log in order."""
+        ...
+
+    def restore(self, session_id: str) -> list[Message]:
+        """The conversation rebuilt from the log, ready to continue (see :func:`~hive_core.sessions.replay`)."""
+        ...
+
+    def pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """The approval waits a crash left open in the session's last turn, oldest first."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources; it must not be used afterwards."""
+        ...

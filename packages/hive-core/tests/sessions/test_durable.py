@@ -1,0 +1,490 @@
+"""Durable approval waits: written before they are sent, closed when answered, and resumed after a crash.
+
+A crash is simulated in process by a store that stops writing at a chosen event (everything after it is lost,
+as when the process dies there); ``test_processes.py`` does the same with a real process and SIGKILL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from core_harness import WAIT, assert_verified, kinds, of_type
+from sessions_harness import AskAboutDeploys
+
+from hive_core import Agent, ChatOptions, SessionRunner, collect_turn, tool
+from hive_core.hitl import hitl_id
+from hive_core.messages import Message, ToolCallPart, ToolResultPart, user
+from hive_core.permissions.verdict import Verdict
+from hive_core.runners import TurnRecorder
+from hive_core.sessions import (
+    ABANDONED_APPROVAL_TEXT,
+    RESUMED_NOTE,
+    ApprovalClosed,
+    ApprovalWait,
+    DurableHitlBridge,
+    EntryPayload,
+    SqliteSessionStore,
+    SuspendedTurn,
+    TranscriptRecorder,
+    TurnResume,
+    default_path,
+    replay,
+)
+from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_protocol import (
+    Event,
+    HitlRequestEvent,
+    HitlResponseRequest,
+    SessionStartedEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    UserMessageRequest,
+)
+
+pytestmark = pytest.mark.anyio
+
+SENT_AT = 1_800_000_000.0
+
+
+@pytest.fixture
+def store(home: Path) -> Iterator[SqliteSessionStore]:
+    """The store of the hive home, its clock stopped at ``SENT_AT``: every wait is sent then."""
+    with SqliteSessionStore(default_path(), clock=lambda: SENT_AT) as opened:
+        yield opened
+
+
+class Crashable:
+    """A store that stops writing once :meth:`crash` is called, as if the process had died there."""
+
+    def __init__(self, inner: SqliteSessionStore) -> None:
+        self.inner = inner
+        self.dead = False
+
+    def crash(self) -> None:
+        self.dead = True
+
+    def append(self, session_id: str, payload: EntryPayload) -> int:
+        return 0 if self.dead else self.inner.append(session_id, payload)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class Deploys:
+    """The ``deploy`` tool, recording the targets it really deployed to."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+        @tool
+        def deploy(target: str) -> str:
+            """Deploy."""
+            self.done.append(target)
+            return f"deployed {target}"
+
+        self.tool = deploy
+
+
+@tool
+async def status() -> str:
+    """Report the status."""
+    return "all green"
+
+
+def agent_with(
+    rounds: Sequence[ScriptedRound], bridge: DurableHitlBridge, deploys: Deploys, policy: Any = None
+) -> tuple[Agent, ScriptedChatClient]:
+    client = ScriptedChatClient(rounds)
+    agent = Agent(
+        client,
+        tools=[deploys.tool, status],
+        policy=policy or AskAboutDeploys(),
+        approvals=bridge,
+        clock=lambda: 0.0,
+    )
+    return agent, client
+
+
+async def crash_while_waiting(
+    store: SqliteSessionStore,
+    session_id: str,
+    rounds: Sequence[ScriptedRound],
+    *,
+    crashed: Callable[[list[Event]], bool] = lambda events: any(
+        isinstance(e, HitlRequestEvent) for e in events
+    ),
+) -> list[Event]:
+    """Run a turn until ``crashed`` holds for its events, then let the "process" die there."""
+    crashable = Crashable(store)
+    bridge = DurableHitlBridge(crashable, session_id, timeout=60)  # type: ignore[arg-type]
+    agent, _ = agent_with(rounds, bridge, Deploys())
+    recorder = TranscriptRecorder(agent.session(store.restore(session_id)), crashable, session_id)  # type: ignore[arg-type]
+    events: list[Event] = []
+    with anyio.fail_after(WAIT), anyio.CancelScope() as scope:
+
+        def emit(event: Event) -> None:
+            events.append(event)
+            if crashed(events):
+                crashable.crash()
+                scope.cancel()
+
+        bridge.attach(emit)
+        await SessionRunner(recorder).run_turn(UserMessageRequest(content="ship it"), emit)
+    assert crashable.dead
+    return events
+
+
+class Resumed:
+    """A restarted server: its events, its tool, its model."""
+
+    def __init__(
+        self, events: list[Event], deploys: Deploys, client: ScriptedChatClient, recorder: TranscriptRecorder
+    ) -> None:
+        self.events = events
+        self.deploys = deploys
+        self.client = client
+        self.recorder = recorder
+
+
+async def restart_and_resume(
+    store: SqliteSessionStore,
+    session_id: str,
+    rounds: Sequence[ScriptedRound],
+    *,
+    answer: HitlResponseRequest | None = None,
+    now: float = SENT_AT + 1,
+    policy: Any = None,
+    on_started: Callable[[list[Event]], None] | None = None,
+) -> Resumed:
+    """What ``run --server --session-id`` does on start: re-send the waits, then read (here: ``answer``)."""
+    deploys = Deploys()
+    bridge = DurableHitlBridge(store, session_id, timeout=60, clock=lambda: now)
+    agent, client = agent_with(rounds, bridge, deploys, policy)
+    recorder = TranscriptRecorder(agent.session(store.restore(session_id)), store, session_id)
+    suspended = SuspendedTurn.load(store, session_id)
+    assert suspended is not None
+    events: list[Event] = [SessionStartedEvent(session_id=session_id)]
+    bridge.attach(events.append)
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            await group.start(partial(suspended.resume, recorder, bridge, TurnRecorder(events.append)))
+            if on_started is not None:
+                on_started(events)
+            if answer is not None:
+                assert bridge.answer(answer)
+    assert_verified(events, turns=1)
+    assert store.restore(session_id) == recorder.session.conversation
+    return Resumed(events, deploys, client, recorder)
+
+
+def deploy_round(text: str = "Deploying.") -> ScriptedRound:
+    return call(("deploy", {"target": "prod"}, "d1"), text=text)
+
+
+def payloads(store: SqliteSessionStore, session_id: str, kind: type[Any]) -> list[Any]:
+    return [e.payload for e in store.entries(session_id) if isinstance(e.payload, kind)]
+
+
+# -- in one process -----------------------------------------------------------------------------------------
+
+
+async def test_a_wait_is_written_before_it_is_sent_and_closed_when_answered(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    deploys = Deploys()
+    bridge = DurableHitlBridge(store, info.id, timeout=60)
+    agent, _ = agent_with([deploy_round(), reply("done")], bridge, deploys)
+    recorder = TranscriptRecorder(agent.session(), store, info.id)
+    events: list[Event] = []
+
+    def client(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, HitlRequestEvent):
+            waits = payloads(store, info.id, ApprovalWait)
+            assert [w.request for w in waits] == [event]
+            assert waits[0].timeout == 60
+            assert bridge.answer(HitlResponseRequest(approved=True, reason="ok", id=event.id))
+
+    bridge.attach(client)
+    with anyio.fail_after(WAIT):
+        await SessionRunner(recorder, bridge=bridge).run_turn(UserMessageRequest(content="ship it"), client)
+    assert deploys.done == ["prod"]
+    assert kinds(events) == ["text_delta", "tool_start", "hitl_request", "tool_end", "text_delta", "turn_end"]
+    assert payloads(store, info.id, ApprovalClosed) == [
+        ApprovalClosed(request_id="hitl-d1", outcome="approved", reason="ok")
+    ]
+    assert store.pending_approvals(info.id) == []
+    assert replay(store.entries(info.id)).last_turn == "ended"
+    assert store.restore(info.id) == recorder.session.conversation
+
+
+@pytest.mark.parametrize(
+    ("how", "outcome"),
+    [("cancel", "cancelled"), ("client leaves", "rejected")],
+)
+async def test_a_wait_that_ends_without_a_crash_is_closed(
+    store: SqliteSessionStore, project: Path, how: str, outcome: str
+) -> None:
+    info = store.create(project_path=project)
+    bridge = DurableHitlBridge(store, info.id, timeout=60)
+    agent, _ = agent_with([deploy_round(), reply("ok")], bridge, Deploys())
+    recorder = TranscriptRecorder(agent.session(), store, info.id)
+    with anyio.fail_after(WAIT), anyio.CancelScope() as scope:
+
+        def client(event: Event) -> None:
+            if isinstance(event, HitlRequestEvent):
+                if how == "cancel":
+                    scope.cancel()
+                else:
+                    bridge.detach()
+
+        bridge.attach(client)
+        await SessionRunner(recorder).run_turn(UserMessageRequest(content="ship it"), client)
+    closed = payloads(store, info.id, ApprovalClosed)
+    assert [(c.request_id, c.outcome) for c in closed] == [("hitl-d1", outcome)]
+    assert store.pending_approvals(info.id) == []
+    assert SuspendedTurn.load(store, info.id) is None
+
+
+# -- across a crash ---------------------------------------------------------------------------------------
+
+
+async def test_a_crash_while_waiting_suspends_the_turn(store: SqliteSessionStore, project: Path) -> None:
+    info = store.create(project_path=project)
+    events = await crash_while_waiting(store, info.id, [deploy_round()])
+    sent = of_type(events, HitlRequestEvent)[0]
+    entries = store.entries(info.id)
+    pending = store.pending_approvals(info.id)
+    assert len(pending) == 1
+    assert pending[0].request == sent
+    assert pending[0].call == ToolCallPart("d1", "deploy", '{"target":"prod"}', {"target": "prod"})
+    assert pending[0].sent_at == next(e.ts for e in entries if e.kind == "approval_wait")
+    assert pending[0].expires_at == pending[0].sent_at + 60
+
+    # Restored for an ordinary resume (hive -c), the waiting call is answered as not run; no interrupted note.
+    result = replay(entries)
+    assert result.last_turn == "suspended"
+    assert result.messages[-1] == Message(
+        "tool",
+        [
+            ToolResultPart(
+                "d1", "deploy", ABANDONED_APPROVAL_TEXT, is_error=True, refusal="approval_unavailable"
+            )
+        ],
+    )
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool"]
+
+
+async def test_a_resumed_wait_is_sent_again_with_its_id_and_an_approval_runs_the_call(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    before = await crash_while_waiting(store, info.id, [deploy_round()])
+
+    def check(messages: Sequence[Message], options: ChatOptions) -> None:
+        assert messages[-3].tool_calls[0].id == "d1"
+        assert messages[-2] == Message("tool", [ToolResultPart("d1", "deploy", "deployed prod")])
+        assert messages[-1] == user(RESUMED_NOTE)
+
+    def started(events: list[Event]) -> None:
+        # Re-sent before any request is read: the answer cannot miss its wait.
+        assert kinds(events) == ["session_started", "tool_start", "hitl_request"]
+        assert events[2] == of_type(before, HitlRequestEvent)[0]
+
+    resumed = await restart_and_resume(
+        store,
+        info.id,
+        [ScriptedRound(reply("Deployed.").updates, check=check)],
+        answer=HitlResponseRequest(approved=True, id=hitl_id("d1")),
+        on_started=started,
+    )
+    assert resumed.deploys.done == ["prod"]
+    resumed.client.assert_consumed()
+    assert of_type(resumed.events, ToolEndEvent) == [
+        ToolEndEvent(tool="deploy", success=True, output="deployed prod", call_id="d1")
+    ]
+    assert of_type(resumed.events, TurnEndEvent)[0].stop_reason == "completed"
+    assert payloads(store, info.id, TurnResume) == [TurnResume(request_ids=["hitl-d1"])]
+    assert payloads(store, info.id, ApprovalClosed) == [
+        ApprovalClosed(request_id="hitl-d1", outcome="approved")
+    ]
+    assert store.pending_approvals(info.id) == []
+    assert replay(store.entries(info.id)).last_turn == "ended"
+    assert [m.role for m in store.restore(info.id)] == ["user", "assistant", "tool", "user", "assistant"]
+
+    # The session goes on with the same recorder: the next turn adds only its own messages.
+    resumed.client.add(reply("You are welcome."))
+    await collect_turn(resumed.recorder, "thanks")
+    assert [m.role for m in store.restore(info.id)] == [
+        "user",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert store.restore(info.id) == resumed.recorder.session.conversation
+
+
+async def test_a_rejection_after_the_restart_refuses_the_call(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+    resumed = await restart_and_resume(
+        store,
+        info.id,
+        [reply("Not deployed.")],
+        answer=HitlResponseRequest(approved=False, reason="not today", id="hitl-d1"),
+    )
+    assert resumed.deploys.done == []
+    assert of_type(resumed.events, ToolEndEvent) == [
+        ToolEndEvent(
+            tool="deploy",
+            success=False,
+            output="Approval rejected: not today",
+            call_id="d1",
+            refusal="rejected",
+        )
+    ]
+    assert payloads(store, info.id, ApprovalClosed)[-1] == ApprovalClosed(
+        request_id="hitl-d1", outcome="rejected", reason="not today"
+    )
+
+
+async def test_a_wait_that_expired_while_nobody_served_it_is_rejected_without_asking(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+    resumed = await restart_and_resume(store, info.id, [reply("Too late.")], now=SENT_AT + 61)
+    assert resumed.deploys.done == []
+    assert of_type(resumed.events, HitlRequestEvent) == []
+    (end,) = of_type(resumed.events, ToolEndEvent)
+    assert (end.refusal, end.output) == (
+        "rejected",
+        "Approval rejected: no answer to the approval request within 60s",
+    )
+    assert payloads(store, info.id, ApprovalClosed)[-1].outcome == "expired"
+    assert store.pending_approvals(info.id) == []
+
+
+async def test_the_timeout_counts_from_the_first_send(store: SqliteSessionStore, project: Path) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+    # 59.95 of the 60 seconds are gone: the re-sent request expires after the remaining 50 ms, unanswered.
+    resumed = await restart_and_resume(store, info.id, [reply("Too late.")], now=SENT_AT + 59.95)
+    assert len(of_type(resumed.events, HitlRequestEvent)) == 1
+    (end,) = of_type(resumed.events, ToolEndEvent)
+    assert end.refusal == "rejected"
+    assert end.output is not None
+    assert "within 60s" in end.output
+    assert payloads(store, info.id, ApprovalClosed)[-1].outcome == "expired"
+
+
+async def test_a_call_that_finished_beside_the_wait_keeps_its_result(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    both = call(("status", {}, "s1"), ("deploy", {"target": "prod"}, "d1"))
+
+    def crashed(events: list[Event]) -> bool:
+        return bool(of_type(events, ToolEndEvent)) and bool(of_type(events, HitlRequestEvent))
+
+    await crash_while_waiting(store, info.id, [both], crashed=crashed)
+
+    def check(messages: Sequence[Message], options: ChatOptions) -> None:
+        assert messages[-2] == Message(
+            "tool",
+            [ToolResultPart("s1", "status", "all green"), ToolResultPart("d1", "deploy", "deployed prod")],
+        )
+
+    resumed = await restart_and_resume(
+        store,
+        info.id,
+        [ScriptedRound(reply("Both done.").updates, check=check)],
+        answer=HitlResponseRequest(approved=True),
+    )
+    # Only the waiting call is started again; the finished one is not run twice.
+    assert [e.call_id for e in of_type(resumed.events, ToolStartEvent)] == ["d1"]
+    assert resumed.deploys.done == ["prod"]
+    resumed.client.assert_consumed()
+
+
+async def test_a_call_the_rules_now_allow_runs_without_asking(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+
+    class AllowAll:
+        def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
+            return Verdict.allow()
+
+    resumed = await restart_and_resume(store, info.id, [reply("Done.")], policy=AllowAll())
+    assert of_type(resumed.events, HitlRequestEvent) == []
+    assert resumed.deploys.done == ["prod"]
+    assert payloads(store, info.id, ApprovalClosed)[-1].outcome == "superseded"
+    assert store.pending_approvals(info.id) == []
+
+
+async def test_a_second_crash_while_waiting_again_keeps_the_first_send_time(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+    first = store.pending_approvals(info.id)
+
+    deploys = Deploys()
+    crashable = Crashable(store)
+    bridge = DurableHitlBridge(crashable, info.id, timeout=60, clock=lambda: SENT_AT + 5)  # type: ignore[arg-type]
+    agent, _ = agent_with([], bridge, deploys)
+    recorder = TranscriptRecorder(agent.session(store.restore(info.id)), crashable, info.id)  # type: ignore[arg-type]
+    suspended = SuspendedTurn.load(store, info.id)
+    assert suspended is not None
+    bridge.attach(lambda event: None)
+    with anyio.fail_after(WAIT), anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            await group.start(partial(suspended.resume, recorder, bridge, lambda event: None))
+            crashable.crash()
+            scope.cancel()
+    assert store.pending_approvals(info.id) == first
+    assert replay(store.entries(info.id)).last_turn == "suspended"
+
+
+async def test_a_new_turn_abandons_the_suspended_one(store: SqliteSessionStore, project: Path) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+
+    def check(messages: Sequence[Message], options: ChatOptions) -> None:
+        assert messages[-2].tool_results[0].content == ABANDONED_APPROVAL_TEXT
+        assert messages[-1] == user("never mind")
+
+    bridge = DurableHitlBridge(store, info.id)
+    agent, _ = agent_with([ScriptedRound(reply("ok").updates, check=check)], bridge, Deploys())
+    recorder = TranscriptRecorder(agent.session(store.restore(info.id)), store, info.id)
+    with anyio.fail_after(WAIT):
+        await SessionRunner(recorder).run_turn(UserMessageRequest(content="never mind"), lambda event: None)
+    assert store.pending_approvals(info.id) == []
+    assert SuspendedTurn.load(store, info.id) is None
+    assert store.restore(info.id) == recorder.session.conversation
+
+
+async def test_resume_refuses_a_bridge_of_another_session(store: SqliteSessionStore, project: Path) -> None:
+    info = store.create(project_path=project)
+    await crash_while_waiting(store, info.id, [deploy_round()])
+    suspended = SuspendedTurn.load(store, info.id)
+    assert suspended is not None
+    bridge = DurableHitlBridge(store, "another")
+    agent, _ = agent_with([], bridge, Deploys())
+    recorder = TranscriptRecorder(agent.session(), store, info.id)
+    with pytest.raises(ValueError, match="another"):
+        await suspended.resume(recorder, bridge, lambda event: None)
