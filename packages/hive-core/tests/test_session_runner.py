@@ -18,6 +18,7 @@ from hive_core import (
     SessionRunner,
     StdioRunner,
     TextUpdate,
+    open_turn,
     tool,
 )
 from hive_core.permissions.verdict import Verdict
@@ -834,3 +835,56 @@ async def test_cancel_method_ends_the_running_turn_as_cancelled() -> None:
         await runner.run_turn(UserMessageRequest(content="go"), sink)
     assert events == [TextDeltaEvent(content="partial"), TurnEndEvent(stop_reason="cancelled")]
     assert not runner.cancel()
+
+
+async def test_a_resumed_turn_runs_first_and_requests_wait_until_it_started() -> None:
+    client = ScriptedChatClient([reply("queued turn")])
+    session = Agent(client, clock=fixed_clock).session()
+    seen_when_started: list[int] = []
+
+    async def resume(emit: EventSink, *, task_status: Any) -> None:
+        emit(TextDeltaEvent(content="resumed"))
+        seen_when_started.append(client.remaining)
+        task_status.started()
+        emit(TurnEndEvent(stop_reason="completed"))
+
+    wire = Wire(SessionRunner(session, session_id="s1", resume=resume))
+    events = await wire.run(message("next"))
+    assert kinds(events) == ["session_started", "text_delta", "turn_end", "text_delta", "turn_end"]
+    assert events[1] == TextDeltaEvent(content="resumed")
+    assert events[3] == TextDeltaEvent(content="queued turn")
+    assert seen_when_started == [1]
+    assert_verified(events[1:], turns=2)
+
+
+async def test_a_failing_resume_still_ends_its_turn_and_the_session_goes_on() -> None:
+    client = ScriptedChatClient([reply("after")])
+    session = Agent(client, clock=fixed_clock).session()
+
+    async def resume(emit: EventSink, *, task_status: Any) -> None:
+        raise ChatError("the suspended call could not be restored", code="internal")
+
+    wire = Wire(SessionRunner(session, session_id="s1", resume=resume))
+    events = await wire.run(message("next"))
+    assert kinds(events) == ["session_started", "error", "turn_end", "text_delta", "turn_end"]
+    assert_verified(events[1:], turns=2)
+
+
+async def test_leaving_open_turn_early_while_a_tool_runs_cancels_cleanly() -> None:
+    release = anyio.Event()
+
+    @tool
+    async def wait_forever() -> str:
+        """Waits."""
+        await release.wait()
+        return "never"
+
+    client = ScriptedChatClient([call(("wait_forever", {}))])
+    session = Agent(client, tools=[wait_forever], clock=fixed_clock).session()
+    with anyio.fail_after(WAIT):
+        async with open_turn(session, "go") as events:
+            async for event in events:
+                if isinstance(event, ToolStartEvent):
+                    break
+    assert session.conversation[-1].role == "tool"
+    assert session.conversation[-1].tool_results[0].content.startswith("Cancelled")

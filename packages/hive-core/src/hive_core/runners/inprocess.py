@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
@@ -37,9 +38,14 @@ async def open_turn(
     send, receive = anyio.create_memory_object_stream[Event](math.inf)
     runner = SessionRunner(processor)
 
+    def sink(event: Event) -> None:
+        # The caller may have left the block: the turn still closes its calls, into a stream nobody reads.
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            send.send_nowait(event)
+
     async def run() -> None:
         async with send:
-            await runner.run_turn(_request(request), send.send_nowait)
+            await runner.run_turn(_request(request), sink)
 
     async with anyio.create_task_group() as group, receive:
         group.start_soon(run)

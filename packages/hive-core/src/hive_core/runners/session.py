@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable
 
 import anyio
+from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from hive_core.hitl import HitlBridge
@@ -42,6 +43,10 @@ __all__ = ["Processor", "SessionRunner"]
 Processor = Callable[[UserMessageRequest, EventSink], Awaitable[None]]
 """What every runner drives: run the turn of one ``user_message``, writing its events to the sink."""
 
+Resume = Callable[..., Awaitable[None]]
+"""A turn to finish before any request is read: called with the turn's sink and a ``task_status`` keyword whose
+``started()`` it calls once requests may be read (a resumed approval wait was asked again)."""
+
 Incoming = Request | UnreadableRequest | bytes | LineTooLong
 """What a transport hands the runner: decoded requests, raw lines, or lines too long to read."""
 
@@ -58,6 +63,7 @@ class SessionRunner:
         on_context: Callable[[ContextUpdateRequest], None] | None = None,
         on_question: Callable[[QuestionResponseRequest], object] | None = None,
         enrich_context: bool = True,
+        resume: Resume | None = None,
     ) -> None:
         self.processor = processor
         self.session_id = session_id or uuid.uuid4().hex
@@ -66,6 +72,8 @@ class SessionRunner:
         self.on_context = on_context
         self.on_question = on_question
         self.enrich_context = enrich_context
+        self.resume = resume
+        """A suspended turn to finish first (see :class:`~hive_core.sessions.SuspendedTurn`)."""
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
@@ -78,7 +86,7 @@ class SessionRunner:
             self.bridge.attach(emit)
         send, receive = anyio.create_memory_object_stream[UserMessageRequest](math.inf)
         async with anyio.create_task_group() as group:
-            group.start_soon(self._run_turns, receive, emit)
+            await group.start(self._run_turns, receive, emit)
             async with send:
                 async for item in incoming:
                     request = decode_request(item) if isinstance(item, bytes) else item
@@ -128,8 +136,26 @@ class SessionRunner:
                 pass
 
     async def _run_turns(
-        self, receive: MemoryObjectReceiveStream[UserMessageRequest], emit: EventSink
+        self,
+        receive: MemoryObjectReceiveStream[UserMessageRequest],
+        emit: EventSink,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
+        status = _Started(task_status)
+        if self.resume is not None:
+            recorder = TurnRecorder(emit)
+            self._cancelled = False
+            with anyio.CancelScope() as scope:
+                self._current = scope
+                try:
+                    await self.resume(recorder, task_status=status)
+                except Exception as exc:
+                    recorder.fail(exc)
+                finally:
+                    self._current = None
+            recorder.finish(cancelled=self._cancelled)
+        status.started()
         async with receive:
             async for request in receive:
                 await self.run_turn(request, emit)
@@ -168,3 +194,16 @@ class SessionRunner:
         if scope.cancelled_caught and not self._cancelled:
             recorder.fail(TimeoutError(f"the turn did not finish within {timeout:g} s"))
         recorder.finish(cancelled=self._cancelled)
+
+
+class _Started:
+    """Passes ``started()`` on once, however often it is called."""
+
+    def __init__(self, status: TaskStatus[None]) -> None:
+        self._status = status
+        self._done = False
+
+    def started(self, value: None = None) -> None:
+        if not self._done:
+            self._done = True
+            self._status.started(value)
