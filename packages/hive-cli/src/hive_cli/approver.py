@@ -1,0 +1,94 @@
+"""Approvals answered at the terminal: the ``ask`` verdicts of an interactive or ``-p`` run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+import anyio
+import anyio.to_thread
+
+from hive_core import ApprovalDecision, ApprovalRequest
+
+__all__ = ["TerminalApprover"]
+
+_VALUE_CAP = 57
+
+
+class TerminalApprover:
+    """Asks the person at the terminal: approve once, always for this tool, reject, or reject and stop.
+
+    Without a terminal on both stdin and stdout nothing is asked: the call is rejected with a reason, so a prompt
+    never lands in a piped output stream and a script never hangs. ``on_stop`` is called when the person chooses
+    to reject and stop (the host cancels the turn).
+    """
+
+    def __init__(
+        self,
+        *,
+        stdin: TextIO | None = None,
+        stderr: TextIO | None = None,
+        interactive: bool | None = None,
+        on_stop: Callable[[], object] | None = None,
+    ) -> None:
+        self._stdin = stdin or sys.stdin
+        self._stderr = stderr or sys.stderr
+        self.interactive = (
+            interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
+        )
+        """Whether a person can be asked."""
+        self.always: set[str] = set()
+        """Tools the person approved for the rest of the process."""
+        self.on_stop = on_stop
+        self._lock = anyio.Lock()
+
+    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask about ``request`` (one question at a time) and return the answer."""
+        if request.tool_name in self.always:
+            return ApprovalDecision(approved=True, reason="approved for this tool earlier in the session")
+        if not self.interactive:
+            return ApprovalDecision(
+                approved=False,
+                reason="approval needed but there is no terminal to ask (stdin or stdout is redirected); "
+                "allow the call in .hive/permissions.yaml to run it unattended",
+            )
+        async with self._lock:
+            self._stderr.write(self._panel(request))
+            self._stderr.flush()
+            while True:
+                answer = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+                choice = (answer or "").strip().lower()[:1]
+                if choice in ("y", ""):
+                    return ApprovalDecision(approved=True)
+                if choice == "a":
+                    self.always.add(request.tool_name)
+                    return ApprovalDecision(approved=True, always_approve=True)
+                if choice == "n":
+                    return ApprovalDecision(approved=False, reason="the operator declined")
+                if choice == "s":
+                    if self.on_stop is not None:
+                        self.on_stop()
+                    return ApprovalDecision(
+                        approved=False, reason="the operator declined and stopped the turn"
+                    )
+                self._stderr.write("  answer y, a, n or s: ")
+                self._stderr.flush()
+
+    def _read(self) -> str:
+        line = self._stdin.readline()
+        return line if line else "n"
+
+    def _panel(self, request: ApprovalRequest) -> str:
+        lines = [
+            "",
+            f"╭─ approval needed: {request.tool_name} ({request.level or 'medium'} risk)",
+            f"│ {request.reason or 'the rules ask before this call'}",
+        ]
+        for key, value in request.arguments.items():
+            text = str(value).replace("\n", "⏎")
+            if len(text) > _VALUE_CAP:
+                text = text[:_VALUE_CAP] + "..."
+            lines.append(f"│   {key}: {text}")
+        lines.append("╰─ [y] approve once  [a] always for this tool  [n] reject  [s] reject and stop: ")
+        return "\n".join(lines)

@@ -1,0 +1,259 @@
+"""The ``hive`` command line: the interactive mode, ``-p`` one-shots, ``run`` and the management commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+
+__all__ = ["cli", "run_cli"]
+
+_EFFORTS = ["none", "low", "medium", "high", "extra_high"]
+
+_MAIN_EPILOG = """\b
+Examples:
+  hive                                   interactive mode
+  hive -p "Summarize this directory"     one prompt, then exit
+  hive -p "Hello" -o json                one JSON document on stdout
+  hive -p "Hello" -o jsonl               streaming JSON Lines
+  hive -c                                continue the latest session here
+  hive -r 18f3a2c4d5e-1a2b3c4d --fork    resume a copy of a session
+"""
+
+
+def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and value <= 0:
+        raise click.BadParameter("must be greater than 0", param=param)
+    return value
+
+
+@click.group(
+    invoke_without_command=True,
+    epilog=_MAIN_EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+)
+@click.version_option(__version__, "--version", "-V", prog_name="hive", message="%(prog)s %(version)s")
+@click.option("-p", "--prompt", help="Run one prompt and exit.")
+@click.option("-m", "--model", help="Model to use.")
+@click.option(
+    "--provider",
+    help="Provider to use (openai, anthropic, google, azure, xai, ollama, lmstudio, gpustack, local).",
+)
+@click.option("--show-tokens", is_flag=True, help="Show token usage.")
+@click.option("--show-thinking", is_flag=True, help="Show the model's reasoning.")
+@click.option("--no-stream", is_flag=True, help="Wait for the whole reply instead of streaming it.")
+@click.option("--plan", is_flag=True, help="Planning mode: only read-only tools run.")
+@click.option("--dry-run", is_flag=True, help="Like --plan, and say that nothing will be changed.")
+@click.option(
+    "-c", "--continue", "continue_", is_flag=True, help="Continue the latest session of this project."
+)
+@click.option("-r", "--resume", metavar="ID", help="Resume a session by id.")
+@click.option(
+    "--fork", is_flag=True, help="With -r or -c: continue in a copy, leaving the original as it was."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "jsonl"]),
+    default="text",
+    show_default=True,
+    help="Output format of a -p run.",
+)
+@click.option("--plain", is_flag=True, help="No colours, spinners or Markdown rendering.")
+@click.pass_context
+def cli(ctx: click.Context, **options: Any) -> None:
+    """hive: an agent host for any model, in your terminal.
+
+    With no command it starts the interactive mode; with -p it answers one prompt and exits. It works with no key
+    at all, on the local model.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from .commands.chat import chat_main
+
+    ctx.exit(chat_main(**options))
+
+
+@cli.command(
+    epilog="""\b
+Examples:
+  hive run "Add type hints to utils.py"
+  hive run --json -p "What changed?" > result.json
+  hive run --server --session-id build-42      JSON Lines server on stdin/stdout
+"""
+)
+@click.argument("prompt_arg", metavar="[PROMPT]", required=False)
+@click.option("-p", "--prompt", help="The prompt (instead of the argument).")
+@click.option("-m", "--model", help="Model to use.")
+@click.option("--provider", help="Provider to use.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result document and nothing else.")
+@click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
+@click.option(
+    "--session-id", help="Session id (server mode): resumes that session's history and pending approvals."
+)
+@click.option("--max-iterations", type=int, callback=_positive, help="Tool rounds allowed per turn.")
+@click.option(
+    "--max-output-tokens", type=int, callback=_positive, help="Cap on output tokens per model round."
+)
+@click.option(
+    "--reasoning-effort", type=click.Choice(_EFFORTS), help="Reasoning effort for reasoning models."
+)
+@click.option("--tool-timeout", type=float, callback=_positive, help="Seconds one tool call may run.")
+@click.option("--timeout", type=float, callback=_positive, help="Seconds the whole run may take.")
+@click.option("--show-tokens", is_flag=True, help="Show token usage.")
+@click.option("--show-thinking", is_flag=True, help="Show the model's reasoning.")
+@click.option("--plan", is_flag=True, help="Planning mode: only read-only tools run.")
+@click.option(
+    "--auto-commit", is_flag=True, help="After a successful run in a git repository, commit all changes."
+)
+@click.option("--commit-message", help="Message for --auto-commit.")
+def run(**options: Any) -> None:
+    """Run a single prompt and exit (or serve the protocol with --server).
+
+    Exit codes: 0 completed, 1 error, 2 stopped short (step limit, output limit, a stuck tool loop, --timeout),
+    3 content filter, 130 cancelled.
+    """
+    from .commands.run import run_main
+
+    sys.exit(run_main(**options))
+
+
+@cli.command(
+    "set",
+    epilog="\b\nExamples:\n  hive set openai.apiKey sk-...\n  hive set chatBehavior.maxOutputTokens 8192",
+)
+@click.argument("key")
+@click.argument("value")
+def set_(key: str, value: str) -> None:
+    """Set a value in the global configuration (~/.hive/config.yaml)."""
+    from .commands.settings import set_main
+
+    sys.exit(set_main(key, value))
+
+
+@cli.command(epilog="\b\nExamples:\n  hive get\n  hive get openai.model\n  hive get openai.apiKey --raw")
+@click.argument("key", required=False)
+@click.option("--raw", is_flag=True, help="Show secrets unmasked.")
+def get(key: str | None, raw: bool) -> None:
+    """Show a configuration value (every value without a key). API keys are masked unless --raw."""
+    from .commands.settings import get_main
+
+    sys.exit(get_main(key, raw=raw))
+
+
+@cli.command(epilog="\b\nExample:\n  hive unset openai.apiKey")
+@click.argument("key")
+def unset(key: str) -> None:
+    """Remove a value from the global configuration."""
+    from .commands.settings import unset_main
+
+    sys.exit(unset_main(key))
+
+
+@cli.command(epilog="\b\nExamples:\n  hive config\n  hive config path\n  hive config show --raw")
+@click.argument("action", type=click.Choice(["show", "path"]), default="show")
+@click.option("--raw", is_flag=True, help="Show secrets unmasked.")
+def config(action: str, raw: bool) -> None:
+    """Show the merged configuration and where each value comes from, or the config file paths."""
+    from .commands.settings import config_main
+
+    sys.exit(config_main(action, raw=raw))
+
+
+@cli.command(epilog="\b\nExamples:\n  hive models\n  hive models -p openai --json")
+@click.option("-p", "--provider", help="Only this provider.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def models(provider: str | None, as_json: bool) -> None:
+    """List the models of the configured providers."""
+    from .commands.models import models_main
+
+    sys.exit(models_main(provider=provider, as_json=as_json))
+
+
+@cli.command(epilog="\b\nExample:\n  hive doctor --verbose")
+@click.option("--verbose", is_flag=True, help="Show details of every check.")
+def doctor(verbose: bool) -> None:
+    """Check the configuration, the providers and their connectivity, and the environment."""
+    from .commands.doctor import doctor_main
+
+    sys.exit(doctor_main(verbose=verbose))
+
+
+@cli.command(epilog="\b\nExamples:\n  hive update --check\n  hive update")
+@click.option("--check", is_flag=True, help="Only check; exit 2 when a newer version exists.")
+def update(check: bool) -> None:
+    """Check the package index for a newer hive-cli and say how to upgrade."""
+    from .commands.update import update_main
+
+    sys.exit(update_main(check=check))
+
+
+@cli.group(
+    invoke_without_command=True,
+    epilog="\b\nExamples:\n  hive sessions\n  hive sessions list -n 20 -o json\n  hive sessions delete 18f3a2c4d5e-1a2b3c4d",
+)
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.pass_context
+def sessions(ctx: click.Context, limit: int, output: str) -> None:
+    """List and manage the sessions of this project."""
+    if ctx.invoked_subcommand is None:
+        from .commands.sessions import list_main
+
+        ctx.exit(list_main(limit=limit, as_json=output == "json"))
+
+
+@sessions.command("list")
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+def sessions_list(limit: int, output: str) -> None:
+    """List sessions, newest first."""
+    from .commands.sessions import list_main
+
+    sys.exit(list_main(limit=limit, as_json=output == "json"))
+
+
+@sessions.command("delete")
+@click.argument("session_id", required=False)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
+    """Delete a session."""
+    from .commands.sessions import delete_main
+
+    sys.exit(delete_main(session_id, as_json=output == "json", yes=yes))
+
+
+def run_cli(args: list[str]) -> int:
+    """Run the command line with ``args``; return the exit code."""
+    try:
+        cli.main(args=args, prog_name="hive", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as error:
+        error.show()
+        return 2 if isinstance(error, click.UsageError) else 1
+    except click.Abort:
+        sys.stderr.write("\n")
+        return 130
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return 0
+
+
+def print_json(document: Any) -> None:
+    """Write one JSON document on stdout (non-ASCII kept)."""
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def project_root() -> Path:
+    """The project this command works on."""
+    from hive_core.config import find_project_root
+
+    return find_project_root(Path.cwd())

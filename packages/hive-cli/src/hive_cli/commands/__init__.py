@@ -1,0 +1,1 @@
+"""One module per command; each is imported only when its command runs, so ``hive --help`` stays fast."""

@@ -1,0 +1,148 @@
+"""The default command: the interactive mode, or one prompt with ``-p``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+
+from hive_cli import conversation as conv
+from hive_cli.approver import TerminalApprover
+from hive_cli.assemble import HostOptions, build_host
+from hive_cli.driver import ForcedExit, drive_turn
+from hive_cli.errors import USER_ERRORS
+from hive_cli.output import json_document, jsonl_record
+from hive_cli.render import TextRenderer
+from hive_core import SessionRunner
+from hive_protocol import Event, UserMessageRequest
+
+__all__ = ["chat_main"]
+
+
+def _print_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def chat_main(
+    *,
+    prompt: str | None,
+    model: str | None,
+    provider: str | None,
+    show_tokens: bool,
+    show_thinking: bool,
+    no_stream: bool,
+    plan: bool,
+    dry_run: bool,
+    continue_: bool,
+    resume: str | None,
+    fork: bool,
+    output: str,
+    plain: bool,
+) -> int:
+    """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled)."""
+    if fork and not (continue_ or resume):
+        sys.stderr.write("hive: --fork needs -c or -r ID\n")
+        return 2
+    if prompt is None and output != "text":
+        sys.stderr.write(f"hive: -o {output} needs a prompt (-p)\n")
+        return 2
+    options = HostOptions(model=model, provider=provider, planning=plan or dry_run)
+    choice: dict[str, Any] = {"continue_latest": continue_, "resume": resume, "fork": fork}
+    if prompt is None and not sys.stdin.isatty():
+        prompt = sys.stdin.read().strip()
+        if not prompt:
+            sys.stderr.write("hive: no prompt given (stdin was empty)\n")
+            return 1
+    if prompt is None:
+        from .interactive import interactive_main
+
+        return interactive_main(
+            options,
+            choice,
+            show_tokens=show_tokens,
+            show_thinking=show_thinking,
+            plain=plain,
+            stream=not no_stream,
+            dry_run=dry_run,
+        )
+    return anyio.run(
+        _one_shot, prompt, options, choice, output, show_tokens, show_thinking, plain, not no_stream, dry_run
+    )
+
+
+async def _one_shot(
+    prompt: str,
+    options: HostOptions,
+    choice: dict[str, Any],
+    output: str,
+    show_tokens: bool,
+    show_thinking: bool,
+    plain: bool,
+    stream: bool,
+    dry_run: bool,
+) -> int:
+    from hive_core.sessions import default_store
+
+    runner: SessionRunner | None = None
+    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
+    try:
+        host = build_host(options, approvals=approver)
+        store = default_store()
+        conversation = conv.open_conversation(host, store, **choice)
+    except (*USER_ERRORS, conv.SessionChoiceError) as exc:
+        return _fail(output, str(exc))
+    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
+    session_id = conversation.session_id
+    if dry_run:
+        sys.stderr.write("hive: dry run: planning mode, nothing will be changed\n")
+    renderer = TextRenderer(plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=stream)
+    if output == "jsonl":
+        _print_json({"type": "start", "sessionId": session_id})
+
+    def sink(event: Event) -> None:
+        if output == "jsonl":
+            record = jsonl_record(event, show_thinking=show_thinking)
+            if record is not None:
+                _print_json(record)
+        elif output == "text":
+            renderer(event)
+
+    with store:
+        try:
+            summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink)
+        except ForcedExit:
+            store.set_status(session_id, "ended")
+            return _cancelled(output)
+        store.set_status(session_id, "error" if summary.error is not None else "ended")
+    if summary.stop_reason == "cancelled":
+        return _cancelled(output)
+    if summary.error is not None:
+        return _fail(output, summary.error.message, shown=output == "text")
+    if output == "json":
+        _print_json(json_document(summary, session_id=session_id, show_thinking=show_thinking))
+    elif output == "jsonl":
+        _print_json({"type": "done", "sessionId": session_id})
+    return 0
+
+
+def _cancelled(output: str) -> int:
+    if output == "json":
+        _print_json({"error": "cancelled", "code": 130})
+    elif output == "jsonl":
+        _print_json({"type": "error", "error": "cancelled"})
+    else:
+        sys.stderr.write("hive: cancelled\n")
+    return 130
+
+
+def _fail(output: str, message: str, *, shown: bool = False) -> int:
+    if output == "json":
+        _print_json({"error": message, "code": 1})
+    elif output == "jsonl":
+        _print_json({"type": "error", "error": message})
+    elif not shown:
+        sys.stderr.write(f"hive: {message}\n")
+    return 1

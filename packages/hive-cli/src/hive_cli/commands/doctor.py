@@ -1,0 +1,142 @@
+"""``hive doctor``: configuration, providers, connectivity and environment, with advice."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hive_core.config import ConfigError, find_project_root, global_config_path, load_config
+
+__all__ = ["doctor_main"]
+
+_CONNECT_TIMEOUT = 30.0
+
+
+async def _list_within(list_models: Any, settings: Any) -> list[str]:
+    with anyio.fail_after(_CONNECT_TIMEOUT):
+        return await list_models(settings)
+
+
+class _Report:
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.errors = 0
+        self.warnings = 0
+        self.advice: list[str] = []
+
+    def section(self, title: str) -> None:
+        sys.stdout.write(f"\n{title}\n")
+
+    def ok(self, text: str) -> None:
+        sys.stdout.write(f"  ✓ {text}\n")
+
+    def warn(self, text: str, advice: str | None = None) -> None:
+        self.warnings += 1
+        sys.stdout.write(f"  ! {text}\n")
+        if advice and advice not in self.advice:
+            self.advice.append(advice)
+
+    def error(self, text: str, advice: str | None = None, detail: str | None = None) -> None:
+        self.errors += 1
+        sys.stdout.write(f"  ✗ {text}\n")
+        if detail and self.verbose:
+            sys.stdout.write(f"      {detail}\n")
+        if advice and advice not in self.advice:
+            self.advice.append(advice)
+
+
+def doctor_main(*, verbose: bool) -> int:
+    """Run every check; exit 1 when any error was found."""
+    from hive_providers.registry import ProviderSelectionError, configured_providers, list_models
+
+    report = _Report(verbose)
+    root = find_project_root(Path.cwd())
+    report.section("Configuration")
+    path = global_config_path()
+    if path.exists():
+        report.ok(f"global config: {path}")
+    else:
+        report.warn(f"no global config file ({path})", "`hive set <key> <value>` creates the global config")
+    loaded = None
+    try:
+        loaded = load_config(root)
+        report.ok(f"project: {root}")
+        for warning in loaded.warnings:
+            report.warn(str(warning))
+    except ConfigError as exc:
+        report.error(f"configuration cannot be read: {exc}", "fix the file named above")
+
+    report.section("Providers")
+    providers = []
+    if loaded is not None:
+        try:
+            providers = configured_providers(loaded.data, {})
+        except ProviderSelectionError as exc:
+            report.error(str(exc))
+    remote = [p for p in providers if p.provider != "local"]
+    for settings in providers:
+        if settings.provider == "local":
+            continue
+        if settings.model:
+            report.ok(f"{settings.provider}: {settings.model}")
+        else:
+            report.warn(f"{settings.provider}: no model set", f"set {settings.provider}.model")
+    if not providers:
+        report.error(
+            "no provider configured and local inference is off",
+            "set OPENAI_API_KEY and OPENAI_MODEL (or another provider), or turn local inference back on",
+        )
+    elif not remote:
+        report.ok("Using local inference only (local model, no key needed)")
+        report.advice.append(
+            "for faster or stronger answers, configure a remote provider (e.g. `hive set openai.apiKey ...`)"
+        )
+
+    report.section("Connectivity")
+    for settings in providers[:3]:
+        try:
+            names = anyio.run(_list_within, list_models, settings)
+            report.ok(f"{settings.provider}: reachable ({len(names)} model(s))")
+        except Exception as exc:  # every failure is reported, none stops the check
+            report.error(
+                f"{settings.provider}: not reachable",
+                f"check the {settings.provider} endpoint and key",
+                str(exc),
+            )
+
+    report.section("Environment")
+    if shutil.which("git"):
+        report.ok("git is available")
+        inside = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, check=False
+        )
+        if inside.returncode == 0:
+            report.ok("the project is a git repository")
+        else:
+            report.warn(
+                "the project is not a git repository",
+                "`git init` lets you review and undo the agent's changes",
+            )
+    else:
+        report.warn("git is not installed", "install git to review and undo the agent's changes")
+    free = shutil.disk_usage(root).free
+    if free < 1 << 30:
+        report.warn(f"less than 1 GB free on the disk of {root}")
+    else:
+        report.ok(f"{free / (1 << 30):.0f} GB free")
+
+    sys.stdout.write("\n")
+    if report.errors:
+        sys.stdout.write("Some checks failed.\n")
+    elif report.warnings:
+        sys.stdout.write("Some warnings found.\n")
+    else:
+        sys.stdout.write("All checks passed!\n")
+    for advice in report.advice:
+        sys.stdout.write(f"  → {advice}\n")
+    return 1 if report.errors else 0

@@ -1,0 +1,135 @@
+"""The interactive mode: a prompt loop over one session.
+
+The event loop runs in a background thread (an anyio blocking portal) so the main thread can sit in ``input()``
+with line editing and history, and receive Ctrl+C: during a turn the first Ctrl+C cancels the turn and a second
+leaves with 130; at the prompt, Ctrl+C clears the line and Ctrl+D or ``exit`` leaves.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import suppress
+from typing import Any
+
+from anyio.from_thread import start_blocking_portal
+
+from hive_cli import __version__
+from hive_cli import conversation as conv
+from hive_cli.approver import TerminalApprover
+from hive_cli.assemble import HostOptions, build_host
+from hive_cli.driver import drive_turn
+from hive_cli.errors import USER_ERRORS
+from hive_cli.render import TextRenderer
+from hive_core import SessionRunner
+from hive_protocol import Event, TurnEndEvent, UserMessageRequest
+
+__all__ = ["interactive_main"]
+
+_HELP = """\
+  exit, quit, Ctrl+D   leave
+  /help                this help
+  /model               the provider and model in use
+  /session             the session id (continue it later with hive -r ID)
+  Ctrl+C               cancel the running turn (twice: leave)
+"""
+
+
+def _setup_line_editing() -> None:
+    with suppress(ImportError):
+        import readline
+
+        from hive_core.config import hive_home
+
+        history = hive_home() / "history"
+        with suppress(OSError):
+            history.parent.mkdir(parents=True, exist_ok=True)
+            readline.read_history_file(history)
+        readline.set_history_length(1000)
+        import atexit
+
+        atexit.register(lambda: suppress(OSError) and readline.write_history_file(history))
+
+
+def interactive_main(
+    options: HostOptions,
+    choice: dict[str, Any],
+    *,
+    show_tokens: bool,
+    show_thinking: bool,
+    plain: bool,
+    stream: bool,
+    dry_run: bool,
+) -> int:
+    """Run the prompt loop; return the exit code."""
+    from hive_core.sessions import default_store
+
+    runner: SessionRunner | None = None
+    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
+    try:
+        host = build_host(options, approvals=approver)
+        store = default_store()
+        conversation = conv.open_conversation(host, store, **choice)
+    except (*USER_ERRORS, conv.SessionChoiceError) as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
+    renderer = TextRenderer(plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=stream)
+    totals = {"turns": 0, "input": 0, "output": 0}
+
+    def sink(event: Event) -> None:
+        renderer(event)
+        if isinstance(event, TurnEndEvent):
+            totals["turns"] += 1
+            totals["input"] += event.input_tokens or 0
+            totals["output"] += event.output_tokens or 0
+
+    _setup_line_editing()
+    restored = len(conversation.recorder.session.conversation)
+    sys.stderr.write(
+        f"hive {__version__} · {host.model_label} · session {conversation.session_id}"
+        + (f" ({restored} messages restored)" if restored else "")
+        + (" · planning mode" if options.planning else "")
+        + (" · dry run" if dry_run else "")
+        + "\nType /help for help, exit to leave.\n"
+    )
+    code = 0
+    with store, start_blocking_portal() as portal:
+        while True:
+            try:
+                line = input("> ")
+            except EOFError:
+                sys.stderr.write("\n")
+                break
+            except KeyboardInterrupt:
+                sys.stderr.write("\n(Ctrl+D or exit to leave)\n")
+                continue
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("exit", "quit", "/exit", "/quit"):
+                break
+            if text == "/help":
+                sys.stderr.write(_HELP)
+                continue
+            if text == "/model":
+                sys.stderr.write(f"{host.model_label} (start hive with -m or --provider to change it)\n")
+                continue
+            if text == "/session":
+                sys.stderr.write(f"{conversation.session_id}\n")
+                continue
+            future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)
+            try:
+                future.result()
+            except KeyboardInterrupt:
+                portal.call(runner.cancel)
+                try:
+                    future.result()
+                except KeyboardInterrupt:
+                    code = 130
+                    break
+        store.set_status(conversation.session_id, "ended")
+    sys.stderr.write(
+        f"{totals['turns']} turn(s) · {totals['input']} input + {totals['output']} output tokens "
+        f"= {totals['input'] + totals['output']}\n"
+    )
+    return code

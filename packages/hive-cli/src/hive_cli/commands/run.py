@@ -1,0 +1,185 @@
+"""``hive run``: one prompt for scripts (``--json``, exit codes), or the JSON Lines server (``--server``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import anyio
+
+from hive_cli import conversation as conv
+from hive_cli.approver import TerminalApprover
+from hive_cli.assemble import HostOptions, build_host
+from hive_cli.driver import ForcedExit, drive_turn
+from hive_cli.errors import USER_ERRORS
+from hive_cli.output import run_document, run_failure_document
+from hive_cli.render import TextRenderer
+from hive_cli.summary import exit_code
+from hive_core import SessionRunner, StdioRunner
+from hive_protocol import Event, UserMessageRequest
+
+__all__ = ["run_main"]
+
+
+def run_main(
+    *,
+    prompt_arg: str | None,
+    prompt: str | None,
+    model: str | None,
+    provider: str | None,
+    as_json: bool,
+    server: bool,
+    session_id: str | None,
+    max_iterations: int | None,
+    max_output_tokens: int | None,
+    reasoning_effort: str | None,
+    tool_timeout: float | None,
+    timeout: float | None,
+    show_tokens: bool,
+    show_thinking: bool,
+    plan: bool,
+    auto_commit: bool,
+    commit_message: str | None,
+) -> int:
+    """Run ``hive run``; return the exit code."""
+    options = HostOptions(
+        model=model,
+        provider=provider,
+        planning=plan,
+        max_iterations=max_iterations,
+        max_output_tokens=max_output_tokens,
+        reasoning_effort=reasoning_effort,
+        tool_timeout=tool_timeout,
+    )
+    if server:
+        return anyio.run(_serve, options, session_id)
+    text = prompt if prompt is not None else prompt_arg
+    if text is None and not sys.stdin.isatty():
+        text = sys.stdin.read().strip() or None
+    if not text:
+        return _failure("no prompt: give it as an argument, with -p, or on stdin", "error", 0, as_json)
+    return anyio.run(
+        _run_once, text, options, as_json, timeout, show_tokens, show_thinking, auto_commit, commit_message
+    )
+
+
+def _failure(message: str, stop_reason: str, started: float, as_json: bool) -> int:
+    duration = int((time.monotonic() - started) * 1000) if started else 0
+    if as_json:
+        sys.stdout.write(
+            json.dumps(run_failure_document(message, stop_reason=stop_reason, duration_ms=duration)) + "\n"
+        )
+    else:
+        sys.stderr.write(f"hive: {message}\n")
+    return {"error": 1, "timeout": 2, "cancelled": 130}[stop_reason]
+
+
+async def _run_once(
+    prompt: str,
+    options: HostOptions,
+    as_json: bool,
+    timeout: float | None,
+    show_tokens: bool,
+    show_thinking: bool,
+    auto_commit: bool,
+    commit_message: str | None,
+) -> int:
+    from hive_core.sessions import default_store
+
+    started = time.monotonic()
+    runner: SessionRunner | None = None
+    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
+    try:
+        host = build_host(options, approvals=approver)
+        store = default_store()
+        conversation = conv.open_conversation(host, store)
+    except USER_ERRORS as exc:
+        return _failure(str(exc), "error", started, as_json)
+    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
+    renderer = TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens)
+
+    def sink(event: Event) -> None:
+        if not as_json:
+            renderer(event)
+
+    with store:
+        try:
+            summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink, timeout=timeout)
+        except ForcedExit:
+            store.set_status(conversation.session_id, "ended")
+            return _failure("cancelled", "cancelled", started, as_json)
+        failed = summary.error is not None
+        store.set_status(conversation.session_id, "error" if failed else "ended")
+    duration = int((time.monotonic() - started) * 1000)
+    if summary.error is not None:
+        kind = "timeout" if summary.error.code == "timeout" and timeout is not None else "error"
+        return _failure(summary.error.message, kind, started, as_json)
+    if summary.stop_reason == "cancelled":
+        return _failure("cancelled", "cancelled", started, as_json)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(run_document(summary, duration_ms=duration), ensure_ascii=False, indent=2) + "\n"
+        )
+    code = exit_code(summary)
+    if code == 0 and auto_commit:
+        _auto_commit(host.project_root, commit_message or _default_message(prompt))
+    return code
+
+
+def _default_message(prompt: str) -> str:
+    first = " ".join(prompt.split())
+    return "hive: " + (first if len(first) <= 50 else first[:47] + "...")
+
+
+def _auto_commit(root: Path, message: str) -> None:
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+    if git("rev-parse", "--is-inside-work-tree").returncode != 0:
+        sys.stderr.write("hive: --auto-commit: not a git repository, nothing committed\n")
+        return
+    git("add", "-A")
+    if git("diff", "--cached", "--quiet").returncode == 0:
+        sys.stderr.write("hive: --auto-commit: no changes to commit\n")
+        return
+    result = git("commit", "-q", "-m", message)
+    if result.returncode != 0:
+        sys.stderr.write(f"hive: --auto-commit failed: {result.stderr.strip()}\n")
+
+
+async def _serve(options: HostOptions, session_id: str | None) -> int:
+    from hive_core.sessions import (
+        DurableHitlBridge,
+        SuspendedTurn,
+        TranscriptRecorder,
+        default_store,
+        new_session_id,
+        validate_session_id,
+    )
+
+    store = default_store()
+    with store:
+        try:
+            sid = validate_session_id(session_id) if session_id else new_session_id()
+            bridge = DurableHitlBridge(store, sid)
+            host = build_host(options, approvals=bridge)
+        except USER_ERRORS as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 1
+        bridge.timeout = host.config.approval_timeout_seconds
+        store.create(
+            project_path=str(host.project_root),
+            model=host.settings.model,
+            provider=host.settings.provider,
+            session_id=sid,
+            exist_ok=True,
+        )
+        recorder = TranscriptRecorder(host.agent.session(store.restore(sid)), store, sid)
+        suspended = SuspendedTurn.load(store, sid) if session_id else None
+        resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None
+        runner = StdioRunner(SessionRunner(recorder, session_id=sid, bridge=bridge, resume=resume))
+        return await runner.run()

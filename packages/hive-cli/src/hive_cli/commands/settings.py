@@ -1,0 +1,81 @@
+"""``hive set``, ``get``, ``unset`` and ``config``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hive_core.config import (
+    ConfigError,
+    find_project_root,
+    get_value,
+    global_config_path,
+    load_config,
+    project_config_path,
+    project_env_path,
+    set_value,
+    unset_value,
+)
+
+__all__ = ["config_main", "get_main", "set_main", "unset_main"]
+
+
+def set_main(key: str, value: str) -> int:
+    """Write ``key`` in the global file; the echo masks secrets."""
+    try:
+        result = set_value(key, value)
+    except (ConfigError, ValueError) as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    for warning in result.warnings:
+        sys.stderr.write(f"hive: warning: {warning}\n")
+    sys.stdout.write(f"{result.key} = {result.display}  ({result.path})\n")
+    return 0
+
+
+def get_main(key: str | None, *, raw: bool) -> int:
+    """Print ``key`` (or everything) from the global file; secrets masked unless ``raw``."""
+    try:
+        values = get_value(key, raw=raw)
+    except (ConfigError, ValueError) as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    if key is not None and not values:
+        sys.stderr.write(f"hive: {key} is not set in {global_config_path()}\n")
+        return 1
+    for name, value in values.items():
+        sys.stdout.write(f"{name} = {value}\n")
+    return 0
+
+
+def unset_main(key: str) -> int:
+    """Remove ``key`` from the global file."""
+    try:
+        removed = unset_value(key)
+    except (ConfigError, ValueError) as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    if not removed:
+        sys.stderr.write(f"hive: {key} was not set\n")
+        return 1
+    sys.stdout.write(f"removed {key}\n")
+    return 0
+
+
+def config_main(action: str, *, raw: bool) -> int:
+    """``config path``: the files; ``config show``: every value with where it came from."""
+    root = find_project_root(Path.cwd())
+    if action == "path":
+        sys.stdout.write(f"global:  {global_config_path()}\nproject: {project_config_path(root)}\n")
+        sys.stdout.write(f".env:    {project_env_path(root)}\n")
+        return 0
+    try:
+        loaded = load_config(root)
+    except ConfigError as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    for warning in loaded.warnings:
+        sys.stderr.write(f"hive: warning: {warning}\n")
+    for entry in loaded.entries(raw=raw):
+        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}\n")
+    return 0

@@ -1,0 +1,129 @@
+"""Showing a turn to a person: streamed text, compact tool lines, thinking and token usage."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import msgspec
+
+from hive_protocol import (
+    AddendumEvent,
+    ErrorEvent,
+    Event,
+    FallbackEvent,
+    HitlRequestEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+)
+
+__all__ = ["TextRenderer"]
+
+_DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
+
+
+class TextRenderer:
+    """Writes the reply to stdout as it streams; tool calls, thinking and notes go to stderr.
+
+    stdout holds the reply alone, so ``hive -p ... > answer.txt`` captures just the answer. Colour is used only
+    on a terminal and never with ``plain``.
+    """
+
+    def __init__(
+        self,
+        *,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        plain: bool = False,
+        show_thinking: bool = False,
+        show_tokens: bool = False,
+        stream: bool = True,
+    ) -> None:
+        self.out = stdout or sys.stdout
+        self.err = stderr or sys.stderr
+        self.color = not plain and self.err.isatty()
+        self.show_thinking = show_thinking
+        self.show_tokens = show_tokens
+        self.stream = stream
+        self._buffer: list[str] = []
+        self._line_open = False
+        self._thinking_open = False
+
+    def _paint(self, code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if self.color else text
+
+    def _note(self, text: str) -> None:
+        self._end_line()
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def _end_line(self) -> None:
+        if self._thinking_open:
+            self.err.write("\n")
+            self._thinking_open = False
+        if self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDeltaEvent):
+            if self._thinking_open:
+                self.err.write("\n")
+                self._thinking_open = False
+            if self.stream:
+                self.out.write(event.content)
+                self.out.flush()
+                self._line_open = not event.content.endswith("\n")
+            else:
+                self._buffer.append(event.content)
+        elif isinstance(event, ThinkingDeltaEvent):
+            if self.show_thinking:
+                if not self._thinking_open:
+                    self.err.write(self._paint(_DIM, "thinking: "))
+                self.err.write(self._paint(_DIM, event.content))
+                self.err.flush()
+                self._thinking_open = True
+        elif isinstance(event, ToolStartEvent):
+            arguments = (
+                event.input if isinstance(event.input, str) else msgspec.json.encode(event.input).decode()
+            )
+            if len(arguments) > 100:
+                arguments = arguments[:97] + "..."
+            self._note(self._paint(_DIM, f"→ {event.tool} {arguments}"))
+        elif isinstance(event, ToolEndEvent):
+            first = (event.output or "").strip().splitlines()[:1]
+            summary = first[0][:100] if first else ""
+            if event.success:
+                self._note(self._paint(_GREEN, f"✓ {event.tool}") + self._paint(_DIM, f" {summary}"))
+            else:
+                mark = f"✗ {event.tool}" + (f" ({event.refusal})" if event.refusal else "")
+                self._note(self._paint(_RED, mark) + f" {summary}")
+        elif isinstance(event, HitlRequestEvent):
+            pass  # the terminal approver draws its own prompt
+        elif isinstance(event, FallbackEvent):
+            self._note(self._paint(_YELLOW, f"! provider {event.kind}: {event.message}"))
+        elif isinstance(event, AddendumEvent):
+            self._note(self._paint(_DIM, event.content))
+        elif isinstance(event, ErrorEvent):
+            self._note(
+                self._paint(_RED, f"error: {event.message}") + (f" [{event.code}]" if event.code else "")
+            )
+        elif isinstance(event, TurnEndEvent):
+            if self._buffer:
+                self.out.write("".join(self._buffer))
+                self._line_open = not self._buffer[-1].endswith("\n")
+                self._buffer.clear()
+            self._end_line()
+            if event.stop_reason not in (None, "completed"):
+                self._note(self._paint(_YELLOW, f"(stopped: {event.stop_reason})"))
+            if self.show_tokens and event.input_tokens is not None:
+                self._note(
+                    self._paint(
+                        _DIM,
+                        f"tokens: {event.input_tokens} in, {event.output_tokens} out, {event.total_tokens} total",
+                    )
+                )
