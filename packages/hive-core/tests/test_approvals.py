@@ -184,7 +184,7 @@ async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> Non
     assert_verified(events, turns=1)
 
 
-async def test_the_policy_is_told_about_planning_mode() -> None:
+async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only_calls_as_usual() -> None:
     policy = Policy()
 
     @tool(read_only=True)
@@ -197,7 +197,9 @@ async def test_the_policy_is_told_about_planning_mode() -> None:
     with anyio.fail_after(WAIT):
         await collect_turn(agent.session(), "look")
 
-    assert policy.seen == [("peek", {"path": "a"}, True)]
+    # The gate already enforced planning mode from the tool's own read-only marking (which the rules may not
+    # know, e.g. for an MCP tool), so the policy judges the call as it would outside planning mode.
+    assert policy.seen == [("peek", {"path": "a"}, False)]
 
 
 async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:

@@ -149,3 +149,24 @@ async def test_planning_mode_reads_but_never_writes(project: Path) -> None:
     assert (ends["write_file"].success, ends["write_file"].refusal) == (False, "denied")
     assert not (project / "src" / "new.py").exists()
     assert_verified(events, turns=1)
+
+
+async def test_planning_mode_runs_tools_the_rules_mark_read_only(project: Path) -> None:
+    from hive_core import tool
+
+    @tool
+    def inspect_build(target: str) -> str:
+        """Reports on a build target without changing anything."""
+        return f"{target}: up to date"
+
+    (project / ".hive").mkdir()
+    (project / ".hive" / "permissions.yaml").write_text(
+        "permissions:\n  read_only_tools: [inspect_*]\n  tools:\n    - {pattern: inspect_*, action: allow}\n",
+        encoding="utf-8",
+    )
+    client = ScriptedChatClient([call(("inspect_build", {"target": "app"})), reply("ok")])
+    policy = PermissionPolicy(load_permission_rules(project), project)
+    agent = Agent(client, tools=[inspect_build], policy=policy, working_dir=project, planning=True)
+    events = await collect_turn(agent.session(), "check")
+    (end,) = of_type(events, ToolEndEvent)
+    assert (end.success, end.output) == (True, "app: up to date")

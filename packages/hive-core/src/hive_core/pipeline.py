@@ -208,18 +208,24 @@ class ApprovalGate:
         self.policy = policy
         self.approvals = approvals
 
+    def _read_only_by_rule(self, name: str) -> bool:
+        is_read_only = getattr(self.policy, "is_read_only", None)
+        return bool(is_read_only(name)) if callable(is_read_only) else False
+
     async def __call__(self, invocation: Invocation, call_next: Next) -> ToolOutcome:
         tool = invocation.tool
-        if invocation.planning and (tool is None or not tool.read_only):
+        name = invocation.call.name
+        if invocation.planning and not (
+            tool is not None and (tool.read_only or self._read_only_by_rule(name))
+        ):
             return ToolOutcome.refused(
                 "denied",
-                f"Permission denied: planning mode runs only read-only tools; '{invocation.call.name}' may change things.",
+                f"Permission denied: planning mode runs only read-only tools; '{name}' may change things.",
             )
         if self.policy is None:
             return await call_next(invocation)
-        verdict = self.policy.evaluate(
-            invocation.call.name, invocation.arguments, planning=invocation.planning
-        )
+        # Planning mode was decided above, from the tool's own marking as well as the rules' read_only_tools.
+        verdict = self.policy.evaluate(name, invocation.arguments, planning=False)
         if verdict.action == "allow":
             return await call_next(invocation)
         if verdict.action == "deny":

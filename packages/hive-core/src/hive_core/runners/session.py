@@ -173,7 +173,7 @@ class SessionRunner:
         request: UserMessageRequest,
         emit: EventSink,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 - running past it fails the turn; it is no cancel
+        timeout: float | None = None,
     ) -> None:
         """Run one turn with the runner's guarantees.
 
