@@ -2,7 +2,8 @@
 
 Run: uv run python benchmarks/core_stream.py
 
-Streams 20,000 text deltas and prints microseconds per delta for:
+Streams 20,000 text deltas and prints CPU microseconds per delta (process time, so other load on the machine
+does not count) for:
 - floor: a bare async generator feeding ``hive_protocol.encode`` (no loop, no runner);
 - hive → memory: the agent loop and the runner's turn guarantees, writing each line to an in-memory buffer;
 - hive → /dev/null: the same through ``StdioRunner.write`` to a real file (a write and flush per line).
@@ -17,6 +18,7 @@ import time
 from collections.abc import AsyncIterator
 
 import anyio
+
 from hive_core import Agent, SessionRunner, StdioRunner, TextUpdate
 from hive_core.chat import FinishUpdate
 from hive_core.testing import ScriptedChatClient, ScriptedRound
@@ -32,10 +34,10 @@ async def floor() -> float:
             yield "tok "
 
     sink = io.BytesIO()
-    start = time.perf_counter()
+    start = time.process_time()
     async for text in deltas():
         sink.write(encode(TextDeltaEvent(content=text)))
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 async def through_hive(stdout: io.RawIOBase | io.BufferedIOBase) -> float:
@@ -43,9 +45,9 @@ async def through_hive(stdout: io.RawIOBase | io.BufferedIOBase) -> float:
     client = ScriptedChatClient([ScriptedRound([*updates, FinishUpdate("stop")])])
     session = Agent(client, clock=lambda: 0.0).session()
     runner = StdioRunner(SessionRunner(session, session_id="bench"), stdout=stdout)  # type: ignore[arg-type]
-    start = time.perf_counter()
+    start = time.process_time()
     await runner.session.run_turn(UserMessageRequest(content="go"), runner.write)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def median_us(runs: list[float]) -> float:
@@ -55,7 +57,7 @@ def median_us(runs: list[float]) -> float:
 async def main() -> None:
     floors = [await floor() for _ in range(REPEATS)]
     memory = [await through_hive(io.BytesIO()) for _ in range(REPEATS)]
-    with open(os.devnull, "wb", buffering=0) as devnull:
+    with open(os.devnull, "wb", buffering=0) as devnull:  # noqa: ASYNC230 - /dev/null never blocks
         null = [await through_hive(devnull) for _ in range(REPEATS)]
     base = median_us(floors)
     print(f"{DELTAS} text deltas, median of {REPEATS} runs")
