@@ -8,7 +8,11 @@ import hive_cli
 
 def test_hive_version_prints_the_package_version() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "hive_cli", "--version"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "hive_cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"hive {hive_cli.__version__}\n"
@@ -25,6 +29,8 @@ def test_version_and_help_import_no_provider_sdk_mcp_or_llama() -> None:
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'openai', 'anthropic', 'mcp', 'llama_cpp', 'httpx2'})\n"
         "print(','.join(heavy))\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""

@@ -7,6 +7,8 @@ This is the one place the CLI wires the SDK: the same assembly serves the intera
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import msgspec
 from hive_core import Agent, ApprovalService, ChatClient, TokenBudgetChatClient, Tool
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.config import LoadedConfig, find_project_root, load_config
+from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, load_permission_rules
 from hive_providers import ProviderSettings
 
@@ -44,6 +47,7 @@ class Host:
     settings: ProviderSettings
     client: ChatClient
     agent: Agent
+    plugins: McpPlugins
 
     @property
     def model_label(self) -> str:
@@ -72,7 +76,8 @@ def build_host(
 ) -> Host:
     """Load the configuration for the project around ``options.cwd`` and build its agent.
 
-    Raises ``ConfigError``, ``PermissionConfigError`` or ``ProviderSelectionError`` with a message fit for the user.
+    Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
+    message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
     """
     from hive_providers.registry import create_client, select_provider
 
@@ -102,4 +107,19 @@ def build_host(
         working_dir=root,
         planning=options.planning,
     )
-    return Host(root, loaded, settings, client, agent)
+    return Host(root, loaded, settings, client, agent, McpPlugins.load(root))
+
+
+@asynccontextmanager
+async def plugins_for(host: Host) -> AsyncGenerator[None]:
+    """Start the project's MCP servers (``.hive/plugins.yaml`` and the global file) and offer their tools.
+
+    Without a plugins file nothing is started and the ``mcp`` SDK is not even imported.
+    """
+    plugins = host.plugins
+    if not plugins.config.plugins:
+        yield
+        return
+    async with plugins:
+        plugins.sync_tools(host.agent.tools)
+        yield

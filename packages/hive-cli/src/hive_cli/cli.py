@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# json and pathlib are imported where used: ``hive --help`` starts faster without them.
 
 __all__ = ["cli", "run_cli"]
 
@@ -232,7 +235,8 @@ def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
 def run_cli(args: list[str]) -> int:
     """Run the command line with ``args``; return the exit code."""
     try:
-        cli.main(args=args, prog_name="hive", standalone_mode=False)
+        # Without standalone mode, click returns the code of a ``ctx.exit(code)`` instead of raising it.
+        result = cli.main(args=args, prog_name="hive", standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
@@ -243,17 +247,21 @@ def run_cli(args: list[str]) -> int:
         return 130
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 def print_json(document: Any) -> None:
     """Write one JSON document on stdout (non-ASCII kept)."""
+    import json
+
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 
 def project_root() -> Path:
     """The project this command works on."""
+    from pathlib import Path
+
     from hive_core.config import find_project_root
 
     return find_project_root(Path.cwd())

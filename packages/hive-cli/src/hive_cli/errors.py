@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hive_core.config import ConfigError
+from hive_core.mcp import PluginConfigError
 from hive_core.permissions import PermissionConfigError
 from hive_core.sessions import InvalidSessionId
 from hive_providers.registry import ProviderSelectionError
@@ -12,6 +13,7 @@ __all__ = ["USER_ERRORS"]
 USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
     PermissionConfigError,
+    PluginConfigError,
     ProviderSelectionError,
     InvalidSessionId,
     ValueError,

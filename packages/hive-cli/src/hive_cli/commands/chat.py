@@ -10,7 +10,7 @@ import anyio
 
 from hive_cli import conversation as conv
 from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host
+from hive_cli.assemble import HostOptions, build_host, plugins_for
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.output import json_document, jsonl_record
@@ -93,6 +93,8 @@ async def _one_shot(
         store = default_store()
         conversation = conv.open_conversation(host, store, **choice)
     except (*USER_ERRORS, conv.SessionChoiceError) as exc:
+        if output == "jsonl":  # `start` is the first record, always; no session was opened to name
+            _print_json({"type": "start"})
         return _fail(output, str(exc))
     runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
     session_id = conversation.session_id
@@ -112,7 +114,8 @@ async def _one_shot(
 
     with store:
         try:
-            summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink)
+            async with plugins_for(host):
+                summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink)
         except ForcedExit:
             store.set_status(session_id, "ended")
             return _cancelled(output)

@@ -16,7 +16,7 @@ from anyio.from_thread import start_blocking_portal
 from hive_cli import __version__
 from hive_cli import conversation as conv
 from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host
+from hive_cli.assemble import HostOptions, build_host, plugins_for
 from hive_cli.driver import drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.render import TextRenderer
@@ -93,7 +93,7 @@ def interactive_main(
         + "\nType /help for help, exit to leave.\n"
     )
     code = 0
-    with store, start_blocking_portal() as portal:
+    with store, start_blocking_portal() as portal, portal.wrap_async_context_manager(plugins_for(host)):
         while True:
             try:
                 line = input("> ")

@@ -43,13 +43,15 @@ def models_main(*, provider: str | None, as_json: bool) -> int:
             failures += 1
             sys.stderr.write(f"hive: {settings.provider}: could not list models: {exc}\n")
             continue
+        # A provider without a configured model (local inference) uses the first model it lists.
+        used = settings.model or (names[0] if names else None)
         for name in names:
             rows.append(
                 {
                     "modelId": name,
                     "provider": settings.provider,
                     "displayName": name,
-                    "isDefault": settings.provider == default and name == settings.model,
+                    "isDefault": settings.provider == default and name == used,
                 }
             )
     if as_json:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from functools import partial
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import anyio
 
 from hive_cli import conversation as conv
 from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host
+from hive_cli.assemble import HostOptions, build_host, plugins_for
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.output import run_document, run_failure_document
@@ -108,7 +109,8 @@ async def _run_once(
 
     with store:
         try:
-            summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink, timeout=timeout)
+            async with plugins_for(host):
+                summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink, timeout=timeout)
         except ForcedExit:
             store.set_status(conversation.session_id, "ended")
             return _failure("cancelled", "cancelled", started, as_json)
@@ -157,14 +159,14 @@ async def _serve(options: HostOptions, session_id: str | None) -> int:
         SuspendedTurn,
         TranscriptRecorder,
         default_store,
-        new_session_id,
         validate_session_id,
     )
 
     store = default_store()
     with store:
         try:
-            sid = validate_session_id(session_id) if session_id else new_session_id()
+            # Without --session-id the id is a 32-hex GUID, as the protocol's session_started documents.
+            sid = validate_session_id(session_id) if session_id else uuid.uuid4().hex
             bridge = DurableHitlBridge(store, sid)
             host = build_host(options, approvals=bridge)
         except USER_ERRORS as exc:
@@ -182,4 +184,5 @@ async def _serve(options: HostOptions, session_id: str | None) -> int:
         suspended = SuspendedTurn.load(store, sid) if session_id else None
         resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None
         runner = StdioRunner(SessionRunner(recorder, session_id=sid, bridge=bridge, resume=resume))
-        return await runner.run()
+        async with plugins_for(host):
+            return await runner.run()

@@ -22,7 +22,19 @@ def latest_version() -> str:
 
     Raises ``RuntimeError`` with pip's explanation when the index cannot be reached or has no hive-cli.
     """
-    command = [sys.executable, "-m", "pip", "index", "versions", "hive-cli", "--disable-pip-version-check"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        "hive-cli",
+        "--disable-pip-version-check",
+        "--retries",
+        "1",
+        "--timeout",
+        "15",
+    ]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -1,0 +1,165 @@
+"""``hive doctor``, ``hive models`` and ``hive update``: checks and exit codes, model lists, and the update
+check against a package index that is unreachable or offers a newer hive-cli."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_harness import MODEL, Workspace
+
+import hive_cli
+from hive_conformance.model_server import ScriptedModelServer
+
+
+def closed_port() -> int:
+    """A local port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def git_init(path: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=path, env=env, check=True, timeout=30, capture_output=True)
+
+
+# -- doctor ------------------------------------------------------------------------------------------------------
+
+
+def test_doctor_passes_with_a_reachable_provider(ws: Workspace, server: ScriptedModelServer) -> None:
+    result = ws.use(server).run("doctor")
+    assert result.code == 0, result
+    out = result.stdout
+    for section in ("Configuration", "Providers", "Connectivity", "Environment"):
+        assert f"\n{section}\n" in out
+    assert f"✓ openai: {MODEL}" in out
+    assert "✓ openai: reachable (1 model(s))" in out
+    assert "✗" not in out
+    # No global config file and no repository are warnings, never errors.
+    assert "! no global config file" in out
+    assert "! the project is not a git repository" in out
+    assert "Some warnings found." in out
+    assert [r.endpoint for r in server.requests] == ["models"]
+
+
+def test_doctor_fails_with_exit_1_when_nothing_is_configured(ws: Workspace) -> None:
+    result = ws.run("doctor")
+    assert result.code == 1, result
+    assert "✗ no provider configured and local inference is off" in result.stdout
+    assert "Some checks failed." in result.stdout
+
+
+def test_doctor_fails_with_exit_1_when_the_provider_is_unreachable(ws: Workspace) -> None:
+    env = {
+        "OPENAI_API_KEY": "test",
+        "OPENAI_MODEL": MODEL,
+        "OPENAI_ENDPOINT": f"http://127.0.0.1:{closed_port()}/v1",
+    }
+    verbose = ws.run("doctor", "--verbose", env=env)
+    assert verbose.code == 1, verbose
+    assert "Some checks failed." in verbose.stdout
+    # --verbose adds the failure's detail under the check.
+    detail = verbose.stdout.split("✗ openai: not reachable\n")[1].splitlines()[0]
+    assert detail.startswith("      openai: ")
+    assert len(detail.strip()) > len("openai: ")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_doctor_passes_on_local_inference_alone(ws: Workspace) -> None:
+    git_init(ws.project)
+    assert ws.run("set", "chatBehavior.maxOutputTokens", "1024").code == 0
+    env = {key: value for key, value in ws.env.items() if key != "LMSUPPLY_ENABLED"}
+    ws.env = env
+    result = ws.run("doctor")
+    assert result.code == 0, result
+    assert "✓ Using local inference only" in result.stdout
+    assert "✓ local: reachable (1 model(s))" in result.stdout
+    assert "All checks passed!" in result.stdout
+
+
+# -- models ------------------------------------------------------------------------------------------------------
+
+
+def test_models_lists_the_providers_models(ws: Workspace, server: ScriptedModelServer) -> None:
+    as_json = ws.use(server).run("models", "--json")
+    assert as_json.code == 0, as_json
+    assert as_json.line_document() == [
+        {"modelId": MODEL, "provider": "openai", "displayName": MODEL, "isDefault": True}
+    ]
+    as_text = ws.run("models")
+    assert (as_text.code, as_text.stdout) == (0, f"* openai     {MODEL}\n")
+
+
+def test_models_of_the_local_provider_mark_its_default_model(ws: Workspace) -> None:
+    result = ws.run("models", "-p", "local", "--json")
+    assert result.code == 0, result
+    [row] = result.line_document()
+    assert row["provider"] == "local"
+    assert row["modelId"].endswith(".gguf")
+    assert row["isDefault"] is True
+    unknown = ws.run("models", "-p", "nonsense")
+    assert unknown.code == 1
+    assert "unknown provider" in unknown.stderr
+
+
+def test_models_is_exit_1_when_no_provider_answers(ws: Workspace) -> None:
+    env = {
+        "OPENAI_API_KEY": "test",
+        "OPENAI_MODEL": MODEL,
+        "OPENAI_ENDPOINT": f"http://127.0.0.1:{closed_port()}/v1",
+    }
+    result = ws.run("models", "--json", env=env)
+    assert result.code == 1, result
+    assert result.line_document() == []
+    assert "could not list models" in result.stderr
+
+
+# -- update ------------------------------------------------------------------------------------------------------
+
+
+def simple_index(root: Path, *versions: str) -> str:
+    """A PEP 503 simple index on disk offering hive-cli ``versions``; its file:// URL."""
+    page = root / "simple" / "hive-cli"
+    page.mkdir(parents=True)
+    links = "".join(
+        f'<a href="hive_cli-{v}-py3-none-any.whl">hive_cli-{v}-py3-none-any.whl</a>\n' for v in versions
+    )
+    (page / "index.html").write_text(
+        f"<!DOCTYPE html><html><body>\n{links}</body></html>\n", encoding="utf-8"
+    )
+    return (root / "simple").as_uri()
+
+
+def index_env(url: str) -> dict[str, str]:
+    # PIP_RETRIES=0: pip's default of 5 retries with back-off only makes the offline case slow.
+    return {"PIP_CONFIG_FILE": "/dev/null", "PIP_INDEX_URL": url, "PIP_RETRIES": "0", "PIP_NO_CACHE_DIR": "1"}
+
+
+def test_update_check_offline_says_so_and_exits_0(ws: Workspace) -> None:
+    result = ws.run("update", "--check", env=index_env(f"http://127.0.0.1:{closed_port()}/simple"))
+    assert result.code == 0, result
+    assert result.stdout == ""
+    assert f"hive {hive_cli.__version__}: could not check for updates" in result.stderr
+
+
+def test_update_check_is_exit_2_when_the_index_offers_a_newer_version(ws: Workspace) -> None:
+    env = index_env(simple_index(ws.root / "index", "0.0.5", "99.1.0", "99.0.3"))
+    checked = ws.run("update", "--check", env=env)
+    assert checked.code == 2, checked
+    assert checked.stdout.startswith(f"hive-cli 99.1.0 is available (you have {hive_cli.__version__}).\n")
+    told = ws.run("update", env=env)
+    assert told.code == 0, told
+    assert "99.1.0" in told.stdout
+
+
+def test_update_check_is_exit_0_when_up_to_date(ws: Workspace) -> None:
+    result = ws.run(
+        "update", "--check", env=index_env(simple_index(ws.root / "index", "0.0.5", hive_cli.__version__))
+    )
+    assert result.code == 0, result
+    assert result.stdout == f"hive {hive_cli.__version__} is up to date.\n"

@@ -1,0 +1,83 @@
+"""The interactive mode, driven on a real pseudo-terminal: prompts, streamed answers, an approval answered at the
+keyboard, Ctrl+C cancelling a turn, and leaving."""
+
+from __future__ import annotations
+
+from cli_harness import Workspace, calls, model_requests, text, user_texts
+
+from hive_conformance.model_server import ScriptedModelServer
+
+
+def test_a_session_with_a_streamed_answer_an_approval_and_a_cancelled_turn(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        text("Hello ", "from ", "hive.", delay=0.05),
+        calls(("c1", "write_file", {"path": "config.json", "content": "{}"})),
+        text("Saved it."),
+        text(*[f"w{i} " for i in range(60)], delay=0.5),
+    )
+    with ws.use(server).terminal() as term:
+        banner = term.expect("> ")
+        assert "session " in banner
+        assert "openai/scripted" in banner
+        term.type("hi\r")
+        term.expect("Hello from hive.")
+        term.expect("> ")
+
+        term.type("write the config\r")
+        panel = term.expect("[s] reject and stop: ")
+        assert "approval needed: write_file" in panel
+        assert "path: config.json" in panel
+        assert not (ws.project / "config.json").exists()
+        term.type("y\r")
+        term.expect("✓ write_file")
+        term.expect("Saved it.")
+        term.expect("> ")
+        assert (ws.project / "config.json").read_text(encoding="utf-8") == "{}"
+
+        term.type("talk slowly\r")
+        term.expect("w0 ")
+        term.type("\x03")  # Ctrl+C: the turn stops, the session goes on
+        term.expect("(stopped: cancelled)")
+        term.expect("> ")
+        assert "w59" not in term.output
+
+        term.type("/session\r")
+        term.expect("> ")
+        term.type("exit\r")
+        summary = term.expect("turn(s)")
+        assert term.wait() == 0
+    assert "3 turn(s)" in summary
+    requests = model_requests(server)
+    assert len(requests) == 4
+    assert user_texts(requests[3]) == ["hi", "write the config", "talk slowly"]
+    [session] = ws.sessions()
+    assert session["id"] in term.output
+    assert session["status"] == "ended"
+
+
+def test_ctrl_d_leaves_and_continue_restores_the_conversation(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("First answer."), text("Second answer."))
+    ws.use(server)
+    with ws.terminal() as term:
+        term.expect("> ")
+        term.type("one\r")
+        term.expect("First answer.")
+        term.expect("> ")
+        term.type("\x04")  # Ctrl+D
+        assert term.wait() == 0
+    with ws.terminal("-c") as term:
+        banner = term.expect("> ")
+        assert "(2 messages restored)" in banner
+        term.type("/help\r")
+        assert "Ctrl+C" in term.expect("> ")
+        term.type("two\r")
+        term.expect("Second answer.")
+        term.expect("> ")
+        term.type("quit\r")
+        assert term.wait() == 0
+    assert len(model_requests(server)) == 2
+    assert user_texts(model_requests(server)[1]) == ["one", "two"]

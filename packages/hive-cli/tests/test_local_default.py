@@ -1,0 +1,34 @@
+"""The local default: with an empty home and no provider variable, ``hive -p`` answers with the SmolLM2 model
+run in process (nothing to configure, no server).
+
+The ``hive`` process is started early by ``conftest.local_default_run``, in a workspace of its own; this test
+(moved to the end of the run) waits for it and checks what it printed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_harness import Background, Workspace, clean_env
+
+LOCAL_TIMEOUT = 300.0
+
+
+@pytest.mark.slow
+def test_an_empty_setup_answers_with_the_local_model(
+    local_default_run: tuple[Workspace, Background] | None,
+) -> None:
+    assert local_default_run is not None
+    workspace, running = local_default_run
+    # Nothing configured: no provider variable, local inference not even mentioned, an empty home.
+    assert not {"OPENAI_API_KEY", "LMSUPPLY_ENABLED"} & set(workspace.env)
+    assert set(clean_env(workspace.home)) - set(workspace.env) == {"LMSUPPLY_ENABLED"}
+    assert not (workspace.home / "config.yaml").exists()
+    result = running.result(timeout=LOCAL_TIMEOUT)
+    assert result.code == 0, result
+    doc = result.line_document()
+    assert set(doc) == {"content", "sessionId", "usage"}
+    assert isinstance(doc["content"], str)
+    assert doc["content"].strip(), doc
+    assert doc["usage"]["outputTokens"] > 0
+    [session] = workspace.sessions()
+    assert session["id"] == doc["sessionId"]

@@ -1,0 +1,254 @@
+"""``hive -p``: the ``-o json`` document, the ``-o jsonl`` records, text output, errors and exit codes.
+
+Each test runs the installed ``hive`` in a subprocess against the scripted model server.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+
+from cli_harness import MODEL, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
+
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import ContextLengthFailure, HttpFailure, Round
+
+START_KEYS = {"type", "sessionId"}
+
+
+def test_json_is_one_document_with_content_session_and_usage(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Hel", "lo", usage=(12, 3)))
+    # Diagnostics (a config warning, the dry-run notice) go to stderr; stdout holds the document alone.
+    (ws.project / ".hive" / "config.yaml").write_text("notAKey: 1\n", encoding="utf-8")
+    result = ws.use(server).run("-p", "hi", "-o", "json", "--dry-run")
+    assert result.code == 0, result
+    assert "notAKey" in result.stderr
+    assert "dry run" in result.stderr
+    doc = result.line_document()
+    assert set(doc) == {"content", "sessionId", "usage"}
+    assert doc["content"] == "Hello"
+    assert doc["usage"] == {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}
+    assert [s["id"] for s in ws.sessions()] == [doc["sessionId"]]
+    [request] = model_requests(server)
+    assert request.path == "/v1/responses"
+    assert request.body["model"] == MODEL
+    assert request.body["stream"] is True
+    assert user_texts(request) == ["hi"]
+    server.assert_consumed()
+
+
+def test_json_lists_tool_calls_with_json_string_arguments_and_their_results(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(
+        calls(
+            ("call_1", "read_file", {"path": "a.txt"}),
+            # Asked by the default rules, and refused: there is no terminal to ask at.
+            ("call_2", "write_file", {"path": "config.json", "content": "{}"}),
+        ),
+        text("It says alpha.", thinking=["Hidden ", "thoughts."]),
+    )
+    result = ws.use(server).run("-p", "what is in a.txt?", "-o", "json")
+    assert result.code == 0, result
+    doc = result.line_document()
+    # No "thinking" without --show-thinking, though the model thought.
+    assert set(doc) == {"content", "sessionId", "usage", "toolCalls"}
+    assert doc["content"] == "It says alpha."
+    read, write = doc["toolCalls"]
+    assert set(read) == set(write) == {"name", "arguments", "result", "success"}
+    assert read["name"] == "read_file"
+    assert isinstance(read["arguments"], str)
+    assert json.loads(read["arguments"]) == {"path": "a.txt"}
+    assert "alpha" in read["result"]
+    assert read["success"] is True
+    assert (write["name"], write["success"]) == ("write_file", False)
+    assert json.loads(write["arguments"]) == {"path": "config.json", "content": "{}"}
+    assert "no terminal" in write["result"]
+    assert not (ws.project / "config.json").exists()
+    # Token usage is summed over both model rounds.
+    assert doc["usage"] == {"inputTokens": 30, "outputTokens": 7, "totalTokens": 37}
+    # The model saw both outcomes in its second round.
+    outputs = input_items(model_requests(server)[1], "function_call_output")
+    assert [o["call_id"] for o in outputs] == ["call_1", "call_2"]
+    assert "alpha" in outputs[0]["output"]
+    assert "no terminal" in outputs[1]["output"]
+
+
+def test_thinking_appears_with_show_thinking(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Answer.", thinking=["Let me ", "think."]))
+    shown = ws.use(server).run("-p", "q", "-o", "json", "--show-thinking")
+    assert shown.code == 0, shown
+    thinking = shown.line_document()["thinking"]
+    assert set(thinking) == {"content", "tokenCount"}
+    assert thinking["content"] == "Let me think."
+    assert isinstance(thinking["tokenCount"], int)
+    assert thinking["tokenCount"] > 0
+
+
+def test_usage_is_omitted_when_the_model_reports_none(ws: Workspace, server: ScriptedModelServer) -> None:
+    # Of the scripted server's APIs, only a Gemini stream leaves usage out when the round has none.
+    server.add(text("No usage here.", usage=None))
+    config = f"googleai:\n  endpoint: {server.url}/v1beta/\n"
+    (ws.project / ".hive" / "config.yaml").write_text(config, encoding="utf-8")
+    result = ws.run("-p", "hi", "-o", "json", env={"GOOGLEAI_API_KEY": "test", "GOOGLEAI_MODEL": MODEL})
+    assert result.code == 0, result
+    assert result.line_document() == {"content": "No usage here.", "sessionId": ws.sessions()[0]["id"]}
+    assert [r.endpoint for r in server.requests] == ["gemini"]
+
+
+def test_jsonl_starts_with_start_streams_each_delta_and_calls_and_ends_with_done(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(
+        calls(("call_1", "read_file", {"path": "a.txt"})),
+        text("It ", "says ", "alpha.", thinking=["hm", "m"]),
+    )
+    result = ws.use(server).allow_all().run("-p", "read a.txt", "-o", "jsonl", "--show-thinking")
+    assert result.code == 0, result
+    records = result.records()
+    session_id = ws.sessions()[0]["id"]
+    assert records[0] == {"type": "start", "sessionId": session_id}
+    assert records[-1] == {"type": "done", "sessionId": session_id}
+    middle = records[1:-1]
+    kinds = ["tool_call", "tool_result", "thinking", "thinking", "text", "text", "text"]
+    assert [r["type"] for r in middle] == kinds
+    call, outcome = middle[0], middle[1]
+    assert set(call) == {"type", "id", "name", "arguments"}
+    assert (call["id"], call["name"]) == ("call_1", "read_file")
+    assert json.loads(call["arguments"]) == {"path": "a.txt"}
+    assert set(outcome) == {"type", "id", "name", "success", "result"}
+    assert (outcome["id"], outcome["name"], outcome["success"]) == ("call_1", "read_file", True)
+    assert "alpha" in outcome["result"]
+    assert middle[2:] == [
+        {"type": "thinking", "content": "hm"},
+        {"type": "thinking", "content": "m"},
+        {"type": "text", "content": "It "},
+        {"type": "text", "content": "says "},
+        {"type": "text", "content": "alpha."},
+    ]
+
+
+def test_a_model_error_is_the_error_shape_with_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(Round(failure=HttpFailure(status=401, message="bad key")))
+    result = ws.use(server).run("-p", "hi", "-o", "json")
+    assert result.code == 1, result
+    doc = result.line_document()
+    assert set(doc) == {"error", "code"}
+    assert doc["code"] == 1
+    assert "bad key" in doc["error"]
+
+
+def test_a_model_error_in_jsonl_ends_with_an_error_record(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(Round(failure=ContextLengthFailure()))
+    result = ws.use(server).run("-p", "hi", "-o", "jsonl")
+    assert result.code == 1, result
+    records = result.records()
+    assert set(records[0]) == START_KEYS
+    assert records[0]["type"] == "start"
+    assert set(records[-1]) == {"type", "error"}
+    assert records[-1]["type"] == "error"
+    assert "context_length_exceeded" in records[-1]["error"]
+    assert all(r["type"] != "done" for r in records)
+
+
+def test_a_model_error_in_text_mode_goes_to_stderr(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(Round(failure=HttpFailure(status=401, message="bad key")))
+    result = ws.use(server).run("-p", "hi")
+    assert result.code == 1, result
+    assert result.stdout == ""
+    assert "bad key" in result.stderr
+
+
+def test_no_provider_is_a_json_error_with_exit_1(ws: Workspace) -> None:
+    result = ws.run("-p", "hi", "-o", "json")
+    assert result.code == 1, result
+    doc = result.line_document()
+    assert set(doc) == {"error", "code"}
+    assert doc["code"] == 1
+    assert "LMSUPPLY_ENABLED" in doc["error"]
+    records = ws.run("-p", "hi", "-o", "jsonl").records()
+    # `start` comes first even when no session could be opened (its sessionId is then left out).
+    assert records[0] == {"type": "start"}
+    assert [r["type"] for r in records] == ["start", "error"]
+    assert records[1]["error"] == doc["error"]
+
+
+def test_resuming_an_unknown_session_is_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
+    result = ws.use(server).run("-r", "no-such-session", "-p", "hi", "-o", "json")
+    assert result.code == 1, result
+    doc = result.line_document()
+    assert doc["code"] == 1
+    assert "no-such-session" in doc["error"]
+    fork = ws.run("-c", "--fork", "-p", "hi")
+    assert fork.code == 1, fork
+    assert "no earlier session" in fork.stderr
+    assert model_requests(server) == []
+
+
+def test_usage_errors_are_exit_2_with_nothing_on_stdout(ws: Workspace) -> None:
+    for args in (["-o", "json"], ["--fork", "-p", "hi"], ["-o", "xml", "-p", "hi"], ["--no-such-flag"]):
+        result = ws.run(*args)
+        assert result.code == 2, result
+        assert result.stdout == "", result
+        assert result.stderr.strip(), result
+
+
+def test_text_mode_prints_the_reply_on_stdout_and_tool_lines_on_stderr(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(calls(("c1", "read_file", {"path": "a.txt"})), text("It ", "says alpha.", usage=(5, 4)))
+    result = ws.use(server).allow_all().run("-p", "read it", "--plain", "--show-tokens")
+    assert result.code == 0, result
+    assert result.stdout == "It says alpha.\n"
+    assert "read_file" in result.stderr
+    assert "tokens: 25 in, 9 out, 34 total" in result.stderr
+    assert "\x1b[" not in result.stderr
+
+
+def test_the_prompt_can_come_on_stdin(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Got ", "it."))
+    result = ws.use(server).run("--no-stream", input="from stdin\n")
+    assert result.code == 0, result
+    assert result.stdout == "Got it.\n"
+    assert user_texts(model_requests(server)[0]) == ["from stdin"]
+
+
+def test_an_empty_stdin_prompt_is_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
+    result = ws.use(server).run(input="")
+    assert result.code == 1, result
+    assert "empty" in result.stderr
+
+
+def test_ctrl_c_during_a_json_run_prints_the_cancelled_shape_and_exits_130(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
+    with ws.use(server).start("-p", "talk slowly", "-o", "json") as proc:
+        wait_until(lambda: model_requests(server), what="the model request")
+        proc.signal(signal.SIGINT)
+        code = proc.wait()
+        stdout = proc.stdout
+    assert code == 130, proc.stderr
+    assert json.loads(stdout) == {"error": "cancelled", "code": 130}
+    assert stdout.count("\n") == 1
+
+
+def test_ctrl_c_during_a_jsonl_run_ends_with_a_cancelled_error_record(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
+    with ws.use(server).start("-p", "talk slowly", "-o", "jsonl") as proc:
+        first = proc.next_event()
+        assert first["type"] == "start"
+        assert proc.next_event()["type"] == "text"
+        proc.signal(signal.SIGINT)
+        code = proc.wait()
+        rest = [json.loads(line) for line in proc.stdout.splitlines()[2:]]
+    assert code == 130, proc.stderr
+    assert rest[-1] == {"type": "error", "error": "cancelled"}
+    assert all(r["type"] == "text" for r in rest[:-1])

@@ -1,0 +1,218 @@
+"""``hive run``: the ``--json`` document (snake_case), every exit code, options and ``--auto-commit``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from typing import Any
+
+import pytest
+from cli_harness import Workspace, calls, model_requests, text, user_texts, wait_until
+
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import HttpFailure, Round
+
+RESULT_KEYS = {
+    "content",
+    "stop_reason",
+    "duration_ms",
+    "tool_calls",
+    "refused_tool_calls",
+    "failed_tool_calls",
+    "calls",
+    "thinking",
+    "usage",
+}
+FAILURE_KEYS = {"error", "stop_reason", "duration_ms"}
+
+
+def _document(stdout: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(stdout)
+    return document
+
+
+def test_json_is_one_indented_snake_case_document(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Done ", "here.", usage=(40, 6)))
+    result = ws.use(server).run("run", "--json", "say done")
+    assert result.code == 0, result
+    doc = result.document()
+    assert result.stdout.count("\n") > 1  # indented, still one document
+    assert set(doc) == RESULT_KEYS
+    assert doc["content"] == "Done here."
+    assert doc["stop_reason"] == "completed"
+    assert isinstance(doc["duration_ms"], int)
+    assert doc["duration_ms"] >= 0
+    assert (doc["tool_calls"], doc["refused_tool_calls"], doc["failed_tool_calls"]) == (0, 0, 0)
+    assert doc["calls"] == []
+    assert doc["thinking"] is None
+    assert doc["usage"] == {"input_tokens": 40, "output_tokens": 6, "total_tokens": 46}
+    assert user_texts(model_requests(server)[0]) == ["say done"]
+
+
+def test_json_counts_ok_failed_and_refused_calls(ws: Workspace, server: ScriptedModelServer) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(
+        calls(
+            ("c1", "read_file", {"path": "a.txt"}),
+            ("c2", "read_file", {"path": "missing.txt"}),
+            ("c3", "write_file", {"path": "settings.json", "content": "x" * 400}),
+        ),
+        text("Summary.", thinking=["Thinking ", "hard."]),
+    )
+    result = ws.use(server).run("run", "--json", "-p", "three calls")
+    assert result.code == 0, result
+    doc = result.document()
+    assert (doc["tool_calls"], doc["refused_tool_calls"], doc["failed_tool_calls"]) == (3, 1, 1)
+    ok, failed, refused = doc["calls"]
+    for call in doc["calls"]:
+        assert set(call) == {"tool", "outcome", "refusal_kind", "arguments", "refusal"}
+    assert {**ok, "arguments": json.loads(ok["arguments"])} == {
+        "tool": "read_file",
+        "outcome": "ok",
+        "refusal_kind": None,
+        "arguments": {"path": "a.txt"},
+        "refusal": None,
+    }
+    assert (failed["tool"], failed["outcome"], failed["refusal_kind"], failed["refusal"]) == (
+        "read_file",
+        "failed",
+        None,
+        None,
+    )
+    assert (refused["tool"], refused["outcome"], refused["refusal_kind"]) == (
+        "write_file",
+        "refused",
+        "rejected",
+    )
+    assert "no terminal" in refused["refusal"]
+    # Arguments are cut to 300 characters and an ellipsis.
+    assert len(refused["arguments"]) == 301
+    assert refused["arguments"].endswith("…")
+    assert doc["thinking"]["content"] == "Thinking hard."
+    assert doc["thinking"]["token_count"] > 0
+    assert not (ws.project / "settings.json").exists()
+
+
+def test_a_model_error_is_the_failure_document_and_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(Round(failure=HttpFailure(status=401, message="no such key")))
+    result = ws.use(server).run("run", "--json", "hi")
+    assert result.code == 1, result
+    doc = result.document()
+    assert set(doc) == FAILURE_KEYS
+    assert doc["stop_reason"] == "error"
+    assert "no such key" in doc["error"]
+    assert isinstance(doc["duration_ms"], int)
+
+
+def test_no_prompt_is_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
+    result = ws.use(server).run("run", "--json")
+    assert result.code == 1, result
+    doc = result.document()
+    assert set(doc) == FAILURE_KEYS
+    assert doc["stop_reason"] == "error"
+    text_mode = ws.run("run")
+    assert text_mode.code == 1
+    assert text_mode.stdout == ""
+    assert "no prompt" in text_mode.stderr
+    assert model_requests(server) == []
+
+
+def test_no_provider_is_exit_1(ws: Workspace) -> None:
+    result = ws.run("run", "--json", "hi")
+    assert result.code == 1, result
+    assert result.document()["stop_reason"] == "error"
+
+
+def test_the_step_limit_is_exit_2(ws: Workspace, server: ScriptedModelServer) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(calls(("c1", "read_file", {"path": "a.txt"})), text("Out of steps."))
+    result = ws.use(server).run("run", "--json", "--max-iterations", "1", "read")
+    assert result.code == 2, result
+    assert result.document()["stop_reason"] == "step_limit"
+    # The last round offers no tools.
+    assert not model_requests(server)[1].body.get("tools")
+
+
+def test_the_output_limit_is_exit_2_and_max_output_tokens_is_sent(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Cut sh", finish="length"))
+    result = ws.use(server).run("run", "--json", "--max-output-tokens", "64", "write a lot")
+    assert result.code == 2, result
+    doc = result.document()
+    assert (doc["stop_reason"], doc["content"]) == ("output_limit", "Cut sh")
+    assert model_requests(server)[0].body["max_output_tokens"] == 64
+
+
+def test_a_timeout_is_exit_2_with_the_timeout_document(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text(*[f"w{i} " for i in range(30)], delay=0.5))
+    result = ws.use(server).run("run", "--json", "--timeout", "1.5", "talk slowly")
+    assert result.code == 2, result
+    doc = result.document()
+    assert set(doc) == FAILURE_KEYS
+    assert doc["stop_reason"] == "timeout"
+    assert doc["duration_ms"] >= 1500
+
+
+def test_ctrl_c_is_exit_130_with_the_cancelled_document(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
+    with ws.use(server).start("run", "--json", "talk slowly") as proc:
+        wait_until(lambda: model_requests(server), what="the model request")
+        proc.signal(signal.SIGINT)
+        code = proc.wait()
+        doc = _document(proc.stdout)
+    assert code == 130, proc.stderr
+    assert set(doc) == FAILURE_KEYS
+    assert (doc["error"], doc["stop_reason"]) == ("cancelled", "cancelled")
+
+
+def test_a_content_filter_is_exit_3_and_text_mode_prints_only_the_reply(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("I can", "not.", finish="content_filter"))
+    result = ws.use(server).run("run", "--reasoning-effort", "low", "something bad")
+    assert result.code == 3, result
+    assert result.stdout == "I cannot.\n"
+    assert "(stopped: content_filter)" in result.stderr
+    assert model_requests(server)[0].body["reasoning"]["effort"] == "low"
+
+
+def test_bad_option_values_are_usage_errors(ws: Workspace) -> None:
+    for args in (["--max-iterations", "0"], ["--timeout", "-1"], ["--reasoning-effort", "huge"]):
+        result = ws.run("run", *args, "hi")
+        assert result.code == 2, result
+        assert result.stdout == ""
+        assert "Invalid value" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_auto_commit_commits_the_agents_changes(ws: Workspace, server: ScriptedModelServer) -> None:
+    # A git that reads no configuration of the machine's, with an identity of its own.
+    identity = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for role in ("AUTHOR", "COMMITTER"):
+        identity |= {f"GIT_{role}_NAME": "t", f"GIT_{role}_EMAIL": "t@example.com"}
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=ws.project,
+            env={**ws.env, **identity},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "start")
+    server.add(calls(("c1", "write_file", {"path": "notes.md", "content": "hello\n"})), text("Wrote it."))
+    prompt = "Write a short note into notes.md for the team, please, and keep it friendly"
+    result = ws.use(server).allow_all().run("run", "--auto-commit", prompt, env=identity)
+    assert result.code == 0, result
+    assert git("log", "-1", "--format=%s").strip() == "hive: " + prompt[:47] + "..."
+    assert "notes.md" in git("show", "--name-only", "--format=", "HEAD")
+    assert git("status", "--porcelain") == ""
