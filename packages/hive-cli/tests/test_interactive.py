@@ -81,3 +81,17 @@ def test_ctrl_d_leaves_and_continue_restores_the_conversation(
         assert term.wait() == 0
     assert len(model_requests(server)) == 2
     assert user_texts(model_requests(server)[1]) == ["one", "two"]
+
+
+def test_a_markdown_reply_is_rendered_on_a_terminal(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Steps:\n\n", "- **first** item\n", "- run `make`\n"))
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("plan\r")
+        term.expect("first")
+        screen = term.expect("> ")
+        term.type("exit\r")
+        assert term.wait() == 0
+    # Streamed as plain text first, then redrawn by the Markdown renderer: the bullet glyph replaces "- ".
+    assert "•" in screen
+    assert "\x1b[" in screen

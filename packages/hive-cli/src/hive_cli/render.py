@@ -1,12 +1,20 @@
-"""Showing a turn to a person: streamed text, compact tool lines, thinking and token usage."""
+"""Showing a turn to a person: streamed text, compact tool lines, thinking and token usage.
+
+On a terminal (and without ``--plain``) the reply is rendered as Markdown while it streams, and a progress line
+shows while hive waits for the model (loading a local model included) or a tool. Redirected or ``--plain``
+output is the reply's plain text, written as it arrives.
+"""
 
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 from typing import TextIO
 
 import msgspec
 
+from hive_cli.spinner import Spinner
 from hive_protocol import (
     AddendumEvent,
     ErrorEvent,
@@ -21,6 +29,9 @@ from hive_protocol import (
 )
 
 __all__ = ["TextRenderer"]
+
+_MARKDOWN = re.compile(r"(?m)^\s*(#{1,6} |[-*+] |\d+\. |```|> |\|)|\*\*[^*\n]+\*\*|`[^`\n]+`")
+"""Signs that a reply is Markdown worth rendering (headings, lists, code, quotes, tables, bold)."""
 
 _DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
 
@@ -51,6 +62,36 @@ class TextRenderer:
         self._buffer: list[str] = []
         self._line_open = False
         self._thinking_open = False
+        self.markdown = not plain and self.out.isatty()
+        """Render replies as Markdown (a terminal, not ``--plain``)."""
+        self._spinner = Spinner(self.err) if not plain and self.err.isatty() else None
+        self._reply: list[str] = []
+
+    def begin_turn(self) -> None:
+        """A turn starts: show progress until the model answers."""
+        self._progress("thinking…")
+
+    def _progress(self, label: str) -> None:
+        if self._spinner is not None:
+            self._spinner.show(label)
+
+    def _end_markdown(self) -> None:
+        """A stretch of reply ended: redraw it as Markdown where that helps and the terminal still shows it."""
+        text = "".join(self._reply)
+        self._reply.clear()
+        if not text.strip() or not _MARKDOWN.search(text):
+            return
+        size = shutil.get_terminal_size()
+        rows = sum(max(1, -(-len(line) // max(size.columns, 1))) for line in text.split("\n"))
+        if self.stream:
+            if rows >= size.lines:
+                return  # part of it has scrolled away: leave the plain text as it is
+            self.out.write(f"\r\x1b[{rows - 1}A\x1b[J" if rows > 1 else "\r\x1b[J")
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=self.out, width=size.columns).print(Markdown(text), end="")
+        self.out.flush()
 
     def _paint(self, code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text
@@ -64,16 +105,22 @@ class TextRenderer:
         if self._thinking_open:
             self.err.write("\n")
             self._thinking_open = False
+        if self._reply:
+            self._end_markdown()
         if self._line_open:
             self.out.write("\n")
             self.out.flush()
             self._line_open = False
 
     def __call__(self, event: Event) -> None:
+        if self._spinner is not None:
+            self._spinner.hide()
         if isinstance(event, TextDeltaEvent):
             if self._thinking_open:
                 self.err.write("\n")
                 self._thinking_open = False
+            if self.markdown:
+                self._reply.append(event.content)
             if self.stream:
                 self.out.write(event.content)
                 self.out.flush()
@@ -81,7 +128,9 @@ class TextRenderer:
             else:
                 self._buffer.append(event.content)
         elif isinstance(event, ThinkingDeltaEvent):
-            if self.show_thinking:
+            if not self.show_thinking:
+                self._progress("thinking…")
+            else:
                 if not self._thinking_open:
                     self.err.write(self._paint(_DIM, "thinking: "))
                 self.err.write(self._paint(_DIM, event.content))
@@ -94,6 +143,7 @@ class TextRenderer:
             if len(arguments) > 100:
                 arguments = arguments[:97] + "..."
             self._note(self._paint(_DIM, f"→ {event.tool} {arguments}"))
+            self._progress(f"running {event.tool}…")
         elif isinstance(event, ToolEndEvent):
             first = (event.output or "").strip().splitlines()[:1]
             summary = first[0][:100] if first else ""
@@ -102,6 +152,7 @@ class TextRenderer:
             else:
                 mark = f"✗ {event.tool}" + (f" ({event.refusal})" if event.refusal else "")
                 self._note(self._paint(_RED, mark) + f" {summary}")
+            self._progress("thinking…")
         elif isinstance(event, HitlRequestEvent):
             pass  # the terminal approver draws its own prompt
         elif isinstance(event, FallbackEvent):
@@ -114,8 +165,11 @@ class TextRenderer:
             )
         elif isinstance(event, TurnEndEvent):
             if self._buffer:
-                self.out.write("".join(self._buffer))
-                self._line_open = not self._buffer[-1].endswith("\n")
+                if self.markdown and _MARKDOWN.search("".join(self._reply)):
+                    self._line_open = True  # the Markdown is printed by _end_line, without a final newline
+                else:
+                    self.out.write("".join(self._buffer))
+                    self._line_open = not self._buffer[-1].endswith("\n")
                 self._buffer.clear()
             self._end_line()
             if event.stop_reason not in (None, "completed"):

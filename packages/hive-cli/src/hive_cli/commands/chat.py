@@ -115,6 +115,8 @@ async def _one_shot(
     with store:
         try:
             async with plugins_for(host):
+                if output == "text":
+                    renderer.begin_turn()
                 summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink)
         except ForcedExit:
             store.set_status(session_id, "ended")

@@ -117,6 +117,7 @@ def interactive_main(
             if text == "/session":
                 sys.stderr.write(f"{conversation.session_id}\n")
                 continue
+            renderer.begin_turn()
             future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)
             try:
                 future.result()

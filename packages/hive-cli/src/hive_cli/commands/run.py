@@ -110,6 +110,8 @@ async def _run_once(
     with store:
         try:
             async with plugins_for(host):
+                if not as_json:
+                    renderer.begin_turn()
                 summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink, timeout=timeout)
         except ForcedExit:
             store.set_status(conversation.session_id, "ended")
