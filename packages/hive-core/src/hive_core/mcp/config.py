@@ -27,7 +27,6 @@ naming the file, the place in it and the problem.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,6 +34,8 @@ from typing import Any, Final, Literal, cast
 
 import msgspec
 import yaml
+
+from hive_core.config.paths import hive_home
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -141,7 +142,7 @@ def load_plugins_config(project_dir: Path, *, home: Path | None = None) -> Plugi
     no plugins; a malformed one raises :class:`PluginConfigError`.
     """
     project_dir = Path(project_dir).absolute()
-    home_dir = Path(home) if home is not None else _default_home()
+    home_dir = Path(home) if home is not None else hive_home()
     layers: list[_FileLayer] = []
     for directory in (home_dir, project_dir / ".hive"):
         path = _first_existing(directory)
@@ -157,11 +158,6 @@ def parse_plugins_document(document: object, *, source: str, base_dir: Path) -> 
     where a stdio server runs when it names none.
     """
     return _merge([_read_layer(document, source, Path(base_dir).absolute())])
-
-
-def _default_home() -> Path:
-    moved = os.environ.get("HIVE_HOME", "")
-    return Path(moved).expanduser().absolute() if moved else Path.home() / ".hive"
 
 
 def _first_existing(directory: Path) -> Path | None:
