@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from . import __version__
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-# json and pathlib are imported where used: ``hive --help`` starts faster without them.
 
 __all__ = ["cli", "run_cli"]
 
@@ -248,20 +243,3 @@ def run_cli(args: list[str]) -> int:
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     return result if isinstance(result, int) else 0
-
-
-def print_json(document: Any) -> None:
-    """Write one JSON document on stdout (non-ASCII kept)."""
-    import json
-
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-
-
-def project_root() -> Path:
-    """The project this command works on."""
-    from pathlib import Path
-
-    from hive_core.config import find_project_root
-
-    return find_project_root(Path.cwd())
