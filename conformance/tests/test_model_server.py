@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import socket
+import threading
+from collections.abc import AsyncIterator
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
-from openai import APIStatusError, AsyncOpenAI, OpenAI
+from openai import APIStatusError, APITimeoutError, AsyncOpenAI, OpenAI
 
 from hive_conformance import model_server
 from hive_conformance.model_server import EXHAUSTED_STATUS, ScriptedModelServer
@@ -238,3 +241,120 @@ def test_all_is_sorted_and_complete() -> None:
     names = model_server.__all__
     assert names == sorted(names, key=lambda n: (not n.isupper(), n))
     assert all(hasattr(model_server, name) for name in names)
+
+
+def connection_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == "scripted-model-connection"}
+
+
+def test_a_stalled_stream_sends_its_first_chunks_then_nothing_until_the_client_goes_away() -> None:
+    stalled = Round(parts=[TextPart(chunks=["a", "b", "c"])], stall_after_chunks=1)
+    before = connection_threads()
+    with ScriptedModelServer([stalled, text_round("next")]) as server:
+        # The short read timeout is the assertion that nothing more comes, not a synchronisation.
+        timeout = httpx2.Timeout(5, read=0.5)
+        with OpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0, timeout=timeout) as client:
+            stream = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            chunks = iter(stream)
+            assert next(chunks).choices[0].delta.content == ""
+            assert next(chunks).choices[0].delta.content == "a"
+            with pytest.raises(APITimeoutError):
+                next(chunks)
+            stream.close()
+        # The client went away: the stalled reply notices and its connection's thread ends.
+        for thread in connection_threads() - before:
+            thread.join(10)
+            assert not thread.is_alive()
+        assert chat(server.url) == "next"
+        assert server.errors == []
+
+
+def test_a_stall_after_every_chunk_holds_back_the_stream_ending() -> None:
+    stalled = Round(parts=[TextPart(chunks=["a", "b"])], stall_after_chunks=2)
+    with (
+        ScriptedModelServer([stalled]) as server,
+        httpx2.Client(base_url=server.url, timeout=httpx2.Timeout(5, read=0.5)) as client,
+        client.stream(
+            "POST", "/v1/chat/completions", json={"model": "m", "messages": [], "stream": True}
+        ) as reply,
+    ):
+        pieces: list[bytes] = []
+        with pytest.raises(httpx2.ReadTimeout):
+            pieces.extend(reply.iter_raw())
+        received = b"".join(pieces)
+    assert b'"content":"b"' in received
+    assert b'finish_reason":"stop' not in received
+    assert b"[DONE]" not in received
+
+
+async def drain(chunks: AsyncIterator[bytes], into: list[bytes]) -> None:
+    async for data in chunks:
+        into.append(data)
+
+
+@pytest.mark.anyio
+async def test_closing_the_server_ends_a_stalled_stream_promptly() -> None:
+    stalled = Round(parts=[TextPart(chunks=["a", "b"])], stall_after_chunks=0)
+    with anyio.fail_after(10):
+        server = ScriptedModelServer([stalled]).start()
+        try:
+            async with (
+                httpx2.AsyncClient(base_url=server.url) as client,
+                client.stream(
+                    "POST", "/v1/chat/completions", json={"model": "m", "messages": [], "stream": True}
+                ) as reply,
+            ):
+                chunks = reply.aiter_raw()
+                opening = await anext(chunks)
+                assert b'"role":"assistant"' in opening
+                assert b'"content":"a"' not in opening
+                await anyio.to_thread.run_sync(server.close)
+                rest: list[bytes] = []
+                with pytest.raises(httpx2.TransportError):
+                    await drain(chunks, rest)
+                assert b'"content":"a"' not in b"".join(rest)
+        finally:
+            server.close()
+
+
+def test_a_stalled_body_sends_nothing_until_the_server_closes() -> None:
+    stalled = Round(parts=[TextPart(chunks=["a"])], stall_after_chunks=0)
+    server = ScriptedModelServer([stalled]).start()
+    try:
+        body = b'{"model": "m", "messages": []}'
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=0.5) as connection:
+            connection.sendall(head + body)
+            # The short timeout is the assertion that no answer comes.
+            with pytest.raises(TimeoutError):
+                connection.recv(65536)
+            connection.settimeout(10)
+            server.close()
+            assert connection.recv(65536) == b""
+        assert [request.stream for request in server.requests] == [False]
+    finally:
+        server.close()
+
+
+def test_reset_replaces_the_rounds_and_forgets_the_requests() -> None:
+    with ScriptedModelServer([text_round("old"), text_round("never")]) as server:
+        with httpx2.Client(base_url=server.url) as client:
+            first = client.post("/v1/chat/completions", json={"messages": []}).json()
+            assert first["choices"][0]["message"]["content"] == "old"
+            server.reset([text_round("new"), text_round("newer")])
+            assert (server.requests, server.consumed, server.errors) == ([], 0, [])
+            assert server.remaining == [text_round("new"), text_round("newer")]
+            second = client.post("/v1/chat/completions", json={"messages": []}).json()
+        assert second["choices"][0]["message"]["content"] == "new"
+        # Rounds count from 0 again, so the reply is the same as in a fresh server.
+        assert second["id"] == first["id"]
+        [request] = server.requests
+        assert (request.index, request.round) == (0, 0)
+        server.reset()
+        assert server.remaining == []
+        server.assert_consumed()

@@ -157,6 +157,12 @@ class Round(_Data, frozen=True):
     """Set to make the round fail instead of completing."""
     chunk_delay: _Seconds = 0.0
     """Seconds to wait before sending each chunk (for cancellation tests); a whole body waits for all of them."""
+    stall_after_chunks: _Count | None = None
+    """After this many chunks (the stream's opening events are always sent) the response sends nothing more
+    and stays open until the client goes away or the server closes; for cancellation tests. It takes effect
+    before a failure's ``after_chunks`` at the same point or later, and is ignored by failures that answer
+    with an HTTP error. A non-streaming request waits the same way before sending anything: it gets no
+    answer at all."""
 
     @property
     def effective_finish_reason(self) -> FinishReason:

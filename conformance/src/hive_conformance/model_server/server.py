@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import socket
 import threading
 import time
@@ -13,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, NoReturn, Self, cast
 from urllib.parse import parse_qsl
 
 import anyio.to_thread
@@ -43,6 +44,7 @@ EXHAUSTED_STATUS = 410
 """The status of the answer to a request that finds no round left: one that no SDK retries."""
 
 _CLOSE_TIMEOUT = 5.0
+_STALL_POLL = 0.1
 _GEMINI_PATH = re.compile(r"/models/[^/]+:(streamGenerateContent|generateContent|countTokens)$")
 _DISCONNECTED = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 _APIS: dict[Endpoint, WireApi] = {
@@ -51,7 +53,7 @@ _APIS: dict[Endpoint, WireApi] = {
 
 
 class _Stopped(Exception):
-    """The server is closing while a reply waits out a chunk delay."""
+    """A reply ends early: the server is closing while it waits, or its client went away during a stall."""
 
 
 class ScriptedModelServer:
@@ -188,6 +190,17 @@ class ScriptedModelServer:
         """Append rounds to the script, also while serving."""
         with self._lock:
             self._rounds.extend(rounds)
+
+    def reset(self, rounds: Iterable[Round] = ()) -> None:
+        """Start over with ``rounds``, also while serving, so one server can serve scenario after scenario:
+        the rounds not yet consumed are replaced, the recorded requests and errors are forgotten, and rounds
+        count from 0 again (replies whose ids derive from the round's position come out the same whatever
+        ran before)."""
+        with self._lock:
+            self._rounds = deque(rounds)
+            self._next_round = 0
+            self._requests = []
+            self._errors = []
 
     def assert_consumed(self) -> None:
         """Raise ``AssertionError`` unless every round was consumed, no request found the script exhausted,
@@ -345,7 +358,10 @@ def _reply(api: WireApi, round_: Round, call: Call, exchange: _Exchange) -> None
     cut = (
         failure.after_chunks if isinstance(failure, MalformedStreamFailure | DropConnectionFailure) else None
     )
+    stall = round_.stall_after_chunks
     if not call.stream:
+        if stall is not None:
+            exchange.stall()
         exchange.wait(round_.chunk_delay * round_.chunk_count)
         data = dumps(api.body(round_, call))
         if isinstance(failure, DropConnectionFailure):
@@ -359,6 +375,8 @@ def _reply(api: WireApi, round_: Round, call: Call, exchange: _Exchange) -> None
     exchange.start_stream(api.stream_content_type(call), headers)
     sent = 0
     for frame in api.stream(round_, call):
+        if stall is not None and (frame.closing or sent + frame.chunks > stall):
+            exchange.stall()
         if cut is not None and (frame.closing or sent + frame.chunks > cut):
             break
         exchange.wait(round_.chunk_delay * frame.chunks)
@@ -386,6 +404,22 @@ class _Exchange:
     def wait(self, seconds: float) -> None:
         if seconds > 0 and self._stopping.wait(seconds):
             raise _Stopped
+
+    def stall(self) -> NoReturn:
+        """Send nothing more until the server closes or the client goes away, then raise :class:`_Stopped`."""
+        connection = self._handler.connection
+        while not self._stopping.is_set():
+            try:
+                readable, _, _ = select.select([connection], [], [], _STALL_POLL)
+                # An end of file (or a reset) on the socket: the client is gone.
+                if readable and not connection.recv(1, socket.MSG_PEEK):
+                    break
+            except (OSError, ValueError):  # the socket was shut or closed under us
+                break
+            if readable:
+                # The client sent bytes but is still there: wait without spinning on them.
+                self._stopping.wait(_STALL_POLL)
+        raise _Stopped
 
     def _head(self, status: int, headers: dict[str, str]) -> None:
         self.started = True
