@@ -92,7 +92,10 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result document and nothing else.")
 @click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
 @click.option(
-    "--session-id", help="Session id (server mode): resumes that session's history and pending approvals."
+    "--session-id",
+    envvar="HIVE_SESSION_ID",
+    show_envvar=True,
+    help="Session id (server mode): resumes that session's history and pending approvals.",
 )
 @click.option("--max-iterations", type=int, callback=_positive, help="Tool rounds allowed per turn.")
 @click.option(

@@ -6,8 +6,6 @@ import json
 import subprocess
 import sys
 import time
-import uuid
-from functools import partial
 from pathlib import Path
 
 import anyio
@@ -156,35 +154,11 @@ def _auto_commit(root: Path, message: str) -> None:
 
 
 async def _serve(options: HostOptions, session_id: str | None) -> int:
-    from hive_core.sessions import (
-        DurableHitlBridge,
-        SuspendedTurn,
-        TranscriptRecorder,
-        default_store,
-        validate_session_id,
-    )
+    from hive_cli.serving import open_server_session
 
-    store = default_store()
-    with store:
-        try:
-            # Without --session-id the id is a 32-hex GUID, as the protocol's session_started documents.
-            sid = validate_session_id(session_id) if session_id else uuid.uuid4().hex
-            bridge = DurableHitlBridge(store, sid)
-            host = build_host(options, approvals=bridge)
-        except USER_ERRORS as exc:
-            sys.stderr.write(f"hive: {exc}\n")
-            return 1
-        bridge.timeout = host.config.approval_timeout_seconds
-        store.create(
-            project_path=str(host.project_root),
-            model=host.settings.model,
-            provider=host.settings.provider,
-            session_id=sid,
-            exist_ok=True,
-        )
-        recorder = TranscriptRecorder(host.agent.session(store.restore(sid)), store, sid)
-        suspended = SuspendedTurn.load(store, sid) if session_id else None
-        resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None
-        runner = StdioRunner(SessionRunner(recorder, session_id=sid, bridge=bridge, resume=resume))
-        async with plugins_for(host):
-            return await runner.run()
+    try:
+        async with open_server_session(options, session_id) as session:
+            return await StdioRunner(session).run()
+    except USER_ERRORS as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
