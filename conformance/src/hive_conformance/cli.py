@@ -21,7 +21,6 @@ import anyio
 import msgspec
 
 from hive_conformance.fixtures import (
-    CAPABILITIES,
     FixtureError,
     Scenario,
     default_fixtures_dir,
@@ -29,7 +28,7 @@ from hive_conformance.fixtures import (
 )
 from hive_conformance.harness import DEFAULT_TIMEOUT, Suite, run_suite
 from hive_conformance.report import Report, ScenarioResult, render_text
-from hive_conformance.requirements import REQUIREMENTS
+from hive_conformance.requirements import CAPABILITIES, REQUIREMENTS
 from hive_conformance.targets import RunnerStartError, StdioTarget, Target
 
 __all__ = ["main"]

@@ -16,16 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, cast
 
 import msgspec
 
+from hive_conformance.requirements import Capability
 from hive_conformance.script import Round, decode_script
 
 __all__ = [
-    "CAPABILITIES",
     "AwaitStep",
-    "Capability",
     "FixtureError",
     "Meta",
     "RawStep",
@@ -38,12 +37,6 @@ __all__ = [
     "load_scenarios",
     "substitute",
 ]
-
-Capability = Literal["thinking", "approvals", "mcp_tools", "turn_options"]
-"""A feature a runner may lack; scenarios that need one are skipped for a runner run without it."""
-
-CAPABILITIES: Final[tuple[Capability, ...]] = ("thinking", "approvals", "mcp_tools", "turn_options")
-"""Every capability, in a stable order."""
 
 _FIELD = re.compile(r"^[a-z_]+\.[a-z_]+$")
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
+from urllib.parse import quote
 
 import anyio
 import httpx2
@@ -41,9 +43,11 @@ class HttpTarget:
         """Open a session for the scenario; on leaving, close its input and stop reading."""
         settings_file = workspace.project / "conformance.json"
         settings = cast("dict[str, Any]", json.loads(settings_file.read_text(encoding="utf-8")))
-        async with httpx2.AsyncClient(
-            base_url=self.base_url, timeout=httpx2.Timeout(30.0, read=None)
-        ) as client:
+        try:
+            client = httpx2.AsyncClient(base_url=self.base_url, timeout=httpx2.Timeout(30.0, read=None))
+        except httpx2.InvalidURL as error:
+            raise RunnerStartError(f"not a runner's URL: {self.base_url!r} ({error})") from error
+        async with client:
             try:
                 response = await client.post(
                     "/sessions",
@@ -55,9 +59,9 @@ class HttpTarget:
                 )
                 response.raise_for_status()
                 session = str(response.json()["session_id"])
-            except (httpx2.HTTPError, KeyError, ValueError) as error:
+            except (httpx2.HTTPError, httpx2.InvalidURL, KeyError, TypeError, ValueError) as error:
                 raise RunnerStartError(f"cannot open a session at {self.base_url}: {error}") from error
-            connection = _HttpConnection(client, f"/sessions/{session}")
+            connection = _HttpConnection(client, f"/sessions/{quote(session, safe='')}")
             try:
                 yield connection
             finally:
@@ -74,9 +78,13 @@ class _HttpConnection:
         self._notes: list[str] = []
 
     async def send(self, data: bytes) -> None:
-        response = await self.client.post(
-            f"{self.path}/requests", content=data, headers={"content-type": "application/jsonl"}
-        )
+        try:
+            response = await self.client.post(
+                f"{self.path}/requests", content=data, headers={"content-type": "application/jsonl"}
+            )
+        except httpx2.HTTPError as error:
+            # As a broken pipe on stdio: the harness reports it as a runner that stopped reading.
+            raise anyio.BrokenResourceError(f"the request did not reach the runner: {error!r}") from error
         if response.status_code >= 400:
             raise anyio.BrokenResourceError(f"the runner refused the request: HTTP {response.status_code}")
 
@@ -113,20 +121,51 @@ class _HttpConnection:
 
 
 async def sse_payloads(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """The ``data`` of each Server-Sent Event in a byte stream (lines of one event joined with ``\\n``)."""
-    buffer = b""
+    """The ``data`` of each Server-Sent Event in a byte stream, as the SSE standard reads it.
+
+    Lines end in ``\r\n``, ``\n`` or ``\r`` (also split across chunks); the ``data`` lines of one event are
+    joined with ``\n``; comments and the other fields are ignored, and so is one leading byte order mark. An
+    event is dispatched by the blank line after it: one cut off by the end of the stream is dropped. Bytes are
+    kept as they are (no decoding), so a line that is not UTF-8 reaches the comparison unchanged.
+    """
+    buffer = bytearray()
+    scanned = 0  # buffer[:scanned] holds no line end
     data: list[bytes] = []
+    started = False
     async for chunk in chunks:
         buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for raw in lines:
-            line = raw.removesuffix(b"\r")
-            if not line:
-                if data:
-                    yield b"\n".join(data)
-                    data = []
-            elif line.startswith(b"data:"):
-                value = line[5:]
-                data.append(value[1:] if value.startswith(b" ") else value)
-    if data:
-        yield b"\n".join(data)
+        if not started:
+            if len(buffer) < len(_BOM) and _BOM.startswith(bytes(buffer)):
+                continue
+            started = True
+            if buffer.startswith(_BOM):
+                del buffer[: len(_BOM)]
+        start = 0
+        for match in _LINE_END.finditer(buffer, scanned):
+            if match.end() == len(buffer) and match.group() == b"\r":
+                break  # maybe the first half of a "\r\n" split across chunks
+            if (payload := _sse_line(bytes(buffer[start : match.start()]), data)) is not None:
+                yield payload
+            start = match.end()
+        del buffer[:start]
+        scanned = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)
+    if buffer.endswith(b"\r") and (payload := _sse_line(bytes(buffer[:-1]), data)) is not None:
+        yield payload
+
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _sse_line(line: bytes, data: list[bytes]) -> bytes | None:
+    """Take one line of an event stream; returns the event's data when the line dispatches one."""
+    if not line:
+        if not data:
+            return None
+        payload = b"\n".join(data)
+        data.clear()
+        return payload
+    field, colon, value = line.partition(b":")
+    if field == b"data":
+        data.append(value[1:] if colon and value.startswith(b" ") else value)
+    return None

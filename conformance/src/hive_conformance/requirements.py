@@ -18,7 +18,16 @@ from typing import Final, Literal
 
 import msgspec
 
-__all__ = ["CAPABILITIES", "REQUIREMENTS", "RULE_REQUIREMENTS", "TIERS", "Requirement", "Tier", "requirement"]
+__all__ = [
+    "CAPABILITIES",
+    "REQUIREMENTS",
+    "RULE_REQUIREMENTS",
+    "TIERS",
+    "Capability",
+    "Requirement",
+    "Tier",
+    "requirement",
+]
 
 Tier = Literal["mandatory", "capability", "advisory"]
 """How binding a requirement is: a protocol rule, a rule of an optional capability, or a recommendation."""
@@ -26,8 +35,11 @@ Tier = Literal["mandatory", "capability", "advisory"]
 TIERS: Final[tuple[Tier, ...]] = ("mandatory", "capability", "advisory")
 """Every tier, most binding first."""
 
-CAPABILITIES: Final[tuple[str, ...]] = ("thinking", "approvals", "mcp_tools", "turn_options")
-"""The runner capabilities a ``capability`` requirement may name."""
+Capability = Literal["thinking", "approvals", "mcp_tools", "turn_options"]
+"""A feature a runner may lack; scenarios that need one are skipped for a runner run without it."""
+
+CAPABILITIES: Final[tuple[Capability, ...]] = ("thinking", "approvals", "mcp_tools", "turn_options")
+"""The runner capabilities a ``capability`` requirement may name, in a stable order."""
 
 _ID: Final = re.compile(r"HIVE-[A-Z]+-\d{3}")
 
@@ -43,7 +55,7 @@ class Requirement(msgspec.Struct, frozen=True, kw_only=True):
     """The rule in one sentence."""
     source: str
     """Where the rule comes from, e.g. ``DESIGN §4, canonical bytes`` or ``hive-protocol sequence rule tool_pairs``."""
-    capability: str | None = None
+    capability: Capability | None = None
     """For tier ``capability``: the capability it belongs to (one of :data:`CAPABILITIES`); otherwise ``None``."""
 
     def __post_init__(self) -> None:
@@ -64,7 +76,7 @@ def _advisory(id: str, rule: str, source: str) -> Requirement:
     return Requirement(id=id, tier="advisory", rule=rule, source=source)
 
 
-def _capability(id: str, capability: str, rule: str, source: str) -> Requirement:
+def _capability(id: str, capability: Capability, rule: str, source: str) -> Requirement:
     return Requirement(id=id, tier="capability", rule=rule, source=source, capability=capability)
 
 
