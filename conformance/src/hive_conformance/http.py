@@ -123,10 +123,10 @@ class _HttpConnection:
 async def sse_payloads(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     """The ``data`` of each Server-Sent Event in a byte stream, as the SSE standard reads it.
 
-    Lines end in ``\r\n``, ``\n`` or ``\r`` (also split across chunks); the ``data`` lines of one event are
-    joined with ``\n``; comments and the other fields are ignored, and so is one leading byte order mark. An
-    event is dispatched by the blank line after it: one cut off by the end of the stream is dropped. Bytes are
-    kept as they are (no decoding), so a line that is not UTF-8 reaches the comparison unchanged.
+    Lines end in ``\\r\\n``, ``\\n`` or ``\\r`` (also split across chunks); the ``data`` lines of one event
+    are joined with ``\\n``; comments, the other fields and one leading byte order mark are ignored. An event
+    is dispatched by the blank line after it: one cut off by the end of the stream is dropped. Bytes are kept
+    as they are (no decoding), so a line that is not UTF-8 reaches the comparison unchanged.
     """
     buffer = bytearray()
     scanned = 0  # buffer[:scanned] holds no line end
