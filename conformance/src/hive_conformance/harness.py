@@ -206,7 +206,7 @@ async def run_scenario(
 def normalize_recording(lines: Iterable[bytes]) -> list[bytes]:
     """Recorded lines as fixtures keep them: measured fields (``turn_end.duration_ms``) set to 0.
 
-    Lines may come with or without their ``\n``; they are returned with it.
+    Lines may come with or without their ``\\n``; they are returned with it.
     """
     out: list[bytes] = []
     for line in lines:
