@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.resources import files
 from pathlib import Path
 
 import msgspec
@@ -205,3 +206,32 @@ def test_fixture_files_are_plain_json_lines(tmp_path: Path) -> None:
 
 def _escape(text: str) -> str:
     return re.escape(text)
+
+
+# Scenarios that send what the schema forbids on purpose: unreadable lines, unknown fields, invalid option values.
+_DELIBERATELY_INVALID = {
+    "HIVE-SESS-005",
+    "HIVE-SESS-006",
+    "HIVE-SESS-007",
+    "HIVE-WIRE-007",
+    "HIVE-OPT-003",
+    "HIVE-OPT-004",
+}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
+def test_fixture_lines_follow_the_protocols_json_schema(scenario: Scenario) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(files("hive_protocol").joinpath("schema.json").read_text(encoding="utf-8"))
+    events = jsonschema.Draft202012Validator({**schema, "anyOf": [{"$ref": "#/$defs/Event"}]})
+    requests = jsonschema.Draft202012Validator({**schema, "anyOf": [{"$ref": "#/$defs/Request"}]})
+    for line in scenario.expected:
+        events.validate(json.loads(line))
+    if _DELIBERATELY_INVALID & set(scenario.meta.requirements):
+        return
+    seen = {kind: {"id": "x"} for kind in ("hitl_request", "question_request")}
+    for step in scenario.steps:
+        if isinstance(step, RawStep):
+            pytest.fail(f"{scenario.name} sends a raw line without citing an unreadable-request requirement")
+        if isinstance(step, SendStep):
+            requests.validate(json.loads(substitute(step.line, seen)))
