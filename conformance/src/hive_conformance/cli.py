@@ -116,7 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--fixtures", type=Path, help="the fixtures directory (default: the kit's own)")
+        sub.add_argument(
+            "--fixtures", type=Path, metavar="DIR", help="the fixtures directory (default: the kit's own)"
+        )
         sub.add_argument(
             "-k",
             "--scenario",
@@ -142,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
             "--timeout",
             type=float,
             default=DEFAULT_TIMEOUT,
+            metavar="SECONDS",
             help=f"seconds per scenario (default {DEFAULT_TIMEOUT:g})",
         )
         sub.add_argument(
@@ -154,10 +157,18 @@ def _parser() -> argparse.ArgumentParser:
             help="write each scenario's event lines, exactly as the runner wrote them, to DIR/<scenario>.jsonl",
         )
         sub.add_argument(
-            "--model-port", type=int, default=0, help="the scripted model server's port (default: free)"
+            "--model-port",
+            type=int,
+            default=0,
+            metavar="PORT",
+            help="the scripted model server's port (default: free)",
         )
         sub.add_argument(
-            "--tools-port", type=int, default=0, help="the fixture MCP server's port (default: free)"
+            "--tools-port",
+            type=int,
+            default=0,
+            metavar="PORT",
+            help="the fixture MCP server's port (default: free)",
         )
         sub.add_argument(
             "--record",
@@ -167,14 +178,26 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("-v", "--verbose", action="store_true", help="list passed and skipped scenarios too")
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
-    stdio = commands.add_parser("stdio", help="a runner speaking JSON Lines on stdin/stdout")
+    stdio = commands.add_parser(
+        "stdio",
+        help="a runner speaking JSON Lines on stdin/stdout",
+        description="Run every scenario against a fresh process of COMMAND, speaking JSON Lines on stdin/stdout.",
+        epilog="example: hive-conformance stdio --exact --report-json report.json -- hive run --server",
+    )
     common(stdio)
     stdio.add_argument("runner", nargs=argparse.REMAINDER, help="-- then the runner's command and arguments")
-    http = commands.add_parser("http", help="a runner reached over HTTP")
+    http = commands.add_parser(
+        "http",
+        help="a runner reached over HTTP",
+        description="Run every scenario in a fresh session of the runner at URL (the kit's HTTP binding).",
+        epilog="example: hive-conformance http --model-port 8401 --tools-port 8402 http://127.0.0.1:8080",
+    )
     common(http)
     http.add_argument("url", help="the runner's base URL")
     listing = commands.add_parser("list", help="list the scenarios and the requirements")
-    listing.add_argument("--fixtures", type=Path, help="the fixtures directory (default: the kit's own)")
+    listing.add_argument(
+        "--fixtures", type=Path, metavar="DIR", help="the fixtures directory (default: the kit's own)"
+    )
     return parser
 
 
