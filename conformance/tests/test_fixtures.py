@@ -67,7 +67,7 @@ def test_every_placeholder_refers_to_an_event_the_runner_writes_earlier(scenario
     for step in scenario.steps:
         if isinstance(step, AwaitStep):
             # Everything up to the awaited event has been written by then.
-            while sum(1 for kind in seen if kind == step.event_type) < 1:
+            while step.event_type not in seen:
                 event = next(expected)
                 seen[event["type"]] = event
         if isinstance(step, SendStep):

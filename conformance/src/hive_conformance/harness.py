@@ -52,6 +52,9 @@ STREAM_REQUIREMENTS: Final = tuple(
 """The requirements every scenario checks, whatever it is about."""
 
 _MAX_LINE: Final = 64 * 1024 * 1024
+_MEASURED: Final = tuple(
+    (kind.encode(), field.encode()) for kind, _, field in (name.partition(".") for name in MEASURED_FIELDS)
+)
 _TRANSCRIPT_CHARS: Final = 2000
 
 Progress = Callable[[ScenarioResult], None]
@@ -204,17 +207,18 @@ async def run_scenario(
 
 
 def normalize_recording(lines: Iterable[bytes]) -> list[bytes]:
-    """Recorded lines as fixtures keep them: measured fields (``turn_end.duration_ms``) set to 0.
+    """Recorded lines as fixtures keep them: the :data:`~hive_conformance.compare.MEASURED_FIELDS` set to 0.
 
     Lines may come with or without their ``\\n``; they are returned with it.
     """
     out: list[bytes] = []
     for line in lines:
         line = line if line.endswith(b"\n") else line + b"\n"
-        if line.startswith(b'{"type":"turn_end"') and b'"duration_ms":' in line:
-            event = cast("dict[str, Any]", msgspec.json.decode(line))
-            event["duration_ms"] = 0
-            line = msgspec.json.encode(event) + b"\n"
+        for kind, field in _MEASURED:
+            if line.startswith(b'{"type":"%s"' % kind) and b'"%s":' % field in line:
+                event = cast("dict[str, Any]", msgspec.json.decode(line))
+                event[field.decode()] = 0
+                line = msgspec.json.encode(event) + b"\n"
         out.append(line)
     return out
 
