@@ -28,7 +28,7 @@ from hive_core import (
     open_turn,
     tool,
 )
-from hive_core.chat import FinishReason
+from hive_core.chat import FinishReason, RequiredTool
 from hive_core.loop import TOOL_OUTPUT_EVENT_CAP
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, ScriptError, call, fail, reply
 from hive_protocol import (
@@ -445,7 +445,7 @@ async def test_require_a_tool_forces_only_the_first_round() -> None:
         Agent(client, tools=[add, read_note], clock=fixed_clock),
         UserMessageRequest(content="hi", options=TurnOptions(tool_mode="require:read_note")),
     )
-    assert client.requests[0][1].tool_choice == "read_note"
+    assert client.requests[0][1].tool_choice == RequiredTool("read_note")
     assert client.requests[1][1].tool_choice == "auto"
     assert_verified(events, turns=1)
 

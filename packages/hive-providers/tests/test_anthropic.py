@@ -48,6 +48,7 @@ from hive_core import TextPart as Text
 from hive_core import ThinkingPart as Thinking
 from hive_core import ToolCallPart as Call
 from hive_core import ToolResultPart as Result
+from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_protocol import (
     TextDeltaEvent,
@@ -355,10 +356,10 @@ async def test_parallel_tool_calls_are_told_apart_by_block_index() -> None:
         ("auto", {"type": "auto"}),
         ("none", {"type": "none"}),
         ("required", {"type": "any"}),
-        ("read_file", {"type": "tool", "name": "read_file"}),
+        (RequiredTool("read_file"), {"type": "tool", "name": "read_file"}),
     ],
 )
-async def test_tool_choice_maps(choice: str, wire: dict[str, str]) -> None:
+async def test_tool_choice_maps(choice: ToolChoice, wire: dict[str, str]) -> None:
     async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
         await collect(client, options=ChatOptions(tools=[READ], tool_choice=choice))
         [request] = server.requests

@@ -44,6 +44,7 @@ from hive_core import TextPart as Text
 from hive_core import ThinkingPart as Thinking
 from hive_core import ToolCallPart as Call
 from hive_core import ToolResultPart as Result
+from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_protocol import (
     TextDeltaEvent,
@@ -261,10 +262,10 @@ async def test_a_call_signature_is_kept_for_its_call() -> None:
         ("auto", {"mode": "AUTO"}),
         ("none", {"mode": "NONE"}),
         ("required", {"mode": "ANY"}),
-        ("read_file", {"mode": "ANY", "allowedFunctionNames": ["read_file"]}),
+        (RequiredTool("read_file"), {"mode": "ANY", "allowedFunctionNames": ["read_file"]}),
     ],
 )
-async def test_tool_choice_maps(choice: str, config: dict[str, Any]) -> None:
+async def test_tool_choice_maps(choice: ToolChoice, config: dict[str, Any]) -> None:
     async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
         await collect(client, options=ChatOptions(tools=[READ], tool_choice=choice))
         [request] = server.requests

@@ -32,6 +32,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_protocol import (
     ErrorEvent,
@@ -329,8 +330,10 @@ async def test_leaving_the_stream_early_stops_the_thread(client: LocalChatClient
 
 @pytest.mark.slow
 @pytest.mark.anyio
-@pytest.mark.parametrize("choice", ["get_weather", "required"])
-async def test_forced_tool_choice_writes_a_well_formed_call(client: LocalChatClient, choice: str) -> None:
+@pytest.mark.parametrize("choice", [RequiredTool("get_weather"), "required"])
+async def test_forced_tool_choice_writes_a_well_formed_call(
+    client: LocalChatClient, choice: ToolChoice
+) -> None:
     options = ChatOptions(tools=[WEATHER, CLOCK], tool_choice=choice, temperature=0.0, max_output_tokens=48)
     updates = await collect(client.stream([user("What is the weather in Paris?")], options))
     calls = calls_of(updates)

@@ -41,6 +41,7 @@ from hive_core import (
     ToolSpec,
     UsageUpdate,
 )
+from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_providers.openai_chat import OpenAIChatClient
 
@@ -210,10 +211,10 @@ async def test_finish_reasons_are_mapped(scripted: Any, expected: str) -> None:
         ("auto", "auto"),
         ("none", "none"),
         ("required", "required"),
-        ("write_file", {"type": "function", "function": {"name": "write_file"}}),
+        (RequiredTool("write_file"), {"type": "function", "function": {"name": "write_file"}}),
     ],
 )
-async def test_tool_choice_is_mapped(choice: str, sent: object) -> None:
+async def test_tool_choice_is_mapped(choice: ToolChoice, sent: object) -> None:
     async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
         await collect(client, ChatOptions(tools=[READ, WRITE], tool_choice=choice))
         assert server.requests[0].body["tool_choice"] == sent

@@ -40,6 +40,7 @@ from hive_core import (
     ToolSpec,
     UsageUpdate,
 )
+from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_providers import ProviderSettings
 from hive_providers.openai_responses import OpenAIResponsesClient, from_settings
@@ -263,10 +264,10 @@ async def test_an_incomplete_response_finishes_with_its_reason(scripted: Any, ex
         ("auto", "auto"),
         ("none", "none"),
         ("required", "required"),
-        ("read_file", {"type": "function", "name": "read_file"}),
+        (RequiredTool("read_file"), {"type": "function", "name": "read_file"}),
     ],
 )
-async def test_tool_choice_is_mapped(choice: str, sent: object) -> None:
+async def test_tool_choice_is_mapped(choice: ToolChoice, sent: object) -> None:
     async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
         await collect(client, ChatOptions(tools=[READ], tool_choice=choice))
         assert server.requests[0].body["tool_choice"] == sent

@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
-from hive_protocol import FallbackEvent
+from hive_protocol import FallbackEvent, ReasoningEffort
 
 from .messages import Message
 
@@ -18,6 +18,7 @@ __all__ = [
     "FinishReason",
     "FinishUpdate",
     "NoticeUpdate",
+    "RequiredTool",
     "TextUpdate",
     "ThinkingUpdate",
     "ToolCallUpdate",
@@ -29,8 +30,16 @@ __all__ = [
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 """Why a model stopped writing."""
 
-ToolChoice = Literal["auto", "none", "required"] | str
-"""``auto``, ``none``, ``required`` (some tool), or the name of the one tool the model must call."""
+
+class RequiredTool(msgspec.Struct, frozen=True):
+    """A tool choice that makes the model call this one tool."""
+
+    name: str
+    """The tool the model must call."""
+
+
+ToolChoice = Literal["auto", "none", "required"] | RequiredTool
+"""``auto`` (the model decides), ``none`` (no tool), ``required`` (some tool), or one :class:`RequiredTool`."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -55,8 +64,8 @@ class ChatOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Sampling temperature; ``None`` leaves the provider's default."""
     max_output_tokens: int | None = None
     """Cap on the tokens written."""
-    reasoning_effort: str | None = None
-    """``none``, ``low``, ``medium``, ``high`` or ``extra_high``, for models that reason."""
+    reasoning_effort: ReasoningEffort | None = None
+    """How hard a model that reasons thinks; ``None`` leaves the model's default."""
     instructions: str | None = None
     """System text for this request only, sent in addition to the conversation's system messages."""
     model: str | None = None

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 import anyio
 import msgspec
@@ -20,6 +20,7 @@ import msgspec
 from hive_protocol import (
     ErrorEvent,
     InvalidTurnOptions,
+    ReasoningEffort,
     StopReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -37,9 +38,11 @@ from .chat import (
     ChatOptions,
     FinishReason,
     FinishUpdate,
+    RequiredTool,
     TextUpdate,
     ThinkingUpdate,
     ToolCallUpdate,
+    ToolChoice,
     UsageUpdate,
 )
 from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
@@ -73,7 +76,7 @@ class Agent:
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         temperature: float | None = None,
         max_output_tokens: int | None = None,
-        reasoning_effort: str | None = None,
+        reasoning_effort: ReasoningEffort | None = None,
         tool_timeout: float | None = None,
         working_dir: Path | None = None,
         planning: bool = False,
@@ -229,18 +232,23 @@ class AgentSession:
         mode = options.tool_mode or "auto"
         if mode == "none":
             names = []
-        choice = {"auto": "auto", "none": "none", "require_any": "required"}.get(
-            mode, mode.removeprefix("require:")
-        )
-        if choice not in ("auto", "none", "required") and choice not in names:
-            names = [*names, choice]
+        choice: ToolChoice
+        if mode in ("auto", "none"):
+            choice = mode
+        elif mode == "require_any":
+            choice = "required"
+        else:
+            choice = RequiredTool(mode.removeprefix("require:"))
+            if choice.name not in names:
+                names = [*names, choice.name]
         instructions = "\n\n".join(t for t in (agent.instructions, options.instructions) if t) or None
         chat = ChatOptions(
             tools=[agent.tools[name].spec for name in names],
             tool_choice=choice if names else "none",
             temperature=options.temperature if options.temperature is not None else defaults.temperature,
             max_output_tokens=options.max_output_tokens or defaults.max_output_tokens,
-            reasoning_effort=options.reasoning_effort or defaults.reasoning_effort,
+            # validate_turn_options checked the effort against REASONING_EFFORTS.
+            reasoning_effort=cast("ReasoningEffort | None", options.reasoning_effort or defaults.reasoning_effort),
             instructions=instructions,
             model=model,
         )

@@ -37,7 +37,7 @@ from hive_core import (
     ToolResultPart,
     UsageUpdate,
 )
-from hive_core.chat import FinishReason
+from hive_core.chat import FinishReason, RequiredTool, ToolChoice
 from hive_protocol import ErrorCode
 
 from .errors import chat_error_for_status, code_for_status
@@ -336,14 +336,10 @@ def _thinking_budget(effort: str | None) -> int | None:
         ) from None
 
 
-def _tool_choice(choice: str) -> dict[str, str]:
-    if choice == "auto":
-        return {"type": "auto"}
-    if choice == "none":
-        return {"type": "none"}
-    if choice == "required":
-        return {"type": "any"}
-    return {"type": "tool", "name": choice}
+def _tool_choice(choice: ToolChoice) -> dict[str, str]:
+    if isinstance(choice, RequiredTool):
+        return {"type": "tool", "name": choice.name}
+    return {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}[choice]
 
 
 def _input_schema(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from hive_core import (
     ToolResultPart,
     UsageUpdate,
 )
-from hive_core.chat import FinishReason
+from hive_core.chat import FinishReason, RequiredTool, ToolChoice
 from hive_protocol import ErrorCode
 
 from .errors import code_for_status, retry_after_seconds
@@ -461,14 +461,10 @@ def _model_parts(message: Message, needs_signature: bool) -> list[dict[str, Any]
     return parts
 
 
-def _calling_config(choice: str) -> dict[str, Any]:
-    if choice == "auto":
-        return {"mode": "AUTO"}
-    if choice == "none":
-        return {"mode": "NONE"}
-    if choice == "required":
-        return {"mode": "ANY"}
-    return {"mode": "ANY", "allowedFunctionNames": [choice]}
+def _calling_config(choice: ToolChoice) -> dict[str, Any]:
+    if isinstance(choice, RequiredTool):
+        return {"mode": "ANY", "allowedFunctionNames": [choice.name]}
+    return {"mode": {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice]}
 
 
 def _declaration(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -76,7 +76,7 @@ from hive_core import (
     ToolSpec,
     UsageUpdate,
 )
-from hive_core.chat import FinishReason
+from hive_core.chat import FinishReason, RequiredTool
 
 from .settings import Capabilities, ProviderSettings
 
@@ -733,7 +733,11 @@ def _template_messages(
 
 
 def _choice_name(options: ChatOptions) -> str:
-    return options.tool_choice if options.tools else "none"
+    """``auto``, ``none``, ``required`` or the name of the required tool (``none`` when no tool is offered)."""
+    if not options.tools:
+        return "none"
+    choice = options.tool_choice
+    return choice.name if isinstance(choice, RequiredTool) else choice
 
 
 # --- the client ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from hive_core import (
     ToolCallUpdate,
     UsageUpdate,
 )
-from hive_core.chat import FinishReason, ToolChoice
+from hive_core.chat import FinishReason, RequiredTool, ToolChoice
 
 from ._openai_base import (
     OPENAI_EFFORTS,
@@ -288,9 +288,9 @@ def _arguments(function: _Function | None) -> str:
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
-    if choice in ("auto", "none", "required"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
+    if isinstance(choice, RequiredTool):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice
 
 
 def _messages(messages: Sequence[Message], instructions: str | None) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from hive_core import (
     ToolCallUpdate,
     UsageUpdate,
 )
-from hive_core.chat import FinishReason, ToolChoice
+from hive_core.chat import FinishReason, RequiredTool, ToolChoice
 
 from ._openai_base import (
     OPENAI_EFFORTS,
@@ -406,9 +406,9 @@ def _finish(final: _Response, called: bool) -> FinishReason:
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
-    if choice in ("auto", "none", "required"):
-        return choice
-    return {"type": "function", "name": choice}
+    if isinstance(choice, RequiredTool):
+        return {"type": "function", "name": choice.name}
+    return choice
 
 
 def _reasoning_items(part: ThinkingPart) -> list[dict[str, Any]]:

@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import msgspec
 
+from hive_core.errors import UserError, where
+
 __all__ = ["ConfigError", "ConfigWarning"]
 
 
-def _where(source: str | None, line: int | None, column: int | None) -> str:
-    if source is None:
-        return ""
-    if line is None:
-        return source
-    return f"{source}:{line}" if column is None else f"{source}:{line}:{column}"
-
-
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """The configuration cannot be used; the message names the file, line and column, and the key if known."""
 
-    problem: str
-    """What is wrong, in words."""
-    source: str | None
-    """The file (or variable) the fault is in; ``None`` for a bad argument, such as a key given to ``set``."""
-    line: int | None
-    """The 1-based line of the fault, when known."""
-    column: int | None
-    """The 1-based column of the fault, when known."""
     key: str | None
     """The dotted configuration key concerned, when there is one."""
 
@@ -38,13 +24,8 @@ class ConfigError(ValueError):
         column: int | None = None,
         key: str | None = None,
     ) -> None:
-        self.problem = problem
-        self.source = source
-        self.line = line
-        self.column = column
+        super().__init__(problem, source=source, line=line, column=column)
         self.key = key
-        where = _where(source, line, column)
-        super().__init__(f"{where}: {problem}" if where else problem)
 
 
 class ConfigWarning(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,5 +43,5 @@ class ConfigWarning(msgspec.Struct, frozen=True, kw_only=True):
     """The dotted key concerned, as written."""
 
     def __str__(self) -> str:
-        where = _where(self.source, self.line, self.column)
-        return f"{where}: {self.message}" if where else self.message
+        position = where(self.source, self.line, self.column)
+        return f"{position}: {self.message}" if position else self.message
