@@ -1,4 +1,5 @@
-"""The walls of DESIGN §3: what each package may import. A new import outside its wall fails here."""
+"""The walls of DESIGN §3: what each package may import, and the kernel inside hive-core. A new import outside
+its wall fails here."""
 
 from __future__ import annotations
 
@@ -28,6 +29,31 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
     ),
 }
 
+CORE_DIR = ROOT / "packages/hive-core/src/hive_core"
+
+KERNEL = (
+    "approvals",
+    "budget",
+    "chat",
+    "errors",
+    "failures",
+    "fallback",
+    "hitl",
+    "loop",
+    "messages",
+    "pipeline",
+    "runners",
+    "session_id",
+    "testing",
+    "tool_round",
+    "tools",
+    "turn_request",
+)
+"""hive-core's kernel (DESIGN §3): the SDK a host builds on. A module or package of hive_core by its name."""
+
+HOST = ("builtin_tools", "config", "mcp", "permissions", "sessions")
+"""hive-core's host modules: what the kernel never imports."""
+
 NEVER = {
     "hive_protocol": {"anyio", "httpx2", "hive_core", "hive_providers", "hive_cli", "hive_conformance"},
     "hive_core": {"hive_providers", "hive_cli", "openai", "anthropic", "llama_cpp"},
@@ -50,6 +76,84 @@ def imports_of(package_dir: Path, root: Path = ROOT) -> list[tuple[str, int, str
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.append((str(path.relative_to(root)), node.lineno, node.module.split(".")[0]))
     return found
+
+
+def core_imports_of(
+    path: Path, package_dir: Path = CORE_DIR, package: str = "hive_core"
+) -> list[tuple[int, str]]:
+    """The modules of ``package`` that the file at ``path`` imports (line, dotted name), relative imports resolved.
+
+    ``from . import x`` counts as importing ``<package>.x``, since ``x`` may be a module.
+    """
+    parts = [package, *path.relative_to(package_dir).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    else:
+        parts.pop()  # a module's relative imports start from its package
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            if node.module:
+                found.append((node.lineno, module))
+            else:
+                found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return [(line, name) for line, name in found if name == package or name.startswith(package + ".")]
+
+
+def kernel_files() -> list[Path]:
+    files: list[Path] = []
+    for name in KERNEL:
+        module = CORE_DIR / f"{name}.py"
+        files += [module] if module.is_file() else sorted((CORE_DIR / name).rglob("*.py"))
+    return files
+
+
+def test_every_module_of_hive_core_is_kernel_or_host() -> None:
+    names = {path.stem for path in CORE_DIR.glob("*.py")} | {
+        path.name for path in CORE_DIR.iterdir() if (path / "__init__.py").is_file()
+    }
+    assert names - {"__init__"} == set(KERNEL) | set(HOST)
+    assert not set(KERNEL) & set(HOST)
+
+
+def test_the_kernel_imports_nothing_of_the_host() -> None:
+    hits = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in kernel_files()
+        for line, name in core_imports_of(path)
+        if name.split(".")[1:2] and name.split(".")[1] in HOST
+    ]
+    assert kernel_files()
+    assert not hits, "\n".join(hits)
+
+
+def test_the_core_scanner_resolves_relative_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "hive_core"
+    (pkg / "runners").mkdir(parents=True)
+    (pkg / "runners" / "mod.py").write_text(
+        "from .turns import T\n"
+        "from .. import sessions\n"
+        "from ..config.paths import hive_home\n"
+        "import hive_core.mcp\n"
+        "def f():\n    from ...elsewhere import x\n    from hive_core.permissions import P\n"
+        "import os\n"
+    )
+    (pkg / "runners" / "__init__.py").write_text("from .mod import f\nfrom . import turns\n")
+    assert [name for _, name in core_imports_of(pkg / "runners" / "mod.py", pkg)] == [
+        "hive_core.runners.turns",
+        "hive_core.sessions",
+        "hive_core.config.paths",
+        "hive_core.mcp",
+        "hive_core.permissions",
+    ]
+    assert [name for _, name in core_imports_of(pkg / "runners" / "__init__.py", pkg)] == [
+        "hive_core.runners.mod",
+        "hive_core.runners.turns",
+    ]
 
 
 @pytest.mark.parametrize("package", WALLS)

@@ -1,22 +1,65 @@
-"""Helpers for the hive-core scenario tests: checking event streams and serving a session in memory."""
+"""Helpers for the hive-core scenario tests: checking event streams, serving a session in memory, and a policy."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Callable, Sequence
+import subprocess
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
 
 import anyio
 
-from hive_core import SessionRunner
+from hive_core import SessionRunner, Tool
+from hive_core.approvals import Verdict
 from hive_core.runners.session import Incoming
-from hive_protocol import Event, encode, verify
+from hive_protocol import (
+    Event,
+    HitlRequestEvent,
+    RefusalKind,
+    RiskLevel,
+    StopReason,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    TurnOptions,
+    UserMessageRequest,
+    encode,
+    verify,
+)
 
 E = TypeVar("E")
 
 WAIT: Final = 10.0
 """Seconds any single wait of a test may take before it fails (a bound, never a synchronisation)."""
+
+
+def message(content: str, *, model: str | None = None, **options: Any) -> UserMessageRequest:
+    """A ``user_message``; the keyword arguments other than ``model`` are its :class:`TurnOptions`."""
+    return UserMessageRequest(
+        content=content, model=model, options=TurnOptions(**options) if options else None
+    )
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` unless it already ended, and close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None and not stream.closed:
+            stream.close()
+
+
+def recording_tool(name: str, result: str, *, read_only: bool = False) -> tuple[Tool, list[str]]:
+    """A tool ``name(path: str)`` answering ``result``, and the ``path`` of every call it really ran, in order."""
+    ran: list[str] = []
+
+    def run(path: str) -> str:
+        ran.append(path)
+        return result
+
+    return Tool(run, name=name, description=f"Answers {result!r}.", read_only=read_only), ran
 
 
 def kinds(events: Sequence[Event]) -> list[str]:
@@ -33,6 +76,31 @@ def assert_verified(events: Sequence[Event], *, turns: int | None = None) -> Non
     """The stream keeps every sequence rule, as structs and as canonical wire lines."""
     assert verify(list(events), turns=turns) == []
     assert verify([encode(event) for event in events], turns=turns) == []
+
+
+def assert_ended(events: Sequence[Event], stop_reason: StopReason, *, turns: int = 1) -> None:
+    """The stream ends with a ``turn_end`` of ``stop_reason`` (at the tests' fixed clock) and keeps every rule."""
+    assert events[-1] == TurnEndEvent(stop_reason=stop_reason, duration_ms=0)
+    assert_verified(events, turns=turns)
+
+
+def refused(tool: str, output: str, refusal: RefusalKind, *, call_id: str = "call_1") -> ToolEndEvent:
+    """The ``tool_end`` of a call the pipeline refused."""
+    return ToolEndEvent(tool=tool, success=False, output=output, call_id=call_id, refusal=refusal)
+
+
+def asked_event(start: ToolStartEvent, *, action: str, target: str, level: RiskLevel) -> HitlRequestEvent:
+    """The ``hitl_request`` a :class:`~hive_core.HitlBridge` sends about the call ``start`` started."""
+    return HitlRequestEvent(
+        id=f"hitl-{start.call_id}",
+        action=action,
+        target=target,
+        description=f"Allow {start.tool}?",
+        tool_name=start.tool,
+        arguments=start.input,
+        call_id=start.call_id,
+        level=level,
+    )
 
 
 def of_type(events: Sequence[Event], kind: type[E]) -> list[E]:
@@ -105,3 +173,22 @@ class Wire:
         with anyio.fail_after(WAIT):
             await self._serve()
         return self.events
+
+
+class Rules:
+    """A tool-call policy: a verdict per tool name, ``default`` (allow) for the others.
+
+    It records every call it judged in :attr:`seen`, and counts no tool as read-only beyond the tool's own marking.
+    """
+
+    def __init__(self, default: Verdict | None = None, **verdicts: Verdict) -> None:
+        self.default = default or Verdict.allow()
+        self.verdicts = verdicts
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        self.seen.append((tool_name, dict(arguments)))
+        return self.verdicts.get(tool_name, self.default)
+
+    def is_read_only(self, tool_name: str) -> bool:
+        return False

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, Wire, assert_verified, kinds, of_type
+from core_harness import (
+    WAIT,
+    Rules,
+    Wire,
+    asked_event,
+    assert_ended,
+    assert_verified,
+    kinds,
+    message,
+    of_type,
+    refused,
+)
 
 from hive_core import (
     Agent,
@@ -18,7 +28,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
-from hive_core.permissions.verdict import PermissionAction, Verdict
+from hive_core.approvals import PermissionAction, Verdict
 from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
 from hive_protocol import (
     ErrorEvent,
@@ -30,7 +40,6 @@ from hive_protocol import (
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    UserMessageRequest,
 )
 
 pytestmark = pytest.mark.anyio
@@ -40,21 +49,16 @@ def fixed_clock() -> float:
     return 0.0
 
 
-class Policy:
-    """A tiny tool-call policy: one action per tool name, ``allow`` for the rest."""
-
-    def __init__(self, **actions: PermissionAction) -> None:
-        self.actions = actions
-        self.seen: list[tuple[str, dict[str, Any], bool]] = []
-
-    def evaluate(self, tool_name: str, arguments: Mapping[str, Any], *, planning: bool = False) -> Verdict:
-        self.seen.append((tool_name, dict(arguments), planning))
-        action = self.actions.get(tool_name, "allow")
-        if action == "allow":
-            return Verdict.allow()
-        if action == "deny":
-            return Verdict.deny(f"{tool_name} is not allowed here")
-        return Verdict.ask(f"{tool_name} changes files", level="high")
+def rules_for(**actions: PermissionAction) -> Rules:
+    """Rules with one action per tool name (``allow`` for the rest) and a reason naming the tool."""
+    verdicts = {
+        name: Verdict.deny(f"{name} is not allowed here")
+        if action == "deny"
+        else Verdict.ask(f"{name} changes files", level="high")
+        for name, action in actions.items()
+        if action != "allow"
+    }
+    return Rules(**verdicts)
 
 
 class Approver:
@@ -88,7 +92,7 @@ def write_call(call_id: str = "call_1", path: str = "notes.txt", content: str = 
     return call(("write_file", {"path": path, "content": content}, call_id))
 
 
-async def turn_with(approvals: Any, policy: Policy, files: Files, *, planning: bool = False) -> list[Event]:
+async def turn_with(approvals: Any, policy: Rules, files: Files, *, planning: bool = False) -> list[Event]:
     client = ScriptedChatClient([write_call(), reply("done")])
     agent = Agent(
         client, tools=[files.tool], policy=policy, approvals=approvals, planning=planning, clock=fixed_clock
@@ -101,36 +105,29 @@ async def turn_with(approvals: Any, policy: Policy, files: Files, *, planning: b
 
 
 async def test_allow_runs_the_call() -> None:
-    files, policy = Files(), Policy(write_file="allow")
+    files, policy = Files(), rules_for(write_file="allow")
     events = await turn_with(None, policy, files)
 
     assert files.written == [("notes.txt", "hello")]
     assert of_type(events, ToolEndEvent)[0].success
-    assert policy.seen == [("write_file", {"path": "notes.txt", "content": "hello"}, False)]
+    assert policy.seen == [("write_file", {"path": "notes.txt", "content": "hello"})]
     assert_verified(events, turns=1)
 
 
 async def test_deny_refuses_the_call_with_the_reason() -> None:
     files = Files()
-    events = await turn_with(None, Policy(write_file="deny"), files)
+    events = await turn_with(None, rules_for(write_file="deny"), files)
 
     assert files.written == []
     assert of_type(events, ToolEndEvent) == [
-        ToolEndEvent(
-            tool="write_file",
-            success=False,
-            output="Permission denied: write_file is not allowed here",
-            call_id="call_1",
-            refusal="denied",
-        )
+        refused("write_file", "Permission denied: write_file is not allowed here", "denied", call_id="call_1")
     ]
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_ask_without_an_approval_service_fails_closed() -> None:
     files = Files()
-    events = await turn_with(None, Policy(write_file="ask"), files)
+    events = await turn_with(None, rules_for(write_file="ask"), files)
 
     assert files.written == []
     end = of_type(events, ToolEndEvent)[0]
@@ -142,7 +139,7 @@ async def test_ask_without_an_approval_service_fails_closed() -> None:
 
 async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> None:
     files, approver = Files(), Approver(ApprovalDecision(approved=True))
-    events = await turn_with(approver, Policy(write_file="ask"), files)
+    events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("notes.txt", "hello")]
     assert approver.requests == [
@@ -165,7 +162,7 @@ async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> 
 async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) -> None:
     files = Files()
     events = await turn_with(
-        Approver(ApprovalDecision(approved=False, reason=reason)), Policy(write_file="ask"), files
+        Approver(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
     )
 
     assert files.written == []
@@ -177,7 +174,7 @@ async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) ->
 async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> None:
     files = Files()
     approver = Approver(ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"}))
-    events = await turn_with(approver, Policy(write_file="ask"), files)
+    events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("safe.txt", "hello")]
     assert of_type(events, ToolEndEvent)[0].output == "wrote 5 characters to safe.txt (a)"
@@ -185,7 +182,7 @@ async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> Non
 
 
 async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only_calls_as_usual() -> None:
-    policy = Policy()
+    policy = Rules()
 
     @tool(read_only=True)
     def peek(path: str) -> str:
@@ -199,12 +196,12 @@ async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only
 
     # The gate already enforced planning mode from the tool's own read-only marking (which the rules may not
     # know, e.g. for an MCP tool), so the policy judges the call as it would outside planning mode.
-    assert policy.seen == [("peek", {"path": "a"}, False)]
+    assert policy.seen == [("peek", {"path": "a"})]
 
 
 async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:
     files, approver = Files(), Approver(ApprovalDecision(approved=True))
-    events = await turn_with(approver, Policy(write_file="ask"), files, planning=True)
+    events = await turn_with(approver, rules_for(write_file="ask"), files, planning=True)
 
     assert files.written == []
     assert approver.requests == []
@@ -295,14 +292,10 @@ async def test_bridge_request_target_is_the_first_non_empty_known_argument(
 
     assert decision.approved
     assert published == [
-        HitlRequestEvent(
-            id="hitl-c1",
+        asked_event(
+            ToolStartEvent(tool="write_file", input=arguments, call_id="c1"),
             action="asks",
             target=target,
-            description="Allow write_file?",
-            tool_name="write_file",
-            arguments=arguments,
-            call_id="c1",
             level="low",
         )
     ]
@@ -355,18 +348,28 @@ async def test_bridge_detached_rejects_later_requests_until_attached_again() -> 
 
 
 def served(
-    rounds: list[ScriptedRound], files: Files, *, timeout: float = WAIT, policy: Policy | None = None
+    rounds: list[ScriptedRound], files: Files, *, timeout: float = WAIT, policy: Rules | None = None
 ) -> tuple[Wire, HitlBridge, ScriptedChatClient]:
     bridge = HitlBridge(timeout=timeout)
     client = ScriptedChatClient(rounds)
     agent = Agent(
         client,
         tools=[files.tool],
-        policy=policy or Policy(write_file="ask"),
+        policy=policy or rules_for(write_file="ask"),
         approvals=bridge,
         clock=fixed_clock,
     )
     return Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge)), bridge, client
+
+
+ASKED_TURN = ["session_started", "tool_start", "hitl_request", "tool_end", "text_delta", "turn_end"]
+"""The events of a session whose one turn made one call that was asked about, then answered."""
+
+
+async def asked(wire: Wire) -> HitlRequestEvent:
+    """Ask for the write and wait until its approval is asked for."""
+    wire.send(message("write it"))
+    return await wire.wait_for(HitlRequestEvent)
 
 
 async def test_approve_over_the_wire() -> None:
@@ -374,24 +377,17 @@ async def test_approve_over_the_wire() -> None:
     wire, _, _ = served([write_call(), reply("done")], files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
-        request = await wire.wait_for(HitlRequestEvent)
+        request = await asked(wire)
         wire.send(HitlResponseRequest(approved=True, id=request.id))
         await wire.wait_for(TurnEndEvent)
 
+    start = ToolStartEvent(
+        tool="write_file", input={"path": "notes.txt", "content": "hello"}, call_id="call_1"
+    )
     assert wire.events == [
         SessionStartedEvent(session_id="s1", protocol_version=1),
-        ToolStartEvent(tool="write_file", input={"path": "notes.txt", "content": "hello"}, call_id="call_1"),
-        HitlRequestEvent(
-            id="hitl-call_1",
-            action="write_file changes files",
-            target="notes.txt",
-            description="Allow write_file?",
-            tool_name="write_file",
-            arguments={"path": "notes.txt", "content": "hello"},
-            call_id="call_1",
-            level="high",
-        ),
+        start,
+        asked_event(start, action="write_file changes files", target="notes.txt", level="high"),
         ToolEndEvent(
             tool="write_file", success=True, output="wrote 5 characters to notes.txt (w)", call_id="call_1"
         ),
@@ -408,25 +404,13 @@ async def test_reject_with_a_reason_over_the_wire() -> None:
     wire, _, client = served([write_call(), reply("ok, I won't")], files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
-        await wire.wait_for(HitlRequestEvent)
+        await asked(wire)
         wire.send(HitlResponseRequest(approved=False, reason="not in that folder"))
         await wire.wait_for(TurnEndEvent)
 
-    assert kinds(wire.events) == [
-        "session_started",
-        "tool_start",
-        "hitl_request",
-        "tool_end",
-        "text_delta",
-        "turn_end",
-    ]
-    assert of_type(wire.events, ToolEndEvent)[0] == ToolEndEvent(
-        tool="write_file",
-        success=False,
-        output="Approval rejected: not in that folder",
-        call_id="call_1",
-        refusal="rejected",
+    assert kinds(wire.events) == ASKED_TURN
+    assert of_type(wire.events, ToolEndEvent)[0] == refused(
+        "write_file", "Approval rejected: not in that folder", "rejected", call_id="call_1"
     )
     assert files.written == []
     # The model reads the rejection.
@@ -439,8 +423,7 @@ async def test_modified_arguments_over_the_wire() -> None:
     wire, _, _ = served([write_call(), reply("done")], files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
-        await wire.wait_for(HitlRequestEvent)
+        await asked(wire)
         wire.send(
             HitlResponseRequest(approved=True, id="hitl-call_1", modified_arguments={"content": "edited"})
         )
@@ -456,7 +439,7 @@ async def test_no_answer_within_the_timeout_is_a_rejection() -> None:
     wire, bridge, _ = served([write_call(), reply("no answer")], files, timeout=0.05)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
+        wire.send(message("write it"))
         await wire.wait_for(TurnEndEvent)
 
     end = of_type(wire.events, ToolEndEvent)[0]
@@ -466,14 +449,7 @@ async def test_no_answer_within_the_timeout_is_a_rejection() -> None:
     )
     assert files.written == []
     assert bridge.waiting == []
-    assert kinds(wire.events) == [
-        "session_started",
-        "tool_start",
-        "hitl_request",
-        "tool_end",
-        "text_delta",
-        "turn_end",
-    ]
+    assert kinds(wire.events) == ASKED_TURN
     assert_verified(wire.events, turns=1)
 
 
@@ -482,8 +458,7 @@ async def test_end_of_input_while_waiting_rejects_and_the_turn_still_ends() -> N
     wire, bridge, _ = served([write_call(), reply("the client left")], files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
-        await wire.wait_for(HitlRequestEvent)
+        await asked(wire)
         wire.close()
         await wire.wait_for(TurnEndEvent)
 
@@ -502,10 +477,10 @@ async def test_end_of_input_while_waiting_rejects_and_the_turn_still_ends() -> N
 async def test_no_approval_service_over_the_wire() -> None:
     files = Files()
     client = ScriptedChatClient([write_call(), reply("cannot")])
-    agent = Agent(client, tools=[files.tool], policy=Policy(write_file="ask"), clock=fixed_clock)
+    agent = Agent(client, tools=[files.tool], policy=rules_for(write_file="ask"), clock=fixed_clock)
     wire = Wire(SessionRunner(agent.session(), session_id="s1"))
 
-    events = await wire.run(UserMessageRequest(content="write it"), HitlResponseRequest(approved=True))
+    events = await wire.run(message("write it"), HitlResponseRequest(approved=True))
 
     assert kinds(events) == ["session_started", "tool_start", "tool_end", "text_delta", "turn_end"]
     assert of_type(events, ToolEndEvent)[0].refusal == "approval_unavailable"
@@ -525,7 +500,7 @@ async def test_an_answer_without_id_is_dropped_while_two_wait() -> None:
     wire, bridge, _ = served(rounds, files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write both"))
+        wire.send(message("write both"))
         await wire.wait_for(HitlRequestEvent, count=2)
         wire.send(HitlResponseRequest(approved=True))
         # Requests are handled in order: once the unreadable line after it is answered, so was the answer.
@@ -552,9 +527,8 @@ async def test_an_answer_reaches_a_waiting_turn_past_a_queued_message() -> None:
     wire, _, client = served([write_call(), reply("first done"), reply("second done")], files)
 
     async with wire.running():
-        wire.send(UserMessageRequest(content="write it"))
-        await wire.wait_for(HitlRequestEvent)
-        wire.send(UserMessageRequest(content="and then this"))
+        await asked(wire)
+        wire.send(message("and then this"))
         wire.send(HitlResponseRequest(approved=True))
         await wire.wait_for(TurnEndEvent, count=2)
 
@@ -566,11 +540,9 @@ async def test_an_answer_reaches_a_waiting_turn_past_a_queued_message() -> None:
 
 async def test_a_stray_answer_with_nothing_waiting_changes_nothing() -> None:
     files = Files()
-    wire, _, _ = served([write_call(), reply("done")], files, policy=Policy(write_file="allow"))
+    wire, _, _ = served([write_call(), reply("done")], files, policy=rules_for(write_file="allow"))
 
-    events = await wire.run(
-        HitlResponseRequest(approved=False, id="hitl-call_1"), UserMessageRequest(content="write it")
-    )
+    events = await wire.run(HitlResponseRequest(approved=False, id="hitl-call_1"), message("write it"))
 
     assert files.written == [("notes.txt", "hello")]
     assert kinds(events) == ["session_started", "tool_start", "tool_end", "text_delta", "turn_end"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_verified, kinds, of_type
+from core_harness import WAIT, assert_ended, assert_verified, kinds, of_type, refused
 
 from hive_core import Agent, AgentSession, Message, Pipeline, ToolCallPart, ToolResultPart, collect_turn, tool
 from hive_core.pipeline import (
@@ -68,8 +68,7 @@ async def test_three_identical_successful_calls_all_run() -> None:
     assert counter.runs == 3
     assert [e.success for e in of_type(events, ToolEndEvent)] == [True, True, True]
     assert all(e.refusal is None for e in of_type(events, ToolEndEvent))
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
@@ -81,19 +80,17 @@ async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
 
     assert counter.runs == 3
     fourth = of_type(events, ToolEndEvent)[3]
-    assert fourth == ToolEndEvent(
-        tool="lookup",
-        success=False,
-        output=(
+    assert fourth == refused(
+        "lookup",
+        (
             "'lookup' already ran 3 times in a row with these same arguments. Its result is in the conversation; "
             "do not call it again with these arguments: use that result, call a different tool, or change the "
             "arguments."
         ),
+        "repeated_call",
         call_id="c4",
-        refusal="repeated_call",
     )
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
     client.assert_consumed()
 
 
@@ -111,8 +108,7 @@ async def test_fifth_identical_call_ends_the_turn() -> None:
         "'lookup' was called again with the same arguments after being refused 1 time(s); "
         "the request was stopped as stuck repeating 'lookup'."
     )
-    assert events[-1] == TurnEndEvent(stop_reason="tool_terminated", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "tool_terminated")
     client.assert_consumed()  # no model round after the termination
 
 
@@ -205,8 +201,7 @@ async def test_the_same_error_twice_still_runs_and_the_model_reads_it() -> None:
     assert counter.runs == 2
     ends = of_type(events, ToolEndEvent)
     assert [(e.success, e.refusal, e.output) for e in ends] == [(False, None, "RuntimeError: disk full")] * 2
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_the_same_error_a_third_time_ends_the_turn() -> None:
@@ -216,15 +211,13 @@ async def test_the_same_error_a_third_time_ends_the_turn() -> None:
 
     assert counter.runs == 3
     third = of_type(events, ToolEndEvent)[2]
-    assert third == ToolEndEvent(
-        tool="deploy",
-        success=False,
-        output="'deploy' failed with the same error 3 times in a row (RuntimeError: disk full); the request was stopped.",
+    assert third == refused(
+        "deploy",
+        "'deploy' failed with the same error 3 times in a row (RuntimeError: disk full); the request was stopped.",
+        "repeated_error",
         call_id="c3",
-        refusal="repeated_error",
     )
-    assert events[-1] == TurnEndEvent(stop_reason="tool_terminated", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "tool_terminated")
     client.assert_consumed()
 
 
@@ -367,16 +360,9 @@ async def test_a_call_over_its_timeout_is_stopped() -> None:
 
     assert started == ["x"]
     assert of_type(events, ToolEndEvent) == [
-        ToolEndEvent(
-            tool="crawl",
-            success=False,
-            output="'crawl' timed out after 0.05 s",
-            call_id="call_1",
-            refusal="timed_out",
-        )
+        refused("crawl", "'crawl' timed out after 0.05 s", "timed_out", call_id="call_1")
     ]
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_the_agent_timeout_applies_to_tools_without_their_own() -> None:
@@ -407,8 +393,7 @@ async def test_the_same_slow_call_three_times_ends_the_turn() -> None:
     events = await turn(Agent(client, tools=[slow_tool(started, timeout=0.02)], clock=fixed_clock).session())
 
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == ["timed_out", "timed_out", "repeated_error"]
-    assert events[-1] == TurnEndEvent(stop_reason="tool_terminated", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "tool_terminated")
 
 
 # -- the pipeline itself ------------------------------------------------------------------------------

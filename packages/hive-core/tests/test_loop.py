@@ -7,10 +7,11 @@ through ``hive_protocol.verify`` (as structs and as canonical wire lines).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_verified, kinds, of_type
+from core_harness import WAIT, assert_ended, assert_verified, kinds, message, of_type, recording_tool, refused
 
 from hive_core import (
     Agent,
@@ -29,18 +30,16 @@ from hive_core import (
     tool,
 )
 from hive_core.chat import FinishReason, RequiredTool
-from hive_core.loop import TOOL_OUTPUT_EVENT_CAP
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, ScriptError, call, fail, reply
+from hive_core.tool_round import TOOL_OUTPUT_EVENT_CAP
 from hive_protocol import (
     ErrorEvent,
     Event,
-    StopReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    TurnOptions,
     UserMessageRequest,
 )
 
@@ -106,8 +105,7 @@ async def test_without_usage_the_turn_end_carries_no_token_counts() -> None:
     client = ScriptedChatClient([reply("ok")])
     events = await run(Agent(client, clock=fixed_clock), "hi")
 
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_duration_comes_from_the_clock() -> None:
@@ -227,8 +225,7 @@ async def test_a_tool_that_raises_is_reported_and_the_model_reads_the_failure() 
         ToolStartEvent(tool="explode", input={"path": "a.txt"}, call_id="call_1"),
         ToolEndEvent(tool="explode", success=False, output="ValueError: cannot open a.txt", call_id="call_1"),
     ]
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
     result = client.requests[1][0][-1].tool_results[0]
     assert result.is_error
     assert result.content == "ValueError: cannot open a.txt"
@@ -249,7 +246,7 @@ async def test_a_call_to_an_unknown_tool_is_answered_without_running_anything() 
 async def test_a_tool_not_offered_this_turn_is_unknown_to_the_model() -> None:
     client = ScriptedChatClient([call(("write_note", {"name": "a", "text": "b"})), reply("ok")])
     agent = Agent(client, tools=[read_note, write_note], clock=fixed_clock)
-    events = await run(agent, UserMessageRequest(content="hi", options=TurnOptions(tool_names=["read_note"])))
+    events = await run(agent, message("hi", tool_names=["read_note"]))
 
     end = of_type(events, ToolEndEvent)[0]
     assert end.success is False
@@ -272,14 +269,18 @@ async def test_long_tool_output_is_capped_on_the_wire_but_whole_for_the_model() 
 
 
 @pytest.mark.parametrize(
-    ("finish", "stop"),
-    [("stop", "completed"), ("length", "output_limit"), ("content_filter", "content_filter")],
+    ("finish", "end"),
+    [
+        ("stop", TurnEndEvent(stop_reason="completed", duration_ms=0)),
+        ("length", TurnEndEvent(stop_reason="output_limit", duration_ms=0)),
+        ("content_filter", TurnEndEvent(stop_reason="content_filter", duration_ms=0)),
+    ],
 )
-async def test_finish_reason_sets_the_stop_reason(finish: FinishReason, stop: StopReason) -> None:
+async def test_finish_reason_sets_the_stop_reason(finish: FinishReason, end: TurnEndEvent) -> None:
     client = ScriptedChatClient([reply("partial", finish=finish)])
     events = await run(Agent(client, clock=fixed_clock), "hi")
 
-    assert events[-1] == TurnEndEvent(stop_reason=stop, duration_ms=0)
+    assert events[-1] == end
     assert_verified(events, turns=1)
 
 
@@ -303,23 +304,15 @@ async def test_step_limit_makes_a_last_request_without_tools() -> None:
 
 
 async def test_calls_made_in_the_last_round_anyway_are_not_run() -> None:
-    ran: list[int] = []
-
-    @tool
-    def count(n: int) -> str:
-        """Counts."""
-        ran.append(n)
-        return "ok"
-
-    client = ScriptedChatClient([call(("count", {"n": 1}, "c1")), call(("count", {"n": 2}, "c2"))])
+    count, ran = recording_tool("count", "ok")
+    client = ScriptedChatClient([call(("count", {"path": "a"}, "c1")), call(("count", {"path": "b"}, "c2"))])
     session = Agent(client, tools=[count], max_iterations=1, clock=fixed_clock).session()
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "go")
 
-    assert ran == [1]
+    assert ran == ["a"]
     assert kinds(events) == ["tool_start", "tool_end", "turn_end"]
-    assert events[-1] == TurnEndEvent(stop_reason="step_limit", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "step_limit")
     # Every call in the history has its result (the conversation stays well formed).
     last = session.conversation[-1]
     assert last.role == "tool"
@@ -351,33 +344,33 @@ async def test_an_unexpected_model_request_fails_the_turn_loudly() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("options", "expected"),
     [
         (
-            TurnOptions(tool_names=["add", "nope", "zap"]),
+            {"tool_names": ["add", "nope", "zap"]},
             "Turn options name tool(s) that are not registered on this agent: nope, zap. "
             "Registered tools: add, read_note.",
         ),
-        (TurnOptions(tool_mode="sometimes"), "Unknown tool mode 'sometimes'"),
-        (TurnOptions(tool_mode="require:nope"), "Turn options require tool 'nope'"),
-        (TurnOptions(reasoning_effort="maximal"), "Unknown reasoning effort 'maximal'"),
-        (TurnOptions(temperature=-1.0), "temperature must be a finite number"),
-        (TurnOptions(max_output_tokens=0), "max_output_tokens must be at least 1"),
+        ({"tool_mode": "sometimes"}, "Unknown tool mode 'sometimes'"),
+        ({"tool_mode": "require:nope"}, "Turn options require tool 'nope'"),
+        ({"reasoning_effort": "maximal"}, "Unknown reasoning effort 'maximal'"),
+        ({"temperature": -1.0}, "temperature must be a finite number"),
+        ({"max_output_tokens": 0}, "max_output_tokens must be at least 1"),
     ],
 )
 async def test_invalid_turn_options_are_rejected_before_the_model_is_asked(
-    options: TurnOptions, message: str
+    options: dict[str, Any], expected: str
 ) -> None:
     client = ScriptedChatClient([])
     session = Agent(client, tools=[add, read_note], clock=fixed_clock).session()
     with anyio.fail_after(WAIT):
-        events = await collect_turn(session, UserMessageRequest(content="hi", options=options))
+        events = await collect_turn(session, message("hi", **options))
 
     assert kinds(events) == ["error", "turn_end"]
     error = events[0]
     assert isinstance(error, ErrorEvent)
     assert error.code == "request_rejected"
-    assert message in error.message
+    assert expected in error.message
     assert events[1] == TurnEndEvent()
     assert_verified(events, turns=1)
     assert client.requests == []
@@ -396,7 +389,9 @@ async def test_turn_options_override_the_agent_for_one_turn_only() -> None:
         clock=fixed_clock,
     )
     session = agent.session()
-    options = TurnOptions(
+    request = message(
+        "one",
+        model="m-1",
         tool_names=["read_note", "read_note"],
         temperature=0.0,
         max_output_tokens=256,
@@ -404,7 +399,7 @@ async def test_turn_options_override_the_agent_for_one_turn_only() -> None:
         instructions="Answer in French.",
     )
     with anyio.fail_after(WAIT):
-        await collect_turn(session, UserMessageRequest(content="one", model="m-1", options=options))
+        await collect_turn(session, request)
         await collect_turn(session, "two")
 
     first, second = client.requests[0][1], client.requests[1][1]
@@ -433,7 +428,7 @@ async def test_tool_mode_none_offers_no_tools() -> None:
     client = ScriptedChatClient([reply("no tools")])
     await run(
         Agent(client, tools=[add], clock=fixed_clock),
-        UserMessageRequest(content="hi", options=TurnOptions(tool_mode="none")),
+        message("hi", tool_mode="none"),
     )
     assert client.requests[0][1].tools == []
     assert client.requests[0][1].tool_choice == "none"
@@ -443,7 +438,7 @@ async def test_require_a_tool_forces_only_the_first_round() -> None:
     client = ScriptedChatClient([call(("read_note", {"name": "n"})), reply("done")])
     events = await run(
         Agent(client, tools=[add, read_note], clock=fixed_clock),
-        UserMessageRequest(content="hi", options=TurnOptions(tool_mode="require:read_note")),
+        message("hi", tool_mode="require:read_note"),
     )
     assert client.requests[0][1].tool_choice == RequiredTool("read_note")
     assert client.requests[1][1].tool_choice == "auto"
@@ -454,38 +449,29 @@ async def test_require_any_maps_to_required() -> None:
     client = ScriptedChatClient([reply("x")])
     await run(
         Agent(client, tools=[add], clock=fixed_clock),
-        UserMessageRequest(content="hi", options=TurnOptions(tool_mode="require_any")),
+        message("hi", tool_mode="require_any"),
     )
     assert client.requests[0][1].tool_choice == "required"
 
 
 async def test_planning_mode_refuses_a_write_tool_and_runs_a_read_only_one() -> None:
-    written: list[str] = []
-
-    @tool
-    def save(name: str) -> str:
-        """Writes."""
-        written.append(name)
-        return "saved"
-
+    save, written = recording_tool("save", "saved")
     client = ScriptedChatClient(
-        [call(("save", {"name": "a"}, "w1"), ("read_note", {"name": "a"}, "r1")), reply("planned")]
+        [call(("save", {"path": "a"}, "w1"), ("read_note", {"name": "a"}, "r1")), reply("planned")]
     )
     agent = Agent(client, tools=[save, read_note], planning=True, clock=fixed_clock)
     events = await run(agent, "make a plan")
 
     ends = {e.call_id: e for e in of_type(events, ToolEndEvent)}
-    assert ends["w1"] == ToolEndEvent(
-        tool="save",
-        success=False,
-        output="Permission denied: planning mode runs only read-only tools; 'save' may change things.",
+    assert ends["w1"] == refused(
+        "save",
+        "Permission denied: planning mode runs only read-only tools; 'save' may change things.",
+        "denied",
         call_id="w1",
-        refusal="denied",
     )
     assert ends["r1"] == ToolEndEvent(tool="read_note", success=True, output="contents of a", call_id="r1")
     assert written == []
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_planning_can_be_switched_per_session() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core_harness import Wire, assert_verified, of_type
+from core_harness import Wire, assert_ended, assert_verified, message, of_type
 
 from hive_core import Agent, HitlBridge, SessionRunner, collect_turn
 from hive_core.builtin_tools import BUILTIN_TOOLS
@@ -20,7 +20,6 @@ from hive_protocol import (
     HitlResponseRequest,
     ToolEndEvent,
     TurnEndEvent,
-    UserMessageRequest,
 )
 
 pytestmark = pytest.mark.anyio
@@ -64,8 +63,7 @@ async def test_reads_edits_and_runs_commands_inside_the_rules(project: Path) -> 
     # The edit kept the file's CRLF line endings.
     assert (project / "src" / "app.py").read_bytes() == b"def greet():\r\n    return 'hello, world'\r\n"
     # `echo` is not on the default allow list of shell commands and there is no approver: refused, not run.
-    assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
-    assert_verified(events, turns=1)
+    assert_ended(events, "completed")
 
 
 async def test_allowed_commands_run_and_denied_paths_are_refused(project: Path) -> None:
@@ -113,7 +111,7 @@ async def test_an_asked_edit_waits_for_the_client_and_runs_when_approved(project
 
     wire = Wire(SessionRunner(session, session_id="p1", bridge=bridge), react=answer)
     async with wire.running():
-        wire.send(UserMessageRequest(content="turn debug on"))
+        wire.send(message("turn debug on"))
         await wire.wait_for(TurnEndEvent)
     events = wire.events
 
@@ -148,6 +146,19 @@ async def test_planning_mode_reads_but_never_writes(project: Path) -> None:
     assert ends["read_file"].success
     assert (ends["write_file"].success, ends["write_file"].refusal) == (False, "denied")
     assert not (project / "src" / "new.py").exists()
+    assert_verified(events, turns=1)
+
+
+async def test_planning_mode_keeps_the_plan_under_the_default_rules(project: Path) -> None:
+    client = ScriptedChatClient(
+        [call(("manage_todo", {"action": "add", "task": "read the code"})), reply("Here is the plan.")]
+    )
+    agent = agent_for(project, client, planning=True)
+    events = await collect_turn(agent.session(), "plan it")
+
+    (end,) = of_type(events, ToolEndEvent)
+    assert (end.success, end.refusal) == (True, None)
+    assert "read the code" in (project / ".hive" / "todo.json").read_text(encoding="utf-8")
     assert_verified(events, turns=1)
 
 

@@ -4,11 +4,22 @@ in-memory byte streams."""
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, Wire, assert_verified, kinds, of_type, wire_bytes
+from core_harness import (
+    WAIT,
+    Rules,
+    Wire,
+    assert_verified,
+    kinds,
+    message,
+    of_type,
+    recording_tool,
+    wire_bytes,
+)
 
 from hive_core import (
     Agent,
@@ -21,7 +32,7 @@ from hive_core import (
     open_turn,
     tool,
 )
-from hive_core.permissions.verdict import Verdict
+from hive_core.approvals import Verdict
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, fail, reply
 from hive_core.tools import EventSink
 from hive_protocol import (
@@ -39,7 +50,6 @@ from hive_protocol import (
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    TurnOptions,
     UserMessageRequest,
     encode,
     verify,
@@ -52,16 +62,27 @@ def fixed_clock() -> float:
     return 0.0
 
 
-def message(content: str, **options: Any) -> UserMessageRequest:
-    return UserMessageRequest(content=content, options=TurnOptions(**options) if options else None)
-
-
 def wire_for(
-    rounds: list[ScriptedRound], *, tools: list[Any] | None = None, **runner: Any
+    rounds: list[ScriptedRound],
+    *,
+    tools: list[Any] | None = None,
+    policy: Rules | None = None,
+    bridge: HitlBridge | None = None,
+    **runner: Any,
 ) -> tuple[Wire, ScriptedChatClient]:
     client = ScriptedChatClient(rounds)
-    agent = Agent(client, tools=tools or [], clock=fixed_clock)
-    return Wire(SessionRunner(agent.session(), session_id="s1", **runner)), client
+    agent = Agent(client, tools=tools or [], policy=policy, approvals=bridge, clock=fixed_clock)
+    return Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge, **runner)), client
+
+
+def cancelled(tool: str, call_id: str) -> ToolEndEvent:
+    """The ``tool_end`` of a call whose turn was cancelled while it ran."""
+    return ToolEndEvent(
+        tool=tool,
+        success=False,
+        output="Cancelled: the turn was cancelled before this call finished.",
+        call_id=call_id,
+    )
 
 
 def sent_texts(client: ScriptedChatClient, request: int) -> list[str]:
@@ -90,14 +111,14 @@ async def test_a_session_with_no_requests_only_starts() -> None:
     assert await wire.run() == [SessionStartedEvent(session_id="s1", protocol_version=PROTOCOL_VERSION)]
 
 
-def test_the_default_session_id_is_random() -> None:
+def test_the_default_session_id_is_new_and_sorts_by_creation() -> None:
     async def noop(request: UserMessageRequest, emit: EventSink) -> None:
         return None
 
     first, second = SessionRunner(noop).session_id, SessionRunner(noop).session_id
     assert first != second
-    assert len(first) == 32
-    int(first, 16)
+    assert re.fullmatch(r"[0-9a-f]+-[0-9a-f]{8}", first)
+    assert first.split("-")[0] <= second.split("-")[0]
 
 
 async def test_turns_run_one_at_a_time_in_order() -> None:
@@ -123,14 +144,9 @@ async def test_turns_run_one_at_a_time_in_order() -> None:
         await wire.wait_for(TurnEndEvent, count=2)
 
     assert log == ["start one", "end one", "start two", "end two"]
-    assert kinds(wire.events) == [
-        "session_started",
-        "text_delta",
-        "error",
-        "turn_end",
-        "text_delta",
-        "turn_end",
-    ]
+    # The unreadable line is answered while the first turn still runs.
+    assert kinds(wire.events)[:4] == ["session_started", "text_delta", "error", "turn_end"]
+    assert kinds(wire.events)[4:] == ["text_delta", "turn_end"]
     assert_verified(wire.events, turns=2)
 
 
@@ -193,12 +209,7 @@ async def test_cancel_during_a_tool() -> None:
 
     assert wire.events[1:4] == [
         ToolStartEvent(tool="crawl", input={"site": "x"}, call_id="c1"),
-        ToolEndEvent(
-            tool="crawl",
-            success=False,
-            output="Cancelled: the turn was cancelled before this call finished.",
-            call_id="c1",
-        ),
+        cancelled("crawl", "c1"),
         TurnEndEvent(stop_reason="cancelled"),
     ]
     assert finished == []
@@ -244,22 +255,10 @@ async def test_cancel_with_parallel_calls_keeps_the_finished_ones() -> None:
 
 
 async def test_cancel_during_an_approval_wait() -> None:
-    ran: list[str] = []
-
-    @tool
-    def write_file(path: str) -> str:
-        """Writes."""
-        ran.append(path)
-        return "written"
-
-    class AskAll:
-        def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-            return Verdict.ask("writes")
-
+    write_file, ran = recording_tool("write_file", "written")
     bridge = HitlBridge(timeout=WAIT)
-    client = ScriptedChatClient([call(("write_file", {"path": "a"}, "w1")), reply("later")])
-    agent = Agent(client, tools=[write_file], policy=AskAll(), approvals=bridge, clock=fixed_clock)
-    wire = Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge))
+    rounds = [call(("write_file", {"path": "a"}, "w1")), reply("later")]
+    wire, _ = wire_for(rounds, tools=[write_file], policy=Rules(Verdict.ask("writes")), bridge=bridge)
 
     async with wire.running():
         wire.send(message("write"))
@@ -272,15 +271,8 @@ async def test_cancel_during_an_approval_wait() -> None:
         wire.send(message("again"))
         await wire.wait_for(TurnEndEvent, count=2)
 
-    assert kinds(wire.events) == [
-        "session_started",
-        "tool_start",
-        "hitl_request",
-        "tool_end",
-        "turn_end",
-        "text_delta",
-        "turn_end",
-    ]
+    assert kinds(wire.events)[:5] == ["session_started", "tool_start", "hitl_request", "tool_end", "turn_end"]
+    assert kinds(wire.events)[5:] == ["text_delta", "turn_end"]
     end = of_type(wire.events, ToolEndEvent)[0]
     assert (end.success, end.refusal) == (False, None)
     assert of_type(wire.events, TurnEndEvent)[0].stop_reason == "cancelled"
@@ -319,24 +311,10 @@ async def test_cancel_ends_only_the_running_turn() -> None:
 
 
 async def test_shutdown_runs_the_queued_turns_then_the_session_ends() -> None:
-    ran: list[str] = []
-
-    @tool
-    def write_file(path: str) -> str:
-        """Writes."""
-        ran.append(path)
-        return "written"
-
-    class AskAll:
-        def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-            return Verdict.ask("writes")
-
+    write_file, ran = recording_tool("write_file", "written")
     bridge = HitlBridge(timeout=WAIT)
-    client = ScriptedChatClient(
-        [call(("write_file", {"path": "a"}, "w1")), reply("first"), reply("second"), reply("third")]
-    )
-    agent = Agent(client, tools=[write_file], policy=AskAll(), approvals=bridge, clock=fixed_clock)
-    wire = Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge))
+    rounds = [call(("write_file", {"path": "a"}, "w1")), reply("first"), reply("second"), reply("third")]
+    wire, client = wire_for(rounds, tools=[write_file], policy=Rules(Verdict.ask("writes")), bridge=bridge)
 
     async with wire.running():
         wire.send(message("one"))
@@ -429,16 +407,9 @@ async def test_unreadable_lines_during_a_turn_do_not_disturb_it() -> None:
         wire.send(message("two"))
         await wire.wait_for(TurnEndEvent, count=2)
 
-    assert kinds(wire.events) == [
-        "session_started",
-        "text_delta",
-        "error",
-        "error",
-        "text_delta",
-        "turn_end",
-        "text_delta",
-        "turn_end",
-    ]
+    # Both unreadable lines are answered while the first turn runs.
+    assert kinds(wire.events)[:4] == ["session_started", "text_delta", "error", "error"]
+    assert kinds(wire.events)[4:] == ["text_delta", "turn_end", "text_delta", "turn_end"]
     assert [e.stop_reason for e in of_type(wire.events, TurnEndEvent)] == ["completed", "completed"]
     assert_verified(wire.events, turns=2)
 
@@ -501,7 +472,7 @@ async def test_context_enrichment_can_be_switched_off() -> None:
 
 async def test_prefixed_message_keeps_its_model_and_options() -> None:
     wire, client = wire_for([reply("a")])
-    request = UserMessageRequest(content="x", model="m-2", options=TurnOptions(temperature=0.25))
+    request = message("x", model="m-2", temperature=0.25)
     await wire.run(ContextUpdateRequest(working_path="/p"), request)
 
     options = client.requests[0][1]
@@ -587,12 +558,7 @@ async def test_a_cancelled_processor_has_its_open_calls_closed() -> None:
 
     assert wire.events[1:] == [
         ToolStartEvent(tool="t", input={"a": 1}, call_id="c1"),
-        ToolEndEvent(
-            tool="t",
-            success=False,
-            output="Cancelled: the turn was cancelled before this call finished.",
-            call_id="c1",
-        ),
+        cancelled("t", "c1"),
         TurnEndEvent(stop_reason="cancelled"),
     ]
     assert_verified(wire.events, turns=1)
@@ -700,10 +666,6 @@ async def scripted_session() -> bytes:
         """Write a file."""
         return f"wrote {path}"
 
-    class Rules:
-        def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-            return Verdict.ask("writes a file") if tool_name == "write_file" else Verdict.allow()
-
     async def no_sleep(delay: float) -> None:
         return None
 
@@ -724,7 +686,7 @@ async def scripted_session() -> bytes:
     agent = Agent(
         FallbackChatClient([client], sleep=no_sleep),
         tools=[read_file, write_file],
-        policy=Rules(),
+        policy=Rules(write_file=Verdict.ask("writes a file")),
         approvals=bridge,
         clock=fixed_clock,
     )
@@ -812,7 +774,7 @@ async def test_a_turn_past_its_timeout_fails_with_code_timeout() -> None:
     runner = SessionRunner(Agent(client, clock=fixed_clock).session())
     events: list[Event] = []
     with anyio.fail_after(WAIT):
-        await runner.run_turn(UserMessageRequest(content="go"), events.append, timeout=0.05)
+        await runner.run_turn(message("go"), events.append, timeout=0.05)
     assert events == [
         TextDeltaEvent(content="partial"),
         ErrorEvent(message="the turn did not finish within 0.05 s", code="timeout"),
@@ -832,7 +794,7 @@ async def test_cancel_method_ends_the_running_turn_as_cancelled() -> None:
             assert runner.cancel()
 
     with anyio.fail_after(WAIT):
-        await runner.run_turn(UserMessageRequest(content="go"), sink)
+        await runner.run_turn(message("go"), sink)
     assert events == [TextDeltaEvent(content="partial"), TurnEndEvent(stop_reason="cancelled")]
     assert not runner.cancel()
 

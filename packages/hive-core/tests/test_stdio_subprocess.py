@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from core_harness import WAIT
+from core_harness import WAIT, asked_event, message, stop_process
 
 from hive_protocol import (
     CancelRequest,
@@ -22,13 +22,11 @@ from hive_protocol import (
     LineTooLong,
     Request,
     SessionStartedEvent,
-    ShutdownRequest,
     TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
     UnknownEvent,
-    UserMessageRequest,
     decode_event,
     encode,
     iter_lines,
@@ -46,7 +44,7 @@ AGENT_SCRIPT = textwrap.dedent(
     import anyio
 
     from hive_core import Agent, HitlBridge, SessionRunner, StdioRunner, TextUpdate, run_stdio, tool
-    from hive_core.permissions.verdict import Verdict
+    from hive_core.approvals import Verdict
     from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, reply
 
 
@@ -57,8 +55,11 @@ AGENT_SCRIPT = textwrap.dedent(
 
 
     class Rules:
-        def evaluate(self, tool_name, arguments, *, planning=False):
+        def evaluate(self, tool_name, arguments):
             return Verdict.ask("writes a note", level="high")
+
+        def is_read_only(self, tool_name):
+            return False
 
 
     scenario = sys.argv[1]
@@ -152,12 +153,7 @@ async def agent_process(tmp_path: Path, *args: str) -> AsyncGenerator[AgentProce
     try:
         yield process
     finally:
-        if process.proc.poll() is None:
-            process.proc.kill()
-            process.proc.wait()
-        for stream in (process.proc.stdin, process.proc.stdout, process.proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
+        stop_process(process.proc)
 
 
 async def test_cancel_and_approval_over_real_pipes(tmp_path: Path) -> None:
@@ -165,25 +161,17 @@ async def test_cancel_and_approval_over_real_pipes(tmp_path: Path) -> None:
         # session_started comes before any request is written.
         assert await agent.read() == SessionStartedEvent(session_id="s1", protocol_version=1)
 
-        await agent.send(UserMessageRequest(content="first"))
+        await agent.send(message("first"))
         assert await agent.read_until(TextDeltaEvent) == [TextDeltaEvent(content="thinking about it")]
         await agent.send(CancelRequest())
         assert await agent.read_until(TurnEndEvent) == [TurnEndEvent(stop_reason="cancelled")]
 
-        await agent.send(UserMessageRequest(content="write a note"))
+        await agent.send(message("write a note"))
         before = await agent.read_until(HitlRequestEvent)
+        start = ToolStartEvent(tool="write_note", input={"path": "n.txt", "text": "héllo"}, call_id="w1")
         assert before == [
-            ToolStartEvent(tool="write_note", input={"path": "n.txt", "text": "héllo"}, call_id="w1"),
-            HitlRequestEvent(
-                id="hitl-w1",
-                action="writes a note",
-                target="n.txt",
-                description="Allow write_note?",
-                tool_name="write_note",
-                arguments={"path": "n.txt", "text": "héllo"},
-                call_id="w1",
-                level="high",
-            ),
+            start,
+            asked_event(start, action="writes a note", target="n.txt", level="high"),
         ]
         await agent.send(HitlResponseRequest(approved=True, id="hitl-w1"))
         assert await agent.read_until(TurnEndEvent) == [
@@ -208,11 +196,11 @@ async def test_cancel_and_approval_over_real_pipes(tmp_path: Path) -> None:
 async def test_end_of_input_drains_queued_turns_and_exits_0(tmp_path: Path) -> None:
     async with agent_process(tmp_path, "plain", "3") as agent:
         await agent.send(
-            UserMessageRequest(content="a"),
+            message("a"),
             b"null\n",
             b'{"type":"no_such_request"}\n',
-            UserMessageRequest(content="b"),
-            UserMessageRequest(content="c"),
+            message("b"),
+            message("c"),
         )
         code = await agent.finish()
         assert (code, agent.stderr()) == (0, "")
@@ -231,11 +219,11 @@ async def test_end_of_input_drains_queued_turns_and_exits_0(tmp_path: Path) -> N
 async def test_shutdown_runs_queued_turns_and_ignores_the_rest(tmp_path: Path) -> None:
     async with agent_process(tmp_path, "plain", "3") as agent:
         await agent.send(
-            UserMessageRequest(content="a"),
-            UserMessageRequest(content="b"),
-            UserMessageRequest(content="c"),
-            ShutdownRequest(),
-            UserMessageRequest(content="never"),
+            message("a"),
+            message("b"),
+            message("c"),
+            b'{"type":"shutdown"}\n',
+            message("never"),
         )
         # The runner exits on shutdown without waiting for the end of its input.
         while await agent.read() is not None:
@@ -250,8 +238,8 @@ async def test_shutdown_runs_queued_turns_and_ignores_the_rest(tmp_path: Path) -
 
 async def test_a_line_over_the_cap_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
     async with agent_process(tmp_path, "small-lines", "1") as agent:
-        long_line = encode(UserMessageRequest(content="x" * 5000))
-        await agent.send(long_line, UserMessageRequest(content="short"))
+        long_line = encode(message("x" * 5000))
+        await agent.send(long_line, message("short"))
         code = await agent.finish()
         assert (code, agent.stderr()) == (0, "")
 
@@ -269,9 +257,7 @@ async def test_a_line_over_the_cap_is_answered_and_the_session_goes_on(tmp_path:
 
 async def test_a_10_mib_line_over_a_pipe_under_the_default_cap(tmp_path: Path) -> None:
     async with agent_process(tmp_path, "plain", "2") as agent:
-        await agent.send(
-            UserMessageRequest(content="y" * (10 * 1024 * 1024)), UserMessageRequest(content="next")
-        )
+        await agent.send(message("y" * (10 * 1024 * 1024)), message("next"))
         code = await agent.finish()
         assert (code, agent.stderr()) == (0, "")
 

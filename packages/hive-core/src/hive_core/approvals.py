@@ -1,25 +1,107 @@
-"""Who decides whether a tool call may run: a policy judges each call, a human answers the ``ask`` verdicts."""
+"""Who decides whether a tool call may run: a policy judges each call, a human answers the ``ask`` verdicts.
+
+A :class:`ToolCallPolicy` turns a call into a :class:`Verdict`; the approval gate of the pipeline acts on it,
+sending ``ask`` verdicts to an :class:`ApprovalService`. Planning mode is the gate's alone: it lets a call run
+when its tool is marked read-only, or when the policy counts it as read-only (:meth:`ToolCallPolicy.is_read_only`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 import msgspec
 
 from hive_protocol import RiskLevel
 
-from .permissions.verdict import Verdict
+__all__ = [
+    "PERMISSION_ACTIONS",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovalService",
+    "PermissionAction",
+    "ToolCallPolicy",
+    "Verdict",
+    "strictest",
+]
 
-__all__ = ["ApprovalDecision", "ApprovalRequest", "ApprovalService", "ToolCallPolicy"]
+PermissionAction = Literal["allow", "deny", "ask"]
+"""What a rule, or the policy as a whole, decides for a call: run it, refuse it, or ask a human."""
+
+PERMISSION_ACTIONS: tuple[PermissionAction, ...] = get_args(PermissionAction)
+"""The accepted spellings of :data:`PermissionAction`, in the order error messages list them."""
+
+_ACTION_WEIGHT: dict[PermissionAction, int] = {"allow": 0, "ask": 1, "deny": 2}
+_LEVEL_WEIGHT: dict[RiskLevel | None, int] = {None: 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The policy's answer for one tool call."""
+
+    action: PermissionAction
+    """``allow`` runs the call, ``deny`` refuses it, ``ask`` sends it to a human for approval."""
+    reason: str = ""
+    """Why, in words fit for the model (after ``Permission denied:``) and for the person approving."""
+    level: RiskLevel | None = None
+    """How risky the call is judged to be; set on ``ask`` and on rule denials, absent on ``allow``."""
+
+    @classmethod
+    def allow(cls, reason: str = "") -> Verdict:
+        """A verdict that lets the call run."""
+        return cls(action="allow", reason=reason)
+
+    @classmethod
+    def deny(cls, reason: str, *, level: RiskLevel | None = "critical") -> Verdict:
+        """A verdict that refuses the call; rule denials are ``critical`` unless told otherwise."""
+        return cls(action="deny", reason=reason, level=level)
+
+    @classmethod
+    def ask(cls, reason: str, *, level: RiskLevel | None = "medium") -> Verdict:
+        """A verdict that needs a human's approval; ``medium`` risk unless told otherwise."""
+        return cls(action="ask", reason=reason, level=level)
+
+    @classmethod
+    def of(cls, action: PermissionAction, reason: str, *, ask_level: RiskLevel = "medium") -> Verdict:
+        """The verdict for ``action`` with the usual risk level for it (``ask_level`` for an ``ask``)."""
+        if action == "allow":
+            return cls.allow(reason)
+        if action == "deny":
+            return cls.deny(reason)
+        return cls.ask(reason, level=ask_level)
+
+
+def strictest(verdicts: Iterable[Verdict]) -> Verdict:
+    """The strictest of ``verdicts``: deny over ask over allow, then the higher risk; ties keep the first.
+
+    Raises ``ValueError`` when given no verdict at all.
+    """
+    best: Verdict | None = None
+    for verdict in verdicts:
+        if best is None or _weight(verdict) > _weight(best):
+            best = verdict
+    if best is None:
+        raise ValueError("strictest() needs at least one verdict")
+    return best
+
+
+def _weight(verdict: Verdict) -> tuple[int, int]:
+    return _ACTION_WEIGHT[verdict.action], _LEVEL_WEIGHT[verdict.level]
 
 
 @runtime_checkable
 class ToolCallPolicy(Protocol):
     """Judges one tool call. :class:`hive_core.permissions.PermissionPolicy` is the rules-file implementation."""
 
-    def evaluate(self, tool_name: str, arguments: Mapping[str, Any], *, planning: bool = False) -> Verdict:
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
         """Allow, deny or ask, with a reason and a risk level."""
+        ...
+
+    def is_read_only(self, tool_name: str) -> bool:
+        """Whether the policy counts ``tool_name`` as read-only although its tool is not marked so.
+
+        Planning mode runs a call when its tool is marked read-only (``Tool.read_only``) or when this says so;
+        a policy with nothing to add returns ``False``.
+        """
         ...
 
 

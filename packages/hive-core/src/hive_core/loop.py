@@ -24,8 +24,6 @@ from hive_protocol import (
     StopReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
     TurnEndEvent,
     TurnOptions,
     UserMessageRequest,
@@ -38,26 +36,23 @@ from .chat import (
     ChatOptions,
     FinishReason,
     FinishUpdate,
-    RequiredTool,
+    NoticeUpdate,
     TextUpdate,
     ThinkingUpdate,
     ToolCallUpdate,
-    ToolChoice,
     UsageUpdate,
 )
 from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
-from .tools import EventSink, Tool, ToolContext, ToolOutcome
+from .pipeline import Middleware, Pipeline, default_middlewares
+from .tool_round import ToolOffer, offer_tools, run_tool_round
+from .tools import EventSink, Tool
+from .turn_request import TurnRequest
 
-__all__ = ["DEFAULT_MAX_ITERATIONS", "TOOL_OUTPUT_EVENT_CAP", "Agent", "AgentSession"]
+__all__ = ["DEFAULT_MAX_ITERATIONS", "Agent", "AgentSession"]
 
 DEFAULT_MAX_ITERATIONS: Final = 10
 """Model rounds with tool calls allowed per turn before a last round without tools."""
 
-TOOL_OUTPUT_EVENT_CAP: Final = 8192
-"""Characters of a tool's output carried by ``tool_end`` (the model still reads the whole result)."""
-
-_CANCELLED_TEXT: Final = "Cancelled: the turn was cancelled before this call finished."
 _NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
 
 
@@ -105,6 +100,12 @@ class Agent:
         self.planning = planning
         """Planning mode: only read-only tools run."""
         self.clock = clock
+
+    def offer(self, options: TurnOptions) -> ToolOffer:
+        """The tools a turn with ``options`` offers the model: none when the model takes no tools."""
+        if not self.client.capabilities.tools:
+            return ToolOffer((), "none")
+        return offer_tools(self.tools, options)
 
     def session(self, history: Iterable[Message] = ()) -> AgentSession:
         """A conversation with this agent, optionally continuing ``history``."""
@@ -187,7 +188,7 @@ class AgentSession:
             emit(TurnEndEvent())
             return
         chat_options, offered = self._chat_options(options, request.model)
-        self.conversation.append(Message("user", [TextPart(request.content)]))
+        self.conversation.append(Message("user", [TextPart(TurnRequest.of(request).prompt)]))
         usage = _Usage()
         stop: StopReason = "completed"
         for round_index in range(agent.max_iterations + 1):
@@ -208,7 +209,7 @@ class AgentSession:
                 )
                 stop = "step_limit"
                 break
-            outcomes = await self._run_calls(calls, offered, emit)
+            outcomes = await run_tool_round(self, calls, offered, emit)
             if any(outcome.terminate for outcome in outcomes):
                 stop = "tool_terminated"
                 break
@@ -225,34 +226,24 @@ class AgentSession:
             )
         )
 
-    def _chat_options(self, options: TurnOptions, model: str | None) -> tuple[ChatOptions, set[str]]:
+    def _chat_options(self, options: TurnOptions, model: str | None) -> tuple[ChatOptions, tuple[str, ...]]:
         agent = self.agent
         defaults = agent.defaults
-        names = list(agent.tools) if options.tool_names is None else options.tool_names
-        mode = options.tool_mode or "auto"
-        if mode == "none":
-            names = []
-        choice: ToolChoice
-        if mode in ("auto", "none"):
-            choice = mode
-        elif mode == "require_any":
-            choice = "required"
-        else:
-            choice = RequiredTool(mode.removeprefix("require:"))
-            if choice.name not in names:
-                names = [*names, choice.name]
+        offer = agent.offer(options)
         instructions = "\n\n".join(t for t in (agent.instructions, options.instructions) if t) or None
         chat = ChatOptions(
-            tools=[agent.tools[name].spec for name in names],
-            tool_choice=choice if names else "none",
+            tools=[agent.tools[name].spec for name in offer.names],
+            tool_choice=offer.choice,
             temperature=options.temperature if options.temperature is not None else defaults.temperature,
             max_output_tokens=options.max_output_tokens or defaults.max_output_tokens,
             # validate_turn_options checked the effort against REASONING_EFFORTS.
-            reasoning_effort=cast("ReasoningEffort | None", options.reasoning_effort or defaults.reasoning_effort),
+            reasoning_effort=cast(
+                "ReasoningEffort | None", options.reasoning_effort or defaults.reasoning_effort
+            ),
             instructions=instructions,
             model=model,
         )
-        return chat, set(names)
+        return chat, offer.names
 
     async def _model_round(
         self, options: ChatOptions, round_index: int, emit: EventSink, usage: _Usage
@@ -284,7 +275,8 @@ class AgentSession:
                 elif isinstance(update, FinishUpdate):
                     current.finish = update.reason
                 else:
-                    emit(update.event)
+                    notice: NoticeUpdate = update  # the one kind left: a decorator's report
+                    emit(notice.event)
         except anyio.get_cancelled_exc_class():
             # Keep what the user already saw; calls that never completed are dropped with the round.
             current.calls.clear()
@@ -294,102 +286,6 @@ class AgentSession:
         message = current.message(f"call_{len(self.conversation)}")
         self.conversation.append(message)
         return message, current.finish
-
-    async def _run_calls(
-        self, calls: list[ToolCallPart], offered: set[str], emit: EventSink
-    ) -> list[ToolOutcome]:
-        agent = self.agent
-        for call in calls:
-            emit(
-                ToolStartEvent(
-                    tool=call.name,
-                    input=call.arguments if call.arguments is not None else call.arguments_text,
-                    call_id=call.id,
-                )
-            )
-        outcomes: list[ToolOutcome | None] = [None] * len(calls)
-        history = tuple(self.conversation)
-
-        async def run_one(index: int, call: ToolCallPart) -> None:
-            found = agent.tools.get(call.name) if call.name in offered else None
-            context = ToolContext(call.id, call.name, agent.working_dir, emit, history)
-            invocation = Invocation(
-                call,
-                found,
-                dict(call.arguments or {}),
-                context,
-                planning=self.planning,
-                timeout=(found.timeout if found and found.timeout is not None else agent.tool_timeout),
-            )
-            if found is None and call.arguments is not None:
-                available = ", ".join(sorted(offered)) or "none"
-                outcome = ToolOutcome(
-                    content=f"There is no tool named {call.name!r} this turn. Available tools: {available}.",
-                    success=False,
-                    error=f"LookupError: unknown tool {call.name!r}",
-                )
-            else:
-                try:
-                    outcome = await agent.pipeline.run(invocation)
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except Exception as exc:
-                    outcome = ToolOutcome.failed(exc)
-            outcomes[index] = outcome
-            emit(_tool_end(call, outcome))
-
-        try:
-            if len(calls) == 1:
-                await run_one(0, calls[0])
-            else:
-                async with anyio.create_task_group() as group:
-                    for index, call in enumerate(calls):
-                        group.start_soon(run_one, index, call)
-        except anyio.get_cancelled_exc_class():
-            for index, call in enumerate(calls):
-                if outcomes[index] is None:
-                    outcomes[index] = ToolOutcome(content=_CANCELLED_TEXT, success=False)
-                    emit(_tool_end(call, outcomes[index]))  # pyright: ignore[reportArgumentType]
-            self._record(calls, outcomes)
-            raise
-        return self._record(calls, outcomes)
-
-    def _record(self, calls: list[ToolCallPart], outcomes: list[ToolOutcome | None]) -> list[ToolOutcome]:
-        done = [outcome or ToolOutcome(content=_CANCELLED_TEXT, success=False) for outcome in outcomes]
-        self.conversation.append(
-            Message(
-                "tool",
-                [
-                    ToolResultPart(
-                        call.id,
-                        call.name,
-                        outcome.content,
-                        is_error=not outcome.success or outcome.refusal is not None,
-                        refusal=outcome.refusal,
-                        error=outcome.error,
-                    )
-                    for call, outcome in zip(calls, done, strict=True)
-                ],
-            )
-        )
-        return done
-
-
-def _tool_end(call: ToolCallPart, outcome: ToolOutcome) -> ToolEndEvent:
-    output = outcome.content
-    if len(output) > TOOL_OUTPUT_EVENT_CAP:
-        output = (
-            output[:TOOL_OUTPUT_EVENT_CAP]
-            + f"\n[... {len(outcome.content) - TOOL_OUTPUT_EVENT_CAP} more characters]"
-        )
-    return ToolEndEvent(
-        tool=call.name,
-        success=outcome.success and outcome.refusal is None,
-        output=output,
-        call_id=call.id,
-        refusal=outcome.refusal,
-        stats=outcome.stats,
-    )
 
 
 def _stop_reason(finish: FinishReason | None) -> StopReason:

@@ -200,32 +200,32 @@ class RepeatedErrorGuard:
 class ApprovalGate:
     """Asks the policy about every call: allow runs it, deny refuses it, ask goes to the approval service.
 
-    Planning mode is enforced here: only read-only tools run. Without a service an ``ask`` is refused
-    (``approval_unavailable``); a rejection (``rejected``) is never a pass.
+    Planning mode is decided here, and only here: a call runs when its tool is marked read-only or the policy
+    counts it as read-only (:meth:`~hive_core.approvals.ToolCallPolicy.is_read_only`); any other call is refused
+    (``denied``) before the policy is asked. Without a service an ``ask`` is refused (``approval_unavailable``);
+    a rejection (``rejected``) is never a pass.
     """
 
     def __init__(self, policy: ToolCallPolicy | None, approvals: ApprovalService | None) -> None:
         self.policy = policy
         self.approvals = approvals
 
-    def _read_only_by_rule(self, name: str) -> bool:
-        is_read_only = getattr(self.policy, "is_read_only", None)
-        return bool(is_read_only(name)) if callable(is_read_only) else False
+    def _runs_in_planning_mode(self, invocation: Invocation) -> bool:
+        tool = invocation.tool
+        if tool is None:
+            return False
+        return tool.read_only or (self.policy is not None and self.policy.is_read_only(tool.name))
 
     async def __call__(self, invocation: Invocation, call_next: Next) -> ToolOutcome:
-        tool = invocation.tool
         name = invocation.call.name
-        if invocation.planning and not (
-            tool is not None and (tool.read_only or self._read_only_by_rule(name))
-        ):
+        if invocation.planning and not self._runs_in_planning_mode(invocation):
             return ToolOutcome.refused(
                 "denied",
                 f"Permission denied: planning mode runs only read-only tools; '{name}' may change things.",
             )
         if self.policy is None:
             return await call_next(invocation)
-        # Planning mode was decided above, from the tool's own marking as well as the rules' read_only_tools.
-        verdict = self.policy.evaluate(name, invocation.arguments, planning=False)
+        verdict = self.policy.evaluate(name, invocation.arguments)
         if verdict.action == "allow":
             return await call_next(invocation)
         if verdict.action == "deny":

@@ -6,8 +6,7 @@ from pathlib import Path
 import anyio
 
 import hive_core.builtin_tools as builtin_tools
-from hive_core.builtin_tools import BUILTIN_TOOLS, READ_ONLY_TOOL_NAMES
-from hive_core.permissions import BUILTIN_READ_ONLY_TOOLS
+from hive_core.builtin_tools import BUILTIN_TOOLS
 
 
 def test_the_ten_tools_in_order() -> None:
@@ -25,9 +24,9 @@ def test_the_ten_tools_in_order() -> None:
     ]
 
 
-def test_read_only_tools_are_the_ones_that_change_nothing() -> None:
-    assert {"read_file", "list_directory", "glob_files", "grep_files"} == READ_ONLY_TOOL_NAMES
-    assert READ_ONLY_TOOL_NAMES <= BUILTIN_READ_ONLY_TOOLS
+def test_read_only_tools_are_the_readers_and_the_plan() -> None:
+    read_only = {each.name for each in BUILTIN_TOOLS if each.read_only}
+    assert read_only == {"read_file", "list_directory", "glob_files", "grep_files", "manage_todo"}
 
 
 def test_parameters_are_snake_case_and_described() -> None:

@@ -1,14 +1,20 @@
-"""Shared fixtures: a small project tree with a sibling directory outside it."""
+"""Shared fixtures: a small project tree with a sibling directory outside it, and a policy factory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hive_core.permissions import BUILTIN_READ_ONLY_TOOLS, PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy, PermissionRules
+
+# The tests run with --import-mode=importlib: the helper module of this folder is imported from here.
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture
@@ -29,22 +35,15 @@ def outside(project: Path) -> Path:
     return project.parent / "outside"
 
 
-PolicyFactory = Callable[..., PermissionPolicy]
-
-
 @pytest.fixture
-def make_policy(project: Path) -> PolicyFactory:
+def make_policy(project: Path) -> Callable[..., PermissionPolicy]:
     """Build a policy over ``project``: the default rules, or the rules given."""
 
     def build(
-        rules: PermissionRules | None = None,
-        *,
-        working_dir: Path | None = None,
-        read_only_tools: Iterable[str] = BUILTIN_READ_ONLY_TOOLS,
-        **fields: Any,
+        rules: PermissionRules | None = None, *, working_dir: Path | None = None, **fields: Any
     ) -> PermissionPolicy:
         if rules is None:
             rules = PermissionRules(**fields) if fields else PermissionRules.default()
-        return PermissionPolicy(rules, working_dir or project, read_only_tools=read_only_tools)
+        return PermissionPolicy(rules, working_dir or project)
 
     return build

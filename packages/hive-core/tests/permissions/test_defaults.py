@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import pytest
+from permissions_harness import Build
 
 from hive_core.permissions import (
     RULE_CATEGORIES,
-    PermissionPolicy,
     PermissionRule,
     PermissionRules,
 )
-
-Build = Callable[..., PermissionPolicy]
 
 # (tool, arguments, expected action, the pattern that must be named in the reason)
 DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [

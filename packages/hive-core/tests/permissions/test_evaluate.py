@@ -1,31 +1,22 @@
-"""The policy: categories, priorities and ties, paths and links, deletes and moves, listings, planning mode."""
+"""The policy: categories, priorities and ties, paths and links, deletes and moves, listings."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from permissions_harness import Build, rule
 
+from hive_core.approvals import PermissionAction
 from hive_core.permissions import (
     RULE_CATEGORIES,
-    PermissionAction,
-    PermissionPolicy,
     PermissionRule,
     PermissionRules,
     resolve_path,
 )
-
-Build = Callable[..., PermissionPolicy]
-
-
-def rule(
-    pattern: str, action: PermissionAction = "ask", priority: int = 0, reason: str | None = None
-) -> PermissionRule:
-    return PermissionRule(pattern=pattern, action=action, priority=priority, reason=reason)
 
 
 def symlink(link: Path, target: Path) -> None:
@@ -399,75 +390,19 @@ def test_glob_climbing_after_a_wildcard_cannot_be_allowed(make_policy: Build) ->
     assert verdict.action == "ask"
 
 
-# -- planning mode --------------------------------------------------------------------------------------------
+# -- the rest -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("tool", "arguments"),
-    [
-        ("write_file", {"path": "src/a.py", "content": ""}),
-        ("edit_file", {"path": "src/a.py", "old_text": "a", "new_text": "b"}),
-        ("delete_file", {"path": "src/a.py"}),
-        ("move_file", {"source": "src/a.py", "destination": "src/b.py"}),
-        ("execute_command", {"command": "git status"}),
-        ("manage_todo", {"action": "add", "task": "x"}),
-        ("mcp__github__issue_list", {}),
-    ],
-)
-def test_planning_mode_refuses_tools_that_are_not_read_only(
-    make_policy: Build, tool: str, arguments: dict[str, Any]
-) -> None:
-    policy = make_policy(
-        default_action="allow",
-        edit=(rule("**", "allow"),),
-        bash=(rule("*", "allow"),),
-        ask_before_delete=False,
-    )
-    assert policy.evaluate(tool, arguments).action == "allow"
-    verdict = policy.evaluate(tool, arguments, planning=True)
-    assert verdict.action == "deny"
-    assert "planning mode allows only read-only tools" in verdict.reason
-
-
-@pytest.mark.parametrize(
-    ("tool", "arguments"),
-    [
-        ("read_file", {"path": "src/main.py"}),
-        ("list_directory", {}),
-        ("glob_files", {"pattern": "**/*.py"}),
-        ("grep_files", {"pattern": "def", "file_pattern": "*.py"}),
-        ("advisor", {}),
-        ("load_skill", {"name": "pdf"}),
-    ],
-)
-def test_planning_mode_lets_read_only_tools_run(
-    make_policy: Build, tool: str, arguments: dict[str, Any]
-) -> None:
-    assert make_policy().evaluate(tool, arguments, planning=True).action == "allow"
-
-
-def test_planning_mode_still_applies_the_rules_to_read_only_tools(make_policy: Build) -> None:
-    assert make_policy().evaluate("read_file", {"path": "secrets/k"}, planning=True).action == "deny"
-
-
-def test_read_only_tools_patterns_extend_the_built_in_set(make_policy: Build) -> None:
+def test_read_only_tools_patterns_name_tools_planning_mode_lets_run(make_policy: Build) -> None:
     policy = make_policy(
         PermissionRules(read_only_tools=("mcp__*__*_list", "web_search"), default_action="allow")
     )
     assert policy.is_read_only("mcp__github__issue_list")
     assert policy.is_read_only("web_search")
-    assert policy.is_read_only("read_file")
     assert not policy.is_read_only("mcp__github__issue_create")
     assert not policy.is_read_only("Read_File")
-    assert policy.evaluate("web_search", {"query": "x"}, planning=True).action == "allow"
-    assert policy.evaluate("mcp__github__issue_create", {}, planning=True).action == "deny"
-
-
-def test_read_only_set_can_be_replaced(make_policy: Build) -> None:
-    policy = make_policy(read_only_tools={"read_file"})
-    assert policy.is_read_only("read_file")
-    assert not policy.is_read_only("advisor")
-    assert policy.evaluate("advisor", {}, planning=True).action == "deny"
+    # A built-in tool's read-only-ness is its own marking, not the rules'.
+    assert not make_policy().is_read_only("read_file")
 
 
 def test_policy_exposes_rules_and_root(make_policy: Build, project: Path) -> None:

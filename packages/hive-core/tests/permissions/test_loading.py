@@ -152,8 +152,10 @@ def test_the_loaded_file_drives_the_policy(project: Path) -> None:
     assert policy.evaluate("delete_file", {"path": "docs/old.md"}).action == "allow"
     assert policy.evaluate("execute_command", {"command": "make all"}).action == "allow"
     assert policy.evaluate("web_fetch", {}).action == "deny"
-    assert policy.evaluate("web_search", {}, planning=True).action == "deny"  # read-only, then default deny
-    assert policy.evaluate("write_file", {"path": "a.txt"}, planning=True).reason.startswith("planning mode")
+    # Planning mode lets web_search run (the file counts it read-only); then the default deny applies.
+    assert policy.is_read_only("web_search")
+    assert policy.evaluate("web_search", {}).action == "deny"
+    assert not policy.is_read_only("write_file")
 
 
 # -- the config.yaml section (camelCase) ----------------------------------------------------------------------
@@ -258,13 +260,13 @@ def test_malformed_yaml_names_the_file_the_line_and_the_problem(
 MALFORMED_JSON: list[tuple[str, str, int | None]] = [
     ('{"permissions": {"read": [}\n}', "not valid JSON", 1),
     ('{\n  "permissions": {\n    "read": [\n  }\n}', "not valid JSON", 4),
-    ('{"permissions": {"read": [{"action": "allow"}]}}', "has no pattern", None),
-    ('{"permissions": {"tools": [{"pattern": "x", "action": "block"}]}}', "not 'block'", None),
-    ('{"permissions": {"mcpTools": []}}', "'mcp_tools'", None),
-    ('{"permissions": {}, "permissions": {}}', "appears twice", None),
-    ('{"permissions": {"read": [{"pattern": "x", "priority": NaN}]}}', "whole number", None),
+    ('{"permissions": {"read": [{"action": "allow"}]}}', "has no pattern", 1),
+    ('{"permissions": {"tools": [{"pattern": "x", "action": "block"}]}}', "not 'block'", 1),
+    ('{"permissions": {"mcpTools": []}}', "'mcp_tools'", 1),
+    ('{"permissions": {}, "permissions": {}}', "appears twice", 1),
+    ('{"permissions": {"read": [{"pattern": "x", "priority": NaN}]}}', "whole number", 1),
     ("null", "empty", None),
-    ("{}", "no top-level 'permissions'", None),
+    ("{}", "no top-level 'permissions'", 1),
 ]
 
 
@@ -278,6 +280,18 @@ def test_malformed_json_names_the_file_and_the_problem(
     assert caught.value.source == str(path)
     assert problem in str(caught.value)
     assert caught.value.line == line
+
+
+def test_a_json_rules_file_names_the_line_and_column_of_the_fault(project: Path) -> None:
+    path = write(
+        project,
+        "permissions.json",
+        '{\n  "permissions": {\n    "read": [{"pattern": "a", "action": "block"}]\n  }\n}',
+    )
+    with pytest.raises(PermissionConfigError) as caught:
+        load_permission_rules(project)
+    assert (caught.value.line, caught.value.column) == (3, 31)
+    assert str(caught.value).startswith(f"invalid permission rules in {path}, line 3, column 31: ")
 
 
 def test_unreadable_files_are_errors_naming_the_file(project: Path) -> None:
@@ -303,7 +317,7 @@ def test_dangling_rules_file_link_is_an_error(project: Path) -> None:
 
 def test_recursive_yaml_alias_does_not_hang(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  read_only_tools: &a [*a]\n")
-    with pytest.raises(PermissionConfigError, match="tool-name pattern"):
+    with pytest.raises(PermissionConfigError, match="contains it"):
         load_permission_rules(project)
 
 

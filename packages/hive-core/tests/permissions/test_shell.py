@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
+from permissions_harness import Build, rule
 
 from hive_core.permissions import (
     ALWAYS_DENIED,
-    PermissionAction,
     PermissionPolicy,
-    PermissionRule,
     PermissionRules,
     always_denied,
     shell_risk_level,
     split_commands,
 )
-
-Build = Callable[..., PermissionPolicy]
-
-
-def rule(
-    pattern: str, action: PermissionAction = "ask", priority: int = 0, reason: str | None = None
-) -> PermissionRule:
-    return PermissionRule(pattern=pattern, action=action, priority=priority, reason=reason)
 
 
 def run(policy: PermissionPolicy, command: str) -> tuple[str, str | None]:

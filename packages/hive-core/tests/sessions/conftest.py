@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.sessions import SqliteSessionStore, default_store
+from hive_core.sessions import SqliteSessionStore
 
 # The tests run with --import-mode=importlib: the helper module of this folder is imported from here.
 _HERE = str(Path(__file__).parent)
@@ -34,6 +34,6 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(home: Path) -> Iterator[SqliteSessionStore]:
-    """The default store of the temporary hive home."""
-    with default_store() as opened:
+    """A store in the temporary hive home."""
+    with SqliteSessionStore(home / "sessions.db") as opened:
         yield opened

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+
+# Run as a script, this folder is on the path; the shared helpers of the folder above are put there too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
+from sessions_harness import Deploys, ask_about_deploys, thinking_round
 
 from hive_core import Agent, SessionRunner, StdioRunner, tool
-from hive_core.chat import FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
+from hive_core.chat import TextUpdate, ToolCallUpdate
 from hive_core.messages import user
-from hive_core.permissions.verdict import Verdict
 from hive_core.sessions import DurableHitlBridge, SqliteSessionStore, TranscriptRecorder
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call
 from hive_protocol import Event, UserMessageRequest, encode
@@ -53,31 +55,15 @@ async def stuck(note: str) -> str:
     return note
 
 
-@tool
-def deploy(target: str) -> str:
-    """Deploy."""
-    return f"deployed {target}"
-
-
-class AskAboutDeploys:
-    def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-        if tool_name == "deploy":
-            return Verdict.ask("deploys to production", level="high")
-        return Verdict.allow()
-
-
 def first_round() -> ScriptedRound:
     """Thinking with a signature, text, and two calls: one finishes, one hangs."""
-    return ScriptedRound(
-        [
-            ThinkingUpdate("let me look"),
-            ThinkingUpdate("", signature="sig-1", provider="scripted"),
-            TextUpdate("Checking "),
-            TextUpdate("both."),
-            ToolCallUpdate(0, "q1", "quick", '{"note": "a"}'),
-            ToolCallUpdate(1, "s1", "stuck", '{"note": "b"}'),
-            FinishUpdate("tool_calls"),
-        ]
+    return thinking_round(
+        ("let me look", ""),
+        ("Checking ", "both."),
+        ToolCallUpdate(0, "q1", "quick", '{"note": "a"}'),
+        ToolCallUpdate(1, "s1", "stuck", '{"note": "b"}'),
+        signature="sig-1",
+        provider="scripted",
     )
 
 
@@ -117,7 +103,7 @@ def main() -> None:
             store.create(project_path=Path.cwd(), session_id=session_id, exist_ok=True)
             bridge = DurableHitlBridge(store, session_id, timeout=60)
             client = ScriptedChatClient([call(("deploy", {"target": "prod"}, "d1"), text="Deploying.")])
-            agent = Agent(client, tools=[deploy], policy=AskAboutDeploys(), approvals=bridge)
+            agent = Agent(client, tools=[Deploys().tool], policy=ask_about_deploys(), approvals=bridge)
             recorder = TranscriptRecorder(agent.session(store.restore(session_id)), store, session_id)
             runner = StdioRunner(SessionRunner(recorder, session_id=session_id, bridge=bridge))
             sys.exit(anyio.run(runner.run))

@@ -1,30 +1,147 @@
-"""Helpers for the session tests: child processes driven over pipes, and a policy that asks about deploys."""
+"""Helpers for the session tests: child processes driven over pipes, rules that ask about deploys, and a
+restarted server resuming a turn left waiting for approval."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.to_thread
-from core_harness import WAIT
+from core_harness import WAIT, Rules, assert_verified, stop_process
 
-from hive_core.permissions.verdict import Verdict
-from hive_protocol import LineTooLong, iter_lines
+from hive_core import Agent, tool
+from hive_core.approvals import Verdict
+from hive_core.chat import ChatUpdate, FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
+from hive_core.messages import Message, Part, ToolResultPart, user
+from hive_core.runners import TurnRecorder
+from hive_core.sessions import (
+    INTERRUPTED_NOTE,
+    NOT_FINISHED_TEXT,
+    DurableHitlBridge,
+    SqliteSessionStore,
+    SuspendedTurn,
+    TranscriptRecorder,
+)
+from hive_core.testing import Block, ScriptedChatClient, ScriptedRound
+from hive_protocol import Event, HitlResponseRequest, LineTooLong, SessionStartedEvent, iter_lines
 
 CHILD = Path(__file__).with_name("sessions_child.py")
 
+SENT_AT: Final = 1_800_000_000.0
+"""When the tests' approval waits are sent, in Unix seconds (their stores' clocks stop there)."""
 
-class AskAboutDeploys:
+
+def cut_short(prompt: str, calls: Message, *results: ToolResultPart | tuple[str, str]) -> list[Message]:
+    """What a restore makes of a turn that died in its tool round: ``calls`` answered by ``results`` (a pair
+    ``(call id, tool)`` for a call that never reported its outcome), then the interrupted note."""
+    parts: list[Part] = [
+        ToolResultPart(*result, NOT_FINISHED_TEXT, is_error=True) if isinstance(result, tuple) else result
+        for result in results
+    ]
+    return [user(prompt), calls, Message("tool", parts), user(INTERRUPTED_NOTE)]
+
+
+def thinking_round(
+    thinking: tuple[str, str], text: tuple[str, str], *calls: ToolCallUpdate, signature: str, provider: str
+) -> ScriptedRound:
+    """A round that thinks in two pieces (the second signed), writes ``text`` in two pieces, then calls tools."""
+    first, signed = thinking
+    steps: list[ChatUpdate | Block] = [
+        ThinkingUpdate(first),
+        ThinkingUpdate(signed, signature=signature, provider=provider),
+        *(TextUpdate(piece) for piece in text),
+        *calls,
+        FinishUpdate("tool_calls"),
+    ]
+    return ScriptedRound(steps)
+
+
+def ask_about_deploys() -> Rules:
     """Rules that send ``deploy`` calls for approval and allow everything else."""
+    return Rules(deploy=Verdict.ask("deploys to production", level="high"))
 
-    def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-        if tool_name == "deploy":
-            return Verdict.ask("deploys to production", level="high")
-        return Verdict.allow()
+
+class Deploys:
+    """The ``deploy`` tool, recording the targets it really deployed to."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+        @tool
+        def deploy(target: str) -> str:
+            """Deploy."""
+            self.done.append(target)
+            return f"deployed {target}"
+
+        self.tool = deploy
+
+
+@tool
+async def status() -> str:
+    """Report the status."""
+    return "all green"
+
+
+def agent_with(
+    rounds: Sequence[ScriptedRound], bridge: DurableHitlBridge, deploys: Deploys, policy: Any = None
+) -> tuple[Agent, ScriptedChatClient]:
+    client = ScriptedChatClient(rounds)
+    agent = Agent(
+        client,
+        tools=[deploys.tool, status],
+        policy=policy or ask_about_deploys(),
+        approvals=bridge,
+        clock=lambda: 0.0,
+    )
+    return agent, client
+
+
+class Resumed:
+    """A restarted server: its events, its tool, its model."""
+
+    def __init__(
+        self, events: list[Event], deploys: Deploys, client: ScriptedChatClient, recorder: TranscriptRecorder
+    ) -> None:
+        self.events = events
+        self.deploys = deploys
+        self.client = client
+        self.recorder = recorder
+
+
+async def restart_and_resume(
+    store: SqliteSessionStore,
+    session_id: str,
+    rounds: Sequence[ScriptedRound],
+    *,
+    answer: HitlResponseRequest | None = None,
+    now: float = SENT_AT + 1,
+    policy: Any = None,
+    on_started: Callable[[list[Event]], None] | None = None,
+) -> Resumed:
+    """What ``run --server --session-id`` does on start: re-send the waits, then read (here: ``answer``)."""
+    deploys = Deploys()
+    bridge = DurableHitlBridge(store, session_id, timeout=60, clock=lambda: now)
+    agent, client = agent_with(rounds, bridge, deploys, policy)
+    recorder = TranscriptRecorder(agent.session(store.restore(session_id)), store, session_id)
+    suspended = SuspendedTurn.load(store, session_id)
+    assert suspended is not None
+    events: list[Event] = [SessionStartedEvent(session_id=session_id)]
+    bridge.attach(events.append)
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            await group.start(partial(suspended.resume, recorder, bridge, TurnRecorder(events.append)))
+            if on_started is not None:
+                on_started(events)
+            if answer is not None:
+                assert bridge.answer(answer)
+    assert_verified(events, turns=1)
+    assert store.restore(session_id) == recorder.session.conversation
+    return Resumed(events, deploys, client, recorder)
 
 
 class Child:
@@ -84,9 +201,4 @@ class Child:
         return self.proc.stderr.read().decode(errors="replace")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
+        stop_process(self.proc)

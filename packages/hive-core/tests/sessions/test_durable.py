@@ -13,14 +13,12 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_verified, kinds, of_type
-from sessions_harness import AskAboutDeploys
+from core_harness import WAIT, Rules, kinds, message, of_type, refused
+from sessions_harness import SENT_AT, Deploys, agent_with, restart_and_resume
 
-from hive_core import Agent, ChatOptions, SessionRunner, collect_turn, tool
+from hive_core import ChatOptions, SessionRunner, collect_turn
 from hive_core.hitl import hitl_id
 from hive_core.messages import Message, ToolCallPart, ToolResultPart, user
-from hive_core.permissions.verdict import Verdict
-from hive_core.runners import TurnRecorder
 from hive_core.sessions import (
     ABANDONED_APPROVAL_TEXT,
     RESUMED_NOTE,
@@ -32,15 +30,13 @@ from hive_core.sessions import (
     SuspendedTurn,
     TranscriptRecorder,
     TurnResume,
-    default_path,
     replay,
 )
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.testing import ScriptedRound, call, reply
 from hive_protocol import (
     Event,
     HitlRequestEvent,
     HitlResponseRequest,
-    SessionStartedEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
@@ -49,13 +45,11 @@ from hive_protocol import (
 
 pytestmark = pytest.mark.anyio
 
-SENT_AT = 1_800_000_000.0
-
 
 @pytest.fixture
 def store(home: Path) -> Iterator[SqliteSessionStore]:
     """The store of the hive home, its clock stopped at ``SENT_AT``: every wait is sent then."""
-    with SqliteSessionStore(default_path(), clock=lambda: SENT_AT) as opened:
+    with SqliteSessionStore(home / "sessions.db", clock=lambda: SENT_AT) as opened:
         yield opened
 
 
@@ -76,41 +70,6 @@ class Crashable:
         return getattr(self.inner, name)
 
 
-class Deploys:
-    """The ``deploy`` tool, recording the targets it really deployed to."""
-
-    def __init__(self) -> None:
-        self.done: list[str] = []
-
-        @tool
-        def deploy(target: str) -> str:
-            """Deploy."""
-            self.done.append(target)
-            return f"deployed {target}"
-
-        self.tool = deploy
-
-
-@tool
-async def status() -> str:
-    """Report the status."""
-    return "all green"
-
-
-def agent_with(
-    rounds: Sequence[ScriptedRound], bridge: DurableHitlBridge, deploys: Deploys, policy: Any = None
-) -> tuple[Agent, ScriptedChatClient]:
-    client = ScriptedChatClient(rounds)
-    agent = Agent(
-        client,
-        tools=[deploys.tool, status],
-        policy=policy or AskAboutDeploys(),
-        approvals=bridge,
-        clock=lambda: 0.0,
-    )
-    return agent, client
-
-
 async def crash_while_waiting(
     store: SqliteSessionStore,
     session_id: str,
@@ -119,6 +78,7 @@ async def crash_while_waiting(
     crashed: Callable[[list[Event]], bool] = lambda events: any(
         isinstance(e, HitlRequestEvent) for e in events
     ),
+    request: UserMessageRequest | None = None,
 ) -> list[Event]:
     """Run a turn until ``crashed`` holds for its events, then let the "process" die there."""
     crashable = Crashable(store)
@@ -135,52 +95,9 @@ async def crash_while_waiting(
                 scope.cancel()
 
         bridge.attach(emit)
-        await SessionRunner(recorder).run_turn(UserMessageRequest(content="ship it"), emit)
+        await SessionRunner(recorder).run_turn(request or message("ship it"), emit)
     assert crashable.dead
     return events
-
-
-class Resumed:
-    """A restarted server: its events, its tool, its model."""
-
-    def __init__(
-        self, events: list[Event], deploys: Deploys, client: ScriptedChatClient, recorder: TranscriptRecorder
-    ) -> None:
-        self.events = events
-        self.deploys = deploys
-        self.client = client
-        self.recorder = recorder
-
-
-async def restart_and_resume(
-    store: SqliteSessionStore,
-    session_id: str,
-    rounds: Sequence[ScriptedRound],
-    *,
-    answer: HitlResponseRequest | None = None,
-    now: float = SENT_AT + 1,
-    policy: Any = None,
-    on_started: Callable[[list[Event]], None] | None = None,
-) -> Resumed:
-    """What ``run --server --session-id`` does on start: re-send the waits, then read (here: ``answer``)."""
-    deploys = Deploys()
-    bridge = DurableHitlBridge(store, session_id, timeout=60, clock=lambda: now)
-    agent, client = agent_with(rounds, bridge, deploys, policy)
-    recorder = TranscriptRecorder(agent.session(store.restore(session_id)), store, session_id)
-    suspended = SuspendedTurn.load(store, session_id)
-    assert suspended is not None
-    events: list[Event] = [SessionStartedEvent(session_id=session_id)]
-    bridge.attach(events.append)
-    with anyio.fail_after(WAIT):
-        async with anyio.create_task_group() as group:
-            await group.start(partial(suspended.resume, recorder, bridge, TurnRecorder(events.append)))
-            if on_started is not None:
-                on_started(events)
-            if answer is not None:
-                assert bridge.answer(answer)
-    assert_verified(events, turns=1)
-    assert store.restore(session_id) == recorder.session.conversation
-    return Resumed(events, deploys, client, recorder)
 
 
 def deploy_round(text: str = "Deploying.") -> ScriptedRound:
@@ -214,7 +131,7 @@ async def test_a_wait_is_written_before_it_is_sent_and_closed_when_answered(
 
     bridge.attach(client)
     with anyio.fail_after(WAIT):
-        await SessionRunner(recorder, bridge=bridge).run_turn(UserMessageRequest(content="ship it"), client)
+        await SessionRunner(recorder, bridge=bridge).run_turn(message("ship it"), client)
     assert deploys.done == ["prod"]
     assert kinds(events) == ["text_delta", "tool_start", "hitl_request", "tool_end", "text_delta", "turn_end"]
     assert payloads(store, info.id, ApprovalClosed) == [
@@ -246,7 +163,7 @@ async def test_a_wait_that_ends_without_a_crash_is_closed(
                     bridge.detach()
 
         bridge.attach(client)
-        await SessionRunner(recorder).run_turn(UserMessageRequest(content="ship it"), client)
+        await SessionRunner(recorder).run_turn(message("ship it"), client)
     closed = payloads(store, info.id, ApprovalClosed)
     assert [(c.request_id, c.outcome) for c in closed] == [("hitl-d1", outcome)]
     assert store.pending_approvals(info.id) == []
@@ -347,13 +264,7 @@ async def test_a_rejection_after_the_restart_refuses_the_call(
     )
     assert resumed.deploys.done == []
     assert of_type(resumed.events, ToolEndEvent) == [
-        ToolEndEvent(
-            tool="deploy",
-            success=False,
-            output="Approval rejected: not today",
-            call_id="d1",
-            refusal="rejected",
-        )
+        refused("deploy", "Approval rejected: not today", "rejected", call_id="d1")
     ]
     assert payloads(store, info.id, ApprovalClosed)[-1] == ApprovalClosed(
         request_id="hitl-d1", outcome="rejected", reason="not today"
@@ -388,6 +299,40 @@ async def test_the_timeout_counts_from_the_first_send(store: SqliteSessionStore,
     assert end.output is not None
     assert "within 60s" in end.output
     assert payloads(store, info.id, ApprovalClosed)[-1].outcome == "expired"
+
+
+@pytest.mark.parametrize(
+    ("options", "tools"),
+    [
+        ({"tool_names": ["status"], "tool_mode": "require:deploy"}, ["status", "deploy"]),
+        ({"tool_mode": "require:deploy"}, ["deploy", "status"]),
+        ({"tool_names": ["deploy"]}, ["deploy"]),
+    ],
+)
+async def test_a_resumed_turn_offers_the_tools_the_turn_offered(
+    store: SqliteSessionStore, project: Path, options: dict[str, Any], tools: list[str]
+) -> None:
+    info = store.create(project_path=project)
+    offered: list[tuple[list[str], object]] = []
+
+    def record(messages: Sequence[Message], options: ChatOptions) -> None:
+        offered.append(([spec.name for spec in options.tools], options.tool_choice))
+
+    first = ScriptedRound(deploy_round().updates, check=record)
+    request = message("ship it", **options)
+    await crash_while_waiting(store, info.id, [first], request=request)
+    resumed = await restart_and_resume(
+        store,
+        info.id,
+        [ScriptedRound(reply("Deployed.").updates, check=record)],
+        answer=HitlResponseRequest(approved=True, id=hitl_id("d1")),
+    )
+    # The waiting call is one of the turn's tools, so it runs; the model goes on with the same tools, and a
+    # call the turn required was made already, so the model is free to choose.
+    assert resumed.deploys.done == ["prod"]
+    assert [names for names, _ in offered] == [tools, tools]
+    assert offered[1][1] == "auto"
+    resumed.client.assert_consumed()
 
 
 async def test_a_call_that_finished_beside_the_wait_keeps_its_result(
@@ -425,11 +370,7 @@ async def test_a_call_the_rules_now_allow_runs_without_asking(
     info = store.create(project_path=project)
     await crash_while_waiting(store, info.id, [deploy_round()])
 
-    class AllowAll:
-        def evaluate(self, tool_name: str, arguments: Any, *, planning: bool = False) -> Verdict:
-            return Verdict.allow()
-
-    resumed = await restart_and_resume(store, info.id, [reply("Done.")], policy=AllowAll())
+    resumed = await restart_and_resume(store, info.id, [reply("Done.")], policy=Rules())
     assert of_type(resumed.events, HitlRequestEvent) == []
     assert resumed.deploys.done == ["prod"]
     assert payloads(store, info.id, ApprovalClosed)[-1].outcome == "superseded"
@@ -472,7 +413,7 @@ async def test_a_new_turn_abandons_the_suspended_one(store: SqliteSessionStore, 
     agent, _ = agent_with([ScriptedRound(reply("ok").updates, check=check)], bridge, Deploys())
     recorder = TranscriptRecorder(agent.session(store.restore(info.id)), store, info.id)
     with anyio.fail_after(WAIT):
-        await SessionRunner(recorder).run_turn(UserMessageRequest(content="never mind"), lambda event: None)
+        await SessionRunner(recorder).run_turn(message("never mind"), lambda event: None)
     assert store.pending_approvals(info.id) == []
     assert SuspendedTurn.load(store, info.id) is None
     assert store.restore(info.id) == recorder.session.conversation

@@ -7,29 +7,29 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_verified, kinds
+from core_harness import WAIT, Wire, assert_verified, kinds, message
+from sessions_harness import cut_short, thinking_round
 
-from hive_core import Agent, ChatError, ChatOptions, collect_turn, tool
-from hive_core.chat import FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
+from hive_core import Agent, ChatError, ChatOptions, SessionRunner, collect_turn, tool
+from hive_core.chat import TextUpdate, ToolCallUpdate
 from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
 from hive_core.sessions import (
     INTERRUPTED_NOTE,
-    NOT_FINISHED_TEXT,
     SqliteSessionStore,
     TranscriptRecorder,
     replay,
 )
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, fail, reply
 from hive_core.tools import Tool
+from hive_core.turn_request import TurnRequest
 from hive_protocol import (
+    ContextUpdateRequest,
     ErrorEvent,
     Event,
     TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    TurnOptions,
-    UserMessageRequest,
 )
 
 pytestmark = pytest.mark.anyio
@@ -70,19 +70,16 @@ def recorded(
 
 def rich_round() -> ScriptedRound:
     """Thinking with a signature, text, and four calls: one runs, one fails, one is unknown, one is malformed."""
-    return ScriptedRound(
-        [
-            ThinkingUpdate("I should add"),
-            ThinkingUpdate(" first", signature="opaque-sig", provider="anthropic"),
-            TextUpdate("Let me "),
-            TextUpdate("compute."),
-            ToolCallUpdate(0, "c_add", "add", '{"a": 2,'),
-            ToolCallUpdate(0, arguments=' "b": 3}'),
-            ToolCallUpdate(1, "c_boom", "explode", '{"reason": "kaput"}'),
-            ToolCallUpdate(2, "c_none", "no_such_tool", "{}"),
-            ToolCallUpdate(3, "c_bad", "add", '{"a": 1, "b"'),
-            FinishUpdate("tool_calls"),
-        ]
+    return thinking_round(
+        ("I should add", " first"),
+        ("Let me ", "compute."),
+        ToolCallUpdate(0, "c_add", "add", '{"a": 2,'),
+        ToolCallUpdate(0, arguments=' "b": 3}'),
+        ToolCallUpdate(1, "c_boom", "explode", '{"reason": "kaput"}'),
+        ToolCallUpdate(2, "c_none", "no_such_tool", "{}"),
+        ToolCallUpdate(3, "c_bad", "add", '{"a": 1, "b"'),
+        signature="opaque-sig",
+        provider="anthropic",
     )
 
 
@@ -123,7 +120,7 @@ async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly
         "message",
         "turn_end",
     ]
-    assert entries[0].payload == UserMessageRequest(content="add 2 and 3")
+    assert entries[0].payload == TurnRequest(content="add 2 and 3")
     assert entries[-1].payload == TurnEndEvent(
         input_tokens=10, output_tokens=4, total_tokens=14, stop_reason="completed", duration_ms=0
     )
@@ -205,7 +202,7 @@ async def test_each_event_is_written_before_the_client_sees_it(
             assert entries[-2].payload.text == "two it is"
             checked.append("turn_end")
 
-    await recorder(UserMessageRequest(content="1+1"), client)
+    await recorder(message("1+1"), client)
     assert checked == ["tool_start", "tool_end", "next round", "turn_end"]
 
 
@@ -219,7 +216,7 @@ async def cancelled_at(recorder: TranscriptRecorder, content: str, kind: type[Ev
             if isinstance(event, kind):
                 scope.cancel()
 
-        await recorder(UserMessageRequest(content=content), client)
+        await recorder(message(content), client)
     assert scope.cancelled_caught
     return events
 
@@ -270,12 +267,28 @@ async def test_a_failed_turn_records_its_error(store: SqliteSessionStore, projec
 async def test_a_rejected_request_leaves_no_message(store: SqliteSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     recorder, client = recorded(store, info.id, [])
-    request = UserMessageRequest(content="go", options=TurnOptions(tool_names=["missing"]))
+    request = message("go", tool_names=["missing"])
     events = await collect_turn(recorder, request)
     assert kinds(events) == ["error", "turn_end"]
     assert client.requests == []
     assert [e.kind for e in store.entries(info.id)] == ["turn_start", "error", "turn_end"]
     assert store.restore(info.id) == [] == recorder.session.conversation
+
+
+async def test_the_working_path_is_a_field_of_the_recorded_request(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    recorder, client = recorded(store, info.id, [reply("ok")])
+    wire = Wire(SessionRunner(recorder, session_id=info.id))
+    await wire.run(ContextUpdateRequest(working_path="/home/user/docs"), message("fix it"))
+
+    assert store.entries(info.id)[0].payload == TurnRequest(content="fix it", working_path="/home/user/docs")
+    assert client.requests[0][0][-1] == user("[WorkingPath: /home/user/docs]\n\nfix it")
+    found = store.get(info.id)
+    assert found is not None
+    assert found.first_message == "fix it"
+    assert store.restore(info.id) == recorder.session.conversation
 
 
 # -- turns a crash cut short --------------------------------------------------------------------------------
@@ -285,11 +298,19 @@ def test_a_turn_cut_before_its_user_message_was_written_gets_it_back_and_the_not
     store: SqliteSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
-    store.append(info.id, UserMessageRequest(content="are you there"))
+    store.append(info.id, TurnRequest(content="are you there"))
     result = replay(store.entries(info.id))
     assert result.last_turn == "interrupted"
     assert result.messages == [user("are you there"), user(INTERRUPTED_NOTE)]
     assert result.suspension is None
+
+
+def test_a_user_message_got_back_carries_the_working_path_as_the_model_read_it(
+    store: SqliteSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    store.append(info.id, TurnRequest(content="are you there", working_path="/w"))
+    assert replay(store.entries(info.id)).messages[0] == user("[WorkingPath: /w]\n\nare you there")
 
 
 def test_a_tool_round_cut_short_answers_every_call(store: SqliteSessionStore, project: Path) -> None:
@@ -299,31 +320,20 @@ def test_a_tool_round_cut_short_answers_every_call(store: SqliteSessionStore, pr
         [ToolCallPart("c1", "add", '{"a":1,"b":1}', {"a": 1, "b": 1}), ToolCallPart("c2", "hang", "{}", {})],
     )
     for payload in (
-        UserMessageRequest(content="go"),
+        TurnRequest(content="go"),
         user("go"),
         calls,
         ToolEndEvent(tool="add", success=True, output="2", call_id="c1"),
     ):
         store.append(info.id, payload)
-    assert store.restore(info.id) == [
-        user("go"),
-        calls,
-        Message(
-            "tool",
-            [
-                ToolResultPart("c1", "add", "2"),
-                ToolResultPart("c2", "hang", NOT_FINISHED_TEXT, is_error=True),
-            ],
-        ),
-        user(INTERRUPTED_NOTE),
-    ]
+    assert store.restore(info.id) == cut_short("go", calls, ToolResultPart("c1", "add", "2"), ("c2", "hang"))
 
 
 async def test_continuing_after_an_interrupted_turn_restores_the_same_conversation_again(
     store: SqliteSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
-    store.append(info.id, UserMessageRequest(content="first"))
+    store.append(info.id, TurnRequest(content="first"))
     store.append(info.id, user("first"))
 
     def check(messages: Sequence[Message], options: ChatOptions) -> None:

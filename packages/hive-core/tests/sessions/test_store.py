@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
+from core_harness import WAIT
 
 from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, user
 from hive_core.sessions import (
     SCHEMA_VERSION,
+    TITLE_CHARS,
     InvalidSessionId,
     SessionExists,
     SessionInfo,
@@ -19,9 +22,10 @@ from hive_core.sessions import (
     SessionStore,
     SqliteSessionStore,
     UnsupportedSchema,
-    default_path,
+    cut_title,
 )
-from hive_protocol import ToolEndEvent, TurnEndEvent, UserMessageRequest
+from hive_core.turn_request import TurnRequest
+from hive_protocol import ToolEndEvent, TurnEndEvent
 
 
 class Ticks:
@@ -58,9 +62,8 @@ def assistant(text: str) -> Message:
 # -- where and how ----------------------------------------------------------------------------------------
 
 
-def test_the_database_lives_in_the_hive_home_and_is_created_on_first_use(home: Path, project: Path) -> None:
-    assert default_path() == home / "sessions.db"
-    with SqliteSessionStore(default_path()) as store:
+def test_the_database_is_created_on_first_use(home: Path, project: Path) -> None:
+    with SqliteSessionStore(home / "sessions.db") as store:
         assert not home.exists()  # opening a store touches nothing
         store.create(project_path=project)
         assert (home / "sessions.db").is_file()
@@ -71,12 +74,6 @@ def test_the_database_lives_in_the_hive_home_and_is_created_on_first_use(home: P
         assert {"sessions", "entries"} <= tables
 
 
-def test_without_hive_home_the_database_is_under_the_user_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HIVE_HOME", raising=False)
-    monkeypatch.setenv("HOME", "/home/someone")
-    assert default_path() == Path("/home/someone/.hive/sessions.db")
-
-
 def test_a_store_waits_for_a_busy_database_and_is_a_session_store(
     store: SqliteSessionStore, project: Path
 ) -> None:
@@ -85,6 +82,23 @@ def test_a_store_waits_for_a_busy_database_and_is_a_session_store(
     conn = store._connection()  # pyright: ignore[reportPrivateUsage]
     assert conn.execute("PRAGMA busy_timeout").fetchone() == (30_000,)
     assert conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+
+
+def test_opening_a_fresh_database_waits_for_another_process_creating_it(home: Path, project: Path) -> None:
+    # While another connection holds the write lock of a fresh database (as a store creating its schema does),
+    # switching to WAL fails at once unless retried.
+    home.mkdir()
+    other = sqlite3.connect(home / "sessions.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE elsewhere (x)")
+    release = threading.Timer(0.2, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        with SqliteSessionStore(home / "sessions.db", busy_timeout=WAIT) as store:
+            store.create(project_path=project)
+    finally:
+        release.join()
+        other.close()
 
 
 def test_a_database_from_a_newer_hive_is_refused(home: Path, project: Path) -> None:
@@ -179,7 +193,7 @@ def test_delete_removes_the_session_and_its_log(home: Path, store: SqliteSession
 
 def test_fork_copies_the_log_and_marks_the_original(ticking: SqliteSessionStore, project: Path) -> None:
     source = ticking.create(project_path=project, model="m", provider="p", session_id="src")
-    ticking.append("src", UserMessageRequest(content="first question"))
+    ticking.append("src", TurnRequest(content="first question"))
     ticking.append("src", user("first question"))
     ticking.append("src", assistant("first answer"))
     ticking.append("src", TurnEndEvent(stop_reason="completed"))
@@ -239,7 +253,7 @@ def test_append_numbers_entries_and_keeps_their_payloads(ticking: SqliteSessionS
     info = ticking.create(project_path=project)
     call = ToolCallPart("c1", "read", '{"path": "a"}', {"path": "a"})
     payloads = [
-        UserMessageRequest(content="read a"),
+        TurnRequest(content="read a"),
         user("read a"),
         Message("assistant", [call]),
         ToolEndEvent(tool="read", success=True, output="A", call_id="c1"),
@@ -274,12 +288,13 @@ def test_appending_to_a_missing_session_fails(store: SqliteSessionStore) -> None
 
 def test_the_title_is_the_first_thing_the_user_wrote(store: SqliteSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
-    store.append(info.id, UserMessageRequest(content="[WorkingPath: /w]\n\n  fix the bug  "))
-    store.append(info.id, UserMessageRequest(content="something else"))
+    store.append(info.id, TurnRequest(content="  fix the bug  ", working_path="/w"))
+    store.append(info.id, TurnRequest(content="something else"))
     assert row(store, info.id).first_message == "fix the bug"
     long = store.create(project_path=project)
     store.append(long.id, user("x" * 2000))
-    assert row(store, long.id).first_message == "x" * 500
+    assert row(store, long.id).first_message == "x" * (TITLE_CHARS - 3) + "..."
+    assert cut_title("x" * TITLE_CHARS) == "x" * TITLE_CHARS
 
 
 def test_unreadable_entries_are_skipped(home: Path, store: SqliteSessionStore, project: Path) -> None:

@@ -1,8 +1,8 @@
 """hive's built-in tools: files, search, shell commands and the todo list (the plan).
 
 Each tool is a :class:`~hive_core.tools.Tool` marked read-only or not; planning mode runs only the read-only
-ones.
-Tools do not enforce policy: the permission engine judges each call before it runs.
+ones (the readers, and ``manage_todo``: planning is what the plan is for). Tools do not enforce policy: the
+permission engine judges each call before it runs.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from .todo import manage_todo
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "READ_ONLY_TOOL_NAMES",
     "delete_file",
     "edit_file",
     "execute_command",
@@ -42,6 +41,3 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     manage_todo,
 )
 """Every built-in tool, in the order they are offered to the model."""
-
-READ_ONLY_TOOL_NAMES: frozenset[str] = frozenset(each.name for each in BUILTIN_TOOLS if each.read_only)
-"""The built-in tools that change nothing."""

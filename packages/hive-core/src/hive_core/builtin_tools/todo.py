@@ -108,7 +108,8 @@ class _Request:
     dependencies: str | list[str] | None
 
 
-@tool
+# Read-only in the sense planning mode needs: the plan is the agent's own notes under .hive/, not the user's work.
+@tool(read_only=True)
 async def manage_todo(
     ctx: ToolContext,
     action: TodoAction,

@@ -2,33 +2,28 @@
 
 Rules come from ``.hive/permissions.yaml`` (or ``.yml``/``.json``), else the ``permissions`` section of the
 configuration, else :meth:`PermissionRules.default`. :class:`PermissionPolicy` turns a tool call into a
-:class:`Verdict` (allow, deny or ask, with a reason and a risk level); the approval gate acts on it.
+:class:`~hive_core.approvals.Verdict` (allow, deny or ask, with a reason and a risk level); the approval gate acts
+on it.
 """
 
-from .defaults import BUILTIN_READ_ONLY_TOOLS
 from .evaluate import MCP_TOOL_PREFIX, PermissionPolicy
 from .glob import PatternKind, compile_glob, glob_matches
 from .loading import RULES_FILE_NAMES, PermissionConfigError, load_permission_rules, parse_permission_section
 from .paths import resolve_path
 from .rules import RULE_CATEGORIES, PermissionRule, PermissionRules, RuleCategory
 from .shell import ALWAYS_DENIED, always_denied, shell_risk_level, split_commands
-from .verdict import PERMISSION_ACTIONS, PermissionAction, Verdict, strictest
 
 __all__ = [
     "ALWAYS_DENIED",
-    "BUILTIN_READ_ONLY_TOOLS",
     "MCP_TOOL_PREFIX",
-    "PERMISSION_ACTIONS",
     "RULES_FILE_NAMES",
     "RULE_CATEGORIES",
     "PatternKind",
-    "PermissionAction",
     "PermissionConfigError",
     "PermissionPolicy",
     "PermissionRule",
     "PermissionRules",
     "RuleCategory",
-    "Verdict",
     "always_denied",
     "compile_glob",
     "glob_matches",
@@ -37,5 +32,4 @@ __all__ = [
     "resolve_path",
     "shell_risk_level",
     "split_commands",
-    "strictest",
 ]

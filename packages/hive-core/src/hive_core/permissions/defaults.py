@@ -1,19 +1,16 @@
-"""The built-in rule set and the built-in read-only tools."""
+"""The built-in rule set."""
 
 from __future__ import annotations
 
+from hive_core.approvals import PermissionAction
+
 from .rules import PermissionRule, PermissionRules
-from .verdict import PermissionAction
 
-__all__ = ["BUILTIN_READ_ONLY_TOOLS", "DEFAULT_RULES"]
-
-BUILTIN_READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {"read_file", "list_directory", "glob_files", "grep_files", "advisor", "load_skill"}
-)
-"""Built-in tools that change nothing, so planning mode lets them run."""
+__all__ = ["DEFAULT_RULES"]
 
 _SECRETS = "May contain secrets"
 _CONFIG = "Configuration file"
+_ENV_FILES = ("*.env", ".env*", "**/.env*")
 
 
 def _rule(
@@ -25,9 +22,7 @@ def _rule(
 DEFAULT_RULES = PermissionRules(
     read=(
         _rule("**/*", "allow"),
-        _rule("*.env", "ask", 10, _SECRETS),
-        _rule(".env*", "ask", 10, _SECRETS),
-        _rule("**/.env*", "ask", 10, _SECRETS),
+        *(_rule(pattern, "ask", 10, _SECRETS) for pattern in _ENV_FILES),
         _rule("**/secrets/**", "deny", 20, "Secrets directory"),
     ),
     edit=(
@@ -37,9 +32,7 @@ DEFAULT_RULES = PermissionRules(
         _rule("*.yaml", "ask", 5, _CONFIG),
         _rule("*.yml", "ask", 5, _CONFIG),
         # Not upstream: without these, `src/**/*` would let the agent overwrite `src/.env` or `src/secrets/`.
-        _rule("*.env", "ask", 10, _SECRETS),
-        _rule(".env*", "ask", 10, _SECRETS),
-        _rule("**/.env*", "ask", 10, _SECRETS),
+        *(_rule(pattern, "ask", 10, _SECRETS) for pattern in _ENV_FILES),
         _rule("**/secrets/**", "ask", 20, "Secrets directory"),
     ),
     bash=(
@@ -57,8 +50,11 @@ DEFAULT_RULES = PermissionRules(
         _rule("*_list", "allow"),
     ),
     tools=(
-        # read_file has a category of its own and never reaches the tools rules.
-        *(_rule(name, "allow") for name in sorted(BUILTIN_READ_ONLY_TOOLS - {"read_file"})),
+        # The listing tools (read_file has a category of its own), and the advisor and skill tools hosts add.
+        *(
+            _rule(name, "allow")
+            for name in ("advisor", "glob_files", "grep_files", "list_directory", "load_skill")
+        ),
         # Not upstream: the todo list is the agent's own scratch state under .hive/, not the user's files.
         _rule("manage_todo", "allow"),
     ),

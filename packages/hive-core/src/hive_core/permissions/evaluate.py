@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
-from .defaults import BUILTIN_READ_ONLY_TOOLS
 from .glob import PatternKind, glob_matches
 from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell import always_denied, shell_risk_level, split_commands
-from .verdict import Verdict, strictest
 
 __all__ = ["MCP_TOOL_PREFIX", "PermissionPolicy"]
 
@@ -43,17 +42,10 @@ class PermissionPolicy:
     is judged by ``external_directory`` alone.
     """
 
-    def __init__(
-        self,
-        rules: PermissionRules,
-        working_dir: Path,
-        *,
-        read_only_tools: Iterable[str] = BUILTIN_READ_ONLY_TOOLS,
-    ) -> None:
+    def __init__(self, rules: PermissionRules, working_dir: Path) -> None:
         self._rules = rules
         self._given_dir = os.path.abspath(working_dir)
         self._root = os.path.realpath(working_dir)
-        self._read_only = frozenset(read_only_tools)
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
             "read_file": self._read_file,
             "write_file": self._write_file,
@@ -74,22 +66,12 @@ class PermissionPolicy:
         return Path(self._root)
 
     def is_read_only(self, tool_name: str) -> bool:
-        """Whether ``tool_name`` changes nothing: a built-in read-only tool or one the ``read_only_tools``
-        patterns name. Planning mode runs only these."""
-        return tool_name in self._read_only or any(
-            glob_matches(pattern, tool_name, "name") for pattern in self._rules.read_only_tools
-        )
+        """Whether the rules' ``read_only_tools`` patterns name ``tool_name``, so planning mode lets it run even
+        though its tool is not marked read-only."""
+        return any(glob_matches(pattern, tool_name, "name") for pattern in self._rules.read_only_tools)
 
-    def evaluate(self, tool_name: str, arguments: Mapping[str, Any], *, planning: bool = False) -> Verdict:
-        """Judge one call of ``tool_name`` with ``arguments``.
-
-        With ``planning`` set, a tool that is not read-only is denied outright; read-only tools are judged as
-        usual.
-        """
-        if planning and not self.is_read_only(tool_name):
-            return Verdict.deny(
-                f"planning mode allows only read-only tools, and '{tool_name}' is not one", level=None
-            )
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        """Judge one call of ``tool_name`` with ``arguments``."""
         try:
             handler = self._handlers.get(tool_name)
             if handler is not None:

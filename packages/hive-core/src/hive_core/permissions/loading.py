@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from hive_core.approvals import PERMISSION_ACTIONS, PermissionAction
+from hive_core.config.structured import Document, KeyPath, read_document
+from hive_core.errors import UserError
 
 from .rules import PermissionRule, PermissionRules
-from .verdict import PERMISSION_ACTIONS, PermissionAction
 
 __all__ = ["RULES_FILE_NAMES", "PermissionConfigError", "load_permission_rules", "parse_permission_section"]
 
@@ -46,25 +45,18 @@ _CONFIG_KEYS: Final = {
 _RULE_LISTS: Final = frozenset({"read", "edit", "bash", "external_directory", "mcp_tools", "tools"})
 _RULE_KEYS: Final = ("pattern", "action", "priority", "reason")
 
-_Path = tuple[str | int, ...]
 
+class PermissionConfigError(UserError, ValueError):
+    """The permission rules cannot be used: the message names the source, the line and column when known, and
+    the fault."""
 
-class PermissionConfigError(ValueError):
-    """The permission rules could not be read: the message names the source, the line when known, and the fault."""
-
-    source: str
-    """The file (or config section) the rules came from."""
-    problem: str
-    """What is wrong, in words."""
-    line: int | None
-    """The 1-based line of the fault, when the format reports one."""
-
-    def __init__(self, source: str, problem: str, *, line: int | None = None) -> None:
-        self.source = source
-        self.problem = problem
-        self.line = line
-        where = source if line is None else f"{source}, line {line}"
-        super().__init__(f"invalid permission rules in {where}: {problem}")
+    def __str__(self) -> str:
+        position = f" in {self.source}" if self.source is not None else ""
+        if self.line is not None:
+            position += (
+                f", line {self.line}" if self.column is None else f", line {self.line}, column {self.column}"
+            )
+        return f"invalid permission rules{position}: {self.problem}"
 
 
 def load_permission_rules(
@@ -87,7 +79,9 @@ def load_permission_rules(
         try:
             present = path.exists() or path.is_symlink()
         except OSError as error:
-            raise PermissionConfigError(str(path), f"cannot check for the file ({error.strerror})") from error
+            raise PermissionConfigError(
+                f"cannot check for the file ({error.strerror})", source=str(path)
+            ) from error
         if present:
             return _load_file(path)
     if config_section is not None:
@@ -101,27 +95,22 @@ def parse_permission_section(section: object, *, source: str, camel_case: bool =
     ``camel_case`` selects the config.yaml spelling of the keys (``externalDirectory`` ...) instead of the rules
     file's (``external_directory`` ...). Raises :class:`PermissionConfigError` naming ``source``.
     """
-    return _Reader(source, {}, _CONFIG_KEYS if camel_case else _FILE_KEYS).section(section, (_SECTION,))
+    document = Document(source=source, value=section)
+    return _Reader(document, _CONFIG_KEYS if camel_case else _FILE_KEYS).section(section, (_SECTION,))
 
 
 def _load_file(path: Path) -> PermissionRules:
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise PermissionConfigError(source, f"the file is not UTF-8 text ({error.reason})") from error
-    except OSError as error:
-        raise PermissionConfigError(source, f"cannot read the file ({error.strerror or error})") from error
-    if path.suffix == ".json":
-        document, lines = _parse_json(text, source), {}
-    else:
-        document, lines = _parse_yaml(text, source)
-    reader = _Reader(source, lines, _FILE_KEYS)
-    if document is None:
-        raise PermissionConfigError(source, f"the file is empty; it needs a top-level '{_SECTION}' section")
-    if not isinstance(document, dict):
+    document = read_document(path, error=PermissionConfigError)
+    if document is None:  # a dangling link
+        raise PermissionConfigError("cannot read the file (it is a link to nothing)", source=str(path))
+    reader = _Reader(document, _FILE_KEYS)
+    if document.value is None:
+        raise PermissionConfigError(
+            f"the file is empty; it needs a top-level '{_SECTION}' section", source=document.source
+        )
+    if not isinstance(document.value, dict):
         raise reader.error((), f"the top level must be a mapping with a '{_SECTION}' key")
-    top = cast("dict[object, object]", document)
+    top = cast("dict[object, object]", document.value)
     for key in top:
         if key != _SECTION:
             raise reader.error((str(key),), f"unknown top-level key {key!r}; only '{_SECTION}' is allowed")
@@ -130,81 +119,11 @@ def _load_file(path: Path) -> PermissionRules:
     return reader.section(top[_SECTION], (_SECTION,))
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _parse_json(text: str, source: str) -> object:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in result:
-                raise _DuplicateKey(key)
-            result[key] = value
-        return result
-
-    try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as error:
-        raise PermissionConfigError(source, f"not valid JSON: {error.msg}", line=error.lineno) from error
-    except _DuplicateKey as error:
-        raise PermissionConfigError(source, f"the key {error.key!r} appears twice in one object") from error
-    except RecursionError as error:
-        raise PermissionConfigError(source, "not valid JSON: nested too deeply") from error
-
-
-def _parse_yaml(text: str, source: str) -> tuple[object, dict[_Path, int]]:
-    try:
-        document: object = yaml.safe_load(text)
-        node = yaml.SafeLoader(text).get_single_node()  # parsed again for its line numbers
-    except yaml.MarkedYAMLError as error:
-        line = error.problem_mark.line + 1 if error.problem_mark is not None else None
-        problem = error.problem or error.context or "unreadable"
-        raise PermissionConfigError(source, f"not valid YAML: {problem}", line=line) from error
-    except yaml.YAMLError as error:
-        raise PermissionConfigError(source, f"not valid YAML: {error}") from error
-    except RecursionError as error:
-        raise PermissionConfigError(source, "not valid YAML: nested too deeply") from error
-    lines: dict[_Path, int] = {}
-    if node is not None:
-        _map_lines(node, (), lines, set(), source)
-    return document, lines
-
-
-def _map_lines(node: Node, at: _Path, lines: dict[_Path, int], seen: set[int], source: str) -> None:
-    """Record the line of every value under ``node`` by its key path; refuse a key given twice."""
-    lines.setdefault(at, node.start_mark.line + 1)
-    if id(node) in seen:  # an alias of a node already walked (possibly itself): no need to go round again
-        return
-    seen.add(id(node))
-    if isinstance(node, MappingNode):
-        keys: set[str] = set()
-        pairs: list[tuple[Node, Node]] = node.value
-        for key_node, value_node in pairs:
-            if not isinstance(key_node, ScalarNode):  # a list or mapping as a key: the validator rejects it
-                continue
-            key = str(key_node.value)
-            if key in keys and key != "<<":
-                raise PermissionConfigError(
-                    source, f"the key {key!r} appears twice in one mapping", line=key_node.start_mark.line + 1
-                )
-            keys.add(key)
-            lines.setdefault((*at, key), key_node.start_mark.line + 1)
-            _map_lines(value_node, (*at, key), lines, seen, source)
-    elif isinstance(node, SequenceNode):
-        items: list[Node] = node.value
-        for index, item in enumerate(items):
-            _map_lines(item, (*at, index), lines, seen, source)
-
-
 class _Reader:
-    """Validates a parsed ``permissions`` section, reporting faults by key path (and line, when known)."""
+    """Validates a parsed ``permissions`` section, reporting faults by key path (and position, when known)."""
 
-    def __init__(self, source: str, lines: Mapping[_Path, int], keys: Mapping[str, str]) -> None:
-        self._source = source
-        self._lines = lines
+    def __init__(self, document: Document, keys: Mapping[str, str]) -> None:
+        self._document = document
         self._keys = keys
         # A key written in the other format's spelling gets a hint naming this format's spelling.
         other = _FILE_KEYS if keys is _CONFIG_KEYS else _CONFIG_KEYS
@@ -213,15 +132,13 @@ class _Reader:
             spelling: mine[field] for spelling, field in other.items() if spelling != mine[field]
         }
 
-    def error(self, at: _Path, problem: str) -> PermissionConfigError:
-        line: int | None = None
-        for end in range(len(at), -1, -1):
-            line = self._lines.get(at[:end])
-            if line is not None:
-                break
-        return PermissionConfigError(self._source, problem, line=line)
+    def error(self, at: KeyPath, problem: str) -> PermissionConfigError:
+        mark = self._document.key_mark(at)
+        return PermissionConfigError(
+            problem, source=self._document.source, line=mark.line, column=mark.column
+        )
 
-    def section(self, value: object, at: _Path) -> PermissionRules:
+    def section(self, value: object, at: KeyPath) -> PermissionRules:
         if value is None:
             return PermissionRules()
         if not isinstance(value, Mapping):
@@ -245,22 +162,26 @@ class _Reader:
                 fields[field] = self._action(item, where)
         return PermissionRules(**fields)
 
-    def _unknown_key(self, key: object, at: _Path) -> str:
+    def _unknown_key(self, key: object, at: KeyPath) -> str:
         problem = f"unknown key {key!r} in '{_dotted(at)}'"
         hint = self._respell.get(key) if isinstance(key, str) else None
         if hint is not None:
             return f"{problem}; here it is spelled {hint!r}"
         return f"{problem}; expected one of {', '.join(self._keys)}"
 
-    def _rules(self, value: object, at: _Path) -> tuple[PermissionRule, ...]:
+    def _list(self, value: object, at: KeyPath, what: str) -> list[object]:
+        """The items of a list field; none when it is null."""
         if value is None:
-            return ()
+            return []
         if not isinstance(value, list):
-            raise self.error(at, f"'{_dotted(at)}' must be a list of rules")
-        items = cast("list[object]", value)
+            raise self.error(at, f"'{_dotted(at)}' must be a list of {what}")
+        return cast("list[object]", value)
+
+    def _rules(self, value: object, at: KeyPath) -> tuple[PermissionRule, ...]:
+        items = self._list(value, at, "rules")
         return tuple(self._rule(item, (*at, index)) for index, item in enumerate(items))
 
-    def _rule(self, value: object, at: _Path) -> PermissionRule:
+    def _rule(self, value: object, at: KeyPath) -> PermissionRule:
         if not isinstance(value, Mapping):
             raise self.error(
                 at, f"'{_dotted(at)}' must be a mapping with a pattern (and action, priority, reason)"
@@ -288,20 +209,15 @@ class _Reader:
             raise self.error((*at, "reason"), f"the reason of rule '{_dotted(at)}' must be text")
         return PermissionRule(pattern=pattern, action=action, priority=priority, reason=reason)
 
-    def _action(self, value: object, at: _Path) -> PermissionAction:
+    def _action(self, value: object, at: KeyPath) -> PermissionAction:
         for action in PERMISSION_ACTIONS:
             if value == action:
                 return action
         raise self.error(at, f"'{_dotted(at)}' must be one of {', '.join(PERMISSION_ACTIONS)}, not {value!r}")
 
-    def _names(self, value: object, at: _Path) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            raise self.error(at, f"'{_dotted(at)}' must be a list of tool-name patterns")
-        items = cast("list[object]", value)
+    def _names(self, value: object, at: KeyPath) -> tuple[str, ...]:
         names: list[str] = []
-        for index, item in enumerate(items):
+        for index, item in enumerate(self._list(value, at, "tool-name patterns")):
             if not isinstance(item, str) or not item:
                 raise self.error(
                     (*at, index), f"'{_dotted((*at, index))}' must be a non-empty tool-name pattern"
@@ -310,7 +226,7 @@ class _Reader:
         return tuple(names)
 
 
-def _dotted(at: _Path) -> str:
+def _dotted(at: KeyPath) -> str:
     text = ""
     for part in at:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)

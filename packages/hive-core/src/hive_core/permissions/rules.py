@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from .verdict import PermissionAction
+from hive_core.approvals import PermissionAction
 
 __all__ = ["RULE_CATEGORIES", "PermissionRule", "PermissionRules", "RuleCategory"]
 
@@ -56,7 +56,8 @@ class PermissionRules(msgspec.Struct, frozen=True, kw_only=True):
     tools: tuple[PermissionRule, ...] = ()
     """Rules for every other tool, matched against the tool name."""
     read_only_tools: tuple[str, ...] = ()
-    """Name patterns of extra tools counted as read-only (the ones planning mode lets run)."""
+    """Name patterns of tools counted as read-only although the tool is not marked so (an MCP tool without the
+    hint, say): planning mode lets them run."""
     ask_before_delete: bool = True
     """Ask before deleting a file even where the edit rules allow it."""
     default_action: PermissionAction = "ask"

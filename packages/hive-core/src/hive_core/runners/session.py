@@ -4,22 +4,25 @@ The rules (those of the stdio runner): ``session_started`` first, before any req
 being read while a turn runs, so ``hitl_response`` and ``cancel`` reach it; turns run one at a time in order;
 ``cancel`` ends only the running turn; ``shutdown`` or the end of input stops reading, rejects approvals nobody can
 answer any more, and runs the queued turns to their ``turn_end``; an unreadable line is answered with
-``error{code: unreadable_request}`` and the session goes on; after ``context_update``, each message is prefixed
-with the working path.
+``error{code: unreadable_request}`` and the session goes on; after a ``context_update`` with a working path, each
+message goes to the processor as a :class:`~hive_core.turn_request.TurnRequest` carrying it (the model reads it as
+a ``[WorkingPath: …]`` prefix).
 """
 
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable
+from typing import Protocol
 
 import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from hive_core.hitl import HitlBridge
+from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
+from hive_core.turn_request import TurnRequest
 from hive_protocol import (
     PROTOCOL_VERSION,
     CancelRequest,
@@ -38,14 +41,19 @@ from hive_protocol import (
 
 from .turns import TurnRecorder
 
-__all__ = ["Processor", "SessionRunner"]
+__all__ = ["Processor", "Resume", "SessionRunner"]
 
 Processor = Callable[[UserMessageRequest, EventSink], Awaitable[None]]
 """What every runner drives: run the turn of one ``user_message``, writing its events to the sink."""
 
-Resume = Callable[..., Awaitable[None]]
-"""A turn to finish before any request is read: called with the turn's sink and a ``task_status`` keyword whose
-``started()`` it calls once requests may be read (a resumed approval wait was asked again)."""
+
+class Resume(Protocol):
+    """A turn to finish before any request is read (a :class:`~hive_core.sessions.SuspendedTurn`, say)."""
+
+    def __call__(self, emit: EventSink, *, task_status: TaskStatus[None]) -> Awaitable[None]:
+        """Run the turn, its events to ``emit``; ``task_status.started()`` once requests may be read."""
+        ...
+
 
 Incoming = Request | UnreadableRequest | bytes | LineTooLong
 """What a transport hands the runner: decoded requests, raw lines, or lines too long to read."""
@@ -66,8 +74,8 @@ class SessionRunner:
         resume: Resume | None = None,
     ) -> None:
         self.processor = processor
-        self.session_id = session_id or uuid.uuid4().hex
-        """The id sent in ``session_started``."""
+        self.session_id = session_id or new_session_id()
+        """The id sent in ``session_started`` (a new one sorting by creation when none is given)."""
         self.bridge = bridge
         self.on_context = on_context
         self.on_question = on_question
@@ -105,10 +113,11 @@ class SessionRunner:
         match request:
             case UserMessageRequest():
                 if self.enrich_context and self.working_path:
-                    request = UserMessageRequest(
-                        content=f"[WorkingPath: {self.working_path}]\n\n{request.content}",
+                    request = TurnRequest(
+                        content=request.content,
                         model=request.model,
                         options=request.options,
+                        working_path=self.working_path,
                     )
                 enqueue(request)
             case CancelRequest():

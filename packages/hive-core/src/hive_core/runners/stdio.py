@@ -9,6 +9,7 @@ from typing import BinaryIO
 import anyio
 import anyio.to_thread
 
+from hive_core.hitl import HitlBridge
 from hive_protocol import DEFAULT_MAX_LINE_BYTES, Event, LineSplitter, LineTooLong, encode
 
 from .session import Processor, SessionRunner
@@ -72,7 +73,19 @@ class StdioRunner:
             yield line
 
 
-def run_stdio(processor: Processor, *, session_id: str | None = None, **options: object) -> int:
-    """Serve ``processor`` on this process's stdin and stdout until the input ends; returns the exit code."""
-    runner = StdioRunner(SessionRunner(processor, session_id=session_id, **options))  # type: ignore[arg-type]
+def run_stdio(
+    processor: Processor,
+    *,
+    session_id: str | None = None,
+    bridge: HitlBridge | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> int:
+    """Serve ``processor`` on this process's stdin and stdout until the input ends; returns the exit code.
+
+    ``bridge`` carries approvals over the wire (it must be the agent's approval service too). For the other
+    settings of :class:`SessionRunner`, build the runner: ``anyio.run(StdioRunner(SessionRunner(...)).run)``.
+    """
+    runner = StdioRunner(
+        SessionRunner(processor, session_id=session_id, bridge=bridge), max_line_bytes=max_line_bytes
+    )
     return anyio.run(runner.run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hive_core.failures import classify
+from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import ErrorEvent, Event, TextDeltaEvent, ToolEndEvent, ToolStartEvent, TurnEndEvent
 
@@ -55,7 +56,7 @@ class TurnRecorder:
         """The processor returned or was cancelled: close what it left open."""
         if self.ended:
             return
-        self._close_calls("Cancelled: the turn was cancelled before this call finished.")
+        self._close_calls(CANCELLED_CALL_TEXT)
         self.ended = True
         self._emit(TurnEndEvent(stop_reason="cancelled") if cancelled else TurnEndEvent())
 

@@ -1,28 +1,19 @@
 """Sessions: every turn recorded as it happens, so a conversation can be listed, resumed, forked and deleted.
 
 A :class:`SessionStore` keeps a row per session and an append-only log of entries per session;
-:class:`SqliteSessionStore` is hive's, one SQLite database (WAL) at ``<hive home>/sessions.db`` shared safely by
-concurrent ``hive`` processes. :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
+:class:`SqliteSessionStore` is hive's, one SQLite database (WAL) at the path it is given (the CLI's is
+``<hive home>/sessions.db``), shared safely by concurrent ``hive`` processes. :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
 into it; :meth:`SessionStore.restore` rebuilds the conversation exactly (thinking signatures, raw and parsed
 tool arguments, results with their errors and refusals), closing a turn a crash cut short;
 :class:`DurableHitlBridge` and :class:`SuspendedTurn` let an approval wait survive a crash and be asked again.
 """
 
-from .documents import (
-    FIRST_MESSAGE_CHARS,
-    CommandError,
-    SessionDeleted,
-    SessionSummary,
-    encode_document,
-    iso_time,
-    session_summaries,
-    summarise,
-)
 from .durable import RESUMED_NOTE, DurableHitlBridge, SuspendedTurn
-from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, new_session_id, validate_session_id
+from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
 from .recorder import TranscriptRecorder, TurnLog
 from .records import (
     ENTRY_KINDS,
+    TITLE_CHARS,
     ApprovalClosed,
     ApprovalOutcome,
     ApprovalWait,
@@ -36,6 +27,7 @@ from .records import (
     SessionStatus,
     TurnResume,
     UnsupportedSchema,
+    cut_title,
     decode_payload,
     entry_kind,
 )
@@ -48,23 +40,22 @@ from .replay import (
     Suspension,
     replay,
 )
-from .sqlite import DEFAULT_BUSY_TIMEOUT, SCHEMA_VERSION, SqliteSessionStore, default_path, default_store
+from .sqlite import DEFAULT_BUSY_TIMEOUT, SCHEMA_VERSION, SqliteSessionStore
 from .store import SessionStore
 
 __all__ = [
     "ABANDONED_APPROVAL_TEXT",
     "DEFAULT_BUSY_TIMEOUT",
     "ENTRY_KINDS",
-    "FIRST_MESSAGE_CHARS",
     "INTERRUPTED_NOTE",
     "MAX_SESSION_ID_LENGTH",
     "NOT_FINISHED_TEXT",
     "RESUMED_NOTE",
     "SCHEMA_VERSION",
+    "TITLE_CHARS",
     "ApprovalClosed",
     "ApprovalOutcome",
     "ApprovalWait",
-    "CommandError",
     "DurableHitlBridge",
     "Entry",
     "EntryKind",
@@ -73,13 +64,11 @@ __all__ = [
     "LastTurn",
     "PendingApproval",
     "Replay",
-    "SessionDeleted",
     "SessionExists",
     "SessionInfo",
     "SessionNotFound",
     "SessionStatus",
     "SessionStore",
-    "SessionSummary",
     "SqliteSessionStore",
     "SuspendedTurn",
     "Suspension",
@@ -87,15 +76,9 @@ __all__ = [
     "TurnLog",
     "TurnResume",
     "UnsupportedSchema",
+    "cut_title",
     "decode_payload",
-    "default_path",
-    "default_store",
-    "encode_document",
     "entry_kind",
-    "iso_time",
-    "new_session_id",
     "replay",
-    "session_summaries",
-    "summarise",
     "validate_session_id",
 ]

@@ -5,9 +5,10 @@
 process that dies while a call waits leaves the wait open: the turn is *suspended*, not interrupted.
 
 :class:`SuspendedTurn` finishes such a turn in the next process serving the same session id: it re-sends each
-waiting request unchanged (same ``id``), runs the answered calls through the agent's own pipeline (guards, gate
-and tool, so an approval runs the call and a rejection refuses it), records the round's results, and lets the
-model finish the turn. The wait's timeout counts from the original send: a wait whose time ran out while no
+waiting request unchanged (same ``id``), runs the waiting calls in the loop's own tool round
+(:func:`~hive_core.tool_round.run_tool_round`: guards, gate and tool, with the tools the turn offered, so an
+approval runs the call and a rejection refuses it), records the round's results, and lets the model finish the
+turn. The wait's timeout counts from the original send: a wait whose time ran out while no
 process served it is rejected at once, without asking. Since the loop always starts a turn with a user message,
 the model is asked to go on with :data:`RESUMED_NOTE` as that message.
 
@@ -32,22 +33,15 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import anyio
+import msgspec
 from anyio.abc import TaskStatus
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest
 from hive_core.hitl import DEFAULT_APPROVAL_TIMEOUT, HitlBridge, hitl_id
-from hive_core.loop import TOOL_OUTPUT_EVENT_CAP, AgentSession
-from hive_core.messages import Message, Part, ToolCallPart, ToolResultPart
-from hive_core.pipeline import Invocation
-from hive_core.tools import EventSink, ToolContext, ToolOutcome
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core.messages import ToolCallPart
+from hive_core.tool_round import ToolOffer, run_tool_round
+from hive_core.tools import EventSink, ToolOutcome
+from hive_protocol import Event, HitlRequestEvent, TurnEndEvent, TurnOptions, UserMessageRequest
 
 from .recorder import TranscriptRecorder
 from .records import ApprovalClosed, ApprovalOutcome, ApprovalWait, PendingApproval, TurnResume
@@ -61,8 +55,6 @@ RESUMED_NOTE: Final = (
     "Continue the task from there.]"
 )
 """The user message that lets the model finish a resumed turn."""
-
-_CANCELLED_TEXT: Final = "Cancelled: the turn was cancelled before this call finished."
 
 
 @dataclass
@@ -223,34 +215,31 @@ class SuspendedTurn:
             recorder.session_id, TurnResume(request_ids=[item.request.id for item in suspension.pending])
         )
         bridge.resume(suspension.pending)
-        calls = [item.call for item in suspension.pending]
-        offered = _offered(session, suspension.request)
-        history = tuple(session.conversation)
-        outcomes: dict[str, ToolOutcome] = {}
-        with recorder.recording(emit) as log:
-            for call in calls:
-                log(
-                    ToolStartEvent(
-                        tool=call.name,
-                        input=call.arguments if call.arguments is not None else call.arguments_text,
-                        call_id=call.id,
-                    )
+        request = suspension.request
+        offer = session.agent.offer(request.options or TurnOptions())
+        outcomes: list[ToolOutcome] = []
+
+        def settled(call: ToolCallPart) -> None:
+            bridge.release(hitl_id(call.id))  # closes the wait of a call that ended without asking again
+
+        async def run_round(log: EventSink) -> None:
+            outcomes.extend(
+                await run_tool_round(
+                    session, suspension.calls, offer.names, log, known=suspension.results, on_settled=settled
                 )
+            )
+
+        with recorder.recording(emit) as log:
             try:
                 async with anyio.create_task_group() as group:
-                    for call in calls:
-                        group.start_soon(_run_call, session, bridge, call, offered, history, log, outcomes)
+                    group.start_soon(run_round, log)
                     await bridge.resent()
                     task_status.started()
             except anyio.get_cancelled_exc_class():
-                for call in calls:
-                    if call.id not in outcomes:
-                        outcomes[call.id] = ToolOutcome(content=_CANCELLED_TEXT, success=False)
-                        log(_tool_end(call, outcomes[call.id]))
-                session.conversation.append(_tool_message(suspension, outcomes))
+                for item in suspension.pending:
+                    bridge.release(item.request.id, "cancelled")
                 raise
-            session.conversation.append(_tool_message(suspension, outcomes))
-            if any(outcome.terminate for outcome in outcomes.values()):
+            if any(outcome.terminate for outcome in outcomes):
                 log(
                     TurnEndEvent(
                         stop_reason="tool_terminated",
@@ -258,92 +247,17 @@ class SuspendedTurn:
                     )
                 )
                 return
-            request = suspension.request
             await session(
-                UserMessageRequest(content=RESUMED_NOTE, model=request.model, options=request.options), log
+                UserMessageRequest(
+                    content=RESUMED_NOTE, model=request.model, options=_going_on(request.options, offer)
+                ),
+                log,
             )
 
 
-def _offered(session: AgentSession, request: UserMessageRequest) -> set[str]:
-    options = request.options
-    if options is not None and options.tool_names is not None:
-        return set(options.tool_names)
-    return set(session.agent.tools)
-
-
-async def _run_call(
-    session: AgentSession,
-    bridge: DurableHitlBridge,
-    call: ToolCallPart,
-    offered: set[str],
-    history: tuple[Message, ...],
-    emit: EventSink,
-    outcomes: dict[str, ToolOutcome],
-) -> None:
-    agent = session.agent
-    found = agent.tools.get(call.name) if call.name in offered else None
-    request_id = hitl_id(call.id)
-    if found is None:
-        available = ", ".join(sorted(offered)) or "none"
-        outcome = ToolOutcome(
-            content=f"There is no tool named {call.name!r} this turn. Available tools: {available}.",
-            success=False,
-            error=f"LookupError: unknown tool {call.name!r}",
-        )
-    else:
-        invocation = Invocation(
-            call,
-            found,
-            dict(call.arguments or {}),
-            ToolContext(call.id, call.name, agent.working_dir, emit, history),
-            planning=session.planning,
-            timeout=found.timeout if found.timeout is not None else agent.tool_timeout,
-        )
-        try:
-            outcome = await agent.pipeline.run(invocation)
-        except anyio.get_cancelled_exc_class():
-            bridge.release(request_id, "cancelled")
-            raise
-        except Exception as exc:
-            outcome = ToolOutcome.failed(exc)
-    bridge.release(request_id, "superseded")
-    outcomes[call.id] = outcome
-    emit(_tool_end(call, outcome))
-
-
-def _tool_message(suspension: Suspension, outcomes: dict[str, ToolOutcome]) -> Message:
-    results: list[Part] = []
-    for call in suspension.calls:
-        known = suspension.results.get(call.id)
-        if known is not None:
-            results.append(known)
-            continue
-        outcome = outcomes[call.id]
-        results.append(
-            ToolResultPart(
-                call.id,
-                call.name,
-                outcome.content,
-                is_error=not outcome.success or outcome.refusal is not None,
-                refusal=outcome.refusal,
-                error=outcome.error,
-            )
-        )
-    return Message("tool", results)
-
-
-def _tool_end(call: ToolCallPart, outcome: ToolOutcome) -> ToolEndEvent:
-    output = outcome.content
-    if len(output) > TOOL_OUTPUT_EVENT_CAP:
-        output = (
-            output[:TOOL_OUTPUT_EVENT_CAP]
-            + f"\n[... {len(outcome.content) - TOOL_OUTPUT_EVENT_CAP} more characters]"
-        )
-    return ToolEndEvent(
-        tool=call.name,
-        success=outcome.success and outcome.refusal is None,
-        output=output,
-        call_id=call.id,
-        refusal=outcome.refusal,
-        stats=outcome.stats,
-    )
+def _going_on(options: TurnOptions | None, offer: ToolOffer) -> TurnOptions | None:
+    # The turn's first round made the required call; the model goes on as after any tool round: offered the
+    # same tools, free to choose.
+    if options is None or offer.choice in ("auto", "none"):
+        return options
+    return msgspec.structs.replace(options, tool_names=list(offer.names), tool_mode="auto")

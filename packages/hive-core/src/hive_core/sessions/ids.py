@@ -1,13 +1,14 @@
-"""Session ids: generated ones sort by creation time; explicit ones (``--session-id``) are checked."""
+"""Explicit session ids (``--session-id``) are checked here; :func:`hive_core.session_id.new_session_id` makes new
+ones."""
 
 from __future__ import annotations
 
 import re
-import secrets
-import time
 from typing import Final
 
-__all__ = ["MAX_SESSION_ID_LENGTH", "InvalidSessionId", "new_session_id", "validate_session_id"]
+from hive_core.errors import UserError
+
+__all__ = ["MAX_SESSION_ID_LENGTH", "InvalidSessionId", "validate_session_id"]
 
 MAX_SESSION_ID_LENGTH: Final = 128
 """The longest session id accepted."""
@@ -15,14 +16,8 @@ MAX_SESSION_ID_LENGTH: Final = 128
 _VALID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
-class InvalidSessionId(ValueError):
+class InvalidSessionId(UserError, ValueError):
     """A session id that is empty, too long, or holds characters other than letters, digits, ``-`` and ``_``."""
-
-
-def new_session_id(now: float | None = None) -> str:
-    """A fresh id, ``<unix milliseconds in hex>-<8 random hex digits>``: ids sort in creation order."""
-    millis = int((time.time() if now is None else now) * 1000)
-    return f"{millis:x}-{secrets.token_hex(4)}"
 
 
 def validate_session_id(session_id: str) -> str:

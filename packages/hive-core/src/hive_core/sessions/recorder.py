@@ -12,7 +12,7 @@ the event on; the assistant text of a round is thus written once, when the round
 first ``tool_start``, the next round's first delta or the ``turn_end``), never one row per delta. Alongside,
 events that carry what the conversation does not hold yet are written as they pass: ``tool_end`` (a call's
 outcome before its round's tool message exists), ``error`` and ``turn_end``; a ``turn_start`` with the request
-comes first. Approval waits are written by :class:`~hive_core.sessions.DurableHitlBridge`, which sends them.
+(a :class:`~hive_core.turn_request.TurnRequest`, its working path a field) comes first. Approval waits are written by :class:`~hive_core.sessions.DurableHitlBridge`, which sends them.
 
 Each write is its own transaction, made synchronously on the event loop before the event reaches the client:
 a process killed mid-turn loses only what had not been written yet (at most the model round streaming at the
@@ -31,6 +31,7 @@ from hive_core.failures import classify
 from hive_core.loop import AgentSession
 from hive_core.messages import Message
 from hive_core.tools import EventSink
+from hive_core.turn_request import TurnRequest
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -66,10 +67,11 @@ class TranscriptRecorder:
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Record ``turn_start``, then run the turn, recording it as it goes."""
+        turn = TurnRequest.of(request)
         self.sync()
-        self.store.append(self.session_id, request)
+        self.store.append(self.session_id, turn)
         with self.recording(emit) as log:
-            await self.session(request, log)
+            await self.session(turn, log)
 
     @property
     def recorded(self) -> int:

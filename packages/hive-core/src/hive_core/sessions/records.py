@@ -2,7 +2,8 @@
 
 Each entry carries one typed payload, and the payload's type names the entry's kind:
 
-- ``turn_start`` (``UserMessageRequest``): a turn starts; written before the model is asked.
+- ``turn_start`` (:class:`~hive_core.turn_request.TurnRequest`): a turn starts, with the request as the
+  client sent it and the working path beside it; written before the model is asked.
 - ``message`` (:class:`~hive_core.messages.Message`): a message the turn added to the conversation, written as
   soon as the next event shows it (once per model round, once per tool round).
 - ``tool_end`` (``ToolEndEvent``): a call's outcome as it is reported; what restore falls back on when the
@@ -17,15 +18,18 @@ Each entry carries one typed payload, and the payload's type names the entry's k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import ClassVar, Final, Literal
 
 import msgspec
 
+from hive_core.errors import UserError
 from hive_core.messages import Message, ToolCallPart
-from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent, UserMessageRequest
+from hive_core.turn_request import TurnRequest
+from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent
 
 __all__ = [
     "ENTRY_KINDS",
+    "TITLE_CHARS",
     "ApprovalClosed",
     "ApprovalOutcome",
     "ApprovalWait",
@@ -39,9 +43,13 @@ __all__ = [
     "SessionStatus",
     "TurnResume",
     "UnsupportedSchema",
+    "cut_title",
     "decode_payload",
     "entry_kind",
 ]
+
+TITLE_CHARS: Final = 100
+"""The longest session title (the first thing the user wrote), ``...`` included when it was cut."""
 
 SessionStatus = Literal["active", "ended", "error", "forked"]
 """A session's state: in use, ended by its user, ended by an error, or copied into a fork."""
@@ -83,7 +91,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     forked_from: str | None = None
     """The session it was forked from."""
     first_message: str | None = None
-    """The text of its first user message (at most 500 characters), as a title."""
+    """Its title: the first thing the user wrote, at most :data:`TITLE_CHARS` characters (see :func:`cut_title`)."""
     message_count: int = 0
     """How many user and assistant messages it recorded."""
 
@@ -134,7 +142,7 @@ class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
 
 
 EntryPayload = (
-    UserMessageRequest
+    TurnRequest
     | Message
     | ToolEndEvent
     | ApprovalWait
@@ -146,7 +154,7 @@ EntryPayload = (
 """What one log entry holds; its type names its kind."""
 
 _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
-    UserMessageRequest: "turn_start",
+    TurnRequest: "turn_start",
     Message: "message",
     ToolEndEvent: "tool_end",
     ApprovalWait: "approval_wait",
@@ -175,6 +183,11 @@ class Entry:
     """What it holds; ``None`` when it could not be read (an unknown kind or a damaged row): readers skip it."""
 
 
+def cut_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, ending ``...`` when something was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def entry_kind(payload: EntryPayload) -> EntryKind:
     """The kind of entry ``payload`` makes."""
     return _KINDS[type(payload)]
@@ -191,23 +204,38 @@ def decode_payload(kind: str, data: str | bytes) -> EntryPayload | None:
         return None
 
 
-class SessionNotFound(LookupError):
+class _SessionIdError(UserError):
+    """A fault about one session id; unless a message is given, it is worded from the id."""
+
+    wording: ClassVar[str]
+    session_id: str
+    """The id concerned."""
+
+    def __init__(
+        self,
+        problem: str | None = None,
+        *,
+        session_id: str,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        problem = self.wording.format(session_id=session_id) if problem is None else problem
+        super().__init__(problem, source=source, line=line, column=column)
+        self.session_id = session_id
+
+
+class SessionNotFound(_SessionIdError, LookupError):
     """No session has the given id."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session with id {session_id!r}")
-        self.session_id = session_id
-        """The id looked for."""
+    wording = "no session with id {session_id!r}"
 
 
-class SessionExists(ValueError):
+class SessionExists(_SessionIdError, ValueError):
     """A session with the given id already exists."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"a session with id {session_id!r} already exists")
-        self.session_id = session_id
-        """The id asked for."""
+    wording = "a session with id {session_id!r} already exists"
 
 
-class UnsupportedSchema(RuntimeError):
+class UnsupportedSchema(UserError, RuntimeError):
     """The database was written by a newer hive whose schema this version does not understand."""

@@ -13,7 +13,7 @@ can make sense of:
   :class:`Suspension`).
 
 A result rebuilt from a ``tool_end`` carries what the client saw: output past
-:data:`~hive_core.loop.TOOL_OUTPUT_EVENT_CAP` characters is cut, and the failure text stands in for the error.
+:data:`~hive_core.tool_round.TOOL_OUTPUT_EVENT_CAP` characters is cut, and the failure text stands in for the error.
 Closing is computed on every restore, never written, so it comes out the same each time; a later turn's
 ``turn_start`` closes the turn before it the same way.
 """
@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from hive_core.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
-from hive_protocol import ToolEndEvent, TurnEndEvent, UserMessageRequest
+from hive_core.turn_request import TurnRequest
+from hive_protocol import ToolEndEvent, TurnEndEvent
 
 from .records import ApprovalClosed, ApprovalWait, Entry, PendingApproval
 
@@ -63,7 +64,7 @@ LastTurn = Literal["none", "ended", "interrupted", "suspended"]
 class Suspension:
     """A turn that died while calls waited for approval: what resuming it needs."""
 
-    request: UserMessageRequest
+    request: TurnRequest
     """The request the turn answers."""
     messages: list[Message]
     """The conversation up to and including the assistant message whose calls wait (their results missing)."""
@@ -89,7 +90,7 @@ class Replay:
 
 @dataclass
 class _Turn:
-    request: UserMessageRequest
+    request: TurnRequest
     user_recorded: bool = False
     tool_ends: dict[str, ToolEndEvent] = field(default_factory=dict[str, ToolEndEvent])
     waits: dict[str, tuple[ApprovalWait, float]] = field(
@@ -104,7 +105,7 @@ def replay(entries: Iterable[Entry]) -> Replay:
     last: LastTurn = "none"
     for entry in entries:
         payload = entry.payload
-        if isinstance(payload, UserMessageRequest):
+        if isinstance(payload, TurnRequest):
             if turn is not None:
                 _close(messages, turn)
             turn = _Turn(payload)
@@ -158,7 +159,7 @@ def _waits_by_call(turn: _Turn) -> dict[str, tuple[ApprovalWait, float]]:
 def _close(messages: list[Message], turn: _Turn) -> bool:
     """Close a turn that never ended; returns whether it was suspended on an approval wait."""
     if not turn.user_recorded:
-        messages.append(Message("user", [TextPart(turn.request.content)]))
+        messages.append(Message("user", [TextPart(turn.request.prompt)]))
     calls = _open_calls(messages)
     waits = _waits_by_call(turn)
     suspended = False
@@ -190,7 +191,7 @@ def _close(messages: list[Message], turn: _Turn) -> bool:
 def _suspension(messages: list[Message], turn: _Turn) -> Suspension | None:
     conversation = list(messages)
     if not turn.user_recorded:
-        conversation.append(Message("user", [TextPart(turn.request.content)]))
+        conversation.append(Message("user", [TextPart(turn.request.prompt)]))
     calls = _open_calls(conversation)
     waits = _waits_by_call(turn)
     pending: list[PendingApproval] = []

@@ -1,4 +1,4 @@
-"""The SQLite session store: one database file under the hive home, shared by every ``hive`` process.
+"""The SQLite session store: one database file, at the path it is given, shared by every ``hive`` process.
 
 Durability and concurrency come from SQLite itself: the database runs in WAL mode, and every write is one short
 ``BEGIN IMMEDIATE`` transaction, committed before the call returns. A process killed at any point loses at most
@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -36,31 +36,29 @@ from typing import Final, Literal
 
 import msgspec
 
-from hive_core.config.paths import hive_home
 from hive_core.messages import Message
-from hive_protocol import UserMessageRequest
+from hive_core.session_id import new_session_id
+from hive_core.turn_request import TurnRequest
 
-from .ids import new_session_id, validate_session_id
+from .ids import validate_session_id
 from .records import (
     Entry,
     EntryPayload,
-    PendingApproval,
     SessionExists,
     SessionInfo,
     SessionNotFound,
     SessionStatus,
     UnsupportedSchema,
+    cut_title,
     decode_payload,
     entry_kind,
 )
-from .replay import replay
+from .store import SessionStore
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
     "SCHEMA_VERSION",
     "SqliteSessionStore",
-    "default_path",
-    "default_store",
 ]
 
 SCHEMA_VERSION: Final = 1
@@ -68,9 +66,6 @@ SCHEMA_VERSION: Final = 1
 
 DEFAULT_BUSY_TIMEOUT: Final = 30.0
 """Seconds a write waits for another process's transaction before giving up."""
-
-_FIRST_MESSAGE_CHARS: Final = 500
-_WORKING_PATH_PREFIX: Final = "[WorkingPath: "
 
 _SCHEMA: Final = (
     """CREATE TABLE sessions (
@@ -104,17 +99,7 @@ _COLUMNS: Final = (
 _NEXT_TOUCH: Final = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM sessions)"
 
 
-def default_path(env: Mapping[str, str] = os.environ) -> Path:
-    """``<hive home>/sessions.db``; the hive home is ``$HIVE_HOME`` when set, else ``~/.hive``."""
-    return hive_home(env) / "sessions.db"
-
-
-def default_store(env: Mapping[str, str] = os.environ) -> SqliteSessionStore:
-    """The store at :func:`default_path` (opened on first use, not here)."""
-    return SqliteSessionStore(default_path(env))
-
-
-class SqliteSessionStore:
+class SqliteSessionStore(SessionStore):
     """A :class:`~hive_core.sessions.SessionStore` in one SQLite database (WAL), safe across processes.
 
     Nothing touches the disk until the first call; the directory, the database and its schema are created then.
@@ -166,7 +151,7 @@ class SqliteSessionStore:
             )
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                _use_wal(conn, self.busy_timeout)
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
                 conn.execute("PRAGMA foreign_keys = ON")
                 _migrate(conn)
@@ -215,7 +200,7 @@ class SqliteSessionStore:
             if found is not None:
                 if exist_ok:
                     return found
-                raise SessionExists(session_id)
+                raise SessionExists(session_id=session_id)
             conn.execute(
                 f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider) "
                 f"VALUES (?, ?, ?, ?, {_NEXT_TOUCH}, ?, ?)",
@@ -264,9 +249,9 @@ class SqliteSessionStore:
         with self._write() as conn:
             source = _select(conn, session_id)
             if source is None:
-                raise SessionNotFound(session_id)
+                raise SessionNotFound(session_id=session_id)
             if _select(conn, fork_id) is not None:
-                raise SessionExists(fork_id)
+                raise SessionExists(session_id=fork_id)
             last = -1 if upto is None else upto
             conn.execute(
                 f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider, forked_from) "
@@ -296,7 +281,7 @@ class SqliteSessionStore:
                 conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)).rowcount
                 == 0
             ):
-                raise SessionNotFound(session_id)
+                raise SessionNotFound(session_id=session_id)
 
     # -- the log ---------------------------------------------------------------------------------------------
 
@@ -314,7 +299,7 @@ class SqliteSessionStore:
                 (now, counted, title, session_id),
             )
             if updated.rowcount == 0:
-                raise SessionNotFound(session_id)
+                raise SessionNotFound(session_id=session_id)
             (seq,) = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM entries WHERE session_id = ?", (session_id,)
             ).fetchone()
@@ -328,17 +313,22 @@ class SqliteSessionStore:
         """The session's log in order."""
         with self._read() as conn:
             if _select(conn, session_id) is None:
-                raise SessionNotFound(session_id)
+                raise SessionNotFound(session_id=session_id)
             return _entries(conn, session_id)
 
-    def restore(self, session_id: str) -> list[Message]:
-        """The conversation rebuilt from the log, ready to continue."""
-        return replay(self.entries(session_id)).messages
 
-    def pending_approvals(self, session_id: str) -> list[PendingApproval]:
-        """The approval waits a crash left open in the session's last turn, oldest first."""
-        suspension = replay(self.entries(session_id)).suspension
-        return [] if suspension is None else suspension.pending
+def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    # Switching a fresh database to WAL can fail at once with "database is locked" while another process
+    # switches it too: SQLite's busy handler does not cover that step, so it is retried here within the timeout.
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -401,18 +391,13 @@ def _entries(conn: sqlite3.Connection, session_id: str) -> list[Entry]:
 
 
 def _title(payload: EntryPayload) -> str | None:
-    if isinstance(payload, UserMessageRequest):
+    if isinstance(payload, TurnRequest):
         text = payload.content
     elif isinstance(payload, Message) and payload.role == "user":
         text = payload.text
     else:
         return None
-    if text.startswith(_WORKING_PATH_PREFIX):
-        # The stdio runner prefixes the client's working path; the title is what the user wrote.
-        _, _, rest = text.partition("]\n\n")
-        text = rest or text
-    text = text.strip()
-    return text[:_FIRST_MESSAGE_CHARS] or None
+    return cut_title(text.strip()) or None
 
 
 def _summarise(entries: list[Entry]) -> tuple[int, str | None]:

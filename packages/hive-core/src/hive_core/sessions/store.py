@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 from hive_core.messages import Message
 
 from .records import Entry, EntryPayload, PendingApproval, SessionInfo, SessionStatus
+from .replay import replay
 
 __all__ = ["SessionStore"]
 
@@ -19,7 +20,8 @@ class SessionStore(Protocol):
 
     Every method is synchronous and short (a local database write or read), so callers on an event loop may
     call them directly. A method given an id that no session has raises
-    :class:`~hive_core.sessions.SessionNotFound`, except :meth:`get` and :meth:`delete`.
+    :class:`~hive_core.sessions.SessionNotFound`, except :meth:`get` and :meth:`delete`. An implementation that
+    subclasses this protocol inherits :meth:`restore` and :meth:`pending_approvals`, which read :meth:`entries`.
     """
 
     def create(
@@ -78,11 +80,12 @@ class SessionStore(Protocol):
 
     def restore(self, session_id: str) -> list[Message]:
         """The conversation rebuilt from the log, ready to continue (see :func:`~hive_core.sessions.replay`)."""
-        ...
+        return replay(self.entries(session_id)).messages
 
     def pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """The approval waits a crash left open in the session's last turn, oldest first."""
-        ...
+        suspension = replay(self.entries(session_id)).suspension
+        return [] if suspension is None else suspension.pending
 
     def close(self) -> None:
         """Release the store's resources; it must not be used afterwards."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import typing
+
 import msgspec
 import pytest
 
-from hive_core.permissions import Verdict, strictest
+from hive_core.approvals import Verdict, strictest
 
 
 def test_constructors_set_the_usual_levels() -> None:
@@ -16,6 +18,14 @@ def test_constructors_set_the_usual_levels() -> None:
     assert Verdict.of("ask", "x", ask_level="critical") == Verdict(action="ask", reason="x", level="critical")
     assert Verdict.of("deny", "x").level == "critical"
     assert Verdict.of("allow", "x").level is None
+
+
+def test_verdict_fields() -> None:
+    hints = typing.get_type_hints(Verdict)
+    assert list(Verdict.__struct_fields__) == ["action", "reason", "level"]
+    assert set(typing.get_args(hints["action"])) == {"allow", "deny", "ask"}
+    level_args = {arg for member in typing.get_args(hints["level"]) for arg in typing.get_args(member)}
+    assert level_args == {"low", "medium", "high", "critical"}
 
 
 def test_verdict_is_frozen() -> None:

@@ -1,0 +1,195 @@
+"""One tool round: the calls of a model message run through the pipeline, and their results recorded.
+
+:func:`run_tool_round` is the round of the agent loop and of a resumed turn
+(:class:`~hive_core.sessions.SuspendedTurn`): a ``tool_start`` for each call it runs, each call through the
+session's pipeline (concurrently when there are several), a ``tool_end`` as each ends, then one ``tool`` message
+with every call's result in call order. :func:`offer_tools` says which tools a turn offers the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+from hive_protocol import ToolEndEvent, ToolStartEvent, TurnOptions
+
+from .chat import RequiredTool, ToolChoice
+from .messages import Message, Part, ToolCallPart, ToolResultPart
+from .pipeline import Invocation
+from .tools import EventSink, ToolContext, ToolOutcome
+
+if TYPE_CHECKING:
+    from .loop import AgentSession
+
+__all__ = [
+    "CANCELLED_CALL_TEXT",
+    "TOOL_OUTPUT_EVENT_CAP",
+    "ToolOffer",
+    "offer_tools",
+    "run_tool_round",
+]
+
+TOOL_OUTPUT_EVENT_CAP: Final = 8192
+"""Characters of a tool's output carried by ``tool_end`` (the model still reads the whole result)."""
+
+CANCELLED_CALL_TEXT: Final = "Cancelled: the turn was cancelled before this call finished."
+"""The result of a call whose turn was cancelled while it ran."""
+
+
+@dataclass(frozen=True)
+class ToolOffer:
+    """The tools a turn offers the model."""
+
+    names: tuple[str, ...]
+    """The offered tools, in the order the model is shown them."""
+    choice: ToolChoice
+    """What the model is asked to do with them in the turn's first round (``none`` when nothing is offered)."""
+
+
+def offer_tools(registered: Iterable[str], options: TurnOptions) -> ToolOffer:
+    """What a turn with ``options`` offers out of the ``registered`` tool names.
+
+    ``tool_names`` picks the tools (every registered one when unset); ``tool_mode: none`` offers none;
+    ``require_any`` requires a call, and ``require:<tool>`` requires a call of that tool, offered beside the
+    picked ones.
+    """
+    names = dict.fromkeys(registered if options.tool_names is None else options.tool_names)
+    mode = options.tool_mode or "auto"
+    choice: ToolChoice
+    if mode == "none":
+        names.clear()
+        choice = "none"
+    elif mode == "auto":
+        choice = "auto"
+    elif mode == "require_any":
+        choice = "required"
+    else:
+        choice = RequiredTool(mode.removeprefix("require:"))
+        names[choice.name] = None
+    return ToolOffer(tuple(names), choice if names else "none")
+
+
+async def run_tool_round(
+    session: AgentSession,
+    calls: Sequence[ToolCallPart],
+    offered: Collection[str],
+    emit: EventSink,
+    *,
+    known: Mapping[str, ToolResultPart] | None = None,
+    on_settled: Callable[[ToolCallPart], None] | None = None,
+) -> list[ToolOutcome]:
+    """Run ``calls`` (one model message's) and append their ``tool`` message to the session's conversation.
+
+    A call of a tool outside ``offered`` is answered as unknown without running anything. Calls with a result in
+    ``known`` (by call id) are not run again: the message carries that result. ``on_settled`` is told of each
+    call whose outcome is known, before its ``tool_end``. Returns the outcomes of the calls run, in call order.
+
+    Cancelled, every call still running gets its ``tool_end`` and its result (:data:`CANCELLED_CALL_TEXT`)
+    before the cancellation propagates, so the conversation stays well formed.
+    """
+    known = known or {}
+    todo = [call for call in calls if call.id not in known]
+    for call in todo:
+        emit(
+            ToolStartEvent(
+                tool=call.name,
+                input=call.arguments if call.arguments is not None else call.arguments_text,
+                call_id=call.id,
+            )
+        )
+    outcomes: dict[str, ToolOutcome] = {}
+    history = tuple(session.conversation)
+
+    async def run_one(call: ToolCallPart) -> None:
+        outcome = await _outcome(session, call, offered, history, emit)
+        outcomes[call.id] = outcome
+        if on_settled is not None:
+            on_settled(call)
+        emit(_tool_end(call, outcome))
+
+    try:
+        if len(todo) == 1:
+            await run_one(todo[0])
+        else:
+            async with anyio.create_task_group() as group:
+                for call in todo:
+                    group.start_soon(run_one, call)
+    except anyio.get_cancelled_exc_class():
+        for call in todo:
+            if call.id not in outcomes:
+                outcomes[call.id] = ToolOutcome(content=CANCELLED_CALL_TEXT, success=False)
+                emit(_tool_end(call, outcomes[call.id]))
+        session.conversation.append(_results(calls, outcomes, known))
+        raise
+    session.conversation.append(_results(calls, outcomes, known))
+    return [outcomes[call.id] for call in todo]
+
+
+async def _outcome(
+    session: AgentSession,
+    call: ToolCallPart,
+    offered: Collection[str],
+    history: tuple[Message, ...],
+    emit: EventSink,
+) -> ToolOutcome:
+    agent = session.agent
+    found = agent.tools.get(call.name) if call.name in offered else None
+    if found is None and call.arguments is not None:
+        available = ", ".join(sorted(offered)) or "none"
+        return ToolOutcome(
+            content=f"There is no tool named {call.name!r} this turn. Available tools: {available}.",
+            success=False,
+            error=f"LookupError: unknown tool {call.name!r}",
+        )
+    invocation = Invocation(
+        call,
+        found,
+        dict(call.arguments or {}),
+        ToolContext(call.id, call.name, agent.working_dir, emit, history),
+        planning=session.planning,
+        timeout=found.timeout if found is not None and found.timeout is not None else agent.tool_timeout,
+    )
+    try:
+        return await agent.pipeline.run(invocation)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as exc:
+        return ToolOutcome.failed(exc)
+
+
+def _results(
+    calls: Sequence[ToolCallPart], outcomes: Mapping[str, ToolOutcome], known: Mapping[str, ToolResultPart]
+) -> Message:
+    parts: list[Part] = [known.get(call.id) or _result(call, outcomes[call.id]) for call in calls]
+    return Message("tool", parts)
+
+
+def _result(call: ToolCallPart, outcome: ToolOutcome) -> ToolResultPart:
+    return ToolResultPart(
+        call.id,
+        call.name,
+        outcome.content,
+        is_error=not outcome.success or outcome.refusal is not None,
+        refusal=outcome.refusal,
+        error=outcome.error,
+    )
+
+
+def _tool_end(call: ToolCallPart, outcome: ToolOutcome) -> ToolEndEvent:
+    output = outcome.content
+    if len(output) > TOOL_OUTPUT_EVENT_CAP:
+        output = (
+            output[:TOOL_OUTPUT_EVENT_CAP]
+            + f"\n[... {len(outcome.content) - TOOL_OUTPUT_EVENT_CAP} more characters]"
+        )
+    return ToolEndEvent(
+        tool=call.name,
+        success=outcome.success and outcome.refusal is None,
+        output=output,
+        call_id=call.id,
+        refusal=outcome.refusal,
+        stats=outcome.stats,
+    )

@@ -1,0 +1,18 @@
+"""Helpers for the permission tests: the policy factory's type and a short way to write a rule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hive_core.approvals import PermissionAction
+from hive_core.permissions import PermissionPolicy, PermissionRule
+
+Build = Callable[..., PermissionPolicy]
+"""The ``make_policy`` fixture: the default rules, or the rules (or rule fields) given."""
+
+
+def rule(
+    pattern: str, action: PermissionAction = "ask", priority: int = 0, reason: str | None = None
+) -> PermissionRule:
+    """One rule, written positionally."""
+    return PermissionRule(pattern=pattern, action=action, priority=priority, reason=reason)
