@@ -1,6 +1,6 @@
 """Entry point of the ``hive`` command.
 
-``hive --version`` is answered before anything else is imported, so it starts as fast as Python does.
+``hive --version`` is answered before the command line is imported: only the installed metadata is read.
 """
 
 from __future__ import annotations

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
-
-from . import __version__
 
 __all__ = ["cli", "run_cli"]
 
@@ -24,6 +23,18 @@ Examples:
 """
 
 
+@dataclass
+class _Invocation:
+    """What ``run_cli`` needs to know about the options once a command has failed."""
+
+    debug: bool = False
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and isinstance(ctx.obj, _Invocation):
+        ctx.obj.debug = True
+
+
 def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise click.BadParameter("must be greater than 0", param=param)
@@ -35,7 +46,9 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     epilog=_MAIN_EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
 )
-@click.version_option(__version__, "--version", "-V", prog_name="hive", message="%(prog)s %(version)s")
+@click.version_option(
+    None, "--version", "-V", package_name="hive-cli", prog_name="hive", message="%(prog)s %(version)s"
+)
 @click.option("-p", "--prompt", help="Run one prompt and exit.")
 @click.option("-m", "--model", help="Model to use.")
 @click.option(
@@ -63,6 +76,15 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     help="Output format of a -p run.",
 )
 @click.option("--plain", is_flag=True, help="No colours, spinners or Markdown rendering.")
+@click.option(
+    "--debug",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_set_debug,
+    envvar="HIVE_DEBUG",
+    help="On an internal error, print its traceback (also HIVE_DEBUG=1).",
+)
 @click.pass_context
 def cli(ctx: click.Context, **options: Any) -> None:
     """hive: an agent host for any model, in your terminal.
@@ -231,10 +253,15 @@ def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
 
 
 def run_cli(args: list[str]) -> int:
-    """Run the command line with ``args``; return the exit code."""
+    """Run the command line with ``args``; return the exit code.
+
+    A user error that escapes a command prints as one line and exits 1; any other exception is a bug, reported
+    as such (exit 70), with its traceback under ``--debug``.
+    """
+    invocation = _Invocation()
     try:
         # Without standalone mode, click returns the code of a ``ctx.exit(code)`` instead of raising it.
-        result = cli.main(args=args, prog_name="hive", standalone_mode=False)
+        result = cli.main(args=args, prog_name="hive", standalone_mode=False, obj=invocation)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
@@ -245,4 +272,8 @@ def run_cli(args: list[str]) -> int:
         return 130
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except Exception as error:
+        from .errors import report_failure  # imports hive_core, which --help and --version never need
+
+        return report_failure(error, sys.stderr, debug=invocation.debug)
     return result if isinstance(result, int) else 0

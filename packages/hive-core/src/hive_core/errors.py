@@ -2,9 +2,33 @@
 
 :class:`HiveError` is the root. :class:`UserError` is what a person can fix (a bad configuration file, an
 unknown name, a malformed argument): its message is one line fit to print, naming the file, line and column
-where there is one. A host shows a :class:`UserError` as that line; any other exception is a bug, reported with
-its traceback. Subclasses keep the standard exception they refine as a second base (``LookupError`` for
-something not found, ``ValueError`` for a bad value), so ``except ValueError`` written before still works.
+where there is one. A host shows a :class:`UserError` as that line; any other exception is a bug, reported as
+one (``hive`` prints its traceback under ``--debug``). Subclasses keep the standard exception they refine as a
+second base (``LookupError`` for something not found, ``ValueError`` for a bad value), so ``except ValueError``
+written before still works.
+
+Every :class:`UserError` is built the same way, ``Error(problem, *, source=..., line=..., column=...)`` plus
+the fields of its own, so a reader that finds a fault can raise whichever class its caller names
+(:func:`hive_core.config.structured.read_document`)::
+
+    HiveError
+    ├── UserError
+    │   ├── ConfigError (ValueError)              hive_core.config: a configuration file, variable or key
+    │   ├── PermissionConfigError (ValueError)    hive_core.permissions: the permission rules
+    │   ├── PluginConfigError (ValueError)        hive_core.mcp: a plugins file
+    │   ├── InvalidSessionId (ValueError)         hive_core.sessions: an id given on the command line
+    │   ├── SessionNotFound (LookupError)         hive_core.sessions
+    │   ├── SessionExists (ValueError)            hive_core.sessions
+    │   ├── UnsupportedSchema (RuntimeError)      hive_core.sessions: a database written by a newer hive
+    │   ├── ProviderSelectionError (ValueError)   hive_providers.registry: no usable provider
+    │   │   └── UnknownProviderError              hive_providers.registry: a name that is no provider
+    │   └── SessionChoiceError (LookupError)      hive_cli.conversation: ``-r`` names no session
+    ├── ChatError                                 hive_core.failures: a model request failed (an error event)
+    ├── ToolArgumentError (ValueError)            hive_core.tools: a call's arguments do not fit its tool
+    └── McpServerError (RuntimeError)             hive_core.mcp: a server could not answer a call
+
+Errors a model makes calling a tool are not user errors: a tool raises what it likes, and the model reads it
+as the call's result.
 """
 
 from __future__ import annotations
@@ -45,9 +69,12 @@ class UserError(HiveError):
         line: int | None = None,
         column: int | None = None,
     ) -> None:
+        super().__init__(problem)
         self.problem = problem
         self.source = source
         self.line = line
         self.column = column
-        position = where(source, line, column)
-        super().__init__(f"{position}: {problem}" if position else problem)
+
+    def __str__(self) -> str:
+        position = where(self.source, self.line, self.column)
+        return f"{position}: {self.problem}" if position else self.problem

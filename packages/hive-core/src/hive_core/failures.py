@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from hive_protocol import ErrorCode, FallbackCategory
 
+from .errors import HiveError
+
 __all__ = ["ChatError", "classify", "fallback_category"]
 
 
-class ChatError(Exception):
-    """A model request failed. Providers raise it (or a subclass) with the protocol's error code."""
+class ChatError(HiveError):
+    """A model request failed. Providers raise it (or a subclass) with the protocol's error code.
+
+    Not a :class:`~hive_core.errors.UserError`: the loop reports it on the wire as an ``error`` event with
+    its code, and a host shows that event.
+    """
 
     def __init__(
         self, message: str, *, code: ErrorCode = "unknown", retry_after: float | None = None

@@ -22,6 +22,7 @@ import msgspec
 from hive_protocol import Event, RefusalKind
 
 from .chat import ToolSpec
+from .errors import HiveError
 from .messages import Message
 
 __all__ = [
@@ -83,7 +84,7 @@ class ToolOutcome(msgspec.Struct, kw_only=True):
         return cls(content=text, success=False, error=text)
 
 
-class ToolArgumentError(ValueError):
+class ToolArgumentError(HiveError, ValueError):
     """The arguments parsed but do not fit the tool's parameters."""
 
     def __init__(self, message: str, *, missing: str | None = None) -> None:
@@ -111,7 +112,8 @@ class Tool:
         self.description = description if description is not None else doc.summary
         """What it does, for the model."""
         self.read_only = read_only
-        """Whether it only reads: planning mode runs only read-only tools."""
+        """Whether it leaves the user's work as it is (it reads, or keeps the agent's own plan): planning mode
+        runs only read-only tools."""
         self.timeout = timeout
         """Seconds a call may run before it is stopped (``None``: the agent's default)."""
         self._is_async = inspect.iscoroutinefunction(function)

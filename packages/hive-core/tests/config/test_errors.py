@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hive_core.config import ConfigError, load_config
+from hive_providers import CONFIG_SCHEMA
 
 
 def _global(env: dict[str, str], text: str | bytes) -> Path:
@@ -36,7 +37,7 @@ def test_malformed_yaml_names_the_file_line_and_column(
 ) -> None:
     path = _global(env, text)
     with pytest.raises(ConfigError) as caught:
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
     error = caught.value
     assert (error.source, error.line, error.column) == (str(path), line, column)
     assert str(error).startswith(f"{path}:{line}:{column}: ")
@@ -46,7 +47,7 @@ def test_the_project_file_is_named_in_its_errors(project: Path, env: dict[str, s
     path = project / ".hive" / "config.yaml"
     path.write_text("# project\nopenai: [\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
     assert caught.value.source == str(path)
     assert caught.value.line == 3
 
@@ -76,7 +77,7 @@ def test_a_value_of_the_wrong_type_names_the_file_line_and_key(
 ) -> None:
     path = _global(env, text)
     with pytest.raises(ConfigError) as caught:
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
     error = caught.value
     assert (error.source, error.line, error.key) == (str(path), line, key)
     assert words in str(error)
@@ -86,21 +87,21 @@ def test_a_value_of_the_wrong_type_names_the_file_line_and_key(
 def test_the_top_level_must_be_a_mapping(project: Path, env: dict[str, str]) -> None:
     _global(env, "- openai\n- anthropic\n")
     with pytest.raises(ConfigError, match="top level must be a mapping") as caught:
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
     assert caught.value.line == 1
 
 
 def test_a_file_that_is_not_utf8_is_an_error(project: Path, env: dict[str, str]) -> None:
     path = _global(env, b"openai:\n  model: \xff\xfe\n")
     with pytest.raises(ConfigError, match="UTF-8") as caught:
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
     assert caught.value.source == str(path)
 
 
 def test_recursive_aliases_are_an_error_not_a_hang(project: Path, env: dict[str, str]) -> None:
     _global(env, "permissions: &a\n  read: *a\n")
     with pytest.raises(ConfigError, match="contains it"):
-        load_config(project, env)
+        load_config(project, env, schema=CONFIG_SCHEMA)
 
 
 def test_unknown_keys_warn_with_file_and_line(project: Path, env: dict[str, str]) -> None:
@@ -108,7 +109,7 @@ def test_unknown_keys_warn_with_file_and_line(project: Path, env: dict[str, str]
         env,
         "openai:\n  model: m\n  temperature: 0.2\ngpustack:\n  model: x\nmystery: 1\n",
     )
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert [(w.key, w.source, w.line, w.column) for w in loaded.warnings] == [
         ("openai.temperature", str(path), 3, 3),
         ("gpustack", str(path), 4, 1),
@@ -125,7 +126,7 @@ def test_unknown_keys_warn_with_file_and_line(project: Path, env: dict[str, str]
 def test_an_empty_file_and_null_sections_are_fine(project: Path, env: dict[str, str]) -> None:
     _global(env, "# only a comment\n")
     (project / ".hive" / "config.yaml").write_text("openai:\nbudget: ~\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.warnings == ()
     assert loaded.get("budget.stopOnLimit") is True
 
@@ -133,7 +134,7 @@ def test_an_empty_file_and_null_sections_are_fine(project: Path, env: dict[str, 
 def test_text_fields_keep_what_was_written(project: Path, env: dict[str, str]) -> None:
     # YAML would read these as numbers or booleans; a text field keeps the characters as written.
     _global(env, "openai:\n  apiKey: 0x1F\n  model: 4.10\nollama:\n  model: no\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("openai.apiKey") == "0x1F"
     assert loaded.get("openai.model") == "4.10"
     assert loaded.get("ollama.model") == "no"
@@ -144,7 +145,7 @@ def test_merge_keys_and_anchors_are_understood(project: Path, env: dict[str, str
         env,
         "base: &base\n  model: shared\n  endpoint: http://h\nxai:\n  <<: *base\n  model: own\n",
     )
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("xai.model") == "own"
     assert loaded.get("xai.endpoint") == "http://h"
     assert [w.key for w in loaded.warnings] == ["base"]

@@ -239,3 +239,21 @@ def test_a_document_can_be_checked_without_a_file(tmp_path: Path) -> None:
     assert config.plugins[0].working_directory == tmp_path / "sub"
     with pytest.raises(PluginConfigError, match="invalid MCP plugins file inline: "):
         parse_plugins_document({"plugins": [{"name": "n"}]}, source="inline", base_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "column"),
+    [
+        ("plugins.yaml", "plugins:\n  - name: a\n    command: s\n    timeoutMs: 0\n", 4, 5),
+        ("plugins.yaml", "autoConnect: true\nplugins:\n  - {name: a, comand: s}\n", 3, 15),
+        ("plugins.json", '{\n  "plugins": [\n    {"name": "a", "transport": "http"}\n  ]\n}', 3, 5),
+    ],
+)
+def test_a_fault_in_an_entry_names_its_line_and_column(
+    project: Path, home: Path, name: str, text: str, line: int, column: int
+) -> None:
+    path = write(project / ".hive" / name, text)
+    with pytest.raises(PluginConfigError) as caught:
+        load_plugins_config(project, home=home)
+    assert (caught.value.line, caught.value.column) == (line, column)
+    assert str(caught.value).startswith(f"invalid MCP plugins file {path}: line {line}: plugins[0]")

@@ -16,6 +16,7 @@ from typing import Final
 import msgspec
 
 from .errors import ConfigError, ConfigWarning
+from .structured import read_text
 
 __all__ = ["DotenvFile", "parse_dotenv", "read_dotenv"]
 
@@ -39,16 +40,8 @@ class DotenvFile(msgspec.Struct, frozen=True, kw_only=True):
 
 def read_dotenv(path: Path) -> DotenvFile | None:
     """Parse the file at ``path``; ``None`` if there is none. Raises :class:`ConfigError` naming the file."""
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"the file is not UTF-8 text ({error.reason})", source=source) from error
-    except OSError as error:
-        raise ConfigError(f"cannot read the file ({error.strerror or error})", source=source) from error
-    return parse_dotenv(text, source=source)
+    text = read_text(path, error=ConfigError)
+    return None if text is None else parse_dotenv(text, source=str(path))
 
 
 def parse_dotenv(text: str, *, source: str = ".env") -> DotenvFile:

@@ -26,16 +26,16 @@ naming the file, the place in it and the problem.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
 import msgspec
-import yaml
 
 from hive_core.config.paths import hive_home
+from hive_core.config.structured import Document, KeyPath, read_document
+from hive_core.errors import UserError
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -79,18 +79,22 @@ _STDIO_ONLY: Final = ("command", "arguments", "environment", "workingDirectory")
 _HTTP_ONLY: Final = ("url", "headers")
 
 
-class PluginConfigError(ValueError):
-    """A plugins file could not be used: the message names the file, where in it, and what is wrong."""
+class PluginConfigError(UserError, ValueError):
+    """A plugins file cannot be used: the message names the file, where in it, and what is wrong.
 
-    source: str
-    """The file (or other source) the configuration came from."""
-    problem: str
-    """What is wrong, in words, starting with where."""
+    Its :attr:`problem` starts with where: ``line <n>: `` when the line is known, then the entry
+    (``plugins[0] (notes).command: ``).
+    """
 
-    def __init__(self, source: str, problem: str) -> None:
-        self.source = source
-        self.problem = problem
-        super().__init__(f"invalid MCP plugins file {source}: {problem}")
+    def __init__(
+        self, problem: str, *, source: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        super().__init__(
+            problem if line is None else f"line {line}: {problem}", source=source, line=line, column=column
+        )
+
+    def __str__(self) -> str:
+        return f"invalid MCP plugins file {self.source}: {self.problem}"
 
 
 class PluginConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,8 +150,12 @@ def load_plugins_config(project_dir: Path, *, home: Path | None = None) -> Plugi
     layers: list[_FileLayer] = []
     for directory in (home_dir, project_dir / ".hive"):
         path = _first_existing(directory)
-        if path is not None:
-            layers.append(_read_layer(_load_document(path), str(path), project_dir))
+        if path is None:
+            continue
+        document = read_document(path, error=PluginConfigError)
+        if document is None:  # a dangling link
+            raise PluginConfigError("cannot read the file (it is a link to nothing)", source=str(path))
+        layers.append(_Reader(document, project_dir).layer())
     return _merge(layers)
 
 
@@ -157,7 +165,7 @@ def parse_plugins_document(document: object, *, source: str, base_dir: Path) -> 
     ``source`` names it in errors; relative working directories resolve against ``base_dir``, which is also
     where a stdio server runs when it names none.
     """
-    return _merge([_read_layer(document, source, Path(base_dir).absolute())])
+    return _merge([_Reader(Document(source=source, value=document), Path(base_dir).absolute()).layer()])
 
 
 def _first_existing(directory: Path) -> Path | None:
@@ -167,72 +175,10 @@ def _first_existing(directory: Path) -> Path | None:
             if path.exists() or path.is_symlink():
                 return path
         except OSError as error:
-            raise PluginConfigError(str(path), f"cannot check for the file ({error.strerror})") from error
+            raise PluginConfigError(
+                f"cannot check for the file ({error.strerror})", source=str(path)
+            ) from error
     return None
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
-
-
-def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: set[str] = set()
-    pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
-    for key_node, _ in pairs:
-        if not isinstance(key_node, yaml.ScalarNode):
-            continue
-        key = str(key_node.value)
-        if key in seen and key != "<<":
-            raise yaml.constructor.ConstructorError(
-                None, None, f"the key {key!r} appears twice in one mapping", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(  # pyright: ignore[reportUnknownMemberType]
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
-)
-
-
-def _load_document(path: Path) -> object:
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise PluginConfigError(source, f"the file is not UTF-8 text ({error.reason})") from error
-    except OSError as error:
-        raise PluginConfigError(source, f"cannot read the file ({error.strerror or error})") from error
-    if path.suffix == ".json":
-        try:
-            return json.loads(text, object_pairs_hook=_unique_json_object)
-        except json.JSONDecodeError as error:
-            raise PluginConfigError(source, f"line {error.lineno}: not valid JSON: {error.msg}") from error
-        except _DuplicateKey as error:
-            raise PluginConfigError(source, f"the key {error.key!r} appears twice in one object") from error
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise PluginConfigError(source, f"{where}not valid YAML: {error.problem or error.context}") from error
-    except yaml.YAMLError as error:
-        raise PluginConfigError(source, f"not valid YAML: {error}") from error
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
 
 
 class _RawPlugin(msgspec.Struct, frozen=True):
@@ -271,148 +217,171 @@ def _merge(layers: Sequence[_FileLayer]) -> PluginsConfig:
     )
 
 
-def _read_layer(document: object, source: str, base_dir: Path) -> _FileLayer:
-    if document is None:
-        return _FileLayer(source, None, None, ())
-    top = _mapping(document, "the top level", source)
-    _known_keys(top, _TOP_KEYS, "the top level", source)
-    auto_connect = _optional_bool(top, "autoConnect", "autoConnect", source)
-    default_ms = _optional_timeout(top, "defaultTimeoutMs", "defaultTimeoutMs", source)
-    raw_plugins = top.get("plugins")
-    if raw_plugins is None:
-        return _FileLayer(source, auto_connect, default_ms, ())
-    if not isinstance(raw_plugins, list):
-        raise PluginConfigError(source, f"plugins: must be a list of plugins, not {_kind(raw_plugins)}")
-    plugins: list[_RawPlugin] = []
-    seen: set[str] = set()
-    for index, item in enumerate(cast("list[object]", raw_plugins)):
-        plugin = _read_plugin(item, index, source, base_dir)
-        if plugin.config.name in seen:
-            raise PluginConfigError(
-                source, f"plugins[{index}]: the name {plugin.config.name!r} is used by an earlier plugin"
+class _Reader:
+    """Validates one plugins document, pointing each fault at the key it concerns."""
+
+    def __init__(self, document: Document, base_dir: Path) -> None:
+        self.document = document
+        self.base_dir = base_dir
+
+    def error(self, at: KeyPath, problem: str) -> PluginConfigError:
+        mark = self.document.key_mark(at)
+        return PluginConfigError(problem, source=self.document.source, line=mark.line, column=mark.column)
+
+    def layer(self) -> _FileLayer:
+        source = self.document.source
+        if self.document.value is None:
+            return _FileLayer(source, None, None, ())
+        top = self.mapping(self.document.value, (), "the top level")
+        self.known_keys(top, (), _TOP_KEYS, "the top level")
+        auto_connect = self.optional_bool(top, (), "autoConnect", "autoConnect")
+        default_ms = self.optional_timeout(top, (), "defaultTimeoutMs", "defaultTimeoutMs")
+        raw_plugins = top.get("plugins")
+        if raw_plugins is None:
+            return _FileLayer(source, auto_connect, default_ms, ())
+        if not isinstance(raw_plugins, list):
+            raise self.error(("plugins",), f"plugins: must be a list of plugins, not {_kind(raw_plugins)}")
+        plugins: list[_RawPlugin] = []
+        seen: set[str] = set()
+        for index, item in enumerate(cast("list[object]", raw_plugins)):
+            plugin = self.plugin(item, index)
+            if plugin.config.name in seen:
+                raise self.error(
+                    ("plugins", index, "name"),
+                    f"plugins[{index}]: the name {plugin.config.name!r} is used by an earlier plugin",
+                )
+            seen.add(plugin.config.name)
+            plugins.append(plugin)
+        return _FileLayer(source, auto_connect, default_ms, tuple(plugins))
+
+    def plugin(self, item: object, index: int) -> _RawPlugin:
+        at: KeyPath = ("plugins", index)
+        where = f"plugins[{index}]"
+        entry = self.mapping(item, at, where)
+        name = entry.get("name")
+        if name is None:
+            raise self.error(at, f"{where}: a plugin needs a 'name'")
+        if not isinstance(name, str) or not _PLUGIN_NAME.fullmatch(name):
+            raise self.error(
+                (*at, "name"),
+                f"{where}.name: {name!r} is not a plugin name (use letters, digits, '-' and '_')",
             )
-        seen.add(plugin.config.name)
-        plugins.append(plugin)
-    return _FileLayer(source, auto_connect, default_ms, tuple(plugins))
-
-
-def _read_plugin(item: object, index: int, source: str, base_dir: Path) -> _RawPlugin:
-    where = f"plugins[{index}]"
-    entry = _mapping(item, where, source)
-    name = entry.get("name")
-    if name is None:
-        raise PluginConfigError(source, f"{where}: a plugin needs a 'name'")
-    if not isinstance(name, str) or not _PLUGIN_NAME.fullmatch(name):
-        raise PluginConfigError(
-            source, f"{where}.name: {name!r} is not a plugin name (use letters, digits, '-' and '_')"
-        )
-    if len(name) > PLUGIN_NAME_MAX_LENGTH:
-        raise PluginConfigError(
-            source, f"{where}.name: {name!r} is longer than {PLUGIN_NAME_MAX_LENGTH} characters"
-        )
-    where = f"plugins[{index}] ({name})"
-    _known_keys(entry, _PLUGIN_KEYS, where, source)
-    transport = entry.get("transport", "stdio")
-    if transport not in ("stdio", "http"):
-        raise PluginConfigError(
-            source, f"{where}.transport: {transport!r} is not a transport (stdio or http)"
-        )
-    other = _HTTP_ONLY if transport == "stdio" else _STDIO_ONLY
-    for key in other:
-        if key in entry:
-            raise PluginConfigError(
-                source, f"{where}.{key}: only a {'http' if transport == 'stdio' else 'stdio'} plugin takes it"
+        if len(name) > PLUGIN_NAME_MAX_LENGTH:
+            raise self.error(
+                (*at, "name"), f"{where}.name: {name!r} is longer than {PLUGIN_NAME_MAX_LENGTH} characters"
             )
-    timeout_ms = _optional_timeout(entry, "timeoutMs", f"{where}.timeoutMs", source)
-    auto_reconnect = _optional_bool(entry, "autoReconnect", f"{where}.autoReconnect", source)
-    common: dict[str, Any] = {
-        "name": name,
-        "transport": transport,
-        "auto_reconnect": True if auto_reconnect is None else auto_reconnect,
-        "source": source,
-    }
-    if transport == "stdio":
-        command = entry.get("command")
-        if command is None:
-            raise PluginConfigError(source, f"{where}: a stdio plugin needs a 'command'")
-        if not isinstance(command, str) or not command.strip():
-            raise PluginConfigError(source, f"{where}.command: must be a non-empty string")
-        arguments = entry.get("arguments", [])
-        if not isinstance(arguments, list):
-            raise PluginConfigError(source, f"{where}.arguments: must be a list, not {_kind(arguments)}")
-        directory = entry.get("workingDirectory")
-        if directory is not None and (not isinstance(directory, str) or not directory.strip()):
-            raise PluginConfigError(source, f"{where}.workingDirectory: must be a non-empty string")
-        config = PluginConfig(
-            command=command,
-            arguments=tuple(
-                _scalar_text(value, f"{where}.arguments[{position}]", source)
-                for position, value in enumerate(cast("list[object]", arguments))
-            ),
-            environment=_text_map(entry.get("environment"), f"{where}.environment", source),
-            working_directory=(base_dir / Path(directory).expanduser()) if directory else base_dir,
-            **common,
-        )
-    else:
-        url = entry.get("url")
-        if url is None:
-            raise PluginConfigError(source, f"{where}: an http plugin needs a 'url'")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise PluginConfigError(source, f"{where}.url: {url!r} is not an http:// or https:// URL")
-        config = PluginConfig(
-            url=url, headers=_text_map(entry.get("headers"), f"{where}.headers", source), **common
-        )
-    return _RawPlugin(config, timeout_ms)
+        where = f"plugins[{index}] ({name})"
+        self.known_keys(entry, at, _PLUGIN_KEYS, where)
+        transport = entry.get("transport", "stdio")
+        if transport not in ("stdio", "http"):
+            raise self.error(
+                (*at, "transport"), f"{where}.transport: {transport!r} is not a transport (stdio or http)"
+            )
+        other = _HTTP_ONLY if transport == "stdio" else _STDIO_ONLY
+        for key in other:
+            if key in entry:
+                raise self.error(
+                    (*at, key),
+                    f"{where}.{key}: only a {'http' if transport == 'stdio' else 'stdio'} plugin takes it",
+                )
+        timeout_ms = self.optional_timeout(entry, at, "timeoutMs", f"{where}.timeoutMs")
+        auto_reconnect = self.optional_bool(entry, at, "autoReconnect", f"{where}.autoReconnect")
+        common: dict[str, Any] = {
+            "name": name,
+            "transport": transport,
+            "auto_reconnect": True if auto_reconnect is None else auto_reconnect,
+            "source": self.document.source,
+        }
+        if transport == "stdio":
+            command = entry.get("command")
+            if command is None:
+                raise self.error(at, f"{where}: a stdio plugin needs a 'command'")
+            if not isinstance(command, str) or not command.strip():
+                raise self.error((*at, "command"), f"{where}.command: must be a non-empty string")
+            arguments = entry.get("arguments", [])
+            if not isinstance(arguments, list):
+                raise self.error(
+                    (*at, "arguments"), f"{where}.arguments: must be a list, not {_kind(arguments)}"
+                )
+            directory = entry.get("workingDirectory")
+            if directory is not None and (not isinstance(directory, str) or not directory.strip()):
+                raise self.error(
+                    (*at, "workingDirectory"), f"{where}.workingDirectory: must be a non-empty string"
+                )
+            config = PluginConfig(
+                command=command,
+                arguments=tuple(
+                    self.scalar_text(value, (*at, "arguments", position), f"{where}.arguments[{position}]")
+                    for position, value in enumerate(cast("list[object]", arguments))
+                ),
+                environment=self.text_map(
+                    entry.get("environment"), (*at, "environment"), f"{where}.environment"
+                ),
+                working_directory=(self.base_dir / Path(directory).expanduser())
+                if directory
+                else self.base_dir,
+                **common,
+            )
+        else:
+            url = entry.get("url")
+            if url is None:
+                raise self.error(at, f"{where}: an http plugin needs a 'url'")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise self.error((*at, "url"), f"{where}.url: {url!r} is not an http:// or https:// URL")
+            config = PluginConfig(
+                url=url,
+                headers=self.text_map(entry.get("headers"), (*at, "headers"), f"{where}.headers"),
+                **common,
+            )
+        return _RawPlugin(config, timeout_ms)
 
+    def mapping(self, value: object, at: KeyPath, where: str) -> Mapping[str, object]:
+        if not isinstance(value, dict):
+            raise self.error(at, f"{where}: must be a mapping, not {_kind(value)}")
+        mapping = cast("dict[object, object]", value)
+        for key in mapping:
+            if not isinstance(key, str):
+                raise self.error((*at, str(key)), f"{where}: the key {key!r} is not a string")
+        return cast("Mapping[str, object]", mapping)
 
-def _mapping(value: object, where: str, source: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise PluginConfigError(source, f"{where}: must be a mapping, not {_kind(value)}")
-    mapping = cast("dict[object, object]", value)
-    for key in mapping:
-        if not isinstance(key, str):
-            raise PluginConfigError(source, f"{where}: the key {key!r} is not a string")
-    return cast("Mapping[str, object]", mapping)
+    def known_keys(
+        self, mapping: Mapping[str, object], at: KeyPath, known: Sequence[str], where: str
+    ) -> None:
+        for key in mapping:
+            if key not in known:
+                raise self.error((*at, key), f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
 
+    def optional_bool(self, mapping: Mapping[str, object], at: KeyPath, key: str, where: str) -> bool | None:
+        value = mapping.get(key)
+        if value is None or isinstance(value, bool):
+            return value
+        raise self.error((*at, key), f"{where}: must be true or false, not {value!r}")
 
-def _known_keys(mapping: Mapping[str, object], known: Sequence[str], where: str, source: str) -> None:
-    for key in mapping:
-        if key not in known:
-            raise PluginConfigError(source, f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
-
-
-def _optional_bool(mapping: Mapping[str, object], key: str, where: str, source: str) -> bool | None:
-    value = mapping.get(key)
-    if value is None or isinstance(value, bool):
+    def optional_timeout(
+        self, mapping: Mapping[str, object], at: KeyPath, key: str, where: str
+    ) -> int | None:
+        value = mapping.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.error(
+                (*at, key), f"{where}: must be a positive whole number of milliseconds, not {value!r}"
+            )
         return value
-    raise PluginConfigError(source, f"{where}: must be true or false, not {value!r}")
 
+    def scalar_text(self, value: object, at: KeyPath, where: str) -> str:
+        # YAML reads `8080` and `1.5` as numbers; as arguments and variables they can only mean their text.
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        raise self.error(at, f"{where}: must be a string, not {_kind(value)}")
 
-def _optional_timeout(mapping: Mapping[str, object], key: str, where: str, source: str) -> int | None:
-    value = mapping.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PluginConfigError(
-            source, f"{where}: must be a positive whole number of milliseconds, not {value!r}"
-        )
-    return value
-
-
-def _scalar_text(value: object, where: str, source: str) -> str:
-    # YAML reads `8080` and `1.5` as numbers; as arguments and variables they can only mean their text.
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    raise PluginConfigError(source, f"{where}: must be a string, not {_kind(value)}")
-
-
-def _text_map(value: object, where: str, source: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    mapping = _mapping(value, where, source)
-    return {key: _scalar_text(item, f"{where}.{key}", source) for key, item in mapping.items()}
+    def text_map(self, value: object, at: KeyPath, where: str) -> dict[str, str]:
+        if value is None:
+            return {}
+        mapping = self.mapping(value, at, where)
+        return {key: self.scalar_text(item, (*at, key), f"{where}.{key}") for key, item in mapping.items()}
 
 
 def _kind(value: object) -> str:

@@ -25,6 +25,8 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from hive_core.errors import HiveError
+
 from .config import PluginConfig
 
 if TYPE_CHECKING:
@@ -64,7 +66,7 @@ handshake; ``legacy`` always uses the handshake."""
 _log = logging.getLogger(__name__)
 
 
-class McpServerError(RuntimeError):
+class McpServerError(HiveError, RuntimeError):
     """The server could not answer a call: not connected, exited, stopped answering, or a protocol error."""
 
 
