@@ -7,7 +7,7 @@ rounds of N text chunks (default 5,000). For each API (Chat Completions, Respons
 
 - lean floor: httpx2 reading the SSE lines and msgspec decoding each payload into typed structs;
 - raw openai SDK: the SDK's own stream of response objects;
-- adapter: ``OpenAIChatClient`` / ``OpenAIResponsesClient`` streaming ``ChatUpdate`` values;
+- adapter: ``OpenAIChatClient`` / ``OpenAIResponsesChatClient`` streaming ``ChatUpdate`` values;
 - adapter + hive loop: a whole turn through ``Agent`` and the stdio runner's writer into an in-memory buffer.
 
 It prints CPU per chunk (``time.process_time``), chunks per second (wall clock), and each CPU figure as a
@@ -31,13 +31,13 @@ import httpx2
 import msgspec
 from openai import AsyncOpenAI
 
-from hive_conformance.script import Round, TextPart, Usage, encode_script
+from hive_conformance.script import Round, ScriptText, Usage, encode_script
 from hive_core import Agent, SessionRunner, StdioRunner
 from hive_core.chat import ChatOptions, TextUpdate
 from hive_core.messages import user
 from hive_protocol import UserMessageRequest
 from hive_providers.openai_chat import OpenAIChatClient
-from hive_providers.openai_responses import OpenAIResponsesClient
+from hive_providers.openai_responses import OpenAIResponsesChatClient
 
 MODEL = "gpt-bench"
 
@@ -112,7 +112,7 @@ async def responses_sdk(sdk: AsyncOpenAI) -> int:
     return count
 
 
-async def adapter(client: OpenAIChatClient | OpenAIResponsesClient) -> int:
+async def adapter(client: OpenAIChatClient | OpenAIResponsesChatClient) -> int:
     count = 0
     async for update in client.stream([user("go")], ChatOptions()):
         if isinstance(update, TextUpdate):
@@ -120,7 +120,7 @@ async def adapter(client: OpenAIChatClient | OpenAIResponsesClient) -> int:
     return count
 
 
-async def adapter_and_loop(client: OpenAIChatClient | OpenAIResponsesClient) -> int:
+async def adapter_and_loop(client: OpenAIChatClient | OpenAIResponsesChatClient) -> int:
     buffer = io.BytesIO()
     session = Agent(client, clock=lambda: 0.0).session()
     runner = StdioRunner(SessionRunner(session, session_id="bench"), stdout=buffer)
@@ -143,7 +143,9 @@ async def bench(url: str, chunks: int, repeats: int) -> None:
         httpx2.AsyncClient(timeout=60) as http,
         AsyncOpenAI(api_key="bench", base_url=url + "/v1", max_retries=0) as sdk,
         OpenAIChatClient(model=MODEL, api_key="bench", base_url=url + "/v1", max_retries=0) as chat,
-        OpenAIResponsesClient(model=MODEL, api_key="bench", base_url=url + "/v1", max_retries=0) as responses,
+        OpenAIResponsesChatClient(
+            model=MODEL, api_key="bench", base_url=url + "/v1", max_retries=0
+        ) as responses,
     ):
         apis: dict[str, dict[str, Callable[[], Awaitable[int]]]] = {
             "Chat Completions": {
@@ -155,8 +157,8 @@ async def bench(url: str, chunks: int, repeats: int) -> None:
             "Responses": {
                 "lean floor (httpx2 + msgspec)": lambda: responses_floor(url, http),
                 "raw openai SDK": lambda: responses_sdk(sdk),
-                "OpenAIResponsesClient": lambda: adapter(responses),
-                "OpenAIResponsesClient + hive loop": lambda: adapter_and_loop(responses),
+                "OpenAIResponsesChatClient": lambda: adapter(responses),
+                "OpenAIResponsesChatClient + hive loop": lambda: adapter_and_loop(responses),
             },
         }
         print(f"{chunks} text chunks per stream, median of {repeats} runs; CPU of this process only\n")
@@ -186,7 +188,7 @@ def main() -> None:
     args = parser.parse_args()
     per_api = 4 * (args.repeats + 1)
     round_ = Round(
-        parts=[TextPart(chunks=["tok "] * args.chunks)], usage=Usage(input_tokens=10, output_tokens=10)
+        parts=[ScriptText(chunks=["tok "] * args.chunks)], usage=Usage(input_tokens=10, output_tokens=10)
     )
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "script.jsonl"

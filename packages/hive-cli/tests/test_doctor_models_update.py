@@ -23,6 +23,15 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def unreachable_openai() -> dict[str, str]:
+    """The variables of an ``openai`` provider whose endpoint is a local port nothing listens on."""
+    return {
+        "OPENAI_API_KEY": "test",
+        "OPENAI_MODEL": MODEL,
+        "OPENAI_ENDPOINT": f"http://127.0.0.1:{closed_port()}/v1",
+    }
+
+
 def git_init(path: Path) -> None:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "init", "-q"], cwd=path, env=env, check=True, timeout=30, capture_output=True)
@@ -55,12 +64,7 @@ def test_doctor_fails_with_exit_1_when_nothing_is_configured(ws: Workspace) -> N
 
 
 def test_doctor_fails_with_exit_1_when_the_provider_is_unreachable(ws: Workspace) -> None:
-    env = {
-        "OPENAI_API_KEY": "test",
-        "OPENAI_MODEL": MODEL,
-        "OPENAI_ENDPOINT": f"http://127.0.0.1:{closed_port()}/v1",
-    }
-    verbose = ws.run("doctor", "--verbose", env=env)
+    verbose = ws.run("doctor", "--verbose", env=unreachable_openai())
     assert verbose.code == 1, verbose
     assert "Some checks failed." in verbose.stdout
     # --verbose adds the failure's detail under the check.
@@ -108,12 +112,7 @@ def test_models_of_the_local_provider_mark_its_default_model(ws: Workspace) -> N
 
 
 def test_models_is_exit_1_when_no_provider_answers(ws: Workspace) -> None:
-    env = {
-        "OPENAI_API_KEY": "test",
-        "OPENAI_MODEL": MODEL,
-        "OPENAI_ENDPOINT": f"http://127.0.0.1:{closed_port()}/v1",
-    }
-    result = ws.run("models", "--json", env=env)
+    result = ws.run("models", "--json", env=unreachable_openai())
     assert result.code == 1, result
     assert result.line_document() == []
     assert "could not list models" in result.stderr

@@ -8,6 +8,7 @@ from core_harness import WAIT, Wire, assert_verified, kinds, of_type
 
 from hive_core import (
     Agent,
+    Capabilities,
     ChatClient,
     ChatError,
     ChatOptions,
@@ -50,7 +51,7 @@ async def turn(client: ChatClient, content: str = "hi") -> list[Event]:
 
 
 async def test_a_request_over_the_budget_is_not_sent() -> None:
-    inner = ScriptedChatClient([], context_window=100)
+    inner = ScriptedChatClient([], capabilities=Capabilities(context_window=100))
     # 324 characters estimate to 81 tokens, over 80% of a 100-token window.
     events = await turn(TokenBudgetChatClient(inner), "x" * 324)
 
@@ -64,7 +65,7 @@ async def test_a_request_over_the_budget_is_not_sent() -> None:
 
 
 async def test_a_request_at_the_budget_is_sent() -> None:
-    inner = ScriptedChatClient([reply("fits")], context_window=100)
+    inner = ScriptedChatClient([reply("fits")], capabilities=Capabilities(context_window=100))
     # 323 characters estimate to 80 tokens: exactly 80% of the window is still allowed.
     events = await turn(TokenBudgetChatClient(inner), "x" * 323)
 
@@ -76,13 +77,13 @@ async def test_without_a_known_window_the_default_is_used() -> None:
     inner = ScriptedChatClient([reply("fits")])
     budget = TokenBudgetChatClient(inner, threshold=0.5, default_window=10)
     assert budget.window == 10
-    assert budget.context_window is None
+    assert budget.capabilities.context_window is None
     events = await turn(budget, "x" * 24)  # 6 tokens > 5
     assert events[-1] == TurnEndEvent(stop_reason="output_limit", duration_ms=0)
 
 
 async def test_the_budget_counts_instructions() -> None:
-    inner = ScriptedChatClient([], context_window=100)
+    inner = ScriptedChatClient([], capabilities=Capabilities(context_window=100))
     agent = Agent(TokenBudgetChatClient(inner), instructions="i" * 320, clock=fixed_clock)
     with anyio.fail_after(WAIT):
         events = await collect_turn(agent.session(), "short question")
@@ -272,12 +273,12 @@ async def test_other_exceptions_pass_through_untouched() -> None:
 
 def test_fallback_window_is_the_smallest_known() -> None:
     clients = [
-        ScriptedChatClient([], context_window=8000),
+        ScriptedChatClient([], capabilities=Capabilities(context_window=8000)),
         ScriptedChatClient([]),
-        ScriptedChatClient([], context_window=4000),
+        ScriptedChatClient([], capabilities=Capabilities(context_window=4000)),
     ]
-    assert FallbackChatClient(clients).context_window == 4000
-    assert FallbackChatClient([ScriptedChatClient([])]).context_window is None
+    assert FallbackChatClient(clients).capabilities.context_window == 4000
+    assert FallbackChatClient([ScriptedChatClient([])]).capabilities.context_window is None
     with pytest.raises(ValueError, match="at least one client"):
         FallbackChatClient([])
     with pytest.raises(ValueError, match="max_attempts"):
@@ -305,7 +306,7 @@ async def test_fallback_events_are_relayed_on_the_wire() -> None:
 
 
 async def test_budget_inside_fallback_stops_before_any_provider_is_asked() -> None:
-    inner = ScriptedChatClient([], context_window=10)
+    inner = ScriptedChatClient([], capabilities=Capabilities(context_window=10))
     events = await turn(FallbackChatClient([TokenBudgetChatClient(inner)]), "x" * 100)
     assert events[-1] == TurnEndEvent(stop_reason="output_limit", duration_ms=0)
     assert inner.requests == []

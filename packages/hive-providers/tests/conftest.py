@@ -1,4 +1,4 @@
-"""Shared setup of the hive-providers tests."""
+"""Shared setup of the hive-providers tests (their helpers are in ``providers_harness``)."""
 
 from __future__ import annotations
 

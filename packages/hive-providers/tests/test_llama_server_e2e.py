@@ -140,9 +140,7 @@ async def test_openai_adapter_streams_a_reply_from_llama_server() -> None:
 async def test_agent_turn_through_llama_server_and_the_registry() -> None:
     async with llama_server() as base_url:
         # The registry's LM Studio entry is a generic OpenAI-compatible endpoint with a fixed key.
-        settings = ProviderSettings(
-            provider="lmstudio", model=ALIAS, endpoint=base_url, options={"enabled": "true"}
-        )
+        settings = ProviderSettings(provider="lmstudio", model=ALIAS, endpoint=base_url)
         assert await list_models(settings) == [ALIAS]
         agent = Agent(create_client(settings), max_output_tokens=16, temperature=0.0)
         with anyio.fail_after(WAIT):

@@ -44,7 +44,6 @@ from hive_protocol import (
     UserMessageRequest,
 )
 from hive_providers import ProviderSettings
-from hive_providers import local as local_module
 from hive_providers.local import (
     LocalChatClient,
     ToolCallParser,
@@ -55,6 +54,8 @@ from hive_providers.local import (
     is_tool_aware,
     tool_prompt,
 )
+from hive_providers.local import models as local_models
+from hive_providers.local.prompt import template_messages
 
 CONTEXT = 2048
 WAIT = 240  # seconds: a model load plus a few dozen tokens on a slow, busy machine
@@ -97,7 +98,7 @@ def generation_threads() -> list[threading.Thread]:
 
 
 def loaded_model() -> Any:
-    return local_module._MODELS[(str(model_file()), CONTEXT, None)]  # pyright: ignore[reportPrivateUsage]
+    return local_models.MODELS[(str(model_file()), CONTEXT, None)]
 
 
 # --- the default model and the context size -----------------------------------------------------------------
@@ -139,26 +140,22 @@ def test_context_length_when_memory_is_unknown() -> None:
 
 
 def test_context_window_is_configured_else_from_memory_and_bounded_by_training() -> None:
-    assert LocalChatClient(context_length=1024).context_window == 1024
+    assert LocalChatClient(context_length=1024).capabilities.context_window == 1024
     # SmolLM2 was trained with 8192: a larger configured or memory-derived size is cut down to it.
-    assert LocalChatClient(context_length=100_000).context_window == 8192
-    assert LocalChatClient().context_window == 8192
+    assert LocalChatClient(context_length=100_000).capabilities.context_window == 8192
+    assert LocalChatClient().capabilities.context_window == 8192
     client = LocalChatClient(context_length=512)
     assert client.capabilities.context_window == 512
     assert client.capabilities.tools
     assert not client.capabilities.streamed_tool_calls
 
 
-def test_from_settings_reads_path_context_and_threads(tmp_path: Path) -> None:
-    settings = ProviderSettings(
-        provider="local", model=str(tmp_path / "m.gguf"), options={"context_length": "4096", "threads": "2"}
-    )
+def test_from_settings_reads_path_and_context(tmp_path: Path) -> None:
+    settings = ProviderSettings(provider="local", model=str(tmp_path / "m.gguf"), context_length=4096)
     client = from_settings(settings)
     assert client.model_path == tmp_path / "m.gguf"
     auto = from_settings(ProviderSettings(provider="local", model="gguf:auto"))
     assert auto.model_path == model_file()
-    with pytest.raises(ValueError, match="context_length must be a whole number"):
-        from_settings(ProviderSettings(provider="local", options={"context_length": "lots"}))
 
 
 # --- missing or unreadable model files ----------------------------------------------------------------------
@@ -173,7 +170,7 @@ async def test_missing_gguf_path_is_a_clear_error(tmp_path: Path) -> None:
     assert caught.value.code == "file_system"
     assert str(missing) in str(caught.value)
     assert "local.model" in str(caught.value)
-    assert client.context_window is None
+    assert client.capabilities.context_window is None
 
 
 @pytest.mark.anyio
@@ -215,7 +212,7 @@ async def test_smollm2_answers_through_the_adapter(client: LocalChatClient) -> N
     assert 0 < usage[0].output_tokens <= 24
     assert isinstance(updates[-1], FinishUpdate)
     assert updates[-1].reason in ("stop", "length")
-    assert client.context_window == CONTEXT
+    assert client.capabilities.context_window == CONTEXT
     assert not generation_threads()
 
 
@@ -548,8 +545,7 @@ def test_conversation_renders_calls_and_results_in_the_prompted_format() -> None
         Message("tool", [ToolResultPart("call_1", "get_weather", "Snow, -3 C")]),
     ]
     options = ChatOptions(tools=[WEATHER], instructions="You are hive.")
-    render = local_module._template_messages  # pyright: ignore[reportPrivateUsage]
-    rendered = render(conversation, options, native=False, offered=True)
+    rendered = template_messages(conversation, options, native=False, offered=True)
     assert [m["role"] for m in rendered] == ["system", "user", "assistant", "user"]
     assert rendered[0]["content"].startswith("You are hive.\n\nBe brief.\n\nYou can call tools.")
     assert rendered[2]["content"] == (
@@ -559,6 +555,6 @@ def test_conversation_renders_calls_and_results_in_the_prompted_format() -> None
         rendered[3]["content"]
         == '<tool_response>\n{"name": "get_weather", "content": "Snow, -3 C"}\n</tool_response>'
     )
-    native = render(conversation, options, native=True, offered=True)
+    native = template_messages(conversation, options, native=True, offered=True)
     assert [m["role"] for m in native] == ["system", "user", "assistant", "tool"]
     assert "You can call tools" not in native[0]["content"]

@@ -5,112 +5,45 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from providers_harness import READ, WRITE, assembled, collect, failing, openai_chat, scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    Failure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    Usage,
-)
+from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall
 from hive_core import (
     ChatError,
     ChatOptions,
     ChatUpdate,
     FinishUpdate,
-    Message,
     TextUpdate,
     ThinkingUpdate,
     ToolCallUpdate,
-    ToolResultPart,
-    ToolSpec,
     UsageUpdate,
 )
-from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_providers.openai_chat import OpenAIChatClient
 
 pytestmark = pytest.mark.anyio
 
-READ = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
-WRITE = ToolSpec(
-    "write_file", "Write a file.", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
+
+def serving(
+    *rounds: Round, **options: Any
+) -> AbstractAsyncContextManager[tuple[ScriptedModelServer, OpenAIChatClient]]:
+    return scripted(openai_chat, *rounds, **options)
 
 
-@asynccontextmanager
-async def serving(
-    *rounds: Round, max_retries: int = 0, idle_timeout: float | None = 30.0, model: str = "gpt-test"
-) -> AsyncGenerator[tuple[ScriptedModelServer, OpenAIChatClient]]:
-    async with ScriptedModelServer(rounds) as server:
-        client = OpenAIChatClient(
-            model=model,
-            api_key="sk-test",
-            base_url=server.url + "/v1",
-            max_retries=max_retries,
-            idle_timeout=idle_timeout,
-        )
-        async with client:
-            yield server, client
-
-
-async def collect(
-    client: OpenAIChatClient, options: ChatOptions | None = None, messages: Sequence[Message] = (user("hi"),)
-) -> list[ChatUpdate]:
-    with anyio.fail_after(10):
-        return [update async for update in client.stream(messages, options or ChatOptions())]
-
-
-async def failure(client: OpenAIChatClient) -> tuple[ChatError, list[ChatUpdate]]:
-    seen: list[ChatUpdate] = []
-
-    async def drain() -> None:
-        async for update in client.stream([user("hi")], ChatOptions()):
-            seen.append(update)
-
-    with anyio.fail_after(10), pytest.raises(ChatError) as caught:
-        await drain()
-    return caught.value, seen
-
-
-def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str | None, str]]:
-    """Tool calls joined by index, as the loop joins them: id, name, arguments."""
-    calls: dict[int, tuple[str | None, str | None, str]] = {}
-    for update in updates:
-        if isinstance(update, ToolCallUpdate):
-            call_id, name, arguments = calls.get(update.index, (None, None, ""))
-            calls[update.index] = (update.id or call_id, update.name or name, arguments + update.arguments)
-    return calls
-
-
-async def test_text_streams_in_order_then_usage_and_finish() -> None:
-    round_ = Round(parts=[TextPart(chunks=["Hel", "lo", "!"])], usage=Usage(input_tokens=12, output_tokens=3))
-    async with serving(round_) as (server, client):
-        updates = await collect(client)
+async def test_a_text_request_streams_and_asks_for_the_usage() -> None:
+    async with serving(Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
+        await collect(client)
         server.assert_consumed()
         body = server.requests[0].body
-    assert updates == [
-        TextUpdate("Hel"),
-        TextUpdate("lo"),
-        TextUpdate("!"),
-        UsageUpdate(12, 3, 0),
-        FinishUpdate("stop"),
-    ]
     assert server.requests[0].path == "/v1/chat/completions"
     assert server.requests[0].headers["authorization"] == "Bearer sk-test"
     assert body["model"] == "gpt-test"
@@ -122,7 +55,7 @@ async def test_text_streams_in_order_then_usage_and_finish() -> None:
 
 
 async def test_reasoning_content_becomes_thinking_before_the_text() -> None:
-    round_ = Round(parts=[ThinkingPart(chunks=["Let me ", "think."]), TextPart(chunks=["Done."])])
+    round_ = Round(parts=[ScriptThinking(chunks=["Let me ", "think."]), ScriptText(chunks=["Done."])])
     async with serving(round_) as (_, client):
         updates = await collect(client)
     assert updates[:3] == [ThinkingUpdate("Let me "), ThinkingUpdate("think."), TextUpdate("Done.")]
@@ -130,9 +63,9 @@ async def test_reasoning_content_becomes_thinking_before_the_text() -> None:
 
 
 async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
-    call = ToolCallPart(id="call_1", name="read_file", arguments=['{"pa', 'th": "a', '.txt"}'])
+    call = ScriptToolCall(id="call_1", name="read_file", arguments=['{"pa', 'th": "a', '.txt"}'])
     async with serving(Round(parts=[call])) as (server, client):
-        updates = await collect(client, ChatOptions(tools=[READ]))
+        updates = await collect(client, options=ChatOptions(tools=[READ]))
         body = server.requests[0].body
     pieces = [u for u in updates if isinstance(u, ToolCallUpdate)]
     assert [p.arguments for p in pieces if p.arguments] == ['{"pa', 'th": "a', '.txt"}']
@@ -150,12 +83,12 @@ async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
 async def test_parallel_tool_calls_are_kept_apart_by_index() -> None:
     round_ = Round(
         parts=[
-            ToolCallPart(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-            ToolCallPart(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
+            ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+            ScriptToolCall(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
         ]
     )
     async with serving(round_) as (_, client):
-        updates = await collect(client, ChatOptions(tools=[READ, WRITE]))
+        updates = await collect(client, options=ChatOptions(tools=[READ, WRITE]))
     assert assembled(updates) == {
         0: ("call_a", "read_file", '{"path": "a.txt"}'),
         1: ("call_b", "write_file", '{"path": "b.txt"}'),
@@ -166,58 +99,23 @@ async def test_parallel_tool_calls_are_kept_apart_by_index() -> None:
 async def test_whitespace_before_a_tool_call_is_not_sent_as_text() -> None:
     round_ = Round(
         parts=[
-            TextPart(chunks=["\n", "\n\n"]),
-            ToolCallPart(id="call_1", name="read_file", arguments=['{"path": "a.txt"}']),
+            ScriptText(chunks=["\n", "\n\n"]),
+            ScriptToolCall(id="call_1", name="read_file", arguments=['{"path": "a.txt"}']),
         ]
     )
     async with serving(round_) as (_, client):
-        updates = await collect(client, ChatOptions(tools=[READ]))
+        updates = await collect(client, options=ChatOptions(tools=[READ]))
     assert not [u for u in updates if isinstance(u, TextUpdate)]
     assert assembled(updates) == {0: ("call_1", "read_file", '{"path": "a.txt"}')}
 
 
 async def test_whitespace_between_words_is_kept() -> None:
-    round_ = Round(parts=[TextPart(chunks=["Hello", " ", "\n", "world", "\n"])])
+    round_ = Round(parts=[ScriptText(chunks=["Hello", " ", "\n", "world", "\n"])])
     async with serving(round_) as (_, client):
         updates = await collect(client)
     texts = [u.text for u in updates if isinstance(u, TextUpdate)]
     assert "".join(texts) == "Hello \nworld\n"
     assert texts[0] == "Hello"
-
-
-async def test_usage_reports_cached_input_tokens() -> None:
-    round_ = Round(
-        parts=[TextPart(chunks=["ok"])],
-        usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
-    )
-    async with serving(round_) as (_, client):
-        updates = await collect(client)
-    assert [u for u in updates if isinstance(u, UsageUpdate)] == [UsageUpdate(120, 30, 100)]
-
-
-@pytest.mark.parametrize(
-    ("scripted", "expected"),
-    [("length", "length"), ("content_filter", "content_filter"), ("stop", "stop")],
-)
-async def test_finish_reasons_are_mapped(scripted: Any, expected: str) -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])], finish_reason=scripted)) as (_, client):
-        updates = await collect(client)
-    assert updates[-1] == FinishUpdate(expected)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("choice", "sent"),
-    [
-        ("auto", "auto"),
-        ("none", "none"),
-        ("required", "required"),
-        (RequiredTool("write_file"), {"type": "function", "function": {"name": "write_file"}}),
-    ],
-)
-async def test_tool_choice_is_mapped(choice: ToolChoice, sent: object) -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, ChatOptions(tools=[READ, WRITE], tool_choice=choice))
-        assert server.requests[0].body["tool_choice"] == sent
 
 
 async def test_options_become_request_fields() -> None:
@@ -228,8 +126,8 @@ async def test_options_become_request_fields() -> None:
         instructions="Be brief.",
         model="gpt-other",
     )
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, options, [system("You are hive."), user("hi")])
+    async with serving(Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
+        await collect(client, [system("You are hive."), user("hi")], options)
         body = server.requests[0].body
     assert body["model"] == "gpt-other"
     assert body["temperature"] == 0.25
@@ -244,15 +142,15 @@ async def test_options_become_request_fields() -> None:
 
 @pytest.mark.parametrize(("effort", "sent"), [("none", "none"), ("low", "low"), ("high", "high")])
 async def test_reasoning_efforts_are_spelled_for_the_api(effort: str, sent: str) -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, ChatOptions(reasoning_effort=effort))
+    async with serving(Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
+        await collect(client, options=ChatOptions(reasoning_effort=effort))
         assert server.requests[0].body["reasoning_effort"] == sent
 
 
 async def test_history_sends_tool_calls_and_results_but_not_thinking() -> None:
     history = [
         user("read a"),
-        Message(
+        hm.Message(
             "assistant",
             [
                 hm.ThinkingPart("I should read it.", "sig", "anthropic"),
@@ -261,19 +159,19 @@ async def test_history_sends_tool_calls_and_results_but_not_thinking() -> None:
                 hm.ToolCallPart("call_2", "read_file", "", {}),
             ],
         ),
-        Message(
+        hm.Message(
             "tool",
             [
-                ToolResultPart("call_1", "read_file", "contents of a"),
-                ToolResultPart("call_2", "read_file", "missing path", is_error=True),
+                hm.ToolResultPart("call_1", "read_file", "contents of a"),
+                hm.ToolResultPart("call_2", "read_file", "missing path", is_error=True),
             ],
         ),
-        Message("assistant", [hm.ThinkingPart("only thinking")]),
-        Message("assistant", [hm.TextPart("It says: contents of a")]),
+        hm.Message("assistant", [hm.ThinkingPart("only thinking")]),
+        hm.Message("assistant", [hm.TextPart("It says: contents of a")]),
         user("thanks"),
     ]
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, ChatOptions(tools=[READ]), history)
+    async with serving(Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
+        await collect(client, history, ChatOptions(tools=[READ]))
         sent = server.requests[0].body["messages"]
     assert sent == [
         {"role": "user", "content": "read a"},
@@ -296,95 +194,6 @@ async def test_history_sends_tool_calls_and_results_but_not_thinking() -> None:
     ]
 
 
-def http(status: int, message: str | None = None, **headers: str) -> Failure:
-    return HttpFailure(status=status, message=message, headers=headers)
-
-
-@pytest.mark.parametrize(
-    ("failure_", "code"),
-    [
-        (http(401), "auth"),
-        (http(403), "auth"),
-        (http(429), "rate_limit"),
-        (http(429, "You exceeded your current quota (insufficient_quota)"), "billing"),
-        (http(402), "billing"),
-        (ContextLengthFailure(), "context_limit"),
-        (http(400, "Invalid value for 'tool_choice'"), "request_rejected"),
-        (http(404, "The model does not exist"), "request_rejected"),
-        (http(500), "internal"),
-        (http(503), "internal"),
-        (http(504), "timeout"),
-    ],
-)
-async def test_http_failures_map_to_error_codes(failure_: Failure, code: str) -> None:
-    async with serving(Round(failure=failure_)) as (server, client):
-        error, seen = await failure(client)
-        server.assert_consumed()
-    assert error.code == code
-    assert error.args[0].startswith("openai: HTTP ")
-    assert seen == []
-
-
-async def test_a_rate_limit_keeps_the_retry_after_hint() -> None:
-    async with serving(Round(failure=HttpFailure(status=429, retry_after=7))) as (_, client):
-        error, _ = await failure(client)
-    assert error.code == "rate_limit"
-    assert error.retry_after == 7
-
-
-async def test_a_429_is_retried_after_the_time_it_asks_for() -> None:
-    rounds = [Round(failure=HttpFailure(status=429, retry_after=1)), Round(parts=[TextPart(chunks=["ok"])])]
-    async with serving(*rounds, max_retries=1) as (server, client):
-        started = time.monotonic()
-        updates = await collect(client)
-        waited = time.monotonic() - started
-        server.assert_consumed()
-        retry_header = server.requests[1].headers.get("x-stainless-retry-count")
-    assert updates[0] == TextUpdate("ok")
-    assert len(server.requests) == 2
-    assert retry_header == "1"
-    # The SDK's own backoff for a first retry is at most 0.5 s: waiting a second means it read retry-after.
-    assert waited >= 1.0
-
-
-async def test_a_connection_dropped_mid_stream_fails_with_network() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
-    async with serving(round_) as (_, client):
-        error, seen = await failure(client)
-    assert seen == [TextUpdate("a")]
-    assert error.code == "network"
-
-
-async def test_a_malformed_event_fails_the_stream() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
-    async with serving(round_) as (_, client):
-        error, seen = await failure(client)
-    assert seen == [TextUpdate("a")]
-    assert error.code == "network"
-    assert "unreadable" in str(error)
-
-
-async def test_a_stream_that_goes_quiet_fails_with_timeout() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], chunk_delay=20)
-    async with serving(round_, idle_timeout=0.3) as (_, client):
-        started = time.monotonic()
-        error, seen = await failure(client)
-        waited = time.monotonic() - started
-    assert error.code == "timeout"
-    assert seen == []
-    assert waited < 10
-
-
-async def test_a_refused_connection_fails_with_network() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    client = OpenAIChatClient(model="m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
-    async with client:
-        error, _ = await failure(client)
-    assert error.code == "network"
-
-
 async def test_a_server_that_never_answers_fails_with_timeout() -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
@@ -394,7 +203,7 @@ async def test_a_server_that_never_answers_fails_with_timeout() -> None:
             model="m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, idle_timeout=0.3
         )
         async with client:
-            error, _ = await failure(client)
+            _, error = await failing(client)
     assert error.code == "timeout"
 
 
@@ -402,16 +211,8 @@ async def test_missing_credentials_fail_as_auth(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
     client = OpenAIChatClient(model="m", base_url="http://127.0.0.1:9/v1")
-    error, _ = await failure(client)
+    _, error = await failing(client)
     assert error.code == "auth"
-
-
-async def test_list_models_reads_the_endpoint() -> None:
-    async with serving() as (server, client):
-        with anyio.fail_after(10):
-            models = await client.list_models()
-        assert server.requests[0].path == "/v1/models"
-    assert models == ["scripted-model"]
 
 
 async def test_list_models_maps_failures() -> None:
@@ -431,11 +232,11 @@ def test_capabilities_and_context_window() -> None:
     assert openai.capabilities.tools
     assert openai.capabilities.streamed_tool_calls
     assert openai.capabilities.thinking is False
-    assert openai.context_window == openai.capabilities.context_window == 128_000
+    assert openai.capabilities.context_window == 128_000
     local = OpenAIChatClient(model="qwen3", api_key="k", provider="ollama", context_window=32_768)
     assert local.capabilities.thinking is True
-    assert local.context_window == 32_768
-    assert OpenAIChatClient(model="unknown-model", api_key="k").context_window is None
+    assert local.capabilities.context_window == 32_768
+    assert OpenAIChatClient(model="unknown-model", api_key="k").capabilities.context_window is None
 
 
 def test_constructor_rejects_nonsense() -> None:
@@ -452,8 +253,8 @@ def test_the_sdk_is_imported_on_first_use_only() -> None:
         "import hive_providers.compatible as c\n"
         "from hive_providers import ProviderSettings\n"
         "hive_providers.openai_chat.OpenAIChatClient(model='m', api_key='k')\n"
-        "hive_providers.openai_responses.OpenAIResponsesClient(model='m', api_key='k')\n"
-        "c.azure(ProviderSettings(provider='azure', endpoint='https://x', api_key='k', model='d'))\n"
+        "hive_providers.openai_responses.OpenAIResponsesChatClient(model='m', api_key='k')\n"
+        "c.from_settings(ProviderSettings(provider='azure', endpoint='https://x', api_key='k', model='d'))\n"
         "assert 'openai' not in sys.modules, 'openai was imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -534,7 +335,7 @@ async def test_crlf_framing_split_across_reads_is_read() -> None:
 async def test_a_stream_that_ends_cleanly_without_finishing_fails() -> None:
     client, _ = mocked(sse(delta('{"content":"partial"}')))
     async with client:
-        error, seen = await failure(client)
+        seen, error = await failing(client)
     assert seen == [TextUpdate("partial")]
     assert error.code == "network"
 
@@ -548,7 +349,7 @@ async def test_an_error_inside_the_stream_is_classified() -> None:
     error_event = '{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}'
     client, _ = mocked(sse(delta('{"content":"a"}'), error_event))
     async with client:
-        error, seen = await failure(client)
+        seen, error = await failing(client)
     assert seen == [TextUpdate("a")]
     assert error.code == "rate_limit"
 
@@ -563,8 +364,8 @@ async def test_usage_sent_with_every_chunk_is_counted_once() -> None:
 
 
 async def test_a_cancelled_stream_closes_its_response() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], chunk_delay=0.5)
-    async with serving(round_, Round(parts=[TextPart(chunks=["next"])])) as (server, client):
+    round_ = Round(parts=[ScriptText(chunks=["a", "b", "c"])], chunk_delay=0.5)
+    async with serving(round_, Round(parts=[ScriptText(chunks=["next"])])) as (server, client):
         seen: list[ChatUpdate] = []
         with anyio.move_on_after(0.2):
             async for update in client.stream([user("hi")], ChatOptions()):

@@ -1,112 +1,37 @@
-"""OpenAIResponsesClient through the real ``openai`` SDK against the scripted model server (Responses API)."""
+"""OpenAIResponsesChatClient through the real ``openai`` SDK against the scripted model server (Responses API)."""
 
 from __future__ import annotations
 
-import socket
-import time
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-import anyio
 import httpx2
 import msgspec
 import pytest
+from providers_harness import READ, WRITE, assembled, collect, failing, openai_responses, scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    Failure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    Usage,
-)
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    ToolResultPart,
-    ToolSpec,
-    UsageUpdate,
-)
-from hive_core.chat import RequiredTool, ToolChoice
+from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall
+from hive_core import ChatOptions, FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
 from hive_core.messages import system, user
 from hive_providers import ProviderSettings
-from hive_providers.openai_responses import OpenAIResponsesClient, from_settings
+from hive_providers.openai_responses import OpenAIResponsesChatClient, from_settings
 
 pytestmark = pytest.mark.anyio
 
-READ = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
-WRITE = ToolSpec(
-    "write_file", "Write a file.", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
+
+def serving(
+    *rounds: Round, **options: Any
+) -> AbstractAsyncContextManager[tuple[ScriptedModelServer, OpenAIResponsesChatClient]]:
+    return scripted(openai_responses, *rounds, **options)
 
 
-@asynccontextmanager
-async def serving(
-    *rounds: Round, max_retries: int = 0, idle_timeout: float | None = 30.0, reasoning: bool = True
-) -> AsyncGenerator[tuple[ScriptedModelServer, OpenAIResponsesClient]]:
-    async with ScriptedModelServer(rounds) as server:
-        client = OpenAIResponsesClient(
-            model="gpt-test",
-            api_key="sk-test",
-            base_url=server.url + "/v1",
-            max_retries=max_retries,
-            idle_timeout=idle_timeout,
-            reasoning=reasoning,
-        )
-        async with client:
-            yield server, client
-
-
-async def collect(
-    client: OpenAIResponsesClient,
-    options: ChatOptions | None = None,
-    messages: Sequence[Message] = (user("hi"),),
-) -> list[ChatUpdate]:
-    with anyio.fail_after(10):
-        return [update async for update in client.stream(messages, options or ChatOptions())]
-
-
-async def failure(client: OpenAIResponsesClient) -> tuple[ChatError, list[ChatUpdate]]:
-    seen: list[ChatUpdate] = []
-
-    async def drain() -> None:
-        async for update in client.stream([user("hi")], ChatOptions()):
-            seen.append(update)
-
-    with anyio.fail_after(10), pytest.raises(ChatError) as caught:
-        await drain()
-    return caught.value, seen
-
-
-def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str | None, str]]:
-    calls: dict[int, tuple[str | None, str | None, str]] = {}
-    for update in updates:
-        if isinstance(update, ToolCallUpdate):
-            call_id, name, arguments = calls.get(update.index, (None, None, ""))
-            calls[update.index] = (update.id or call_id, update.name or name, arguments + update.arguments)
-    return calls
-
-
-async def test_text_streams_then_usage_and_finish() -> None:
-    round_ = Round(parts=[TextPart(chunks=["Hel", "lo"])], usage=Usage(input_tokens=9, output_tokens=2))
-    async with serving(round_, reasoning=False) as (server, client):
-        updates = await collect(client)
+async def test_a_text_request_is_stateless_and_asks_for_no_reasoning() -> None:
+    async with serving(Round(parts=[ScriptText(chunks=["ok"])]), reasoning=False) as (server, client):
+        await collect(client)
         server.assert_consumed()
         request = server.requests[0]
-    assert updates == [TextUpdate("Hel"), TextUpdate("lo"), UsageUpdate(9, 2, 0), FinishUpdate("stop")]
     assert request.path == "/v1/responses"
     assert request.headers["authorization"] == "Bearer sk-test"
     body = request.body
@@ -121,10 +46,10 @@ async def test_text_streams_then_usage_and_finish() -> None:
 
 async def test_reasoning_summary_is_thinking_and_its_encrypted_content_the_signature() -> None:
     round_ = Round(
-        parts=[ThinkingPart(chunks=["Let me ", "look."], signature="enc-1"), TextPart(chunks=["Done."])]
+        parts=[ScriptThinking(chunks=["Let me ", "look."], signature="enc-1"), ScriptText(chunks=["Done."])]
     )
     async with serving(round_) as (server, client):
-        updates = await collect(client, ChatOptions(reasoning_effort="high"))
+        updates = await collect(client, options=ChatOptions(reasoning_effort="high"))
         body = server.requests[0].body
     assert updates[:2] == [ThinkingUpdate("Let me "), ThinkingUpdate("look.")]
     signed = updates[2]
@@ -141,8 +66,8 @@ async def test_reasoning_summary_is_thinking_and_its_encrypted_content_the_signa
 
 
 async def test_a_non_reasoning_model_is_sent_an_effort_only_when_asked() -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])]), reasoning=False) as (server, client):
-        await collect(client, ChatOptions(reasoning_effort="extra_high"))
+    async with serving(Round(parts=[ScriptText(chunks=["x"])]), reasoning=False) as (server, client):
+        await collect(client, options=ChatOptions(reasoning_effort="extra_high"))
         body = server.requests[0].body
     assert body["reasoning"] == {"effort": "max"}
     assert "include" not in body
@@ -151,30 +76,31 @@ async def test_a_non_reasoning_model_is_sent_an_effort_only_when_asked() -> None
 async def test_thinking_signatures_go_back_and_other_providers_thinking_does_not() -> None:
     first = Round(
         parts=[
-            ThinkingPart(chunks=["Plan."], signature="enc-1"),
-            ToolCallPart(id="call_1", name="read_file", arguments=['{"path": "a.txt"}']),
+            ScriptThinking(chunks=["Plan."], signature="enc-1"),
+            ScriptToolCall(id="call_1", name="read_file", arguments=['{"path": "a.txt"}']),
         ]
     )
-    async with serving(first, Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
-        updates = await collect(client, ChatOptions(tools=[READ]))
+    async with serving(first, Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
+        updates = await collect(client, options=ChatOptions(tools=[READ]))
         signature = next(u.signature for u in updates if isinstance(u, ThinkingUpdate) and u.signature)
         history = [
             user("read a"),
-            Message(
+            hm.Message(
                 "assistant",
                 [
                     hm.ThinkingPart("Plan.", signature, "openai"),
                     hm.ToolCallPart("call_1", "read_file", '{"path": "a.txt"}', {"path": "a.txt"}),
                 ],
             ),
-            Message("tool", [ToolResultPart("call_1", "read_file", "contents of a")]),
-            Message(
-                "assistant", [hm.ThinkingPart("Elsewhere.", "anthropic-sig", "anthropic"), hm.TextPart("Hi.")]
+            hm.Message("tool", [hm.ToolResultPart("call_1", "read_file", "contents of a")]),
+            hm.Message(
+                "assistant",
+                [hm.ThinkingPart("Elsewhere.", "anthropic-sig", "anthropic"), hm.TextPart("Hi.")],
             ),
-            Message("assistant", [hm.ThinkingPart("Unanswered.", signature, "openai")]),
+            hm.Message("assistant", [hm.ThinkingPart("Unanswered.", signature, "openai")]),
             user("and?"),
         ]
-        await collect(client, ChatOptions(tools=[READ]), history)
+        await collect(client, history, ChatOptions(tools=[READ]))
         sent = server.requests[1].body["input"]
     assert sent == [
         {"role": "user", "content": "read a"},
@@ -192,9 +118,9 @@ async def test_thinking_signatures_go_back_and_other_providers_thinking_does_not
 
 
 async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
-    call = ToolCallPart(id="call_1", name="read_file", arguments=['{"pa', 'th": "a', '.txt"}'])
+    call = ScriptToolCall(id="call_1", name="read_file", arguments=['{"pa', 'th": "a', '.txt"}'])
     async with serving(Round(parts=[call])) as (server, client):
-        updates = await collect(client, ChatOptions(tools=[READ]))
+        updates = await collect(client, options=ChatOptions(tools=[READ]))
         body = server.requests[0].body
     pieces = [u.arguments for u in updates if isinstance(u, ToolCallUpdate) and u.arguments]
     assert pieces == ['{"pa', 'th": "a', '.txt"}']
@@ -214,14 +140,14 @@ async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
 async def test_parallel_calls_after_thinking_and_text_are_indexed_among_calls() -> None:
     round_ = Round(
         parts=[
-            ThinkingPart(chunks=["Both."], signature="enc"),
-            TextPart(chunks=["Reading."]),
-            ToolCallPart(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-            ToolCallPart(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
+            ScriptThinking(chunks=["Both."], signature="enc"),
+            ScriptText(chunks=["Reading."]),
+            ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+            ScriptToolCall(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
         ]
     )
     async with serving(round_) as (_, client):
-        updates = await collect(client, ChatOptions(tools=[READ, WRITE]))
+        updates = await collect(client, options=ChatOptions(tools=[READ, WRITE]))
     assert assembled(updates) == {
         0: ("call_a", "read_file", '{"path": "a.txt"}'),
         1: ("call_b", "write_file", '{"path": "b.txt"}'),
@@ -232,51 +158,27 @@ async def test_parallel_calls_after_thinking_and_text_are_indexed_among_calls() 
 
 async def test_whitespace_before_a_tool_call_is_not_sent_as_text() -> None:
     round_ = Round(
-        parts=[TextPart(chunks=["\n\n"]), ToolCallPart(id="call_1", name="read_file", arguments=["{}"])]
+        parts=[ScriptText(chunks=["\n\n"]), ScriptToolCall(id="call_1", name="read_file", arguments=["{}"])]
     )
     async with serving(round_) as (_, client):
-        updates = await collect(client, ChatOptions(tools=[READ]))
+        updates = await collect(client, options=ChatOptions(tools=[READ]))
     assert not [u for u in updates if isinstance(u, TextUpdate)]
     assert assembled(updates) == {0: ("call_1", "read_file", "{}")}
-
-
-async def test_usage_reports_cached_input_tokens() -> None:
-    round_ = Round(
-        parts=[TextPart(chunks=["ok"])], usage=Usage(input_tokens=50, output_tokens=5, cached_input_tokens=40)
-    )
-    async with serving(round_) as (_, client):
-        updates = await collect(client)
-    assert [u for u in updates if isinstance(u, UsageUpdate)] == [UsageUpdate(50, 5, 40)]
 
 
 @pytest.mark.parametrize(
     ("scripted", "expected"), [("length", "length"), ("content_filter", "content_filter")]
 )
 async def test_an_incomplete_response_finishes_with_its_reason(scripted: Any, expected: str) -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])], finish_reason=scripted)) as (_, client):
+    async with serving(Round(parts=[ScriptText(chunks=["x"])], finish_reason=scripted)) as (_, client):
         updates = await collect(client)
     assert updates[-1] == FinishUpdate(expected)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("choice", "sent"),
-    [
-        ("auto", "auto"),
-        ("none", "none"),
-        ("required", "required"),
-        (RequiredTool("read_file"), {"type": "function", "name": "read_file"}),
-    ],
-)
-async def test_tool_choice_is_mapped(choice: ToolChoice, sent: object) -> None:
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, ChatOptions(tools=[READ], tool_choice=choice))
-        assert server.requests[0].body["tool_choice"] == sent
-
-
 async def test_options_become_request_fields() -> None:
     options = ChatOptions(temperature=0.5, max_output_tokens=77, instructions="Be brief.", model="gpt-other")
-    async with serving(Round(parts=[TextPart(chunks=["x"])])) as (server, client):
-        await collect(client, options, [system("You are hive."), user("hi")])
+    async with serving(Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
+        await collect(client, [system("You are hive."), user("hi")], options)
         body = server.requests[0].body
     assert body["model"] == "gpt-other"
     assert body["temperature"] == 0.5
@@ -288,80 +190,10 @@ async def test_options_become_request_fields() -> None:
     ]
 
 
-def http(status: int, message: str | None = None) -> Failure:
-    return HttpFailure(status=status, message=message)
-
-
-@pytest.mark.parametrize(
-    ("failure_", "code"),
-    [
-        (http(401), "auth"),
-        (http(429), "rate_limit"),
-        (http(429, "You exceeded your current quota (insufficient_quota)"), "billing"),
-        (ContextLengthFailure(), "context_limit"),
-        (http(400), "request_rejected"),
-        (http(500), "internal"),
-    ],
-)
-async def test_http_failures_map_to_error_codes(failure_: Failure, code: str) -> None:
-    async with serving(Round(failure=failure_)) as (_, client):
-        error, seen = await failure(client)
-    assert error.code == code
-    assert seen == []
-
-
-async def test_a_429_is_retried_after_the_time_it_asks_for() -> None:
-    rounds = [Round(failure=HttpFailure(status=429, retry_after=1)), Round(parts=[TextPart(chunks=["ok"])])]
-    async with serving(*rounds, max_retries=1) as (server, client):
-        started = time.monotonic()
-        updates = await collect(client)
-        waited = time.monotonic() - started
-        server.assert_consumed()
-    assert updates[0] == TextUpdate("ok")
-    assert len(server.requests) == 2
-    assert waited >= 1.0
-
-
-async def test_a_connection_dropped_mid_stream_fails_with_network() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
-    async with serving(round_) as (_, client):
-        error, seen = await failure(client)
-    assert seen == [TextUpdate("a")]
-    assert error.code == "network"
-
-
-async def test_a_malformed_event_fails_the_stream() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
-    async with serving(round_) as (_, client):
-        error, seen = await failure(client)
-    assert seen == [TextUpdate("a")]
-    assert error.code == "network"
-
-
-async def test_a_stream_that_goes_quiet_fails_with_timeout() -> None:
-    async with serving(Round(parts=[TextPart(chunks=["a"])], chunk_delay=20), idle_timeout=0.3) as (
-        _,
-        client,
-    ):
-        error, _ = await failure(client)
-    assert error.code == "timeout"
-
-
-async def test_a_refused_connection_fails_with_network() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    async with OpenAIResponsesClient(
-        model="m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0
-    ) as client:
-        error, _ = await failure(client)
-    assert error.code == "network"
-
-
 # Events the scripted server does not send, through the SDK over a mock transport.
 
 
-def mocked(*events: dict[str, Any]) -> OpenAIResponsesClient:
+def mocked(*events: dict[str, Any]) -> OpenAIResponsesChatClient:
     body = b"".join(
         b"event: " + e["type"].encode() + b"\ndata: " + msgspec.json.encode(e) + b"\n\n" for e in events
     )
@@ -380,7 +212,7 @@ def mocked(*events: dict[str, Any]) -> OpenAIResponsesClient:
             http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
         )
 
-    return OpenAIResponsesClient(model="m", max_retries=0, sdk_factory=build)
+    return OpenAIResponsesChatClient(model="m", max_retries=0, sdk_factory=build)
 
 
 COMPLETED = {"type": "response.completed", "response": {"status": "completed", "usage": None}}
@@ -392,7 +224,7 @@ async def test_a_failed_response_is_classified() -> None:
         "response": {"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "Slow down."}},
     }
     async with mocked({"type": "response.output_text.delta", "delta": "a"}, failed) as client:
-        error, seen = await failure(client)
+        seen, error = await failing(client)
     assert seen == [TextUpdate("a")]
     assert error.code == "rate_limit"
 
@@ -400,13 +232,13 @@ async def test_a_failed_response_is_classified() -> None:
 async def test_an_error_event_is_classified() -> None:
     event = {"type": "error", "code": "context_length_exceeded", "message": "Too long."}
     async with mocked(event) as client:
-        error, _ = await failure(client)
+        _, error = await failing(client)
     assert error.code == "context_limit"
 
 
 async def test_a_stream_that_ends_without_completing_fails() -> None:
     async with mocked({"type": "response.output_text.delta", "delta": "a"}) as client:
-        error, seen = await failure(client)
+        seen, error = await failing(client)
     assert seen == [TextUpdate("a")]
     assert error.code == "network"
 
@@ -439,28 +271,28 @@ async def test_summary_parts_are_separated() -> None:
 
 
 def test_capabilities_follow_the_model() -> None:
-    assert OpenAIResponsesClient(model="o4-mini", api_key="k").capabilities.thinking is True
-    assert OpenAIResponsesClient(model="gpt-5-mini", api_key="k").capabilities.thinking is True
-    assert OpenAIResponsesClient(model="gpt-5-chat-latest", api_key="k").capabilities.thinking is False
-    plain = OpenAIResponsesClient(model="gpt-4.1", api_key="k")
+    assert OpenAIResponsesChatClient(model="o4-mini", api_key="k").capabilities.thinking is True
+    assert OpenAIResponsesChatClient(model="gpt-5-mini", api_key="k").capabilities.thinking is True
+    assert OpenAIResponsesChatClient(model="gpt-5-chat-latest", api_key="k").capabilities.thinking is False
+    plain = OpenAIResponsesChatClient(model="gpt-4.1", api_key="k")
     assert plain.capabilities.thinking is False
     assert plain.capabilities.tools
     assert plain.capabilities.streamed_tool_calls
-    assert plain.context_window == plain.capabilities.context_window == 1_047_576
+    assert plain.capabilities.context_window == 1_047_576
 
 
 async def test_from_settings_builds_the_openai_provider() -> None:
-    async with ScriptedModelServer([Round(parts=[TextPart(chunks=["hi"])])]) as server:
+    async with ScriptedModelServer([Round(parts=[ScriptText(chunks=["hi"])])]) as server:
         settings = ProviderSettings(
             provider="openai",
             model="gpt-test",
             api_key="sk-set",
             endpoint=server.url + "/v1",
-            options={"context_length": "64000"},
+            context_length=64_000,
             idle_timeout=5.0,
         )
         async with from_settings(settings) as client:
-            assert client.context_window == 64_000
+            assert client.capabilities.context_window == 64_000
             assert client.idle_timeout == 5.0
             updates = await collect(client)
         assert server.requests[0].path == "/v1/responses"
@@ -478,7 +310,3 @@ def test_from_settings_defaults_to_the_sdk_endpoint_and_names_missing_settings(
         from_settings(ProviderSettings(provider="openai", model="gpt-4o"))
     with pytest.raises(ValueError, match=r"'model'.*OPENAI_MODEL"):
         from_settings(ProviderSettings(provider="openai", api_key="sk"))
-    with pytest.raises(ValueError, match="context_length"):
-        from_settings(
-            ProviderSettings(provider="openai", model="m", api_key="k", options={"context_length": "x"})
-        )

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, TextPart, ThinkingPart, ToolCallPart, Usage
+from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
 from hive_core import Agent, ChatClient, collect_turn, tool
 from hive_protocol import (
     TextDeltaEvent,
@@ -19,7 +19,7 @@ from hive_protocol import (
     verify,
 )
 from hive_providers.openai_chat import OpenAIChatClient
-from hive_providers.openai_responses import OpenAIResponsesClient
+from hive_providers.openai_responses import OpenAIResponsesChatClient
 
 pytestmark = pytest.mark.anyio
 
@@ -37,12 +37,12 @@ def read_file(path: str) -> str:
 ROUNDS = [
     Round(
         parts=[
-            ThinkingPart(chunks=["I need ", "the file."], signature="enc-1"),
-            ToolCallPart(id="call_1", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+            ScriptThinking(chunks=["I need ", "the file."], signature="enc-1"),
+            ScriptToolCall(id="call_1", name="read_file", arguments=['{"path": ', '"a.txt"}']),
         ],
         usage=Usage(input_tokens=40, output_tokens=10, cached_input_tokens=8),
     ),
-    Round(parts=[TextPart(chunks=["It says ", "hello."])], usage=Usage(input_tokens=60, output_tokens=4)),
+    Round(parts=[ScriptText(chunks=["It says ", "hello."])], usage=Usage(input_tokens=60, output_tokens=4)),
 ]
 
 
@@ -50,15 +50,15 @@ def chat(url: str) -> OpenAIChatClient:
     return OpenAIChatClient(model="gpt-test", api_key="k", base_url=url + "/v1", max_retries=0)
 
 
-def responses(url: str) -> OpenAIResponsesClient:
-    return OpenAIResponsesClient(
+def responses(url: str) -> OpenAIResponsesChatClient:
+    return OpenAIResponsesChatClient(
         model="gpt-test", api_key="k", base_url=url + "/v1", max_retries=0, reasoning=True
     )
 
 
 @pytest.mark.parametrize("make", [chat, responses], ids=["chat", "responses"])
 async def test_a_tool_round_then_a_text_round(
-    make: Callable[[str], OpenAIChatClient | OpenAIResponsesClient],
+    make: Callable[[str], OpenAIChatClient | OpenAIResponsesChatClient],
 ) -> None:
     async with ScriptedModelServer(ROUNDS) as server:
         client = make(server.url)

@@ -1,30 +1,31 @@
-"""The provider registry: names and aliases, where settings come from, when a provider counts as configured,
-the default priority with local inference last, the errors, client creation and lazy imports."""
+"""The provider registry: names and aliases, the merged configuration it reads, when a provider counts as
+configured, the default priority with local inference last, the errors, client creation and lazy imports."""
 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
 import anyio
 import pytest
+from providers_harness import configuration, run_isolated
 
-from hive_core import ChatClient
-from hive_providers import ProviderSettings
+from hive_core import Capabilities, ChatClient
+from hive_core.config import ConfigError
+from hive_providers import PROVIDERS, ProviderSettings
 from hive_providers.local import LocalChatClient, default_model_path
 from hive_providers.registry import (
-    PROVIDERS,
+    MissingSettingError,
     ProviderSelectionError,
     UnknownProviderError,
     configured_providers,
     create_client,
-    is_configured,
     list_models,
-    parse_bool,
+    provider_settings,
     provider_spec,
-    resolve_settings,
+    required_setting,
     select_provider,
 )
 
@@ -67,15 +68,19 @@ def without(*providers: str) -> dict[str, str]:
     return {k: v for k, v in EVERYTHING.items() if not k.startswith(prefixes)}
 
 
-def test_the_table_is_in_the_seeds_priority_order() -> None:
+def configured_names(tmp_path: Path, env: dict[str, str] | None = None, text: str = "") -> list[str]:
+    return [settings.provider for settings in configured_providers(configuration(tmp_path, env, text))]
+
+
+def test_the_table_is_in_the_seeds_priority_order(tmp_path: Path) -> None:
     assert [spec.name for spec in PROVIDERS] == PRIORITY
-    assert [s.provider for s in configured_providers({}, EVERYTHING)] == PRIORITY
+    assert configured_names(tmp_path, EVERYTHING) == PRIORITY
 
 
 @pytest.mark.parametrize("index", range(len(PRIORITY) - 1))
-def test_the_default_is_the_first_configured_by_priority(index: int) -> None:
-    env = without(*PRIORITY[:index])
-    assert select_provider(env=env).provider == PRIORITY[index]
+def test_the_default_is_the_first_configured_by_priority(tmp_path: Path, index: int) -> None:
+    config = configuration(tmp_path, without(*PRIORITY[:index]))
+    assert select_provider(config).provider == PRIORITY[index]
 
 
 @pytest.mark.parametrize(
@@ -93,14 +98,14 @@ def test_the_default_is_the_first_configured_by_priority(index: int) -> None:
         (" gpustack ", "gpustack"),
     ],
 )
-def test_aliases_and_any_case_name_the_canonical_provider(name: str, canonical: str) -> None:
+def test_aliases_and_any_case_name_the_canonical_provider(tmp_path: Path, name: str, canonical: str) -> None:
     assert provider_spec(name).name == canonical
-    assert select_provider(name, env=EVERYTHING).provider == canonical
+    assert select_provider(configuration(tmp_path, EVERYTHING), name).provider == canonical
 
 
-def test_an_unknown_name_lists_the_known_ones() -> None:
+def test_an_unknown_name_lists_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(UnknownProviderError) as caught:
-        select_provider("mistral", env=EVERYTHING)
+        select_provider(configuration(tmp_path, EVERYTHING), "mistral")
     message = str(caught.value)
     assert "'mistral'" in message
     for spec in PROVIDERS:
@@ -145,18 +150,38 @@ def test_an_unknown_name_lists_the_known_ones() -> None:
         ("local", {}, True),
         ("local", {"LMSUPPLY_ENABLED": "true"}, True),
         ("local", {"LMSUPPLY_ENABLED": "false"}, False),
-        ("local", {"LMSUPPLY_ENABLED": "nonsense"}, False),
         ("local", {"LMSUPPLY_ENABLED": ""}, True),
     ],
 )
-def test_configured_when(provider: str, env: dict[str, str], configured: bool) -> None:
-    settings = resolve_settings({}, env)[provider]
-    assert is_configured(settings) is configured
-    assert (provider in [s.provider for s in configured_providers({}, env)]) is configured
+def test_configured_when(tmp_path: Path, provider: str, env: dict[str, str], configured: bool) -> None:
+    assert (provider in configured_names(tmp_path, env)) is configured
 
 
-def test_nothing_configured_means_local_with_the_default_model() -> None:
-    settings = select_provider(config={}, env={})
+@pytest.mark.parametrize(
+    ("text", "name", "configured"),
+    [
+        ("openai:\n  apiKey: k\n  model: m\n", "openai", True),
+        ("openai:\n  apiKey: k\n", "openai", False),
+        ("anthropic:\n  model: m\n", "anthropic", False),
+        ("googleai:\n  apiKey: k\n  model: m\n", "google", True),
+        ("xai:\n  apiKey: k\n  model: m\n", "xai", True),
+        ("gpuStack:\n  apiKey: k\n  model: m\n", "gpustack", False),
+        ("gpuStack:\n  endpoint: http://g\n  apiKey: k\n  model: m\n", "gpustack", True),
+        ("azureopenai:\n  endpoint: http://a\n  apiKey: k\n", "azure", False),
+        ("azureopenai:\n  endpoint: http://a\n  apiKey: k\n  deploymentName: d\n", "azure", True),
+        ("ollama:\n  model: m\n", "ollama", False),
+        ("ollama:\n  enabled: true\n", "ollama", True),
+        ("lmstudio:\n  enabled: true\n", "lmstudio", True),
+        ("", "local", True),
+        ("lmsupply:\n  enabled: false\n", "local", False),
+    ],
+)
+def test_configured_by_the_config_file(tmp_path: Path, text: str, name: str, configured: bool) -> None:
+    assert (name in configured_names(tmp_path, text=text)) is configured
+
+
+def test_nothing_configured_means_local_with_the_default_model(tmp_path: Path) -> None:
+    settings = select_provider(configuration(tmp_path))
     assert settings.provider == "local"
     assert settings.model is None
     client = create_client(settings)
@@ -165,20 +190,20 @@ def test_nothing_configured_means_local_with_the_default_model() -> None:
 
 
 @pytest.mark.parametrize(
-    ("config", "env"),
+    ("text", "env"),
     [
-        ({}, {"LMSUPPLY_ENABLED": "false"}),
-        ({"lmsupply": {"enabled": False}}, {}),
-        ({"local": {"enabled": "false"}}, {}),
+        ("", {"LMSUPPLY_ENABLED": "false"}),
+        ("lmsupply:\n  enabled: false\n", {}),
+        ("local:\n  enabled: false\n", {}),
         # A provider half configured does not count.
-        ({"openai": {"apiKey": "sk"}}, {"LMSUPPLY_ENABLED": "False"}),
+        ("openai:\n  apiKey: sk\n", {"LMSUPPLY_ENABLED": "False"}),
     ],
 )
 def test_nothing_configured_and_local_off_is_a_clear_error(
-    config: dict[str, object], env: dict[str, str]
+    tmp_path: Path, text: str, env: dict[str, str]
 ) -> None:
     with pytest.raises(ProviderSelectionError) as caught:
-        select_provider(config=config, env=env)
+        select_provider(configuration(tmp_path, env, text))
     message = str(caught.value)
     for variable in (
         "OPENAI_API_KEY",
@@ -193,146 +218,156 @@ def test_nothing_configured_and_local_off_is_a_clear_error(
     assert "LMSUPPLY_ENABLED" in message
 
 
-def test_the_environment_switches_local_back_on_over_the_config() -> None:
-    settings = select_provider(config={"lmsupply": {"enabled": False}}, env={"LMSUPPLY_ENABLED": "true"})
-    assert settings.provider == "local"
+def test_the_environment_switches_local_back_on_over_the_config(tmp_path: Path) -> None:
+    config = configuration(tmp_path, {"LMSUPPLY_ENABLED": "true"}, "lmsupply:\n  enabled: false\n")
+    assert select_provider(config).provider == "local"
 
 
-def test_local_is_available_by_name_even_when_it_is_not_the_fallback() -> None:
-    assert select_provider("local", env={"LMSUPPLY_ENABLED": "false"}).provider == "local"
-    assert select_provider("lmsupply", env={"LMSUPPLY_ENABLED": "false"}).provider == "local"
+def test_local_is_available_by_name_even_when_it_is_not_the_fallback(tmp_path: Path) -> None:
+    config = configuration(tmp_path, {"LMSUPPLY_ENABLED": "false"})
+    assert select_provider(config, "local").provider == "local"
+    assert select_provider(config, "lmsupply").provider == "local"
 
 
-def test_a_named_provider_that_is_not_configured_says_what_to_set() -> None:
+def test_a_named_provider_that_is_not_configured_says_what_to_set(tmp_path: Path) -> None:
     with pytest.raises(ProviderSelectionError) as caught:
-        select_provider("claude", env={"ANTHROPIC_MODEL": "m"})
+        select_provider(configuration(tmp_path, {"ANTHROPIC_MODEL": "m"}), "claude")
     assert not isinstance(caught.value, UnknownProviderError)
     assert "anthropic" in str(caught.value)
     assert "ANTHROPIC_API_KEY + ANTHROPIC_MODEL" in str(caught.value)
     with pytest.raises(ProviderSelectionError, match="OLLAMA_ENABLED=true"):
-        select_provider("ollama", env={})
+        select_provider(configuration(tmp_path), "ollama")
 
 
-def test_seed_sections_and_camel_case_keys() -> None:
-    config: dict[str, object] = {
-        "gpuStack": {"endpoint": "http://g/v1", "apiKey": "gk", "model": "gm", "embeddingModel": "emb"},
-        "openai": {
-            "apiKey": "ok",
-            "model": "om",
-            "endpoint": "http://proxy/v1",
-            "streamIdleTimeoutSeconds": 30,
-        },
-        "googleai": {"apiKey": "gk2", "model": "gemini-x"},
-        "azureopenai": {
-            "endpoint": "https://az",
-            "apiKey": "ak",
-            "deploymentName": "dep",
-            "apiVersion": "2024-10-21",
-        },
-        "ollama": {"enabled": True, "endpoint": "http://o:11434", "model": "llama3", "carryToolImages": True},
-        "lmsupply": {"enabled": True, "generatorModel": "/models/a.gguf", "maxContextLength": 4096},
-    }
-    resolved = resolve_settings(config, {})
-    assert resolved["gpustack"] == ProviderSettings(
-        provider="gpustack",
-        model="gm",
-        api_key="gk",
-        endpoint="http://g/v1",
-        options={"embedding_model": "emb"},
+def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
+    config = configuration(
+        tmp_path,
+        text=(
+            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n  embeddingModel: emb\n"
+            "openai:\n  apiKey: ok\n  model: om\n  endpoint: http://proxy/v1\n  streamIdleTimeoutSeconds: 30\n"
+            "googleai:\n  apiKey: gk2\n  model: gemini-x\n"
+            "azureopenai:\n  endpoint: https://az\n  apiKey: ak\n  deploymentName: dep\n"
+            "  apiVersion: '2024-10-21'\n"
+            "ollama:\n  enabled: true\n  endpoint: http://o:11434\n  model: llama3\n  carryToolImages: true\n"
+            "lmsupply:\n  enabled: true\n  generatorModel: /models/a.gguf\n  maxContextLength: 4096\n"
+        ),
     )
-    assert resolved["openai"] == ProviderSettings(
+    assert config.warnings == ()
+    assert provider_settings(config, "gpustack") == ProviderSettings(
+        provider="gpustack", model="gm", api_key="gk", endpoint="http://g/v1"
+    )
+    assert provider_settings(config, "openai") == ProviderSettings(
         provider="openai", model="om", api_key="ok", endpoint="http://proxy/v1", idle_timeout=30.0
     )
-    assert resolved["google"].api_key == "gk2"
-    assert resolved["google"].model == "gemini-x"
-    assert resolved["azure"] == ProviderSettings(
-        provider="azure",
-        model="dep",
-        api_key="ak",
-        endpoint="https://az",
-        options={"api_version": "2024-10-21"},
+    google = provider_settings(config, "gemini")
+    assert (google.api_key, google.model) == ("gk2", "gemini-x")
+    assert provider_settings(config, "AzureOpenAI") == ProviderSettings(
+        provider="azure", model="dep", api_key="ak", endpoint="https://az", api_version="2024-10-21"
     )
-    assert resolved["ollama"].options == {"enabled": "true", "carry_tool_images": "true"}
-    assert resolved["local"] == ProviderSettings(
-        provider="local", model="/models/a.gguf", options={"enabled": "true", "context_length": "4096"}
+    assert provider_settings(config, "ollama") == ProviderSettings(
+        provider="ollama", model="llama3", endpoint="http://o:11434"
+    )
+    assert provider_settings(config, "local") == ProviderSettings(
+        provider="local", model="/models/a.gguf", context_length=4096
     )
 
 
-def test_hive_canonical_sections_and_snake_case_keys_are_accepted_too() -> None:
-    config: dict[str, object] = {
-        "gpustack": {"endpoint": "http://g", "api_key": "k", "model": "m"},
-        "google": {"apiKey": "k", "model": "m"},
-        "azure": {"endpoint": "https://a", "apiKey": "k", "deployment": "d"},
-        "local": {"model": "/m.gguf", "contextLength": 2048, "threads": 4},
-    }
-    resolved = resolve_settings(config, {})
-    assert is_configured(resolved["gpustack"])
-    assert is_configured(resolved["google"])
-    assert resolved["azure"].model == "d"
-    assert resolved["local"].model == "/m.gguf"
-    assert resolved["local"].options == {"enabled": "true", "context_length": "2048", "threads": "4"}
-
-
-def test_the_canonical_section_overrides_the_seeds_key_by_key() -> None:
-    config: dict[str, object] = {
-        "lmsupply": {"generatorModel": "/seed.gguf", "maxContextLength": 1024},
-        "local": {"model": "/hive.gguf"},
-    }
-    local = resolve_settings(config, {})["local"]
-    assert local.model == "/hive.gguf"
-    assert local.options["context_length"] == "1024"
+def test_defaults_of_the_table_fill_the_settings(tmp_path: Path) -> None:
+    config = configuration(tmp_path)
+    assert provider_settings(config, "ollama").endpoint == "http://localhost:11434"
+    assert provider_settings(config, "xai").endpoint == "https://api.x.ai/v1"
+    assert provider_settings(config, "openai").endpoint == "https://api.openai.com/v1"
+    assert provider_settings(config, "anthropic").endpoint is None
 
 
 @pytest.mark.parametrize("model", ["gguf:auto", "auto", "default", "gguf:default", "GGUF:AUTO"])
-def test_the_seeds_automatic_local_model_means_the_default_one(model: str) -> None:
-    assert resolve_settings({"lmsupply": {"generatorModel": model}}, {})["local"].model is None
+def test_the_seeds_automatic_local_model_means_the_default_one(tmp_path: Path, model: str) -> None:
+    config = configuration(tmp_path, text=f"lmsupply:\n  generatorModel: {model}\n")
+    assert provider_settings(config, "local").model is None
 
 
-def test_the_environment_overrides_the_config_and_empty_values_do_not() -> None:
-    config: dict[str, object] = {"openai": {"apiKey": "from-file", "model": "file-model"}}
-    env = {"OPENAI_API_KEY": "from-env", "OPENAI_MODEL": ""}
-    openai = resolve_settings(config, env)["openai"]
+def test_the_environment_overrides_the_config_and_empty_values_do_not(tmp_path: Path) -> None:
+    text = "openai:\n  apiKey: from-file\n  model: file-model\n"
+    openai = provider_settings(
+        configuration(tmp_path, {"OPENAI_API_KEY": "from-env", "OPENAI_MODEL": ""}, text), "openai"
+    )
     assert openai.api_key == "from-env"
     assert openai.model == "file-model"
-    assert resolve_settings({"openai": {"apiKey": ""}}, {})["openai"].api_key is None
+    assert (
+        provider_settings(configuration(tmp_path, text="openai:\n  apiKey: ''\n"), "openai").api_key is None
+    )
     # GOOGLEAI_API_KEY wins over GOOGLE_API_KEY.
-    google = resolve_settings({}, {"GOOGLE_API_KEY": "b", "GOOGLEAI_API_KEY": "a"})["google"]
+    google = provider_settings(
+        configuration(tmp_path, {"GOOGLE_API_KEY": "b", "GOOGLEAI_API_KEY": "a"}), "google"
+    )
     assert google.api_key == "a"
 
 
-def test_idle_timeout_from_config() -> None:
-    assert resolve_settings({"xai": {"streamIdleTimeoutSeconds": "0"}}, {})["xai"].idle_timeout == float(
-        "inf"
+def test_idle_timeout_from_config(tmp_path: Path) -> None:
+    config = configuration(tmp_path, text="xai:\n  streamIdleTimeoutSeconds: 2.5\n")
+    assert provider_settings(config, "xai").idle_timeout == 2.5
+    assert (
+        provider_settings(configuration(tmp_path), "xai").idle_timeout
+        == ProviderSettings(provider="xai").idle_timeout
     )
-    assert resolve_settings({}, {})["xai"].idle_timeout == ProviderSettings(provider="xai").idle_timeout
-    with pytest.raises(ProviderSelectionError, match="streamIdleTimeoutSeconds"):
-        resolve_settings({"xai": {"streamIdleTimeoutSeconds": "soon"}}, {})
+    with pytest.raises(ConfigError, match="streamIdleTimeoutSeconds"):
+        configuration(tmp_path, text="xai:\n  streamIdleTimeoutSeconds: soon\n")
 
 
-def test_the_environment_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (variable for spec in PROVIDERS for variable in spec.env_vars()):
-        monkeypatch.delenv(name, raising=False)
+def test_the_registry_reads_the_configuration_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The configuration loader is the one place environment variables are read.
     monkeypatch.setenv("XAI_API_KEY", "k")
     monkeypatch.setenv("XAI_MODEL", "grok")
-    monkeypatch.setenv("LMSUPPLY_ENABLED", "false")
-    assert select_provider().provider == "xai"
+    assert "xai" not in configured_names(tmp_path)
+
+
+def test_a_configuration_without_the_providers_sections_is_refused(tmp_path: Path) -> None:
+    from hive_core.config import load_config
+
+    (tmp_path / "home").mkdir()
+    with pytest.raises(ValueError, match="CONFIG_SCHEMA"):
+        select_provider(load_config(tmp_path, {"HIVE_HOME": str(tmp_path / "home")}))
 
 
 @pytest.mark.parametrize(
-    ("text", "value"),
+    ("settings", "name", "missing"),
     [
-        ("true", True),
-        ("True", True),
-        (" TRUE ", True),
-        ("1", True),
-        ("yes", True),
-        ("false", False),
-        ("0", False),
+        (
+            ProviderSettings(provider="azure"),
+            "endpoint",
+            "'endpoint'.*AZURE_OPENAI_ENDPOINT, or azureopenai.endpoint",
+        ),
+        (
+            ProviderSettings(provider="google", api_key=" "),
+            "api_key",
+            "GOOGLEAI_API_KEY or GOOGLE_API_KEY, or",
+        ),
+        (
+            ProviderSettings(provider="anthropic"),
+            "model",
+            "'model'.*ANTHROPIC_MODEL, or anthropic.model in config",
+        ),
     ],
 )
-def test_boolean_settings(text: str, value: bool) -> None:
-    assert parse_bool(text) is value
-    assert parse_bool(value) is value
+def test_a_missing_setting_names_its_variable_and_key(
+    settings: ProviderSettings, name: Literal["model", "api_key", "endpoint"], missing: str
+) -> None:
+    with pytest.raises(MissingSettingError, match=missing):
+        required_setting(settings, name)
+    assert required_setting(ProviderSettings(provider="xai", model="grok"), "model") == "grok"
+
+
+def test_every_provider_names_keys_its_section_has() -> None:
+    names = [name for spec in PROVIDERS for name in (spec.name, *spec.aliases)]
+    assert len(names) == len(set(names))
+    for spec in PROVIDERS:
+        keys = {key.name for key in spec.section.fields}
+        assert set(spec.required) <= keys, spec.name
+        assert set(spec.settings) <= keys, spec.name
+        assert spec.required or "enabled" in keys, spec.name
+        assert spec.key_of("model") is not None, spec.name
 
 
 def test_every_factory_exists() -> None:
@@ -342,25 +377,26 @@ def test_every_factory_exists() -> None:
 
 
 @pytest.mark.parametrize("provider", PRIORITY)
-def test_create_client_builds_each_providers_chat_client(provider: str) -> None:
-    settings = resolve_settings({}, EVERYTHING)[provider]
-    client = create_client(settings)
+def test_create_client_builds_each_providers_chat_client(tmp_path: Path, provider: str) -> None:
+    client = create_client(provider_settings(configuration(tmp_path, EVERYTHING), provider))
     assert isinstance(client, ChatClient)
 
 
-def test_list_models_of_local_names_the_model_file() -> None:
+def test_list_models_of_local_names_the_model_file(tmp_path: Path) -> None:
+    settings = select_provider(configuration(tmp_path), "local")
+
     async def main() -> list[str]:
         with anyio.fail_after(30):
-            return await list_models(select_provider("local", env={}))
+            return await list_models(settings)
 
     assert anyio.run(main) == [str(default_model_path())]
 
 
 def test_list_models_falls_back_to_the_configured_model(monkeypatch: pytest.MonkeyPatch) -> None:
     class Plain:
-        context_window = None
+        capabilities = Capabilities()
 
-        def stream(self, messages: object, options: object) -> object:
+        def stream(self, messages: Sequence[object], options: object) -> object:
             raise NotImplementedError
 
     monkeypatch.setattr("hive_providers.registry.create_client", lambda settings: Plain())
@@ -371,23 +407,18 @@ def test_list_models_falls_back_to_the_configured_model(monkeypatch: pytest.Monk
     assert anyio.run(main) == ["gpt-x"]
 
 
-def run_isolated(script: str, env: Mapping[str, str] | None = None) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def test_importing_the_registry_and_choosing_a_provider_imports_no_sdk() -> None:
-    script = """
+def test_importing_the_registry_and_choosing_a_provider_imports_no_sdk(tmp_path: Path) -> None:
+    script = f"""
 import sys
 import hive_providers.registry as registry
 heavy = ("openai", "anthropic", "llama_cpp", "hive_providers.local", "hive_providers.openai_chat")
 assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]
-settings = registry.select_provider(config={}, env={})
+from hive_core.config import load_config
+from hive_providers import CONFIG_SCHEMA
+config = load_config({str(tmp_path)!r}, {{"HIVE_HOME": {str(tmp_path / "home")!r}}}, schema=CONFIG_SCHEMA)
+settings = registry.select_provider(config)
 client = registry.create_client(settings)
-assert client.context_window == 8192, client.context_window
+assert client.capabilities.context_window == 8192, client.capabilities
 assert "llama_cpp" not in sys.modules, "creating the local client imported llama_cpp"
 assert not [m for m in ("openai", "anthropic") if m in sys.modules]
 print("ok")

@@ -19,7 +19,8 @@ from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.config import LoadedConfig, find_project_root, load_config
 from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, load_permission_rules
-from hive_providers import ProviderSettings
+from hive_protocol import ReasoningEffort
+from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
 __all__ = ["Host", "HostOptions", "build_host", "instructions_for"]
 
@@ -29,13 +30,21 @@ class HostOptions:
     """What the command line says about the host."""
 
     cwd: Path = field(default_factory=Path.cwd)
+    """Where the project is looked for (it is this directory or the nearest parent holding ``.hive/``)."""
     model: str | None = None
+    """The model (``-m``), replacing the provider's configured one."""
     provider: str | None = None
+    """The provider (``--provider``), replacing ``defaultProvider``."""
     planning: bool = False
+    """Planning mode (``--plan``, ``--dry-run``): only read-only tools run."""
     max_iterations: int | None = None
+    """Tool rounds per request at most; ``None`` for ``chatBehavior.maximumIterationsPerRequest``."""
     max_output_tokens: int | None = None
-    reasoning_effort: str | None = None
+    """Output tokens per model response at most; ``None`` for ``chatBehavior.maxOutputTokens``."""
+    reasoning_effort: ReasoningEffort | None = None
+    """How hard a reasoning model thinks; ``None`` for ``chatBehavior.reasoningEffort``."""
     tool_timeout: float | None = None
+    """Seconds a tool call may run; ``None`` for ``chatBehavior.toolCallTimeoutSeconds``."""
 
 
 @dataclass
@@ -43,11 +52,17 @@ class Host:
     """A configured agent and what it was made from."""
 
     project_root: Path
+    """The project the agent works in."""
     config: LoadedConfig
+    """The merged configuration it was built from."""
     settings: ProviderSettings
+    """The provider and model chosen."""
     client: ChatClient
+    """The model client (token budget applied)."""
     agent: Agent
+    """The agent: tools, rules, approvals and limits."""
     plugins: McpPlugins
+    """The project's MCP servers, described; :func:`plugins_for` starts them."""
 
     @property
     def model_label(self) -> str:
@@ -82,12 +97,11 @@ def build_host(
     from hive_providers.registry import create_client, select_provider
 
     root = find_project_root(options.cwd)
-    loaded = load_config(root)
+    loaded = load_config(root, schema=CONFIG_SCHEMA)
     if warn:
         for warning in loaded.warnings:
             sys.stderr.write(f"hive: warning: {warning}\n")
-    # The merged configuration already holds the environment and .env layers, in the seed's precedence.
-    settings = select_provider(options.provider or loaded.default_provider, config=loaded.data, env={})
+    settings = select_provider(loaded, options.provider or loaded.default_provider)
     if options.model:
         settings = msgspec.structs.replace(settings, model=options.model)
     client: ChatClient = TokenBudgetChatClient(create_client(settings))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
 
-from .chat import ChatClient, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate
+from .chat import Capabilities, ChatClient, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate
 from .messages import Message, TextPart, ThinkingPart, ToolCallPart
 
 __all__ = ["BUDGET_EXHAUSTED_TEXT", "TokenBudgetChatClient", "estimate_tokens"]
@@ -37,7 +37,8 @@ class TokenBudgetChatClient:
     """Wraps a client: a request estimated above ``threshold`` of the window is not sent.
 
     Instead the turn gets a short length-limited reply saying why, so the user sees a graceful stop rather than
-    a provider's overflow error. The window is the inner client's, else ``default_window``.
+    a provider's overflow error. The window is the inner client's (:attr:`Capabilities.context_window`), else
+    ``default_window``.
     """
 
     def __init__(self, inner: ChatClient, *, threshold: float = 0.8, default_window: int = 4096) -> None:
@@ -50,14 +51,14 @@ class TokenBudgetChatClient:
         self.default_window = default_window
 
     @property
-    def context_window(self) -> int | None:
-        """The inner client's window."""
-        return self.inner.context_window
+    def capabilities(self) -> Capabilities:
+        """The inner client's."""
+        return self.inner.capabilities
 
     @property
     def window(self) -> int:
         """The window the budget is measured against."""
-        return self.inner.context_window or self.default_window
+        return self.inner.capabilities.context_window or self.default_window
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the inner client, or the budget reply when the request would not fit."""

@@ -1,4 +1,6 @@
-"""The interface every model speaks to the loop: a :class:`ChatClient` streams updates for a conversation."""
+"""The interface every model speaks to the loop: a :class:`ChatClient` streams updates for a conversation and
+says what it can do (:class:`Capabilities`); :class:`ModelLister` and :class:`AsyncClosable` are what some
+clients can do besides."""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ from hive_protocol import FallbackEvent, ReasoningEffort
 from .messages import Message
 
 __all__ = [
+    "AsyncClosable",
+    "Capabilities",
     "ChatClient",
     "ChatOptions",
     "ChatUpdate",
     "FinishReason",
     "FinishUpdate",
+    "ModelLister",
     "NoticeUpdate",
     "RequiredTool",
     "TextUpdate",
@@ -132,15 +137,46 @@ ChatUpdate = TextUpdate | ThinkingUpdate | ToolCallUpdate | UsageUpdate | Finish
 """Any update a chat client streams."""
 
 
+class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
+    """What a chat client can do: the one place a client says so, read by the loop and the decorators."""
+
+    tools: bool = True
+    """It accepts tool definitions and returns tool calls; the loop offers no tools to a client without."""
+    streamed_tool_calls: bool = True
+    """Tool-call arguments arrive in pieces while streaming (else each call arrives whole)."""
+    thinking: bool = False
+    """It can return reasoning separately from the reply."""
+    context_window: int | None = None
+    """The model's context window in tokens, when known; the token budget is measured against it."""
+
+
 @runtime_checkable
 class ChatClient(Protocol):
     """A model. Implementations stream updates and raise :class:`~hive_core.failures.ChatError` on failure."""
 
     @property
-    def context_window(self) -> int | None:
-        """The model's context window in tokens, when known."""
+    def capabilities(self) -> Capabilities:
+        """What the client can do."""
         ...
 
     def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream the model's response to ``messages``."""
+        ...
+
+
+@runtime_checkable
+class ModelLister(Protocol):
+    """A client that can say which models its endpoint offers."""
+
+    async def list_models(self) -> Sequence[str]:
+        """The model names the endpoint serves."""
+        ...
+
+
+@runtime_checkable
+class AsyncClosable(Protocol):
+    """A client that holds connections (or a loaded model) until it is closed."""
+
+    async def aclose(self) -> None:
+        """Release what the client holds; a later request opens it again."""
         ...

@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import anyio
 
-from hive_protocol import FallbackEvent
+from hive_protocol import FallbackCategory, FallbackEvent, FallbackKind
 
-from .chat import ChatClient, ChatOptions, ChatUpdate, NoticeUpdate
+from .chat import Capabilities, ChatClient, ChatOptions, ChatUpdate, NoticeUpdate
 from .failures import ChatError, classify, fallback_category
 from .messages import Message
 
@@ -45,10 +45,17 @@ class FallbackChatClient:
         self._sleep = sleep
 
     @property
-    def context_window(self) -> int | None:
-        """The smallest window among the providers, so any of them can take the request."""
-        windows = [c.context_window for c in self.clients if c.context_window]
-        return min(windows) if windows else None
+    def capabilities(self) -> Capabilities:
+        """What every provider can do (any of them may answer): tools and streamed calls only when all take
+        them, thinking when any returns it, and the smallest window."""
+        each = [client.capabilities for client in self.clients]
+        windows = [c.context_window for c in each if c.context_window]
+        return Capabilities(
+            tools=all(c.tools for c in each),
+            streamed_tool_calls=all(c.streamed_tool_calls for c in each),
+            thinking=any(c.thinking for c in each),
+            context_window=min(windows) if windows else None,
+        )
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the first provider that answers."""
@@ -85,12 +92,14 @@ class FallbackChatClient:
             return min(exc.retry_after, self.max_delay)
         return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
 
-    def _event(self, kind: str, index: int, category: str, exc: BaseException, attempt: int) -> FallbackEvent:
+    def _event(
+        self, kind: FallbackKind, index: int, category: FallbackCategory, exc: BaseException, attempt: int
+    ) -> FallbackEvent:
         return FallbackEvent(
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             provider_index=index,
             total_providers=len(self.clients),
-            category=category,  # type: ignore[arg-type]
+            category=category,
             message=str(exc) or type(exc).__name__,
             attempt=attempt,
             max_attempts=self.max_attempts,

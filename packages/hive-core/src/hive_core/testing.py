@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import msgspec
 
 from .chat import (
+    Capabilities,
     ChatOptions,
     ChatUpdate,
     FinishReason,
@@ -110,21 +111,26 @@ def fail(error: BaseException, *chunks: str) -> ScriptedRound:
     return ScriptedRound([TextUpdate(c) for c in chunks], error)
 
 
+_SCRIPTED_CAPABILITIES: Final = Capabilities(tools=True, streamed_tool_calls=True, thinking=True)
+
+
 class ScriptedChatClient:
     """A :class:`~hive_core.chat.ChatClient` that plays scripted rounds, one per request, in order."""
 
-    def __init__(self, rounds: Sequence[ScriptedRound], *, context_window: int | None = None) -> None:
+    def __init__(
+        self, rounds: Sequence[ScriptedRound], *, capabilities: Capabilities = _SCRIPTED_CAPABILITIES
+    ) -> None:
         self._rounds = list(rounds)
         self._next = 0
-        self._context_window = context_window
+        self._capabilities = capabilities
         self._calls = 0
         self.requests: list[tuple[list[Message], ChatOptions]] = []
         """Every request received: a copy of the messages and the options."""
 
     @property
-    def context_window(self) -> int | None:
-        """The window given at construction."""
-        return self._context_window
+    def capabilities(self) -> Capabilities:
+        """The capabilities given at construction (by default: tools, streamed calls, thinking, no window)."""
+        return self._capabilities
 
     @property
     def remaining(self) -> int:

@@ -1,4 +1,5 @@
-"""The environment variables of the seed, each mapped to its key, from the environment and from .env."""
+"""The environment variables of the seed, each mapped to its key (by hive's provider table), from the
+environment and from .env: the configuration loader is the one place they are read."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import ENV_VARS, load_config
+from hive_core.config import load_config
+from hive_providers import CONFIG_SCHEMA
 
-# The exhaustive list of the seed (README and code), written out here independently of ENV_VARS.
+# The exhaustive list of the seed (README and code), written out here independently of the table.
 TEXT_VARIABLES = {
     "GPUSTACK_ENDPOINT": "gpuStack.endpoint",
     "GPUSTACK_API_KEY": "gpuStack.apiKey",
@@ -42,8 +44,9 @@ BOOLEAN_VARIABLES = {
 
 
 def test_the_table_is_exactly_the_seeds_list() -> None:
-    assert {variable.name for variable in ENV_VARS} == set(TEXT_VARIABLES) | set(BOOLEAN_VARIABLES)
-    assert not any(variable.name.startswith(("HIVE_", "IRONHIVE_")) for variable in ENV_VARS)
+    variables = CONFIG_SCHEMA.environment
+    assert {variable.name for variable in variables} == set(TEXT_VARIABLES) | set(BOOLEAN_VARIABLES)
+    assert not any(variable.name.startswith(("HIVE_", "IRONHIVE_")) for variable in variables)
 
 
 @pytest.mark.parametrize(("variable", "key"), sorted(TEXT_VARIABLES.items()))
@@ -56,13 +59,13 @@ def test_each_text_variable_sets_its_key(
         env[variable] = value
     else:
         (project / ".env").write_text(f"{variable}={value}\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get(key) == value
     origin = loaded.origin(key)
     assert origin is not None
     assert (origin.layer, origin.variable) == (layer, variable)
     # It sets that key and nothing else.
-    assert [entry.key for entry in loaded.entries(include_defaults=False)] == [key]
+    assert [name for name, origin in loaded.origins.items() if origin.layer != "default"] == [key]
 
 
 @pytest.mark.parametrize(("variable", "key_default"), sorted(BOOLEAN_VARIABLES.items()))
@@ -78,9 +81,9 @@ def test_each_boolean_variable_sets_its_key(
     expected: bool,
 ) -> None:
     key, default = key_default
-    assert load_config(project, env).get(key) is default
+    assert load_config(project, env, schema=CONFIG_SCHEMA).get(key) is default
     env[variable] = text
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get(key) is expected
     assert loaded.warnings == ()
 
@@ -90,7 +93,7 @@ def test_a_boolean_that_is_not_true_or_false_is_ignored_with_a_warning(
     project: Path, env: dict[str, str], text: str
 ) -> None:
     env["LMSUPPLY_ENABLED"] = text
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("lmsupply.enabled") is True  # the default stands
     [warning] = loaded.warnings
     assert warning.key == "lmsupply.enabled"
@@ -99,7 +102,7 @@ def test_a_boolean_that_is_not_true_or_false_is_ignored_with_a_warning(
 
 def test_an_empty_boolean_is_not_set(project: Path, env: dict[str, str]) -> None:
     env["OLLAMA_ENABLED"] = ""
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("ollama.enabled") is False
     assert loaded.warnings == ()
     origin = loaded.origin("ollama.enabled")
@@ -110,17 +113,17 @@ def test_an_empty_boolean_is_not_set(project: Path, env: dict[str, str]) -> None
 def test_googleai_api_key_wins_over_google_api_key(project: Path, env: dict[str, str]) -> None:
     env["GOOGLE_API_KEY"] = "generic-google-key"
     env["GOOGLEAI_API_KEY"] = "specific-googleai-key"
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("googleai.apiKey") == "specific-googleai-key"
     env["GOOGLEAI_API_KEY"] = ""
-    assert load_config(project, env).get("googleai.apiKey") == "generic-google-key"
+    assert load_config(project, env, schema=CONFIG_SCHEMA).get("googleai.apiKey") == "generic-google-key"
 
 
 def test_dotenv_wins_over_the_environment(project: Path, env: dict[str, str]) -> None:
     env["OPENAI_API_KEY"] = "from-the-environment"
     env["ANTHROPIC_MODEL"] = "env-only"
     (project / ".env").write_text("OPENAI_API_KEY=from-dotenv\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("openai.apiKey") == "from-dotenv"
     assert loaded.get("anthropic.model") == "env-only"
 
@@ -128,7 +131,7 @@ def test_dotenv_wins_over_the_environment(project: Path, env: dict[str, str]) ->
 def test_dotenv_is_read_not_loaded_into_the_environment(project: Path, env: dict[str, str]) -> None:
     (project / ".env").write_text("OPENAI_MODEL=m\nUNRELATED=x\n")
     before = dict(env)
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert env == before
     assert loaded.dotenv == {"OPENAI_MODEL": "m", "UNRELATED": "x"}
 
@@ -140,7 +143,7 @@ def test_hive_home_in_dotenv_is_ignored_with_a_warning(
     elsewhere.mkdir()
     (elsewhere / "config.yaml").write_text("openai:\n  model: wrong-home\n")
     (project / ".env").write_text(f"# moved?\nHIVE_HOME={elsewhere}\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.home == Path(env["HIVE_HOME"])
     assert loaded.get("openai.model") is None
     [warning] = loaded.warnings
@@ -149,6 +152,6 @@ def test_hive_home_in_dotenv_is_ignored_with_a_warning(
 
 def test_unrelated_variables_are_ignored(project: Path, env: dict[str, str]) -> None:
     env.update({"IRONHIVE_OPENAI_API_KEY": "x", "OPENAI_BASE_URL": "y", "PATH": "/bin"})
-    loaded = load_config(project, env)
-    assert loaded.entries(include_defaults=False) == []
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    assert [name for name, origin in loaded.origins.items() if origin.layer != "default"] == []
     assert loaded.warnings == ()

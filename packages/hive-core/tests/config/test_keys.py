@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hive_core.config import ConfigError, display_value, flatten, is_secret_key, mask_secret, normalize_key
+from hive_core.config import ConfigError, display_value, flatten, is_secret_key, mask_secret
+from hive_providers import CONFIG_SCHEMA
 
 
 @pytest.mark.parametrize(
@@ -22,13 +23,13 @@ from hive_core.config import ConfigError, display_value, flatten, is_secret_key,
     ],
 )
 def test_normalize_key(key: str, segments: tuple[str, ...]) -> None:
-    assert normalize_key(key) == segments
+    assert CONFIG_SCHEMA.normalize_key(key) == segments
 
 
 @pytest.mark.parametrize("key", ["", ".", "a.", ".a", "a..b", "  "])
 def test_normalize_key_refuses_empty_segments(key: str) -> None:
     with pytest.raises(ConfigError, match="invalid key"):
-        normalize_key(key)
+        CONFIG_SCHEMA.normalize_key(key)
 
 
 @pytest.mark.parametrize(

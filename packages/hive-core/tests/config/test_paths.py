@@ -14,6 +14,7 @@ from hive_core.config import (
     project_config_path,
     project_env_path,
 )
+from hive_providers import CONFIG_SCHEMA
 
 
 def test_hive_home_defaults_to_dot_hive_in_the_user_home(
@@ -53,8 +54,11 @@ def test_moving_the_home_moves_the_global_file_that_is_read(tmp_path: Path) -> N
         (tmp_path / name / "config.yaml").write_text(f"openai:\n  model: {model}\n")
     project = tmp_path / "project"
     project.mkdir()
-    assert load_config(project, {"HIVE_HOME": str(tmp_path / "one")}).get("openai.model") == "m-one"
-    loaded = load_config(project, {"HIVE_HOME": str(tmp_path / "two")})
+    assert (
+        load_config(project, {"HIVE_HOME": str(tmp_path / "one")}, schema=CONFIG_SCHEMA).get("openai.model")
+        == "m-one"
+    )
+    loaded = load_config(project, {"HIVE_HOME": str(tmp_path / "two")}, schema=CONFIG_SCHEMA)
     assert loaded.get("openai.model") == "m-two"
     assert loaded.home == tmp_path / "two"
 

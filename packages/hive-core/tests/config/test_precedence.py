@@ -8,43 +8,44 @@ from pathlib import Path
 import pytest
 
 from hive_core.config import LoadedConfig, load_config
+from hive_providers import CONFIG_SCHEMA
+from hive_providers.registry import configured_providers, provider_settings
 
 Write = Callable[[Path, str], Path]
 
 LAYERS = ("global", "project", "env", "dotenv")
 
 
-def _load(
-    home: Path,
-    project: Path,
-    env: dict[str, str],
-    write: Write,
-    *,
-    global_yaml: str | None = None,
-    project_yaml: str | None = None,
-    dotenv: str | None = None,
-) -> LoadedConfig:
-    if global_yaml is not None:
-        write(home / "config.yaml", global_yaml)
-    if project_yaml is not None:
-        write(project / ".hive" / "config.yaml", project_yaml)
-    if dotenv is not None:
-        write(project / ".env", dotenv)
-    return load_config(project, env)
+Load = Callable[..., LoadedConfig]
+
+
+@pytest.fixture
+def load(home: Path, project: Path, env: dict[str, str], write: Write) -> Load:
+    """Write the layers given (``global_yaml``, ``project_yaml``, ``dotenv``) and load the configuration with
+    ``env`` as it is when called."""
+
+    def loader(
+        *, global_yaml: str | None = None, project_yaml: str | None = None, dotenv: str | None = None
+    ) -> LoadedConfig:
+        if global_yaml is not None:
+            write(home / "config.yaml", global_yaml)
+        if project_yaml is not None:
+            write(project / ".hive" / "config.yaml", project_yaml)
+        if dotenv is not None:
+            write(project / ".env", dotenv)
+        return load_config(project, env, schema=CONFIG_SCHEMA)
+
+    return loader
 
 
 @pytest.mark.parametrize("top", range(len(LAYERS)))
 def test_text_each_layer_beats_the_ones_below(
-    home: Path, project: Path, env: dict[str, str], write: Write, top: int
+    load: Load, project: Path, env: dict[str, str], top: int
 ) -> None:
     present = LAYERS[: top + 1]
     if "env" in present:
         env["OPENAI_MODEL"] = "from-env"
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+    loaded = load(
         global_yaml="openai:\n  model: from-global\n",
         project_yaml="openai:\n  model: from-project\n" if "project" in present else None,
         dotenv="OPENAI_MODEL=from-dotenv\n" if "dotenv" in present else None,
@@ -58,41 +59,33 @@ def test_text_each_layer_beats_the_ones_below(
 @pytest.mark.parametrize("top_value", [True, False])
 @pytest.mark.parametrize("top", range(len(LAYERS)))
 def test_booleans_each_layer_beats_the_ones_below(
-    home: Path, project: Path, env: dict[str, str], write: Write, top: int, top_value: bool
+    load: Load, project: Path, env: dict[str, str], top: int, top_value: bool
 ) -> None:
     # Alternate the value down the layers so that every layer changes it.
     values = [top_value if (top - index) % 2 == 0 else not top_value for index in range(len(LAYERS))]
     present = LAYERS[: top + 1]
     if "env" in present:
         env["OLLAMA_ENABLED"] = str(values[2]).lower()
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+    loaded = load(
         global_yaml=f"ollama:\n  enabled: {str(values[0]).lower()}\n",
         project_yaml=f"ollama:\n  enabled: {str(values[1]).lower()}\n" if "project" in present else None,
         dotenv=f"OLLAMA_ENABLED={str(values[3]).upper()}\n" if "dotenv" in present else None,
     )
     assert loaded.get("ollama.enabled") is top_value
-    assert loaded.provider("ollama").configured is top_value
+    assert ("ollama" in [s.provider for s in configured_providers(loaded)]) is top_value
     origin = loaded.origin("ollama.enabled")
     assert origin is not None
     assert origin.layer == LAYERS[top]
 
 
-def test_false_overwrites_true(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+def test_false_overwrites_true(load: Load, env: dict[str, str]) -> None:
     env["LMSUPPLY_ENABLED"] = "False"
-    loaded = _load(home, project, env, write, global_yaml="lmsupply:\n  enabled: true\n")
+    loaded = load(global_yaml="lmsupply:\n  enabled: true\n")
     assert loaded.get("lmsupply.enabled") is False
 
 
-def test_numbers_project_beats_global(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+def test_numbers_project_beats_global(load: Load) -> None:
+    loaded = load(
         global_yaml=(
             "chatBehavior:\n  maxOutputTokens: 1000\n  maximumIterationsPerRequest: 4\n"
             "approval:\n  timeoutSeconds: 60\n"
@@ -106,27 +99,17 @@ def test_numbers_project_beats_global(home: Path, project: Path, env: dict[str, 
     assert loaded.chat_behavior.maximum_iterations_per_request == 4
 
 
-def test_zero_is_a_value_not_an_absence(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+def test_zero_is_a_value_not_an_absence(load: Load) -> None:
+    loaded = load(
         global_yaml="toolRetrieval:\n  stickyToolLimit: 4\n",
         project_yaml="toolRetrieval:\n  stickyToolLimit: 0\n",
     )
     assert loaded.get("toolRetrieval.stickyToolLimit") == 0
 
 
-def test_a_layer_that_omits_a_boolean_leaves_it_alone(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
+def test_a_layer_that_omits_a_boolean_leaves_it_alone(load: Load) -> None:
     # Upstream reset an omitted boolean to its default; here only what a layer writes changes anything.
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+    loaded = load(
         global_yaml="ollama:\n  enabled: true\n  model: llama3\n",
         project_yaml="ollama:\n  model: qwen3\n",
     )
@@ -134,13 +117,9 @@ def test_a_layer_that_omits_a_boolean_leaves_it_alone(
     assert loaded.get("ollama.model") == "qwen3"
 
 
-def test_empty_text_never_overwrites(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
+def test_empty_text_never_overwrites(load: Load, env: dict[str, str]) -> None:
     env["OPENAI_API_KEY"] = ""
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+    loaded = load(
         global_yaml="openai:\n  apiKey: sk-global-key-000000\n  model: gpt-a\n",
         project_yaml="openai:\n  apiKey: ''\n  model:\n",
         dotenv="OPENAI_API_KEY=\nOPENAI_MODEL=''\n",
@@ -152,11 +131,9 @@ def test_empty_text_never_overwrites(home: Path, project: Path, env: dict[str, s
     assert origin.layer == "global"
 
 
-def test_empty_text_alone_is_kept_but_means_unset(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
-    loaded = _load(home, project, env, write, global_yaml="anthropic:\n  model: ''\n")
-    assert loaded.provider("anthropic").model is None
+def test_empty_text_alone_is_kept_but_means_unset(load: Load) -> None:
+    loaded = load(global_yaml="anthropic:\n  model: ''\n")
+    assert provider_settings(loaded, "anthropic").model is None
 
 
 @pytest.mark.parametrize(
@@ -183,16 +160,9 @@ def test_empty_text_alone_is_kept_but_means_unset(
     ],
 )
 def test_whole_sections_are_replaced_not_merged(
-    home: Path,
-    project: Path,
-    env: dict[str, str],
-    write: Write,
-    section: str,
-    lower: str,
-    upper: str,
-    expected: dict[str, object],
+    load: Load, section: str, lower: str, upper: str, expected: dict[str, object]
 ) -> None:
-    loaded = _load(home, project, env, write, global_yaml=lower, project_yaml=upper)
+    loaded = load(global_yaml=lower, project_yaml=upper)
     assert loaded.section(section) == expected
     # Nothing of the lower layer survives, in the values or in their origins.
     assert all(
@@ -200,42 +170,24 @@ def test_whole_sections_are_replaced_not_merged(
     )
 
 
-def test_an_empty_whole_section_replaces_nothing(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+def test_an_empty_whole_section_replaces_nothing(load: Load) -> None:
+    loaded = load(
         global_yaml="budget:\n  maxSessionCost: 5\n",
         project_yaml="budget: {}\nskills:\n",
     )
     assert loaded.get("budget.maxSessionCost") == 5
 
 
-def test_other_sections_merge_field_by_field(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+def test_other_sections_merge_field_by_field(load: Load) -> None:
+    loaded = load(
         global_yaml="advisor:\n  provider: anthropic\n  maxCalls: 2\n",
         project_yaml="advisor:\n  model: claude-x\n",
     )
     assert loaded.section("advisor") == {"provider": "anthropic", "model": "claude-x", "maxCalls": 2}
 
 
-def test_lists_are_replaced_whenever_set(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
-    loaded = _load(
-        home,
-        project,
-        env,
-        write,
+def test_lists_are_replaced_whenever_set(load: Load) -> None:
+    loaded = load(
         global_yaml="compaction:\n  protectedToolOutputs: [read_file]\n",
         project_yaml="compaction:\n  protectedToolOutputs: []\n",
     )
@@ -243,7 +195,7 @@ def test_lists_are_replaced_whenever_set(
 
 
 def test_defaults_fill_what_no_layer_sets(project: Path, env: dict[str, str]) -> None:
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.files == ()
     assert loaded.chat_behavior.maximum_iterations_per_request == 10
     assert loaded.chat_behavior.max_output_tokens == 4096
@@ -262,7 +214,7 @@ def test_origins_name_file_and_line(home: Path, project: Path, env: dict[str, st
     env["XAI_MODEL"] = "grok-x"
     global_file = write(home / "config.yaml", "# keys\n\nopenai:\n  model: a\n  apiKey: sk-000000000000\n")
     env_file = write(project / ".env", "# c\n\nANTHROPIC_MODEL=claude\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     api_key = loaded.origin("openai.apiKey")
     assert api_key is not None
     assert (api_key.layer, api_key.source, api_key.line) == ("global", str(global_file), 5)
@@ -281,31 +233,19 @@ def test_origins_name_file_and_line(home: Path, project: Path, env: dict[str, st
     assert loaded.files == (global_file, env_file)
 
 
-def test_entries_for_config_show(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
-    write(home / "config.yaml", "openai:\n  apiKey: sk-abcdefghijklmnopqrstuvwxyz\n")
-    loaded = load_config(project, env)
-    shown = {entry.key: entry for entry in loaded.entries(include_defaults=False)}
-    assert list(shown) == ["openai.apiKey"]
-    assert shown["openai.apiKey"].value == "sk-a...wxyz"
-    assert shown["openai.apiKey"].origin.layer == "global"
-    raw = {entry.key: entry.value for entry in loaded.entries(raw=True)}
-    assert raw["openai.apiKey"] == "sk-abcdefghijklmnopqrstuvwxyz"
-    assert raw["chatBehavior.maximumIterationsPerRequest"] == "10"
-    assert raw["budget.stopOnLimit"] == "true"
-
-
 def test_local_is_an_alias_of_lmsupply(home: Path, project: Path, env: dict[str, str], write: Write) -> None:
     write(home / "config.yaml", "local:\n  enabled: false\n  generatorModel: /models/tiny.gguf\n")
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get("lmsupply.enabled") is False
     assert loaded.get("local.generatorModel") == "/models/tiny.gguf"
-    provider = loaded.provider("local")
-    assert (provider.name, provider.model, provider.configured) == ("lmsupply", "/models/tiny.gguf", False)
+    provider = provider_settings(loaded, "local")
+    assert (provider.provider, provider.model) == ("local", "/models/tiny.gguf")
+    assert "local" not in [s.provider for s in configured_providers(loaded)]
 
 
 def test_the_project_file_is_not_read_twice_when_it_is_the_global_file(project: Path, write: Write) -> None:
     write(project / ".hive" / "config.yaml", "openai:\n  model: m\n")
-    loaded = load_config(project, {"HIVE_HOME": str(project / ".hive")})
+    loaded = load_config(project, {"HIVE_HOME": str(project / ".hive")}, schema=CONFIG_SCHEMA)
     assert loaded.files == (project / ".hive" / "config.yaml",)
     origin = loaded.origin("openai.model")
     assert origin is not None

@@ -1,4 +1,5 @@
-"""The known keys and their defaults, as the seed describes them."""
+"""The known keys and their defaults, as the seed describes them: hive-core's own, and with the providers'
+sections as hive loads them; how a schema is put together."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import PROVIDER_SECTIONS, SCHEMA, SECTION_ALIASES, FieldSpec, SectionSpec, load_config
+from hive_core.config import SCHEMA, ConfigError, ConfigSchema, EnvVar, FieldSpec, SectionSpec, load_config
+from hive_providers import CONFIG_SCHEMA, PROVIDERS
+
+PROVIDER_SECTIONS = [spec.section.name for spec in PROVIDERS]
 
 SEED_TOP_LEVEL_KEYS = {
     "gpuStack",
@@ -106,27 +110,36 @@ UNSET = [
 
 
 def test_every_seed_section_is_known() -> None:
-    assert set(SCHEMA) >= SEED_TOP_LEVEL_KEYS
-    assert set(SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider"}
-    assert SECTION_ALIASES == {"local": "lmsupply"}
-    assert set(PROVIDER_SECTIONS) <= set(SCHEMA)
+    assert set(CONFIG_SCHEMA) >= SEED_TOP_LEVEL_KEYS
+    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider"}
+    assert CONFIG_SCHEMA.aliases == {"local": "lmsupply"}
+    assert set(PROVIDER_SECTIONS) <= set(CONFIG_SCHEMA)
+
+
+def test_hive_cores_own_schema_has_no_provider_section() -> None:
+    assert set(SCHEMA) == set(CONFIG_SCHEMA) - set(PROVIDER_SECTIONS)
+    assert list(CONFIG_SCHEMA) == [*PROVIDER_SECTIONS, *SCHEMA]
+    assert SCHEMA.aliases == {}
+    assert SCHEMA.environment == ()
 
 
 def test_whole_replacement_sections() -> None:
-    whole = {name for name, spec in SCHEMA.items() if isinstance(spec, SectionSpec) and spec.replace_whole}
+    whole = {
+        name for name, spec in CONFIG_SCHEMA.items() if isinstance(spec, SectionSpec) and spec.replace_whole
+    }
     assert whole == {"permissions", "budget", "skills"}
 
 
 @pytest.mark.parametrize(("key", "default"), sorted(DEFAULTS.items()))
 def test_defaults(project: Path, env: dict[str, str], key: str, default: object) -> None:
-    loaded = load_config(project, env)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get(key) == default
     assert type(loaded.get(key)) is type(default)
 
 
 @pytest.mark.parametrize("key", UNSET)
 def test_fields_without_a_default_are_unset(project: Path, env: dict[str, str], key: str) -> None:
-    assert load_config(project, env).get(key) is None
+    assert load_config(project, env, schema=CONFIG_SCHEMA).get(key) is None
 
 
 def test_the_default_of_protected_tool_outputs_uses_hives_tool_names(
@@ -142,15 +155,65 @@ def test_the_default_of_protected_tool_outputs_uses_hives_tool_names(
 
 def test_remote_provider_sections_take_a_stream_idle_timeout() -> None:
     for name in PROVIDER_SECTIONS:
-        spec = SCHEMA[name]
+        spec = CONFIG_SCHEMA[name]
         assert isinstance(spec, SectionSpec)
         assert (spec.field("streamIdleTimeoutSeconds") is not None) is (name != "lmsupply"), name
 
 
 def test_every_field_is_documented() -> None:
-    for spec in SCHEMA.values():
+    for spec in CONFIG_SCHEMA.values():
         assert spec.doc
         if isinstance(spec, SectionSpec):
             for field in spec.fields:
                 assert isinstance(field, FieldSpec)
                 assert field.doc, f"{spec.name}.{field.name}"
+
+
+DEMO = SectionSpec(
+    name="demo",
+    doc="A section of a host's.",
+    aliases=("sample",),
+    fields=(
+        FieldSpec(name="model", kind="str", doc="A text.", env=("DEMO_MODEL", "GENERIC_MODEL")),
+        FieldSpec(name="enabled", kind="bool", doc="A switch.", default=False, env=("DEMO_ENABLED",)),
+        FieldSpec(name="limit", kind="int", doc="A count.", env=("DEMO_LIMIT",)),
+    ),
+)
+HOST = ConfigSchema((DEMO, *SCHEMA.values()))
+
+
+def test_a_host_schema_adds_its_sections_with_their_aliases_and_variables() -> None:
+    assert list(HOST)[:2] == ["demo", "permissions"]
+    assert HOST.aliases == {"sample": "demo"}
+    assert HOST.canonical_section("SAMPLE") == "demo"
+    assert HOST.lookup(("demo", "limit")) == DEMO.fields[2]
+    assert HOST.normalize_key("sample.LIMIT") == ("demo", "limit")
+    assert HOST.environment == (
+        EnvVar("DEMO_MODEL", "demo.model"),
+        EnvVar("GENERIC_MODEL", "demo.model"),
+        EnvVar("DEMO_ENABLED", "demo.enabled"),
+        EnvVar("DEMO_LIMIT", "demo.limit"),
+    )
+    with pytest.raises(ValueError, match="'sample' is declared twice"):
+        ConfigSchema((DEMO, SectionSpec(name="sample", doc="Taken.")))
+    with pytest.raises(ConfigError, match="invalid key"):
+        HOST.normalize_key("demo..model")
+
+
+def test_the_environment_sets_the_keys_of_the_schema_it_is_loaded_with(
+    project: Path, env: dict[str, str]
+) -> None:
+    env.update(DEMO_MODEL="", GENERIC_MODEL="generic", DEMO_ENABLED="TRUE", DEMO_LIMIT="lots")
+    loaded = load_config(project, env, schema=HOST)
+    # The first variable that is set wins; an empty one sets nothing.
+    assert loaded.section("sample") == {"model": "generic", "enabled": True}
+    origin = loaded.origin("demo.model")
+    assert origin is not None
+    assert origin.variable == "GENERIC_MODEL"
+    [warning] = loaded.warnings
+    assert (warning.key, warning.source) == ("demo.limit", "environment")
+    assert "DEMO_LIMIT" in str(warning)
+    # hive-core's own schema reads no variable at all.
+    assert [
+        key for key, origin in load_config(project, env).origins.items() if origin.layer != "default"
+    ] == []

@@ -9,17 +9,18 @@ pydantic objects for every chunk costs several times more than the chunk's own p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, Unpack, cast
 
 import anyio
 import httpx2
+import msgspec
 
 from hive_core import ChatError
 
+from ._client import Connection, RemoteChatClient, transport_error
 from .errors import chat_error_for_status, code_for_status, is_context_overflow
-from .settings import ProviderSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -27,15 +28,13 @@ if TYPE_CHECKING:
 __all__ = [
     "OPENAI_EFFORTS",
     "OpenAIClientBase",
+    "OpenAIConnection",
     "SdkFactory",
-    "api_effort",
     "error_from_payload",
-    "int_option",
     "iter_payloads",
     "known_context_window",
     "sdk_error",
-    "sdk_timeout",
-    "stream_error",
+    "unreadable",
 ]
 
 SdkFactory = Callable[[httpx2.Timeout, int], "AsyncOpenAI"]
@@ -51,8 +50,6 @@ OPENAI_EFFORTS: Final[Mapping[str, str | None]] = {
     "extra_high": "max",
 }
 """hive's reasoning efforts as OpenAI spells them; ``None`` means the parameter is left out."""
-
-_CONNECT_TIMEOUT: Final = 10.0
 
 # Prefix → context window in tokens, longest prefix first where one model name extends another.
 _KNOWN_WINDOWS: Final[tuple[tuple[str, int], ...]] = (
@@ -76,29 +73,6 @@ def known_context_window(model: str) -> int | None:
         if name.startswith(prefix):
             return window
     return None
-
-
-def api_effort(efforts: Mapping[str, str | None], requested: str | None) -> str | None:
-    """The API's spelling of a requested reasoning effort; unknown efforts are passed on as given."""
-    if requested is None:
-        return None
-    return efforts.get(requested, requested)
-
-
-def int_option(settings: ProviderSettings, name: str) -> int | None:
-    """A positive whole-number option of ``settings`` (``None`` when unset); ``ValueError`` naming it otherwise."""
-    value = settings.options.get(name)
-    if value is None or not value.strip():
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number <= 0:
-        raise ValueError(
-            f"{settings.provider}: setting {name!r} must be a positive whole number, got {value!r}"
-        )
-    return number
 
 
 def _error_fields(body: object) -> tuple[str, str | None]:
@@ -135,24 +109,16 @@ def sdk_error(provider: str, exc: Exception) -> ChatError:
         cause = exc.__cause__
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         return ChatError(f"{provider}: could not reach the server{detail}", code="network")
-    if isinstance(exc, httpx2.TimeoutException):
-        return ChatError(f"{provider}: the request timed out", code="timeout")
     if isinstance(exc, httpx2.TransportError):
-        return ChatError(f"{provider}: connection failed ({type(exc).__name__}: {exc})", code="network")
+        return transport_error(provider, exc, None)
     text = str(exc)
     code = "auth" if "credential" in text.lower() or "api_key" in text.lower() else "unknown"
     return ChatError(f"{provider}: {text}", code=code)
 
 
-def stream_error(
-    provider: str, exc: httpx2.HTTPError | httpx2.StreamError, idle_timeout: float | None
-) -> ChatError:
-    """A :class:`ChatError` for a failure while reading a response body that had started."""
-    if isinstance(exc, httpx2.TimeoutException):
-        return ChatError(f"{provider}: the stream sent nothing for {idle_timeout:g} seconds", code="timeout")
-    return ChatError(
-        f"{provider}: the connection broke mid-stream ({type(exc).__name__}: {exc})", code="network"
-    )
+def unreadable(provider: str, exc: msgspec.DecodeError) -> ChatError:
+    """The :class:`ChatError` for an event of the stream that is not JSON (or not the JSON expected)."""
+    return ChatError(f"{provider}: the stream sent an unreadable event ({exc})", code="network")
 
 
 def error_from_payload(provider: str, message: str, code: str | None, status: int | None = None) -> ChatError:
@@ -222,77 +188,68 @@ async def iter_payloads(response: httpx2.Response) -> AsyncIterator[list[bytes]]
         yield [data]
 
 
-def sdk_timeout(idle_timeout: float | None) -> httpx2.Timeout:
-    """The SDK client's timeouts: every wait for the next bytes is bounded by the stream's idle timeout."""
-    connect = _CONNECT_TIMEOUT if idle_timeout is None else min(_CONNECT_TIMEOUT, idle_timeout)
-    return httpx2.Timeout(idle_timeout, connect=connect)
+class OpenAIConnection(Connection, total=False):
+    """How an OpenAI adapter reaches its API: a :class:`~hive_providers._client.Connection` and more."""
+
+    provider: str
+    """The provider's name in errors (default ``openai``)."""
+    efforts: Mapping[str, str | None]
+    """hive's reasoning efforts as this API spells them (``None``: leave the parameter out); unknown efforts
+    are passed on as given. Default :data:`OPENAI_EFFORTS`."""
+    default_headers: Mapping[str, str] | None
+    """Headers sent with every request."""
+    sdk_factory: SdkFactory | None
+    """Builds a preconfigured SDK client instead (Azure's)."""
 
 
-class OpenAIClientBase:
-    """The part of the OpenAI adapters that is not about one API's wire format."""
+class OpenAIClientBase(RemoteChatClient):
+    """The part of the OpenAI adapters that is not about one API's wire format: the SDK client, built (and
+    ``openai`` imported) on the first request, model listing, and the reasoning efforts."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        idle_timeout: float | None = 120.0,
-        max_retries: int = 2,
-        provider: str = "openai",
-        default_headers: Mapping[str, str] | None = None,
-        sdk_factory: SdkFactory | None = None,
-    ) -> None:
-        if not model:
-            raise ValueError("model must be a non-empty model name")
-        if idle_timeout is not None and idle_timeout <= 0:
-            raise ValueError(f"idle_timeout must be positive, got {idle_timeout}")
-        self.model = model
-        """The model (or Azure deployment) requests name unless :attr:`ChatOptions.model` overrides it."""
-        self.provider = provider
-        """The provider's name, used in error messages."""
-        self.idle_timeout = idle_timeout
-        """Seconds a stream may send nothing before the request fails with ``timeout`` (``None``: no limit)."""
-        self._context_window = context_window if context_window is not None else known_context_window(model)
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_retries = max_retries
-        self._headers = dict(default_headers or {})
-        self._factory = sdk_factory
+    def __init__(self, *, model: str, **connection: Unpack[OpenAIConnection]) -> None:
+        super().__init__(provider=connection.get("provider", "openai"), model=model, connection=connection)
+        self._efforts = dict(connection.get("efforts", OPENAI_EFFORTS))
+        self._headers = dict(connection.get("default_headers") or {})
+        self._factory = connection.get("sdk_factory")
         self._sdk: AsyncOpenAI | None = None
 
-    @property
-    def context_window(self) -> int | None:
-        """The model's context window in tokens: the one given, else a well-known model's, else ``None``."""
-        return self._context_window
+    def default_context_window(self) -> int | None:
+        """A well-known OpenAI or xAI model's window, from its name."""
+        return known_context_window(self.model)
+
+    def api_effort(self, requested: str | None) -> str | None:
+        """The API's spelling of a requested reasoning effort (``None``: leave the parameter out)."""
+        if requested is None:
+            return None
+        return self._efforts.get(requested, requested)
 
     def sdk(self) -> AsyncOpenAI:
         """The SDK client, built (and ``openai`` imported) on first use."""
         if self._sdk is None:
             try:
-                timeout = sdk_timeout(self.idle_timeout)
                 if self._factory is not None:
-                    self._sdk = self._factory(timeout, self._max_retries)
+                    self._sdk = self._factory(self.timeout, self.max_retries)
                 else:
                     from openai import AsyncOpenAI
 
                     self._sdk = AsyncOpenAI(
-                        api_key=self._api_key,
-                        base_url=self._base_url,
-                        max_retries=self._max_retries,
-                        timeout=timeout,
+                        api_key=self.api_key,
+                        base_url=self.base_url,
+                        max_retries=self.max_retries,
+                        timeout=self.timeout,
                         default_headers=self._headers or None,
                     )
             except Exception as exc:
                 raise sdk_error(self.provider, exc) from exc
         return self._sdk
 
-    async def _open_stream(self, path: str, body: dict[str, Any]) -> httpx2.Response:
-        """POST ``body`` to ``path`` through the SDK and return the raw response with its body unread.
+    @asynccontextmanager
+    async def _payloads(self, path: str, body: dict[str, Any]) -> AsyncGenerator[AsyncIterator[list[bytes]]]:
+        """POST ``body`` to ``path`` through the SDK and read the event stream's payloads (:func:`iter_payloads`);
+        the response is closed when the block ends, however it ends.
 
         The SDK applies authentication, retries (honouring ``retry-after``) and turns an error status into its
-        exception, which becomes a :class:`ChatError` here.
+        exception; that, and a connection that fails while the body is read, become a :class:`ChatError`.
         """
         import openai
 
@@ -301,7 +258,13 @@ class OpenAIClientBase:
             response = await sdk.post(path, cast_to=httpx2.Response, body=body, stream=True, stream_cls=None)
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise sdk_error(self.provider, exc) from exc
-        return response
+        try:
+            yield iter_payloads(response)
+        except (httpx2.HTTPError, httpx2.StreamError) as exc:
+            raise transport_error(self.provider, exc, self.idle_timeout) from exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
 
     async def list_models(self) -> list[str]:
         """The ids of the models the endpoint serves."""
@@ -319,11 +282,3 @@ class OpenAIClientBase:
         if sdk is not None:
             with anyio.CancelScope(shield=True):
                 await sdk.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()

@@ -15,39 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, cast
+from typing import TYPE_CHECKING, Any, Final, Unpack, cast
 
 import anyio.to_thread
 import httpx2
 import msgspec
 
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    ThinkingPart,
-    ThinkingUpdate,
-    ToolCallPart,
-    ToolCallUpdate,
-    ToolResultPart,
-    UsageUpdate,
-)
-from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_core import ChatError, chat
+from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from hive_protocol import ErrorCode
 
+from ._client import Connection, RemoteChatClient, keyed_connection, transport_error
 from .errors import chat_error_for_status, code_for_status
-from .settings import Capabilities, ProviderSettings
+from .registry import required_setting
+from .settings import ProviderSettings
 from .sse import iter_sse
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
-__all__ = ["DEFAULT_MAX_TOKENS", "THINKING_BUDGETS", "AnthropicClient", "from_settings"]
+__all__ = ["DEFAULT_MAX_TOKENS", "THINKING_BUDGETS", "AnthropicChatClient", "from_settings"]
 
 PROVIDER: Final = "anthropic"
 
@@ -59,7 +46,7 @@ THINKING_BUDGETS: Final[dict[str, int]] = {"low": 2048, "medium": 6144, "high": 
 the budget, so thinking never eats the reply."""
 
 _EFFORTS: Final[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high", "extra_high": "max"}
-_STOP_REASONS: Final[dict[str, FinishReason]] = {
+_STOP_REASONS: Final[dict[str, chat.FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
@@ -149,56 +136,34 @@ def _sdk():  # unannotated: the inferred module type keeps the SDK's names typed
     return anthropic
 
 
-class AnthropicClient:
+class AnthropicChatClient(RemoteChatClient):
     """A :class:`~hive_core.ChatClient` for Anthropic's Messages API."""
 
     def __init__(
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        idle_timeout: float = 120.0,
-        max_retries: int = 2,
         prompt_caching: bool = True,
         http_client: httpx2.AsyncClient | None = None,
+        **connection: Unpack[Connection],
     ) -> None:
         """Configure a client; nothing is imported or connected until the first request.
 
-        ``api_key`` falls back to the SDK's own lookup (``ANTHROPIC_API_KEY``). ``base_url`` is the API root
-        without ``/v1`` (a trailing ``/v1`` is dropped, since the SDK adds it). ``idle_timeout`` is the longest
-        the response may go without a byte; ``max_retries`` is the SDK's retry count for 408, 409, 429 and 5xx
-        answers and for failed connections. ``prompt_caching`` marks the system prompt and the last message as
-        cache breakpoints.
+        ``api_key`` falls back to the SDK's own lookup. ``base_url`` is the API root without ``/v1`` (a
+        trailing ``/v1`` is dropped, since the SDK adds it). ``prompt_caching`` marks the system prompt and the
+        last message as cache breakpoints. ``http_client`` is used instead of the SDK's own (and left open).
         """
-        if not model:
-            raise ValueError("anthropic: a model is required")
-        self.model = model
-        """The model requests use unless :attr:`ChatOptions.model` names another."""
-        self.api_key = api_key
-        self.base_url = _api_root(base_url) if base_url else None
-        self.idle_timeout = idle_timeout
-        self.max_retries = max_retries
+        super().__init__(provider=PROVIDER, model=model, connection=connection)
+        if self.base_url:
+            self.base_url = _api_root(self.base_url)
         self.prompt_caching = prompt_caching
-        self._context_window = context_window
+        """Whether requests mark cache breakpoints."""
         self._http_client = http_client
         self._client: AsyncAnthropic | None = None
-        self._timeout = httpx2.Timeout(idle_timeout, connect=min(idle_timeout, 10.0))
 
-    @property
-    def context_window(self) -> int | None:
-        """The configured window, else 200,000 tokens for Claude models, else unknown."""
-        if self._context_window is not None:
-            return self._context_window
+    def default_context_window(self) -> int | None:
+        """200,000 tokens for Claude models."""
         return 200_000 if self.model.startswith("claude") else None
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools with streamed arguments, and thinking."""
-        return Capabilities(
-            tools=True, streamed_tool_calls=True, thinking=True, context_window=self.context_window
-        )
 
     async def _sdk_client(self) -> AsyncAnthropic:
         if self._client is None:
@@ -208,7 +173,7 @@ class AnthropicClient:
                 api_key=self.api_key,
                 base_url=self.base_url,
                 max_retries=self.max_retries,
-                timeout=self._timeout,
+                timeout=self.timeout,
                 http_client=self._http_client,
             )
         return self._client
@@ -219,14 +184,6 @@ class AnthropicClient:
         if client is not None and self._http_client is None:
             await client.close()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     async def list_models(self) -> list[str]:
         """The ids of the models the key can use."""
         client = await self._sdk_client()
@@ -236,7 +193,9 @@ class AnthropicClient:
         except sdk.APIError as exc:
             raise _sdk_error(exc) from exc
 
-    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+    async def stream(
+        self, messages: Sequence[Message], options: chat.ChatOptions
+    ) -> AsyncIterator[chat.ChatUpdate]:
         """Stream the model's answer to ``messages``; failures raise :class:`~hive_core.ChatError`."""
         body = self._request_body(messages, options)
         client = await self._sdk_client()
@@ -244,17 +203,15 @@ class AnthropicClient:
         # The SDK's overloads cannot be matched from a dict of keyword arguments.
         create: Any = client.messages.with_streaming_response.create
         try:
-            async with create(**body, timeout=self._timeout) as raw:
+            async with create(**body, timeout=self.timeout) as raw:
                 async for update in _read_stream(cast(httpx2.Response, raw.http_response)):
                     yield update
         except sdk.APIError as exc:
             raise _sdk_error(exc) from exc
-        except httpx2.TimeoutException as exc:
-            raise ChatError(f"anthropic: no data for {self.idle_timeout:g} s: {exc}", code="timeout") from exc
         except httpx2.TransportError as exc:
-            raise ChatError(f"anthropic: the stream broke off: {exc}", code="network") from exc
+            raise transport_error(PROVIDER, exc, self.idle_timeout) from exc
 
-    def _request_body(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
+    def _request_body(self, messages: Sequence[Message], options: chat.ChatOptions) -> dict[str, Any]:
         """The streaming Messages request for ``messages`` and ``options``, as the SDK's keyword arguments."""
         model = options.model or self.model
         system: list[str] = [options.instructions] if options.instructions else []
@@ -336,8 +293,8 @@ def _thinking_budget(effort: str | None) -> int | None:
         ) from None
 
 
-def _tool_choice(choice: ToolChoice) -> dict[str, str]:
-    if isinstance(choice, RequiredTool):
+def _tool_choice(choice: chat.ToolChoice) -> dict[str, str]:
+    if isinstance(choice, chat.RequiredTool):
         return {"type": "tool", "name": choice.name}
     return {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}[choice]
 
@@ -410,7 +367,7 @@ def _thinking_signature(blocks: list[dict[str, Any]]) -> str:
     return _encode(blocks).decode()
 
 
-async def _read_stream(response: httpx2.Response) -> AsyncIterator[ChatUpdate]:
+async def _read_stream(response: httpx2.Response) -> AsyncIterator[chat.ChatUpdate]:
     """Updates from a Messages event stream; ends at ``message_stop`` and fails if the stream ends before."""
     thinking: dict[int, list[str]] = {}
     signed: list[dict[str, Any]] = []
@@ -430,36 +387,36 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[ChatUpdate]:
             delta_kind = delta.type
             if delta_kind == "text_delta":
                 if delta.text:
-                    yield TextUpdate(delta.text)
+                    yield chat.TextUpdate(delta.text)
             elif delta_kind == "input_json_delta":
                 if delta.partial_json:
-                    yield ToolCallUpdate(event.index, arguments=delta.partial_json)
+                    yield chat.ToolCallUpdate(event.index, arguments=delta.partial_json)
             elif delta_kind == "thinking_delta":
                 if delta.thinking:
                     thinking.setdefault(event.index, []).append(delta.thinking)
-                    yield ThinkingUpdate(delta.thinking)
+                    yield chat.ThinkingUpdate(delta.thinking)
             elif delta_kind == "signature_delta" and delta.signature:
                 text = "".join(thinking.get(event.index, ()))
                 signed.append({"type": "thinking", "thinking": text, "signature": delta.signature})
-                yield ThinkingUpdate("", signature=_thinking_signature(signed), provider=PROVIDER)
+                yield chat.ThinkingUpdate("", signature=_thinking_signature(signed), provider=PROVIDER)
         elif kind == "content_block_start":
             block = event.content_block
             if block is None:
                 continue
             if block.type == "text":
                 if block.text:
-                    yield TextUpdate(block.text)
+                    yield chat.TextUpdate(block.text)
             elif block.type == "tool_use":
                 raw = bytes(block.input)
                 arguments = raw.decode() if raw not in (b"", b"{}") else ""
-                yield ToolCallUpdate(event.index, id=block.id, name=block.name, arguments=arguments)
+                yield chat.ToolCallUpdate(event.index, id=block.id, name=block.name, arguments=arguments)
             elif block.type == "thinking":
                 if block.thinking:
                     thinking.setdefault(event.index, []).append(block.thinking)
-                    yield ThinkingUpdate(block.thinking)
+                    yield chat.ThinkingUpdate(block.thinking)
             elif block.type == "redacted_thinking":
                 signed.append({"type": "redacted_thinking", "data": block.data})
-                yield ThinkingUpdate("", signature=_thinking_signature(signed), provider=PROVIDER)
+                yield chat.ThinkingUpdate("", signature=_thinking_signature(signed), provider=PROVIDER)
         elif kind == "message_delta":
             if event.delta is not None and event.delta.stop_reason is not None:
                 stop_reason = event.delta.stop_reason
@@ -476,12 +433,12 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[ChatUpdate]:
         raise ChatError("anthropic: the stream ended before message_stop", code="network")
     if usage.input_tokens is not None or usage.output_tokens is not None:
         cached = usage.cache_read_input_tokens or 0
-        yield UsageUpdate(
+        yield chat.UsageUpdate(
             input_tokens=(usage.input_tokens or 0) + cached + (usage.cache_creation_input_tokens or 0),
             output_tokens=usage.output_tokens or 0,
             cached_input_tokens=cached,
         )
-    yield FinishUpdate(_STOP_REASONS.get(stop_reason or "end_turn", "stop"))
+    yield chat.FinishUpdate(_STOP_REASONS.get(stop_reason or "end_turn", "stop"))
 
 
 def _merge_usage(into: _Usage, update: _Usage) -> None:
@@ -519,35 +476,7 @@ def _sdk_error(exc: Exception) -> ChatError:
     return ChatError(f"anthropic: {exc}", code=code)
 
 
-def from_settings(settings: ProviderSettings) -> AnthropicClient:
-    """An :class:`AnthropicClient` from merged settings; raises ``ValueError`` naming a missing setting."""
-    if not settings.api_key:
-        raise ValueError(
-            "anthropic: missing required setting 'api_key' (ANTHROPIC_API_KEY, or anthropic.apiKey in config)"
-        )
-    if not settings.model:
-        raise ValueError(
-            "anthropic: missing required setting 'model' (ANTHROPIC_MODEL, or anthropic.model in config)"
-        )
-    return AnthropicClient(
-        model=settings.model,
-        api_key=settings.api_key,
-        base_url=settings.endpoint,
-        context_window=_int_option(settings, "context_length"),
-        idle_timeout=settings.idle_timeout,
-    )
-
-
-def _int_option(settings: ProviderSettings, name: str) -> int | None:
-    value = settings.options.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(
-            f"{settings.provider}: setting {name!r} must be a whole number, got {value!r}"
-        ) from None
-    if number <= 0:
-        raise ValueError(f"{settings.provider}: setting {name!r} must be positive, got {value!r}")
-    return number
+def from_settings(settings: ProviderSettings) -> AnthropicChatClient:
+    """The ``anthropic`` provider; raises :class:`~hive_providers.registry.MissingSettingError` without a key or
+    a model."""
+    return AnthropicChatClient(model=required_setting(settings, "model"), **keyed_connection(settings))

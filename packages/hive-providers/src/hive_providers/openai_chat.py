@@ -9,39 +9,18 @@ index. Chat Completions has no reasoning signature, so thinking is not sent back
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
-import anyio
-import httpx2
 import msgspec
 
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-)
-from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_core import ChatError, chat
+from hive_core.messages import Message
 
-from ._openai_base import (
-    OPENAI_EFFORTS,
-    OpenAIClientBase,
-    SdkFactory,
-    api_effort,
-    error_from_payload,
-    iter_payloads,
-    stream_error,
-)
-from .settings import Capabilities
+from ._openai_base import OpenAIClientBase, OpenAIConnection, error_from_payload, unreadable
 
 __all__ = ["OpenAIChatClient"]
 
-_FINISH: Final[Mapping[str, FinishReason]] = {
+_FINISH: Final[Mapping[str, chat.FinishReason]] = {
     "stop": "stop",
     "length": "length",
     "max_tokens": "length",
@@ -103,62 +82,34 @@ _decode_chunk = msgspec.json.Decoder(_Chunk).decode
 class OpenAIChatClient(OpenAIClientBase):
     """A model behind an OpenAI Chat Completions endpoint, as a :class:`~hive_core.ChatClient`.
 
-    ``api_key`` and ``base_url`` default to the SDK's (``OPENAI_API_KEY``, OpenAI's endpoint). ``idle_timeout``
-    fails a stream that sends nothing for that many seconds with ``timeout`` (``None``: no limit);
-    ``max_retries`` is the SDK's retry budget for 408/409/429/5xx and connection failures, honouring
-    ``retry-after``. The SDK is imported and its client built on the first request.
+    ``api_key`` and ``base_url`` default to the SDK's (its ``OPENAI_API_KEY`` lookup, OpenAI's endpoint); the
+    other settings of the connection are :class:`~hive_providers._openai_base.OpenAIConnection`'s. The SDK is
+    imported and its client built on the first request.
     """
 
     def __init__(
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        idle_timeout: float | None = 120.0,
-        max_retries: int = 2,
-        provider: str = "openai",
         thinking: bool | None = None,
-        efforts: Mapping[str, str | None] = OPENAI_EFFORTS,
         max_tokens_field: str = "max_completion_tokens",
-        default_headers: Mapping[str, str] | None = None,
-        sdk_factory: SdkFactory | None = None,
+        **connection: Unpack[OpenAIConnection],
     ) -> None:
         """Configure the client; nothing is imported or connected until the first request.
 
-        ``provider`` names the endpoint in errors. ``thinking`` declares whether the model returns reasoning
-        (default: ``False`` for OpenAI, which does not stream it here, ``True`` for compatible servers).
-        ``efforts`` spells hive's reasoning efforts for this API (``None``: leave the parameter out).
-        ``max_tokens_field`` is ``max_completion_tokens`` for OpenAI, ``max_tokens`` for servers that only know
-        the older name. ``sdk_factory`` builds a preconfigured SDK client instead (Azure).
+        ``thinking`` declares whether the model returns reasoning (default: ``False`` for OpenAI, which does
+        not stream it here, ``True`` for compatible servers). ``max_tokens_field`` is ``max_completion_tokens``
+        for OpenAI, ``max_tokens`` for servers that only know the older name.
         """
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            context_window=context_window,
-            idle_timeout=idle_timeout,
-            max_retries=max_retries,
-            provider=provider,
-            default_headers=default_headers,
-            sdk_factory=sdk_factory,
-        )
-        self._thinking = thinking if thinking is not None else provider != "openai"
-        self._efforts = dict(efforts)
+        super().__init__(model=model, **connection)
+        self._thinking = thinking if thinking is not None else self.provider != "openai"
         self._max_tokens_field = max_tokens_field
 
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools with streamed arguments; thinking as configured; the context window when known."""
-        return Capabilities(
-            tools=True,
-            streamed_tool_calls=True,
-            thinking=self._thinking,
-            context_window=self.context_window,
-        )
+    def thinking(self) -> bool:
+        """As configured."""
+        return self._thinking
 
-    def request_body(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
+    def request_body(self, messages: Sequence[Message], options: chat.ChatOptions) -> dict[str, Any]:
         """The JSON body of the request for ``messages`` and ``options``."""
         body: dict[str, Any] = {
             "model": options.model or self.model,
@@ -179,15 +130,16 @@ class OpenAIChatClient(OpenAIClientBase):
             body["temperature"] = options.temperature
         if options.max_output_tokens is not None:
             body[self._max_tokens_field] = options.max_output_tokens
-        effort = api_effort(self._efforts, options.reasoning_effort)
+        effort = self.api_effort(options.reasoning_effort)
         if effort is not None:
             body["reasoning_effort"] = effort
         return body
 
-    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+    async def stream(
+        self, messages: Sequence[Message], options: chat.ChatOptions
+    ) -> AsyncIterator[chat.ChatUpdate]:
         """Stream the model's response: text, thinking, tool-call pieces, then usage and the finish."""
         provider = self.provider
-        response = await self._open_stream("/chat/completions", self.request_body(messages, options))
         finish: str | None = None
         done = False
         usage: _Usage | None = None
@@ -195,8 +147,8 @@ class OpenAIChatClient(OpenAIClientBase):
         slots: dict[int, int] = {}  # the wire's tool-call index → ours
         ids: list[str | None] = []  # our index → the call's id
         decode = _decode_chunk
-        try:
-            async for payloads in iter_payloads(response):
+        async with self._payloads("/chat/completions", self.request_body(messages, options)) as stream:
+            async for payloads in stream:
                 for data in payloads:
                     if data == b"[DONE]":
                         done = True
@@ -204,9 +156,7 @@ class OpenAIChatClient(OpenAIClientBase):
                     try:
                         chunk = decode(data)
                     except msgspec.DecodeError as exc:
-                        raise ChatError(
-                            f"{provider}: the stream sent an unreadable event ({exc})", code="network"
-                        ) from exc
+                        raise unreadable(provider, exc) from exc
                     if chunk.choices:
                         for choice in chunk.choices:
                             delta = choice.delta
@@ -219,16 +169,16 @@ class OpenAIChatClient(OpenAIClientBase):
                                         if held:
                                             text = "".join(held) + text
                                             held.clear()
-                                        yield TextUpdate(text)
+                                        yield chat.TextUpdate(text)
                                 reasoning = delta.reasoning_content or delta.reasoning
                                 if reasoning:
-                                    yield ThinkingUpdate(reasoning)
+                                    yield chat.ThinkingUpdate(reasoning)
                                 if delta.tool_calls:
                                     held.clear()
                                     for call in delta.tool_calls:
                                         yield _call_update(call, slots, ids)
                                 if delta.refusal:
-                                    yield TextUpdate(delta.refusal)
+                                    yield chat.TextUpdate(delta.refusal)
                             if choice.finish_reason:
                                 finish = choice.finish_reason
                     if chunk.usage is not None:
@@ -238,27 +188,22 @@ class OpenAIChatClient(OpenAIClientBase):
                         if isinstance(error.code, int):  # some servers put the HTTP status here
                             raise error_from_payload(provider, error.message or "", error.type, error.code)
                         raise error_from_payload(provider, error.message or "", error.code or error.type)
-        except (httpx2.HTTPError, httpx2.StreamError) as exc:
-            raise stream_error(provider, exc, self.idle_timeout) from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await response.aclose()
         if finish is None and not done:
             raise ChatError(f"{provider}: the stream ended before the model finished", code="network")
         if held and not ids:
-            yield TextUpdate("".join(held))
+            yield chat.TextUpdate("".join(held))
         if usage is not None:
             details = usage.prompt_tokens_details
-            yield UsageUpdate(
+            yield chat.UsageUpdate(
                 usage.prompt_tokens or 0,
                 usage.completion_tokens or 0,
                 (details.cached_tokens or 0) if details is not None else 0,
             )
         reason = _FINISH.get(finish or "stop", "stop")
-        yield FinishUpdate("tool_calls" if ids and reason == "stop" else reason)
+        yield chat.FinishUpdate("tool_calls" if ids and reason == "stop" else reason)
 
 
-def _call_update(call: _ToolCallDelta, slots: dict[int, int], ids: list[str | None]) -> ToolCallUpdate:
+def _call_update(call: _ToolCallDelta, slots: dict[int, int], ids: list[str | None]) -> chat.ToolCallUpdate:
     """The update for one tool-call delta, placed by its index.
 
     Some compatible servers omit ``index`` or reuse one index for several calls; a delta that brings a new id
@@ -270,7 +215,7 @@ def _call_update(call: _ToolCallDelta, slots: dict[int, int], ids: list[str | No
         if call_id is None and ids:
             index = len(ids) - 1
             function = call.function
-            return ToolCallUpdate(index, None, function.name if function else None, _arguments(function))
+            return chat.ToolCallUpdate(index, None, function.name if function else None, _arguments(function))
         wire = -len(ids) - 1
     index = slots.get(wire)
     if index is None or (call_id is not None and ids[index] is not None and ids[index] != call_id):
@@ -280,15 +225,17 @@ def _call_update(call: _ToolCallDelta, slots: dict[int, int], ids: list[str | No
     elif call_id is not None and ids[index] is None:
         ids[index] = call_id
     function = call.function
-    return ToolCallUpdate(index, call_id, (function.name or None) if function else None, _arguments(function))
+    return chat.ToolCallUpdate(
+        index, call_id, (function.name or None) if function else None, _arguments(function)
+    )
 
 
 def _arguments(function: _Function | None) -> str:
     return (function.arguments or "") if function is not None else ""
 
 
-def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
-    if isinstance(choice, RequiredTool):
+def _tool_choice(choice: chat.ToolChoice) -> str | dict[str, Any]:
+    if isinstance(choice, chat.RequiredTool):
         return {"type": "function", "function": {"name": choice.name}}
     return choice
 

@@ -8,42 +8,20 @@ The SDK builds and sends the request; the stream's events are decoded here into 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final, Unpack
 
-import anyio
-import httpx2
 import msgspec
 
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    ThinkingPart,
-    ThinkingUpdate,
-    ToolCallPart,
-    ToolCallUpdate,
-    UsageUpdate,
-)
-from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_core import ChatError, chat
+from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart
 
-from ._openai_base import (
-    OPENAI_EFFORTS,
-    OpenAIClientBase,
-    SdkFactory,
-    api_effort,
-    error_from_payload,
-    int_option,
-    iter_payloads,
-    stream_error,
-)
-from .settings import Capabilities, ProviderSettings
+from ._client import keyed_connection
+from ._openai_base import OpenAIClientBase, OpenAIConnection, error_from_payload, unreadable
+from .registry import required_setting
+from .settings import ProviderSettings
 
-__all__ = ["SIGNATURE_PROVIDER", "OpenAIResponsesClient", "from_settings"]
+__all__ = ["SIGNATURE_PROVIDER", "OpenAIResponsesChatClient", "from_settings"]
 
 SIGNATURE_PROVIDER: Final = "openai"
 """The provider recorded on the thinking this client returns; only such thinking is sent back to it."""
@@ -142,30 +120,17 @@ _HANDLED: Final = frozenset(
 )
 
 
-class OpenAIResponsesClient(OpenAIClientBase):
-    """A model behind the OpenAI Responses API, as a :class:`~hive_core.ChatClient`.
-
-    ``api_key`` and ``base_url`` default to the SDK's (``OPENAI_API_KEY``, OpenAI's endpoint). ``idle_timeout``
-    fails a stream that sends nothing for that many seconds with ``timeout`` (``None``: no limit);
-    ``max_retries`` is the SDK's retry budget, honouring ``retry-after``. The SDK is imported and its client
-    built on the first request.
-    """
+class OpenAIResponsesChatClient(OpenAIClientBase):
+    """A model behind the OpenAI Responses API, as a :class:`~hive_core.ChatClient`; connected like
+    :class:`~hive_providers.openai_chat.OpenAIChatClient` (the SDK is imported on the first request)."""
 
     def __init__(
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        idle_timeout: float | None = 120.0,
-        max_retries: int = 2,
-        provider: str = "openai",
         reasoning: bool | None = None,
         reasoning_summary: str | None = "auto",
-        efforts: Mapping[str, str | None] = OPENAI_EFFORTS,
-        default_headers: Mapping[str, str] | None = None,
-        sdk_factory: SdkFactory | None = None,
+        **connection: Unpack[OpenAIConnection],
     ) -> None:
         """Configure the client; nothing is imported or connected until the first request.
 
@@ -173,35 +138,18 @@ class OpenAIResponsesClient(OpenAIClientBase):
         ``gpt-5``, ``codex``). A reasoning model is asked for its ``reasoning_summary`` (``None``: none) and
         its encrypted reasoning, which is sent back on later requests.
         """
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            context_window=context_window,
-            idle_timeout=idle_timeout,
-            max_retries=max_retries,
-            provider=provider,
-            default_headers=default_headers,
-            sdk_factory=sdk_factory,
-        )
+        super().__init__(model=model, **connection)
         if reasoning is None:
             name = model.lower()
             reasoning = name.startswith(_REASONING_PREFIXES) and "chat" not in name
         self._reasoning = reasoning
         self._summary = reasoning_summary
-        self._efforts = dict(efforts)
 
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools with streamed arguments; thinking for reasoning models; the context window when known."""
-        return Capabilities(
-            tools=True,
-            streamed_tool_calls=True,
-            thinking=self._reasoning,
-            context_window=self.context_window,
-        )
+    def thinking(self) -> bool:
+        """For reasoning models."""
+        return self._reasoning
 
-    def request_body(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
+    def request_body(self, messages: Sequence[Message], options: chat.ChatOptions) -> dict[str, Any]:
         """The JSON body of the request for ``messages`` and ``options``."""
         body: dict[str, Any] = {
             "model": options.model or self.model,
@@ -211,23 +159,14 @@ class OpenAIResponsesClient(OpenAIClientBase):
         }
         if options.instructions and options.instructions.strip():
             body["instructions"] = options.instructions
-        if options.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": False,
-                }
-                for t in options.tools
-            ]
-            body["tool_choice"] = _tool_choice(options.tool_choice)
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.max_output_tokens is not None:
             body["max_output_tokens"] = options.max_output_tokens
-        effort = api_effort(self._efforts, options.reasoning_effort)
+        if options.tools:
+            body["tools"] = [_function(tool) for tool in options.tools]
+            body["tool_choice"] = _tool_choice(options.tool_choice)
+        effort = self.api_effort(options.reasoning_effort)
         if self._reasoning:
             reasoning: dict[str, Any] = {}
             if self._summary is not None:
@@ -241,17 +180,18 @@ class OpenAIResponsesClient(OpenAIClientBase):
             body["reasoning"] = {"effort": effort}
         return body
 
-    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+    async def stream(
+        self, messages: Sequence[Message], options: chat.ChatOptions
+    ) -> AsyncIterator[chat.ChatUpdate]:
         """Stream the model's response: text, reasoning summaries with their signature, function-call pieces,
         then usage and the finish."""
         provider = self.provider
-        response = await self._open_stream("/responses", self.request_body(messages, options))
         state = _State(provider)
         held = state.held
         calls = state.calls
         decode = _decode_event
-        try:
-            async for payloads in iter_payloads(response):
+        async with self._payloads("/responses", self.request_body(messages, options)) as stream:
+            async for payloads in stream:
                 for data in payloads:
                     try:
                         event = decode(data)
@@ -263,9 +203,7 @@ class OpenAIResponsesClient(OpenAIClientBase):
                             ) from None
                         continue
                     except msgspec.DecodeError as exc:
-                        raise ChatError(
-                            f"{provider}: the stream sent an unreadable event ({exc})", code="network"
-                        ) from exc
+                        raise unreadable(provider, exc) from exc
                     # The deltas, one per chunk, are handled inline; the rest arrive a few times per response.
                     kind = event.type
                     if kind == "response.output_text.delta":
@@ -276,24 +214,19 @@ class OpenAIResponsesClient(OpenAIClientBase):
                             if held:
                                 text = "".join(held) + text
                                 held.clear()
-                            yield TextUpdate(text)
+                            yield chat.TextUpdate(text)
                     elif kind == "response.function_call_arguments.delta":
                         index = calls.get(event.output_index)
                         if index is not None and event.delta:
                             state.streamed[index] = True
-                            yield ToolCallUpdate(index, arguments=event.delta)
+                            yield chat.ToolCallUpdate(index, arguments=event.delta)
                     elif kind in _THINKING_DELTAS:
                         if event.delta:
                             state.thought = True
-                            yield ThinkingUpdate(event.delta)
+                            yield chat.ThinkingUpdate(event.delta)
                     elif kind in _HANDLED:
                         for update in state.handle(event):
                             yield update
-        except (httpx2.HTTPError, httpx2.StreamError) as exc:
-            raise stream_error(provider, exc, self.idle_timeout) from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await response.aclose()
         for update in state.end():
             yield update
 
@@ -313,7 +246,7 @@ class _State:
         self.thought = False
         self.final: _Response | None = None
 
-    def handle(self, event: _Event) -> list[ChatUpdate]:
+    def handle(self, event: _Event) -> list[chat.ChatUpdate]:
         """The updates for one event other than a text, argument or reasoning delta."""
         kind = event.type
         if kind == "response.output_item.added" or kind == "response.output_item.done":
@@ -328,13 +261,13 @@ class _State:
             index = self.calls.get(event.output_index)
             if index is not None and not self.streamed[index] and event.arguments:
                 self.streamed[index] = True
-                return [ToolCallUpdate(index, arguments=event.arguments)]
+                return [chat.ToolCallUpdate(index, arguments=event.arguments)]
         elif kind == "response.reasoning_summary_part.added":
             if self.thought:
-                return [ThinkingUpdate("\n\n")]
+                return [chat.ThinkingUpdate("\n\n")]
         elif kind == "response.refusal.delta":
             if event.delta:
-                return [TextUpdate(event.delta)]
+                return [chat.TextUpdate(event.delta)]
         elif kind == "response.completed" or kind == "response.incomplete":
             self.final = event.response or _Response(status=kind.removeprefix("response."))
         elif kind == "response.failed":
@@ -345,28 +278,28 @@ class _State:
             raise error_from_payload(self.provider, event.message or "", event.code)
         return []
 
-    def _call(self, output_index: int, item: _Item) -> list[ChatUpdate]:
+    def _call(self, output_index: int, item: _Item) -> list[chat.ChatUpdate]:
         index = self.calls.get(output_index)
         if index is None:
             self.held.clear()
             index = self.calls[output_index] = len(self.streamed)
             self.streamed.append(bool(item.arguments))
-            return [ToolCallUpdate(index, item.call_id, item.name, item.arguments or "")]
+            return [chat.ToolCallUpdate(index, item.call_id, item.name, item.arguments or "")]
         if not self.streamed[index] and item.arguments:
             # Arguments that came whole, with the finished item, instead of as deltas.
             self.streamed[index] = True
-            return [ToolCallUpdate(index, arguments=item.arguments)]
+            return [chat.ToolCallUpdate(index, arguments=item.arguments)]
         return []
 
-    def _reasoning(self, item: _Item) -> list[ChatUpdate]:
+    def _reasoning(self, item: _Item) -> list[chat.ChatUpdate]:
         if not item.id or not item.encrypted_content:
             return []  # without its encrypted content a reasoning item cannot be sent back statelessly
         summary = [part.text for part in item.summary or ()]
         self.records.append(_ReasoningRecord(item.id, item.encrypted_content, summary))
         signature = _encode_records(self.records).decode()
-        return [ThinkingUpdate("", signature=signature, provider=SIGNATURE_PROVIDER)]
+        return [chat.ThinkingUpdate("", signature=signature, provider=SIGNATURE_PROVIDER)]
 
-    def end(self) -> list[ChatUpdate]:
+    def end(self) -> list[chat.ChatUpdate]:
         """The closing updates (held text, usage, the finish), or ``ChatError`` when the response never
         completed."""
         final = self.final
@@ -374,20 +307,20 @@ class _State:
             raise ChatError(
                 f"{self.provider}: the stream ended before the response completed", code="network"
             )
-        updates: list[ChatUpdate] = []
+        updates: list[chat.ChatUpdate] = []
         if self.held and not self.streamed:
-            updates.append(TextUpdate("".join(self.held)))
+            updates.append(chat.TextUpdate("".join(self.held)))
         usage = final.usage
         if usage is not None:
             details = usage.input_tokens_details
             updates.append(
-                UsageUpdate(
+                chat.UsageUpdate(
                     usage.input_tokens or 0,
                     usage.output_tokens or 0,
                     (details.cached_tokens or 0) if details is not None else 0,
                 )
             )
-        updates.append(FinishUpdate(_finish(final, bool(self.streamed))))
+        updates.append(chat.FinishUpdate(_finish(final, bool(self.streamed))))
         return updates
 
 
@@ -395,18 +328,28 @@ def _kind(provider: str, data: bytes) -> str:
     try:
         return _decode_typed(data).type
     except msgspec.DecodeError as exc:
-        raise ChatError(f"{provider}: the stream sent an unreadable event ({exc})", code="network") from exc
+        raise unreadable(provider, exc) from exc
 
 
-def _finish(final: _Response, called: bool) -> FinishReason:
+def _finish(final: _Response, called: bool) -> chat.FinishReason:
     if final.status == "incomplete":
         reason = final.incomplete_details.reason if final.incomplete_details is not None else None
         return "content_filter" if reason == "content_filter" else "length"
     return "tool_calls" if called else "stop"
 
 
-def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
-    if isinstance(choice, RequiredTool):
+def _function(tool: chat.ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": False,
+    }
+
+
+def _tool_choice(choice: chat.ToolChoice) -> str | dict[str, Any]:
+    if isinstance(choice, chat.RequiredTool):
         return {"type": "function", "name": choice.name}
     return choice
 
@@ -467,23 +410,9 @@ def _input(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return items
 
 
-def from_settings(settings: ProviderSettings) -> OpenAIResponsesClient:
+def from_settings(settings: ProviderSettings) -> OpenAIResponsesChatClient:
     """The ``openai`` provider: the Responses API at ``settings.endpoint`` (default: the SDK's endpoint).
 
-    Configured when it has both an API key (``OPENAI_API_KEY`` / ``openai.apiKey``) and a model
-    (``OPENAI_MODEL`` / ``openai.model``); the endpoint comes from ``OPENAI_ENDPOINT`` / ``openai.endpoint``.
-    Raises ``ValueError`` naming what is missing.
+    Raises :class:`~hive_providers.registry.MissingSettingError` without a key or a model.
     """
-    model, api_key = settings.model, settings.api_key
-    if not api_key or not model:
-        name, variable, key = (
-            ("api_key", "OPENAI_API_KEY", "apiKey") if not api_key else ("model", "OPENAI_MODEL", "model")
-        )
-        raise ValueError(f"openai: missing required setting {name!r} ({variable}, or openai.{key} in config)")
-    return OpenAIResponsesClient(
-        model=model,
-        api_key=api_key,
-        base_url=settings.endpoint or None,
-        context_window=int_option(settings, "context_length"),
-        idle_timeout=settings.idle_timeout,
-    )
+    return OpenAIResponsesChatClient(model=required_setting(settings, "model"), **keyed_connection(settings))

@@ -1,38 +1,35 @@
-"""What a provider is configured with, whatever the source (config files, environment, ``.env``)."""
+"""What a model adapter is built from: one provider's settings, typed, whatever layer they came from."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
-__all__ = ["Capabilities", "ProviderSettings"]
+__all__ = ["ProviderSettings", "SettingName"]
+
+SettingName = Literal["model", "api_key", "endpoint", "api_version", "context_length", "idle_timeout"]
+"""A field of :class:`ProviderSettings` that a configuration key sets."""
 
 
 class ProviderSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """One provider's settings, already merged from every configuration layer."""
+    """One provider's settings: merged from every configuration layer by the registry, or written by hand to
+    build a client directly."""
 
     provider: str
     """The provider's canonical name (``openai``, ``anthropic``, ``google``, ``azure``, ``xai``, ``ollama``,
     ``lmstudio``, ``gpustack``, ``local``)."""
     model: str | None = None
-    """The model (or Azure deployment) to use."""
+    """The model (the deployment for Azure OpenAI, the GGUF file for local inference); ``None``: the
+    provider's default, where it has one."""
     api_key: str | None = None
     """The key, when the provider needs one."""
     endpoint: str | None = None
-    """The base URL, when not the provider's default."""
-    options: dict[str, str] = msgspec.field(default_factory=dict[str, str])
-    """Provider-specific settings by name (``api_version``, ``context_length``, ``model_path``, ``enabled``...)."""
+    """The base URL; ``None``: the provider's default."""
+    api_version: str | None = None
+    """Azure OpenAI's data-plane API version; ``None``: the adapter's default."""
+    context_length: int | None = None
+    """The model's context window in tokens (for local inference, the size it is loaded with); ``None``: the
+    adapter's knowledge of the model (local inference: sized from the machine's memory)."""
     idle_timeout: float = 120.0
     """Seconds a stream may go without a byte before the request fails with ``timeout``."""
-
-
-class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
-    """What a model adapter can do."""
-
-    tools: bool
-    """It accepts tool definitions and returns tool calls."""
-    streamed_tool_calls: bool
-    """Tool-call arguments arrive in pieces while streaming."""
-    thinking: bool
-    """It can return reasoning separately from the reply."""
-    context_window: int | None = None
-    """The model's context window in tokens, when known."""

@@ -6,20 +6,31 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from hive_core.config import ConfigError, find_project_root, global_config_path, load_config
+from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
 __all__ = ["doctor_main"]
 
 _CONNECT_TIMEOUT = 30.0
 
 
-async def _list_within(list_models: Any, settings: Any) -> list[str]:
+async def _list_within(settings: ProviderSettings) -> list[str]:
+    from hive_providers.registry import list_models
+
     with anyio.fail_after(_CONNECT_TIMEOUT):
         return await list_models(settings)
+
+
+def _model_key(settings: ProviderSettings) -> str:
+    """The configuration key that names a provider's model, for advice."""
+    from hive_providers.registry import provider_spec
+
+    spec = provider_spec(settings.provider)
+    key = spec.key_of("model")
+    return f"{spec.section.name}.{key.name if key is not None else 'model'}"
 
 
 class _Report:
@@ -52,7 +63,7 @@ class _Report:
 
 def doctor_main(*, verbose: bool) -> int:
     """Run every check; exit 1 when any error was found."""
-    from hive_providers.registry import ProviderSelectionError, configured_providers, list_models
+    from hive_providers.registry import configured_providers
 
     report = _Report(verbose)
     root = find_project_root(Path.cwd())
@@ -64,7 +75,7 @@ def doctor_main(*, verbose: bool) -> int:
         report.warn(f"no global config file ({path})", "`hive set <key> <value>` creates the global config")
     loaded = None
     try:
-        loaded = load_config(root)
+        loaded = load_config(root, schema=CONFIG_SCHEMA)
         report.ok(f"project: {root}")
         for warning in loaded.warnings:
             report.warn(str(warning))
@@ -72,12 +83,7 @@ def doctor_main(*, verbose: bool) -> int:
         report.error(f"configuration cannot be read: {exc}", "fix the file named above")
 
     report.section("Providers")
-    providers = []
-    if loaded is not None:
-        try:
-            providers = configured_providers(loaded.data, {})
-        except ProviderSelectionError as exc:
-            report.error(str(exc))
+    providers = configured_providers(loaded) if loaded is not None else []
     remote = [p for p in providers if p.provider != "local"]
     for settings in providers:
         if settings.provider == "local":
@@ -85,7 +91,7 @@ def doctor_main(*, verbose: bool) -> int:
         if settings.model:
             report.ok(f"{settings.provider}: {settings.model}")
         else:
-            report.warn(f"{settings.provider}: no model set", f"set {settings.provider}.model")
+            report.warn(f"{settings.provider}: no model set", f"set {_model_key(settings)}")
     if not providers:
         report.error(
             "no provider configured and local inference is off",
@@ -100,7 +106,7 @@ def doctor_main(*, verbose: bool) -> int:
     report.section("Connectivity")
     for settings in providers[:3]:
         try:
-            names = anyio.run(_list_within, list_models, settings)
+            names = anyio.run(_list_within, settings)
             report.ok(f"{settings.provider}: reachable ({len(names)} model(s))")
         except Exception as exc:  # every failure is reported, none stops the check
             report.error(

@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 
 from hive_core.config import ConfigError, find_project_root, load_config
+from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["models_main"]
 
@@ -24,12 +25,8 @@ def models_main(*, provider: str | None, as_json: bool) -> int:
     )
 
     try:
-        loaded = load_config(find_project_root(Path.cwd()))
-        chosen = (
-            [select_provider(provider, config=loaded.data, env={})]
-            if provider
-            else configured_providers(loaded.data, {})
-        )
+        loaded = load_config(find_project_root(Path.cwd()), schema=CONFIG_SCHEMA)
+        chosen = [select_provider(loaded, provider)] if provider else configured_providers(loaded)
     except (ConfigError, ProviderSelectionError) as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1

@@ -9,12 +9,11 @@ from typing import cast
 
 import msgspec
 
-from ._values import describe, number_problem, parse_bool
-from ._yaml import KeyPath, YamlDocument
-from .environment import ENV_VARS
+from ._values import describe, number_problem, parse_for_field
 from .errors import ConfigError, ConfigWarning
 from .origin import DEFAULT_ORIGIN, LayerName, Origin
-from .schema import SCHEMA, SECTION_ALIASES, FieldSpec, SectionSpec, lookup
+from .schema import ConfigSchema, FieldSpec, SectionSpec
+from .structured import Document, KeyPath
 
 __all__ = ["Layer", "file_layer", "finish", "merge", "variables_layer"]
 
@@ -38,8 +37,9 @@ def _suggestion(name: str, known: Iterable[str]) -> str:
 
 
 class _FileReader:
-    def __init__(self, document: YamlDocument, layer: LayerName) -> None:
+    def __init__(self, document: Document, layer: LayerName, schema: ConfigSchema) -> None:
         self.document = document
+        self.schema = schema
         self.layer: LayerName = layer
         self.origins: dict[str, Origin] = {}
         self.warnings: list[ConfigWarning] = []
@@ -49,8 +49,8 @@ class _FileReader:
         return ConfigError(
             problem,
             source=self.document.source,
-            line=mark.line if mark else None,
-            column=mark.column if mark else None,
+            line=mark.line,
+            column=mark.column,
             key=".".join(str(part) for part in path) or None,
         )
 
@@ -61,8 +61,8 @@ class _FileReader:
             ConfigWarning(
                 message=f"unknown key '{written}'; ignored{_suggestion(str(path[-1]), known)}",
                 source=self.document.source,
-                line=mark.line if mark else None,
-                column=mark.column if mark else None,
+                line=mark.line,
+                column=mark.column,
                 key=written,
             )
         )
@@ -72,9 +72,8 @@ class _FileReader:
             for name, item in cast("dict[object, object]", value).items():
                 self.record(f"{dotted}.{name}", (*path, str(name)), item)
             return
-        mark = self.document.key_mark(path)
         self.origins[dotted] = Origin(
-            layer=self.layer, source=self.document.source, line=mark.line if mark else None
+            layer=self.layer, source=self.document.source, line=self.document.key_mark(path).line
         )
 
     def read(self) -> Layer:
@@ -87,10 +86,10 @@ class _FileReader:
         spelled: dict[str, str] = {}
         for key, value in cast("dict[object, object]", top).items():
             name = str(key)
-            canonical = SECTION_ALIASES.get(name, name) if isinstance(key, str) else ""
-            spec = SCHEMA.get(canonical)
+            canonical = self.schema.aliases.get(name, name) if isinstance(key, str) else ""
+            spec = self.schema.get(canonical)
             if spec is None:
-                self.unknown((name,), [*SCHEMA, *SECTION_ALIASES])
+                self.unknown((name,), [*self.schema, *self.schema.aliases])
                 continue
             if canonical in spelled:
                 raise self.error(
@@ -188,53 +187,59 @@ def _is_container(value: object) -> bool:
     return isinstance(value, dict | list)
 
 
-def file_layer(document: YamlDocument, layer: LayerName) -> tuple[Layer, list[ConfigWarning]]:
-    """The known values of a parsed config file; unknown keys become warnings, wrong types raise
-    :class:`ConfigError` naming the file, line and key."""
-    reader = _FileReader(document, layer)
+def file_layer(
+    document: Document, layer: LayerName, schema: ConfigSchema
+) -> tuple[Layer, list[ConfigWarning]]:
+    """The values of a parsed config file that ``schema`` knows; unknown keys become warnings, wrong types
+    raise :class:`ConfigError` naming the file, line and key."""
+    reader = _FileReader(document, layer, schema)
     return reader.read(), reader.warnings
 
 
 def variables_layer(
     variables: Mapping[str, str],
+    schema: ConfigSchema,
     *,
     layer: LayerName,
     source: str | None = None,
     lines: Mapping[str, int] | None = None,
 ) -> tuple[Layer, list[ConfigWarning]]:
-    """The values the variables of :data:`ENV_VARS` set (from the process environment or a ``.env`` file).
+    """The values the variables of ``schema``'s fields set (from the process environment or a ``.env`` file).
 
-    Empty values set nothing; a boolean that is not ``true``/``false`` is ignored with a warning.
+    For each key the first of its variables that is set wins. Empty values set nothing; a value that does not
+    fit its key (a boolean that is not ``true``/``false``) is ignored with a warning.
     """
     values: dict[str, object] = {}
     origins: dict[str, Origin] = {}
     warnings: list[ConfigWarning] = []
-    for variable in ENV_VARS:
-        text = variables.get(variable.name)
-        if text is None:
+    for section in schema.values():
+        if not isinstance(section, SectionSpec):
             continue
-        section, field = variable.key.split(".")
-        spec = lookup((section, field))
-        line = lines.get(variable.name) if lines else None
-        value: object = text
-        if isinstance(spec, FieldSpec) and spec.kind == "bool":
-            if not text.strip():
-                continue
-            value = parse_bool(text)
-            if value is None:
-                warnings.append(
-                    ConfigWarning(
-                        message=f"{variable.name}={text!r} is neither true nor false; ignored",
-                        source=source or "environment",
-                        line=line,
-                        key=variable.key,
+        for field in section.fields:
+            key = f"{section.name}.{field.name}"
+            for name in field.env:
+                text = variables.get(name)
+                if text is None or not (text.strip() if field.kind == "bool" else text):
+                    continue
+                line = lines.get(name) if lines else None
+                try:
+                    value = text if field.kind == "str" else parse_for_field(text, field, key)
+                except ConfigError:
+                    expected = (
+                        "neither true nor false" if field.kind == "bool" else f"not a valid {field.kind}"
                     )
-                )
-                continue
-        elif not text:
-            continue
-        cast("dict[str, object]", values.setdefault(section, {}))[field] = value
-        origins[variable.key] = Origin(layer=layer, source=source, line=line, variable=variable.name)
+                    warnings.append(
+                        ConfigWarning(
+                            message=f"{name}={text!r} is {expected}; ignored",
+                            source=source or "environment",
+                            line=line,
+                            key=key,
+                        )
+                    )
+                    continue
+                cast("dict[str, object]", values.setdefault(section.name, {}))[field.name] = value
+                origins[key] = Origin(layer=layer, source=source, line=line, variable=name)
+                break
     return Layer(values=values, origins=origins), warnings
 
 
@@ -253,14 +258,14 @@ def _take(origins: dict[str, Origin], layer: Layer, prefix: str) -> None:
     origins.update({key: origin for key, origin in layer.origins.items() if under(key)})
 
 
-def merge(layers: Sequence[Layer]) -> tuple[dict[str, object], dict[str, Origin]]:
+def merge(layers: Sequence[Layer], schema: ConfigSchema) -> tuple[dict[str, object], dict[str, Origin]]:
     """The layers merged, lowest first: text overwrites only when not empty, booleans, numbers and lists
     overwrite whenever set, and a ``replace_whole`` section that a layer sets replaces the section."""
     data: dict[str, object] = {}
     origins: dict[str, Origin] = {}
     for layer in layers:
         for name, value in layer.values.items():
-            spec = SCHEMA[name]
+            spec = schema[name]
             if isinstance(spec, FieldSpec):
                 if _sets(spec, value):
                     data[name] = value
@@ -281,11 +286,11 @@ def merge(layers: Sequence[Layer]) -> tuple[dict[str, object], dict[str, Origin]
     return data, origins
 
 
-def finish(data: Mapping[str, object], origins: dict[str, Origin]) -> dict[str, object]:
+def finish(data: Mapping[str, object], origins: dict[str, Origin], schema: ConfigSchema) -> dict[str, object]:
     """The merged values in schema order with every default filled in (recorded in ``origins``): each section
     is present (``permissions`` only when a layer set it), ``defaultProvider`` only when set."""
     result: dict[str, object] = {}
-    for name, spec in SCHEMA.items():
+    for name, spec in schema.items():
         current = data.get(name)
         if isinstance(spec, FieldSpec):
             if current is not None:

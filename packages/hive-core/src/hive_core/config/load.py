@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ._layers import Layer, file_layer, finish, merge, variables_layer
-from ._yaml import read_yaml
 from .dotenv import read_dotenv
-from .errors import ConfigWarning
+from .errors import ConfigError, ConfigWarning
 from .loaded import LoadedConfig
 from .origin import LayerName
 from .paths import HIVE_HOME_VAR, global_config_path, hive_home, project_config_path, project_env_path
+from .schema import SCHEMA, ConfigSchema
+from .structured import read_document
 
 __all__ = ["load_config"]
 
@@ -24,12 +25,17 @@ def _same_file(first: Path, second: Path) -> bool:
         return False
 
 
-def load_config(project_root: Path, env: Mapping[str, str] = os.environ) -> LoadedConfig:
+def load_config(
+    project_root: Path, env: Mapping[str, str] = os.environ, *, schema: ConfigSchema = SCHEMA
+) -> LoadedConfig:
     """The configuration of the project at ``project_root``, merged from every layer, later layers winning.
+
+    ``schema`` names the keys that are read (others are reported as unknown): by default hive-core's own; a host
+    passes its whole schema (hive's: :data:`hive_providers.CONFIG_SCHEMA`, with every provider's section).
 
     1. ``<home>/config.yaml``, the home being ``$HIVE_HOME`` or ``~/.hive`` (:func:`hive_home` of ``env``);
     2. ``<project>/.hive/config.yaml``;
-    3. the variables of :data:`ENV_VARS` in ``env``;
+    3. the environment variables of ``schema``'s keys (:attr:`ConfigSchema.environment`) in ``env``;
     4. the same variables in ``<project>/.env``, which win over the environment's, as upstream's dotenv
        loading does (the file is read, never loaded into the process environment; ``HIVE_HOME`` in it is
        ignored with a warning, since the home is needed before the file is found).
@@ -53,14 +59,14 @@ def load_config(project_root: Path, env: Mapping[str, str] = os.environ) -> Load
     if not _same_file(project_file, global_file):
         sources.append((project_file, "project"))
     for path, layer_name in sources:
-        document = read_yaml(path)
+        document = read_document(path, error=ConfigError)
         if document is None:
             continue
         files.append(path)
-        layer, found = file_layer(document, layer_name)
+        layer, found = file_layer(document, layer_name, schema)
         layers.append(layer)
         warnings.extend(found)
-    layer, found = variables_layer(env, layer="env")
+    layer, found = variables_layer(env, schema, layer="env")
     layers.append(layer)
     warnings.extend(found)
     env_file = project_env_path(root)
@@ -78,13 +84,14 @@ def load_config(project_root: Path, env: Mapping[str, str] = os.environ) -> Load
                 )
             )
         layer, found = variables_layer(
-            dotenv.values, layer="dotenv", source=dotenv.source, lines=dotenv.lines
+            dotenv.values, schema, layer="dotenv", source=dotenv.source, lines=dotenv.lines
         )
         layers.append(layer)
         warnings.extend(found)
-    data, origins = merge(layers)
+    data, origins = merge(layers, schema)
     return LoadedConfig(
-        data=finish(data, origins),
+        schema=schema,
+        data=finish(data, origins, schema),
         origins=origins,
         warnings=tuple(warnings),
         home=home,

@@ -1,30 +1,19 @@
-"""The merged configuration, where each value came from, and typed views for the CLI and the providers."""
+"""The merged configuration, where each value came from, and typed views of hive-core's own sections."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, cast
+from typing import cast
 
 import msgspec
 
 from hive_protocol import ReasoningEffort
 
 from .errors import ConfigWarning
-from .keys import display_value, flatten, normalize_key
-from .origin import DEFAULT_ORIGIN, Origin
-from .schema import PROVIDER_SECTIONS, SCHEMA, SectionSpec, canonical_section
+from .origin import Origin
+from .schema import ConfigSchema, SectionSpec
 
-__all__ = ["ChatBehavior", "ConfigEntry", "LoadedConfig", "ProviderConfig"]
-
-# What makes each provider section "configured" (as upstream): these fields set, or ``enabled`` true.
-_REQUIRED: Final[dict[str, tuple[str, ...]]] = {
-    "gpuStack": ("endpoint", "apiKey", "model"),
-    "openai": ("apiKey", "model"),
-    "anthropic": ("apiKey", "model"),
-    "googleai": ("apiKey", "model"),
-    "azureopenai": ("endpoint", "apiKey", "deploymentName"),
-    "xai": ("apiKey", "model"),
-}
+__all__ = ["ChatBehavior", "LoadedConfig"]
 
 
 class ChatBehavior(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,39 +31,6 @@ class ChatBehavior(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds a tool call may run; ``None`` for no limit."""
 
 
-class ProviderConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """One provider section, merged from every layer, with defaults filled in."""
-
-    name: str
-    """The section's canonical name (``openai``, ``gpuStack``, ``lmsupply``...)."""
-    configured: bool
-    """Whether the section is complete enough to use: key and model (plus endpoint for GPUStack, endpoint and
-    deployment for Azure OpenAI), or ``enabled`` for Ollama, LM Studio and local inference."""
-    api_key: str | None = None
-    """The API key."""
-    model: str | None = None
-    """The model: ``deploymentName`` for Azure OpenAI, ``generatorModel`` for local inference."""
-    endpoint: str | None = None
-    """The base URL (with the section's default when it has one)."""
-    enabled: bool | None = None
-    """The ``enabled`` switch of Ollama, LM Studio and local inference; ``None`` for the others."""
-    stream_idle_timeout_seconds: float | None = None
-    """Seconds a response stream may stay silent; ``None`` for no limit."""
-    fields: dict[str, object] = msgspec.field(default_factory=dict[str, object])
-    """The whole section as merged (camelCase keys), for provider-specific fields."""
-
-
-class ConfigEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One line of ``config show``: a dotted key, its value as shown, and where it came from."""
-
-    key: str
-    """The dotted key."""
-    value: str
-    """The value as shown (secrets masked unless raw)."""
-    origin: Origin
-    """Where the value came from."""
-
-
 def _child(node: object, name: str) -> object | None:
     return cast("dict[object, object]", node).get(name) if isinstance(node, dict) else None
 
@@ -86,6 +42,8 @@ def _text(value: object) -> str | None:
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     """The configuration after merging every layer (see :func:`~hive_core.config.load_config`)."""
 
+    schema: ConfigSchema
+    """The keys it was loaded with; they decide how keys are spelled and which sections there are."""
     data: dict[str, object]
     """The merged values, camelCase keys, in schema order, defaults filled in; unknown keys are not here."""
     origins: dict[str, Origin]
@@ -104,30 +62,21 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def get(self, key: str) -> object | None:
         """The merged value at a dotted key (any spelling :func:`normalize_key` accepts), or ``None``."""
         node: object = self.data
-        for segment in normalize_key(key):
+        for segment in self.schema.normalize_key(key):
             node = _child(node, segment)
         return node
 
     def section(self, name: str) -> dict[str, object]:
         """A top-level section's merged fields (empty when nothing sets it); ``KeyError`` if not a section."""
-        canonical = canonical_section(name)
-        if canonical is None or not isinstance(SCHEMA[canonical], SectionSpec):
+        canonical = self.schema.canonical_section(name)
+        if canonical is None or not isinstance(self.schema[canonical], SectionSpec):
             raise KeyError(f"{name!r} is not a configuration section")
         value = self.data.get(canonical)
         return cast("dict[str, object]", value) if isinstance(value, dict) else {}
 
     def origin(self, key: str) -> Origin | None:
         """Where the value at a dotted leaf key came from, or ``None`` when it has no value."""
-        return self.origins.get(".".join(normalize_key(key)))
-
-    def entries(self, *, raw: bool = False, include_defaults: bool = True) -> list[ConfigEntry]:
-        """Every leaf value for ``config show``, in schema order; secrets masked unless ``raw``."""
-        result: list[ConfigEntry] = []
-        for key, value in flatten(self.data).items():
-            origin = self.origins.get(key, DEFAULT_ORIGIN)
-            if include_defaults or origin.layer != "default":
-                result.append(ConfigEntry(key=key, value=display_value(key, value, raw=raw), origin=origin))
-        return result
+        return self.origins.get(".".join(self.schema.normalize_key(key)))
 
     @property
     def chat_behavior(self) -> ChatBehavior:
@@ -166,32 +115,3 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         origins = {origin.source for key, origin in self.origins.items() if key.startswith("permissions.")}
         files = sorted(source for source in origins if source)
         return f"the permissions section of {', '.join(files) or 'config.yaml'}"
-
-    def provider(self, name: str) -> ProviderConfig:
-        """A provider section by name (any case; ``local`` for ``lmsupply``); ``KeyError`` when not one."""
-        canonical = canonical_section(name)
-        if canonical not in PROVIDER_SECTIONS:
-            raise KeyError(
-                f"{name!r} is not a provider section; expected one of {', '.join(PROVIDER_SECTIONS)}"
-            )
-        fields = dict(self.section(canonical))
-        enabled = fields.get("enabled")
-        required = _REQUIRED.get(canonical)
-        configured = all(_text(fields.get(key)) for key in required) if required else enabled is True
-        model_key = {"azureopenai": "deploymentName", "lmsupply": "generatorModel"}.get(canonical, "model")
-        idle = fields.get("streamIdleTimeoutSeconds")
-        return ProviderConfig(
-            name=canonical,
-            configured=configured,
-            api_key=_text(fields.get("apiKey")),
-            model=_text(fields.get(model_key)),
-            endpoint=_text(fields.get("endpoint")),
-            enabled=enabled if isinstance(enabled, bool) else None,
-            stream_idle_timeout_seconds=float(cast("float", idle)) if idle is not None else None,
-            fields=fields,
-        )
-
-    def providers(self) -> tuple[ProviderConfig, ...]:
-        """Every provider section, in the order a default provider is chosen (GPUStack, OpenAI, Anthropic,
-        Google AI, Azure OpenAI, xAI, Ollama, LM Studio, then local inference)."""
-        return tuple(self.provider(name) for name in PROVIDER_SECTIONS)

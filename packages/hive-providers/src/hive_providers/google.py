@@ -20,40 +20,26 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import random
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Unpack, cast
 
 import anyio
 import httpx2
 import msgspec
 
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    ThinkingPart,
-    ThinkingUpdate,
-    ToolCallPart,
-    ToolCallUpdate,
-    ToolResultPart,
-    UsageUpdate,
-)
-from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_core import ChatError, chat
+from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from hive_protocol import ErrorCode
 
+from ._client import Connection, RemoteChatClient, keyed_connection, transport_error
 from .errors import code_for_status, retry_after_seconds
-from .settings import Capabilities, ProviderSettings
+from .registry import required_setting
+from .settings import ProviderSettings
 from .sse import iter_sse
 
-__all__ = ["DEFAULT_BASE_URL", "THINKING_BUDGETS", "GeminiClient", "from_settings", "gemini_schema"]
+__all__ = ["DEFAULT_BASE_URL", "THINKING_BUDGETS", "GoogleChatClient", "from_settings", "google_schema"]
 
 PROVIDER: Final = "google"
 
@@ -73,7 +59,7 @@ budget is added to ``maxOutputTokens`` when the request caps the output."""
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
 """Google's placeholder signature for a function call Gemini 3 did not make itself."""
 
-_FINISH: Final[dict[str, FinishReason]] = {
+_FINISH: Final[dict[str, chat.FinishReason]] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
     "SAFETY": "content_filter",
@@ -88,7 +74,6 @@ _MAX_ERROR_BODY: Final = 65536
 _GENERATED_ID = re.compile(r"gemini_[0-9a-f]{12}_\d+\Z")
 _THINKING_MODEL = re.compile(r"gemini-(?:2\.5|[3-9]|\d\d)|thinking")
 _SIGNATURE_REQUIRED = re.compile(r"gemini-(?:[3-9]|\d\d)")
-_KEY_VARIABLES: Final = ("GOOGLEAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
 
 
 class _FunctionCall(msgspec.Struct):
@@ -163,70 +148,47 @@ _decode_string = msgspec.json.Decoder(str).decode
 _encode = msgspec.json.encode
 
 
-class GeminiClient:
+class GoogleChatClient(RemoteChatClient):
     """A :class:`~hive_core.ChatClient` for the Gemini API (Google AI Studio keys)."""
+
+    streamed_tool_calls = False  # each call arrives whole
 
     def __init__(
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        idle_timeout: float = 120.0,
-        max_retries: int = 2,
         max_retry_wait: float = 60.0,
         include_thoughts: bool | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        **connection: Unpack[Connection],
     ) -> None:
         """Configure a client; no connection is made until the first request.
 
-        ``api_key`` falls back to ``GOOGLEAI_API_KEY``, ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``. ``base_url``
-        defaults to :data:`DEFAULT_BASE_URL`; a bare host gets ``/v1beta``. ``idle_timeout`` is the longest the
-        response may go without a byte. A 408, 429 or 5xx answer, or a failed connection, is retried up to
-        ``max_retries`` times, waiting what the server asks (at most ``max_retry_wait`` seconds, else the
-        error is raised with its ``retry_after``) or a growing backoff. ``include_thoughts`` asks for thought
-        summaries; by default it is on for Gemini 2.5 and later.
+        ``api_key`` is required (there is no SDK to look one up). ``base_url`` defaults to :data:`DEFAULT_BASE_URL`; a bare host gets ``/v1beta``. A 408, 429 or 5xx
+        answer, or a failed connection, is retried up to ``max_retries`` times, waiting what the server asks
+        (at most ``max_retry_wait`` seconds, else the error is raised with its ``retry_after``) or a growing
+        backoff. ``include_thoughts`` asks for thought summaries; by default it is on for Gemini 2.5 and later.
+        ``http_client`` is used instead of a client of its own (and left open).
         """
-        if not model:
-            raise ValueError("google: a model is required")
-        key = api_key or next((v for name in _KEY_VARIABLES if (v := os.environ.get(name))), None)
-        if not key:
-            raise ValueError(
-                "google: missing required setting 'api_key' (GOOGLEAI_API_KEY or GOOGLE_API_KEY)"
-            )
-        self.model = model
-        """The model requests use unless :attr:`ChatOptions.model` names another."""
-        self.base_url = _api_root(base_url or DEFAULT_BASE_URL)
-        self.idle_timeout = idle_timeout
-        self.max_retries = max_retries
+        super().__init__(provider=PROVIDER, model=model, connection=connection)
+        if not self.api_key:
+            raise ValueError("google: missing required setting 'api_key'")
+        self._api_key: str = self.api_key
+        self.base_url = _api_root(self.base_url or DEFAULT_BASE_URL)
         self.max_retry_wait = max_retry_wait
         self.include_thoughts = include_thoughts
-        self._api_key = key
-        self._context_window = context_window
         self._http_client = http_client
         self._client: httpx2.AsyncClient | None = None
-        self._timeout = httpx2.Timeout(idle_timeout, connect=min(idle_timeout, 10.0))
 
-    @property
-    def context_window(self) -> int | None:
-        """The configured window, else 1,048,576 tokens for Gemini models, else unknown."""
-        if self._context_window is not None:
-            return self._context_window
+    def default_context_window(self) -> int | None:
+        """1,048,576 tokens for Gemini models."""
         return 1_048_576 if _model_name(self.model).startswith("gemini-") else None
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools (each call arrives whole) and thinking."""
-        return Capabilities(
-            tools=True, streamed_tool_calls=False, thinking=True, context_window=self.context_window
-        )
 
     def _http(self) -> httpx2.AsyncClient:
         if self._http_client is not None:
             return self._http_client
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=self._timeout)
+            self._client = httpx2.AsyncClient(timeout=self.timeout)
         return self._client
 
     async def aclose(self) -> None:
@@ -234,14 +196,6 @@ class GeminiClient:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     async def list_models(self) -> list[str]:
         """The models that can generate content, without the ``models/`` prefix."""
@@ -254,13 +208,13 @@ class GeminiClient:
                 f"{self.base_url}/models",
                 params=params,
                 headers=self._headers(),
-                timeout=self._timeout,
+                timeout=self.timeout,
             )
             response = await self._send(request)
             try:
                 data = await response.aread()
             except httpx2.TransportError as exc:
-                raise _transport_error(exc, self.idle_timeout) from exc
+                raise transport_error(PROVIDER, exc, self.idle_timeout) from exc
             finally:
                 await response.aclose()
             try:
@@ -276,7 +230,9 @@ class GeminiClient:
                 break
         return names
 
-    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+    async def stream(
+        self, messages: Sequence[Message], options: chat.ChatOptions
+    ) -> AsyncIterator[chat.ChatUpdate]:
         """Stream the model's answer to ``messages``; failures raise :class:`~hive_core.ChatError`."""
         model = options.model or self.model
         body = _encode(self._request_body(messages, options, model))
@@ -286,14 +242,14 @@ class GeminiClient:
             params={"alt": "sse"},
             content=body,
             headers={**self._headers(), "content-type": "application/json"},
-            timeout=self._timeout,
+            timeout=self.timeout,
         )
         response = await self._send(request)
         try:
             async for update in _read_stream(response, body):
                 yield update
         except httpx2.TransportError as exc:
-            raise _transport_error(exc, self.idle_timeout) from exc
+            raise transport_error(PROVIDER, exc, self.idle_timeout) from exc
         finally:
             await response.aclose()
 
@@ -308,7 +264,7 @@ class GeminiClient:
             try:
                 response = await http.send(request, stream=True)
             except httpx2.TransportError as exc:
-                error, retryable = _transport_error(exc, self.idle_timeout), True
+                error, retryable = transport_error(PROVIDER, exc, self.idle_timeout), True
             else:
                 if response.is_success:
                     return response
@@ -330,7 +286,9 @@ class GeminiClient:
             attempt += 1
             await anyio.sleep(wait)
 
-    def _request_body(self, messages: Sequence[Message], options: ChatOptions, model: str) -> dict[str, Any]:
+    def _request_body(
+        self, messages: Sequence[Message], options: chat.ChatOptions, model: str
+    ) -> dict[str, Any]:
         system: list[str] = [options.instructions] if options.instructions else []
         contents: list[dict[str, Any]] = []
         needs_signature = bool(_SIGNATURE_REQUIRED.search(_model_name(model)))
@@ -461,15 +419,15 @@ def _model_parts(message: Message, needs_signature: bool) -> list[dict[str, Any]
     return parts
 
 
-def _calling_config(choice: ToolChoice) -> dict[str, Any]:
-    if isinstance(choice, RequiredTool):
+def _calling_config(choice: chat.ToolChoice) -> dict[str, Any]:
+    if isinstance(choice, chat.RequiredTool):
         return {"mode": "ANY", "allowedFunctionNames": [choice.name]}
     return {"mode": {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice]}
 
 
 def _declaration(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     declaration: dict[str, Any] = {"name": name, "description": description}
-    schema = gemini_schema(parameters)
+    schema = google_schema(parameters)
     if schema.get("properties"):
         declaration["parameters"] = schema
     return declaration
@@ -493,7 +451,7 @@ _SCHEMA_KEYS: Final = frozenset(
 _FORMATS: Final = frozenset({"enum", "date-time", "int32", "int64", "float", "double"})
 
 
-def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+def google_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON Schema rewritten into the OpenAPI subset Gemini accepts.
 
     References are inlined (a recursive one becomes a plain object), ``oneOf`` becomes ``anyOf``, a ``null``
@@ -581,7 +539,7 @@ def _is_null(node: object) -> bool:
     return isinstance(node, Mapping) and cast("Mapping[str, Any]", node).get("type") == "null"
 
 
-async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[ChatUpdate]:
+async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[chat.ChatUpdate]:
     """Updates from a ``streamGenerateContent`` event stream; fails when it ends without a finish reason."""
     signatures: dict[str, str] = {}
     calls = 0
@@ -606,7 +564,7 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
                         if not call_id:
                             digest = digest or hashlib.sha256(body).hexdigest()[:12]
                             call_id = f"gemini_{digest}_{calls}"
-                        yield ToolCallUpdate(
+                        yield chat.ToolCallUpdate(
                             calls, id=call_id, name=call.name, arguments=_arguments(call.args)
                         )
                         where = f"call:{calls}"
@@ -615,16 +573,18 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
                         if part.thought:
                             where = "thought"
                             if part.text:
-                                yield ThinkingUpdate(part.text)
+                                yield chat.ThinkingUpdate(part.text)
                         else:
                             where = "text"
                             if part.text:
-                                yield TextUpdate(part.text)
+                                yield chat.TextUpdate(part.text)
                     else:
                         where = "text"
                     if signature:
                         signatures[where] = signature
-                        yield ThinkingUpdate("", signature=_encode(signatures).decode(), provider=PROVIDER)
+                        yield chat.ThinkingUpdate(
+                            "", signature=_encode(signatures).decode(), provider=PROVIDER
+                        )
             if candidate.finish_reason is not None:
                 finish = candidate.finish_reason
         if chunk.usage_metadata is not None:
@@ -634,18 +594,18 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
     if finish is None and not blocked:
         raise ChatError("google: the stream ended before a finish reason", code="network")
     if usage is not None:
-        yield UsageUpdate(
+        yield chat.UsageUpdate(
             input_tokens=usage.prompt_token_count + usage.tool_use_prompt_token_count,
             output_tokens=usage.candidates_token_count + usage.thoughts_token_count,
             cached_input_tokens=usage.cached_content_token_count,
         )
     if blocked:
-        reason: FinishReason = "content_filter"
+        reason: chat.FinishReason = "content_filter"
     else:
         reason = _FINISH.get(finish or "STOP", "stop")
         if reason == "stop" and calls:
             reason = "tool_calls"
-    yield FinishUpdate(reason)
+    yield chat.FinishUpdate(reason)
 
 
 def _arguments(raw: msgspec.Raw) -> str:
@@ -710,36 +670,7 @@ def _retry_delay(details: list[dict[str, Any]]) -> float | None:
     return None
 
 
-def _transport_error(exc: httpx2.TransportError, idle_timeout: float) -> ChatError:
-    if isinstance(exc, httpx2.TimeoutException):
-        return ChatError(f"google: no data for {idle_timeout:g} s: {exc}", code="timeout")
-    return ChatError(f"google: the connection failed: {exc or type(exc).__name__}", code="network")
-
-
-def from_settings(settings: ProviderSettings) -> GeminiClient:
-    """A :class:`GeminiClient` from merged settings; raises ``ValueError`` naming a missing setting."""
-    if not settings.api_key:
-        raise ValueError(
-            "google: missing required setting 'api_key' (GOOGLEAI_API_KEY or GOOGLE_API_KEY, "
-            "or googleai.apiKey in config)"
-        )
-    if not settings.model:
-        raise ValueError(
-            "google: missing required setting 'model' (GOOGLEAI_MODEL, or googleai.model in config)"
-        )
-    context = settings.options.get("context_length")
-    context_window: int | None = None
-    if context:
-        try:
-            context_window = int(context)
-        except ValueError:
-            raise ValueError(
-                f"google: setting 'context_length' must be a whole number, got {context!r}"
-            ) from None
-    return GeminiClient(
-        model=settings.model,
-        api_key=settings.api_key,
-        base_url=settings.endpoint,
-        context_window=context_window,
-        idle_timeout=settings.idle_timeout,
-    )
+def from_settings(settings: ProviderSettings) -> GoogleChatClient:
+    """The ``google`` provider; raises :class:`~hive_providers.registry.MissingSettingError` without a key or a
+    model."""
+    return GoogleChatClient(model=required_setting(settings, "model"), **keyed_connection(settings))

@@ -3,71 +3,41 @@
 from __future__ import annotations
 
 import json
-import socket
-import time
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import pytest
+from providers_harness import GOOGLE_QUOTA, READ, WAIT, collect, failing, google, note_turn, scripted
 
+import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    Failure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    Usage,
-)
+from hive_conformance.script import HttpFailure, Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
 from hive_core import (
-    Agent,
+    Capabilities,
     ChatError,
     ChatOptions,
     ChatUpdate,
     FinishUpdate,
-    Message,
     TextUpdate,
     ThinkingUpdate,
     ToolCallUpdate,
     ToolSpec,
-    UsageUpdate,
-    collect_turn,
-    tool,
 )
-from hive_core import TextPart as Text
-from hive_core import ThinkingPart as Thinking
-from hive_core import ToolCallPart as Call
-from hive_core import ToolResultPart as Result
-from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
-from hive_protocol import (
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
+from hive_providers import ProviderSettings
+from hive_providers.google import (
+    DEFAULT_BASE_URL,
+    SKIP_SIGNATURE,
+    GoogleChatClient,
+    from_settings,
+    google_schema,
 )
-from hive_providers import Capabilities, ProviderSettings
-from hive_providers.gemini import DEFAULT_BASE_URL, SKIP_SIGNATURE, GeminiClient, from_settings, gemini_schema
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 10.0
-"""Seconds any single wait of a test may take before it fails (a bound, never a synchronisation)."""
-
 STREAM = "/v1beta/models/gemini-test:streamGenerateContent"
-READ = ToolSpec(
-    "read_file",
-    "Read a file.",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
 READ_DECLARATION = {
     "name": "read_file",
     "description": "Read a file.",
@@ -75,34 +45,10 @@ READ_DECLARATION = {
 }
 
 
-@asynccontextmanager
-async def serve(*rounds: Round, **options: Any) -> AsyncGenerator[tuple[ScriptedModelServer, GeminiClient]]:
-    async with ScriptedModelServer(rounds) as server:
-        options.setdefault("model", "gemini-test")
-        client = GeminiClient(api_key="test", base_url=server.url + "/v1beta", **options)
-        try:
-            yield server, client
-        finally:
-            await client.aclose()
-
-
-async def collect(
-    client: GeminiClient, messages: Sequence[Message] = (), options: ChatOptions | None = None
-) -> list[ChatUpdate]:
-    with anyio.fail_after(WAIT):
-        return [u async for u in client.stream(messages or [user("hi")], options or ChatOptions())]
-
-
-async def failing(client: GeminiClient) -> tuple[list[ChatUpdate], ChatError]:
-    updates: list[ChatUpdate] = []
-
-    async def run() -> None:
-        async for update in client.stream([user("hi")], ChatOptions()):
-            updates.append(update)
-
-    with anyio.fail_after(WAIT), pytest.raises(ChatError) as caught:
-        await run()
-    return updates, caught.value
+def serve(
+    *rounds: Round, **options: Any
+) -> AbstractAsyncContextManager[tuple[ScriptedModelServer, GoogleChatClient]]:
+    return scripted(google, *rounds, **options)
 
 
 def calls_of(updates: Sequence[ChatUpdate]) -> list[ToolCallUpdate]:
@@ -118,21 +64,11 @@ def last_signature(updates: Sequence[ChatUpdate]) -> dict[str, str]:
 # -- streaming ----------------------------------------------------------------------------------------------
 
 
-async def test_a_text_stream_carries_text_usage_and_the_finish() -> None:
-    round_ = Round(parts=[TextPart(chunks=["Hel", "lo"])], usage=Usage(input_tokens=12, output_tokens=3))
-    async with serve(round_) as (server, client):
-        updates = await collect(
-            client,
-            [system("Be brief."), user("hi")],
-            ChatOptions(instructions="Answer in English.", temperature=0.5, max_output_tokens=200),
-        )
+async def test_a_request_carries_the_conversation_the_instructions_and_the_options() -> None:
+    options = ChatOptions(instructions="Answer in English.", temperature=0.5, max_output_tokens=200)
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
+        await collect(client, [system("Be brief."), user("hi")], options)
         [request] = server.requests
-    assert updates == [
-        TextUpdate("Hel"),
-        TextUpdate("lo"),
-        UsageUpdate(input_tokens=12, output_tokens=3),
-        FinishUpdate("stop"),
-    ]
     assert (request.method, request.path, request.query) == ("POST", STREAM, {"alt": "sse"})
     assert request.headers["x-goog-api-key"] == "test"
     assert request.body == {
@@ -143,7 +79,7 @@ async def test_a_text_stream_carries_text_usage_and_the_finish() -> None:
 
 
 async def test_a_model_override_changes_the_path() -> None:
-    async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         await collect(client, options=ChatOptions(model="models/gemini-other"))
         [request] = server.requests
     assert request.path == "/v1beta/models/gemini-other:streamGenerateContent"
@@ -151,7 +87,10 @@ async def test_a_model_override_changes_the_path() -> None:
 
 async def test_thoughts_stream_as_thinking_with_their_signature() -> None:
     round_ = Round(
-        parts=[ThinkingPart(chunks=["Let me ", "look."], signature="thought-sig"), TextPart(chunks=["Done."])]
+        parts=[
+            ScriptThinking(chunks=["Let me ", "look."], signature="thought-sig"),
+            ScriptText(chunks=["Done."]),
+        ]
     )
     async with serve(round_, model="gemini-2.5-flash") as (server, client):
         updates = await collect(client, options=ChatOptions(reasoning_effort="high", max_output_tokens=1000))
@@ -181,14 +120,14 @@ async def test_thoughts_stream_as_thinking_with_their_signature() -> None:
 async def test_thinking_config_follows_the_effort_and_the_model(
     model: str, effort: str | None, thinking: dict[str, Any] | None
 ) -> None:
-    async with serve(Round(parts=[TextPart(chunks=["ok"])]), model=model) as (server, client):
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])]), model=model) as (server, client):
         await collect(client, options=ChatOptions(reasoning_effort=effort))
         [request] = server.requests
     assert request.body.get("generationConfig", {}).get("thinkingConfig") == thinking
 
 
 async def test_an_unknown_effort_is_rejected() -> None:
-    client = GeminiClient(model="gemini-test", api_key="test")
+    client = GoogleChatClient(model="gemini-test", api_key="test")
     with anyio.fail_after(WAIT), pytest.raises(ChatError) as caught:
         await collect(client, options=ChatOptions(reasoning_effort="maximal"))
     assert caught.value.code == "request_rejected"
@@ -198,7 +137,7 @@ async def test_an_unknown_effort_is_rejected() -> None:
 
 
 async def test_one_function_call_arrives_whole_with_a_generated_id() -> None:
-    round_ = Round(parts=[ToolCallPart(id="unused", name="read_file", arguments=['{"path":', ' "a.txt"}'])])
+    round_ = Round(parts=[ScriptToolCall(id="unused", name="read_file", arguments=['{"path":', ' "a.txt"}'])])
     async with serve(round_) as (server, client):
         updates = await collect(client, options=ChatOptions(tools=[READ]))
         [request] = server.requests
@@ -214,9 +153,11 @@ async def test_one_function_call_arrives_whole_with_a_generated_id() -> None:
 async def test_parallel_calls_get_distinct_ids_that_the_same_request_repeats() -> None:
     round_ = Round(
         parts=[
-            TextPart(chunks=["Reading both."]),
-            ToolCallPart(id="u", name="read_file", arguments=['{"path": ', '"a.txt"}'], signature="call-sig"),
-            ToolCallPart(id="u", name="read_file", arguments=['{"path": "b', '.txt"}']),
+            ScriptText(chunks=["Reading both."]),
+            ScriptToolCall(
+                id="u", name="read_file", arguments=['{"path": ', '"a.txt"}'], signature="call-sig"
+            ),
+            ScriptToolCall(id="u", name="read_file", arguments=['{"path": "b', '.txt"}']),
         ]
     )
     async with serve(round_, round_) as (_, client):
@@ -232,11 +173,11 @@ async def test_parallel_calls_get_distinct_ids_that_the_same_request_repeats() -
     assert not {c.id for c in other} & {c.id for c in first}
 
 
-async def collect_other(client: GeminiClient) -> list[ChatUpdate]:
+async def collect_other(client: GoogleChatClient) -> list[ChatUpdate]:
     """A different request on a fresh server: its generated ids differ."""
-    round_ = Round(parts=[ToolCallPart(id="u", name="read_file", arguments=['{"path": "c"}'])])
+    round_ = Round(parts=[ScriptToolCall(id="u", name="read_file", arguments=['{"path": "c"}'])])
     async with ScriptedModelServer([round_]) as server:
-        client = GeminiClient(model="gemini-test", api_key="test", base_url=server.url + "/v1beta")
+        client = GoogleChatClient(model="gemini-test", api_key="test", base_url=server.url + "/v1beta")
         try:
             return await collect(client, [user("something else")], ChatOptions(tools=[READ]))
         finally:
@@ -246,9 +187,9 @@ async def collect_other(client: GeminiClient) -> list[ChatUpdate]:
 async def test_a_call_signature_is_kept_for_its_call() -> None:
     round_ = Round(
         parts=[
-            ThinkingPart(chunks=["Plan."], signature="thought-sig"),
-            ToolCallPart(id="u", name="read_file", arguments=['{"path": "a"}'], signature="call-sig"),
-            ToolCallPart(id="u", name="read_file", arguments=['{"path": "b"}']),
+            ScriptThinking(chunks=["Plan."], signature="thought-sig"),
+            ScriptToolCall(id="u", name="read_file", arguments=['{"path": "a"}'], signature="call-sig"),
+            ScriptToolCall(id="u", name="read_file", arguments=['{"path": "b"}']),
         ]
     )
     async with serve(round_) as (_, client):
@@ -256,35 +197,25 @@ async def test_a_call_signature_is_kept_for_its_call() -> None:
     assert last_signature(updates) == {"thought": "thought-sig", "call:0": "call-sig"}
 
 
-@pytest.mark.parametrize(
-    ("choice", "config"),
-    [
-        ("auto", {"mode": "AUTO"}),
-        ("none", {"mode": "NONE"}),
-        ("required", {"mode": "ANY"}),
-        (RequiredTool("read_file"), {"mode": "ANY", "allowedFunctionNames": ["read_file"]}),
-    ],
-)
-async def test_tool_choice_maps(choice: ToolChoice, config: dict[str, Any]) -> None:
-    async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
-        await collect(client, options=ChatOptions(tools=[READ], tool_choice=choice))
-        [request] = server.requests
-    assert request.body["toolConfig"] == {"functionCallingConfig": config}
-
-
 async def test_whitespace_text_before_a_call_streams_but_is_not_sent_back() -> None:
     round_ = Round(
-        parts=[TextPart(chunks=["\n"]), ToolCallPart(id="u", name="read_file", arguments=['{"path": "a"}'])]
+        parts=[
+            ScriptText(chunks=["\n"]),
+            ScriptToolCall(id="u", name="read_file", arguments=['{"path": "a"}']),
+        ]
     )
-    async with serve(round_, Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
+    async with serve(round_, Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         updates = await collect(client, options=ChatOptions(tools=[READ]))
         assert updates[0] == TextUpdate("\n")
         [call] = calls_of(updates)
         assert call.id is not None
         history = [
             user("hi"),
-            Message("assistant", [Text("\n"), Call(call.id, "read_file", call.arguments, {"path": "a"})]),
-            Message("tool", [Result(call.id, "read_file", "A")]),
+            hm.Message(
+                "assistant",
+                [hm.TextPart("\n"), hm.ToolCallPart(call.id, "read_file", call.arguments, {"path": "a"})],
+            ),
+            hm.Message("tool", [hm.ToolResultPart(call.id, "read_file", "A")]),
         ]
         await collect(client, history, ChatOptions(tools=[READ]))
         contents = server.requests[1].body["contents"]
@@ -302,27 +233,27 @@ async def test_history_goes_back_with_each_signature_on_its_part() -> None:
     signature = json.dumps({"thought": "t-sig", "text": "x-sig", "call:0": "c-sig"})
     history = [
         user("hi"),
-        Message(
+        hm.Message(
             "assistant",
             [
-                Thinking("Let me look.", signature, "google"),
-                Text("Reading."),
-                Call("gemini_0123456789ab_0", "read_file", '{"path": "a"}', {"path": "a"}),
-                Call("server-id", "read_file", '{"path": ', None, "not JSON"),
+                hm.ThinkingPart("Let me look.", signature, "google"),
+                hm.TextPart("Reading."),
+                hm.ToolCallPart("gemini_0123456789ab_0", "read_file", '{"path": "a"}', {"path": "a"}),
+                hm.ToolCallPart("server-id", "read_file", '{"path": ', None, "not JSON"),
             ],
         ),
-        Message(
+        hm.Message(
             "tool",
             [
-                Result("gemini_0123456789ab_0", "read_file", "A"),
-                Result("server-id", "read_file", "bad", is_error=True),
+                hm.ToolResultPart("gemini_0123456789ab_0", "read_file", "A"),
+                hm.ToolResultPart("server-id", "read_file", "bad", is_error=True),
             ],
         ),
         user("thanks"),
-        Message("assistant", [Thinking("theirs", "sig-1", "anthropic"), Text("ok")]),
+        hm.Message("assistant", [hm.ThinkingPart("theirs", "sig-1", "anthropic"), hm.TextPart("ok")]),
         user("more"),
     ]
-    async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         await collect(client, history, ChatOptions(tools=[READ]))
         [request] = server.requests
     assert request.body["contents"] == [
@@ -352,13 +283,19 @@ async def test_history_goes_back_with_each_signature_on_its_part() -> None:
 async def test_gemini_3_gets_the_placeholder_signature_for_calls_made_elsewhere() -> None:
     history = [
         user("hi"),
-        Message(
+        hm.Message(
             "assistant",
-            [Call("toolu_a", "read_file", "{}", {}), Call("toolu_b", "read_file", "{}", {})],
+            [
+                hm.ToolCallPart("toolu_a", "read_file", "{}", {}),
+                hm.ToolCallPart("toolu_b", "read_file", "{}", {}),
+            ],
         ),
-        Message("tool", [Result("toolu_a", "read_file", "A"), Result("toolu_b", "read_file", "B")]),
+        hm.Message(
+            "tool",
+            [hm.ToolResultPart("toolu_a", "read_file", "A"), hm.ToolResultPart("toolu_b", "read_file", "B")],
+        ),
     ]
-    async with serve(Round(parts=[TextPart(chunks=["ok"])]), model="gemini-3-pro-preview") as (
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])]), model="gemini-3-pro-preview") as (
         server,
         client,
     ):
@@ -391,7 +328,7 @@ def test_schemas_are_rewritten_into_what_gemini_accepts() -> None:
         },
         "required": ["path", "ghost"],
     }
-    assert gemini_schema(schema) == {
+    assert google_schema(schema) == {
         "type": "OBJECT",
         "properties": {
             "path": {"type": "STRING"},
@@ -409,7 +346,7 @@ def test_schemas_are_rewritten_into_what_gemini_accepts() -> None:
 
 async def test_a_tool_without_parameters_declares_none() -> None:
     bare = ToolSpec("now", "The time.", {"type": "object", "properties": {}, "additionalProperties": False})
-    async with serve(Round(parts=[TextPart(chunks=["ok"])])) as (server, client):
+    async with serve(Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         await collect(client, options=ChatOptions(tools=[bare]))
         [request] = server.requests
     assert request.body["tools"] == [{"functionDeclarations": [{"name": "now", "description": "The time."}]}]
@@ -418,97 +355,21 @@ async def test_a_tool_without_parameters_declares_none() -> None:
 # -- usage and finish reasons ---------------------------------------------------------------------------------
 
 
-async def test_usage_reports_cached_input() -> None:
-    round_ = Round(
-        parts=[TextPart(chunks=["x"])],
-        usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
-    )
-    async with serve(round_) as (_, client):
-        updates = await collect(client)
-    assert UsageUpdate(input_tokens=120, output_tokens=30, cached_input_tokens=100) in updates
-
-
-@pytest.mark.parametrize("reason", ["stop", "length", "content_filter"])
-async def test_finish_reasons_map(reason: Any) -> None:
-    async with serve(Round(parts=[TextPart(chunks=["x"])], finish_reason=reason)) as (_, client):
-        updates = await collect(client)
-    assert updates[-1] == FinishUpdate(reason)
-
-
 # -- failures -------------------------------------------------------------------------------------------------
 
-INVALID_KEY = {
-    "error": {
-        "code": 400,
-        "message": "API key not valid. Please pass a valid API key.",
-        "status": "INVALID_ARGUMENT",
-        "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}],
-    }
-}
-QUOTA = {
-    "error": {
-        "code": 429,
-        "message": "You exceeded your current quota, please check your plan and billing details.",
-        "status": "RESOURCE_EXHAUSTED",
-        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "13s"}],
-    }
-}
 
-
-@pytest.mark.parametrize(
-    ("failure", "code"),
-    [
-        (HttpFailure(status=400, body=INVALID_KEY), "auth"),
-        (HttpFailure(status=401), "auth"),
-        (HttpFailure(status=403), "auth"),
-        (HttpFailure(status=400), "request_rejected"),
-        (HttpFailure(status=404), "request_rejected"),
-        (HttpFailure(status=429, body=QUOTA), "rate_limit"),
-        (HttpFailure(status=500), "internal"),
-        (HttpFailure(status=503), "internal"),
-        (HttpFailure(status=504), "timeout"),
-        (HttpFailure(status=502, body="<html>Bad gateway</html>"), "internal"),
-        (ContextLengthFailure(), "context_limit"),
-        (MalformedStreamFailure(after_chunks=1), "internal"),
-        (DropConnectionFailure(after_chunks=1), "network"),
-    ],
-)
-async def test_each_failure_maps_to_its_error_code(failure: Failure, code: str) -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=failure)
-    async with serve(round_, max_retries=0) as (server, client):
-        _, caught = await failing(client)
-        assert len(server.requests) == 1
-    assert caught.code == code
-    assert str(caught).startswith("google")
-
-
-async def test_a_429_keeps_the_wait_it_asks_for() -> None:
-    rounds = (
-        Round(failure=HttpFailure(status=429, retry_after=7)),
-        Round(failure=HttpFailure(status=429, body=QUOTA)),
-    )
-    async with serve(*rounds, max_retries=0) as (_, client):
-        _, header = await failing(client)
+async def test_a_429_keeps_the_wait_its_retry_info_asks_for() -> None:
+    # The wait of a retry-after header: test_adapters.test_a_429_keeps_the_wait_it_asks_for.
+    async with serve(Round(failure=HttpFailure(status=429, body=GOOGLE_QUOTA)), max_retries=0) as (_, client):
         _, body = await failing(client)
-    assert (header.code, header.retry_after) == ("rate_limit", 7.0)
     assert (body.code, body.retry_after) == ("rate_limit", 13.0)
 
 
-async def test_a_429_is_retried_after_the_wait_it_asks_for() -> None:
-    rounds = (Round(failure=HttpFailure(status=429, retry_after=1)), Round(parts=[TextPart(chunks=["ok"])]))
-    async with serve(*rounds, max_retries=1) as (server, client):
-        started = time.monotonic()
-        updates = await collect(client)
-        waited = time.monotonic() - started
-        requests = server.requests
-    assert updates[0] == TextUpdate("ok")
-    assert [r.round for r in requests] == [0, 1]
-    assert requests[0].raw_body == requests[1].raw_body
-    assert waited >= 1.0  # the first backoff of its own is at most 0.5 s
-
-
 async def test_a_wait_longer_than_the_limit_is_not_waited_for() -> None:
-    rounds = (Round(failure=HttpFailure(status=429, retry_after=120)), Round(parts=[TextPart(chunks=["ok"])]))
+    rounds = (
+        Round(failure=HttpFailure(status=429, retry_after=120)),
+        Round(parts=[ScriptText(chunks=["ok"])]),
+    )
     async with serve(*rounds, max_retries=2, max_retry_wait=60) as (server, client):
         _, caught = await failing(client)
         assert len(server.requests) == 1
@@ -524,79 +385,19 @@ async def test_retries_stop_after_max_retries() -> None:
     assert caught.code == "internal"
 
 
-async def test_a_connection_cut_mid_stream_fails_after_what_arrived() -> None:
-    round_ = Round(parts=[TextPart(chunks=["Hel", "lo"])], failure=DropConnectionFailure(after_chunks=1))
-    async with serve(round_) as (_, client):
-        updates, caught = await failing(client)
-    assert updates == [TextUpdate("Hel")]
-    assert caught.code == "network"
-
-
-async def test_a_stream_that_goes_quiet_times_out() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a"])], chunk_delay=60)
-    async with serve(round_, idle_timeout=0.3, max_retries=0) as (_, client):
-        updates, caught = await failing(client)
-    assert updates == []
-    assert caught.code == "timeout"
-
-
-async def test_a_refused_connection_is_a_network_error() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    client = GeminiClient(
-        model="gemini-test", api_key="test", base_url=f"http://127.0.0.1:{port}/v1beta", max_retries=0
-    )
-    try:
-        _, caught = await failing(client)
-    finally:
-        await client.aclose()
-    assert caught.code == "network"
-
-
 # -- one hive-core turn ---------------------------------------------------------------------------------------
 
 
-@tool(read_only=True)
-def read_note(name: str) -> str:
-    """Read a note.
-
-    Args:
-        name: The note's name.
-    """
-    return f"contents of {name}"
-
-
 async def test_a_hive_turn_runs_a_tool_round_then_a_text_round() -> None:
-    rounds = (
-        Round(
-            parts=[
-                ThinkingPart(chunks=["Need the note."], signature="thought-sig"),
-                ToolCallPart(id="u", name="read_note", arguments=['{"name": "todo"}'], signature="call-sig"),
-            ],
-            usage=Usage(input_tokens=50, output_tokens=10),
-        ),
-        Round(
-            parts=[TextPart(chunks=["The note says ", "hi."])], usage=Usage(input_tokens=80, output_tokens=5)
-        ),
+    first = Round(
+        parts=[
+            ScriptThinking(chunks=["Need the note."], signature="thought-sig"),
+            ScriptToolCall(id="u", name="read_note", arguments=['{"name": "todo"}'], signature="call-sig"),
+        ],
+        usage=Usage(input_tokens=50, output_tokens=10),
     )
-    async with serve(*rounds, model="gemini-2.5-flash") as (server, client):
-        agent = Agent(client, tools=[read_note])
-        with anyio.fail_after(WAIT):
-            events = await collect_turn(agent.session(), "read my todo note")
-        server.assert_consumed()
-        first, second = server.requests
-    assert verify(events) == []
-    assert [e.content for e in events if isinstance(e, ThinkingDeltaEvent)] == ["Need the note."]
-    [start] = [e for e in events if isinstance(e, ToolStartEvent)]
-    assert (start.tool, start.input) == ("read_note", {"name": "todo"})
+    start, first, second = await note_turn(google, first, model="gemini-2.5-flash")
     assert start.call_id.startswith("gemini_")
-    [end] = [e for e in events if isinstance(e, ToolEndEvent)]
-    assert (end.success, end.output, end.call_id) == (True, "contents of todo", start.call_id)
-    assert "".join(e.content for e in events if isinstance(e, TextDeltaEvent)) == "The note says hi."
-    turn_end = events[-1]
-    assert isinstance(turn_end, TurnEndEvent)
-    assert (turn_end.stop_reason, turn_end.input_tokens, turn_end.output_tokens) == ("completed", 130, 15)
     assert first.body["tools"][0]["functionDeclarations"][0]["name"] == "read_note"
     assert second.body["contents"] == [
         {"role": "user", "parts": [{"text": "read my todo note"}]},
@@ -622,33 +423,25 @@ async def test_a_hive_turn_runs_a_tool_round_then_a_text_round() -> None:
 # -- models, settings, capabilities ---------------------------------------------------------------------------
 
 
-async def test_list_models_returns_the_names() -> None:
-    async with serve() as (server, client):
-        with anyio.fail_after(WAIT):
-            models = await client.list_models()
-        [request] = server.requests
-    assert models == ["scripted-model"]
-    assert (request.method, request.path) == ("GET", "/v1beta/models")
-    assert request.headers["x-goog-api-key"] == "test"
-
-
 def test_capabilities_and_context_window() -> None:
-    client = GeminiClient(model="gemini-2.5-pro", api_key="k")
+    client = GoogleChatClient(model="gemini-2.5-pro", api_key="k")
     assert client.capabilities == Capabilities(
         tools=True, streamed_tool_calls=False, thinking=True, context_window=1_048_576
     )
     assert client.base_url == DEFAULT_BASE_URL
-    assert GeminiClient(model="gemini-x", api_key="k", context_window=32_000).context_window == 32_000
-    assert GeminiClient(model="gemma-3-27b-it", api_key="k").context_window is None
+    assert (
+        GoogleChatClient(model="gemini-x", api_key="k", context_window=32_000).capabilities.context_window
+        == 32_000
+    )
+    assert GoogleChatClient(model="gemma-3-27b-it", api_key="k").capabilities.context_window is None
 
 
-def test_the_key_falls_back_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_required_and_never_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The configuration loader is the one place environment variables are read.
     for name in ("GOOGLEAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "from-env")
     with pytest.raises(ValueError, match="'api_key'"):
-        GeminiClient(model="gemini-x")
-    monkeypatch.setenv("GOOGLE_API_KEY", "from-env")
-    assert GeminiClient(model="gemini-x")._headers() == {"x-goog-api-key": "from-env"}  # pyright: ignore[reportPrivateUsage]
+        GoogleChatClient(model="gemini-x")
 
 
 def test_from_settings_builds_a_client() -> None:
@@ -657,12 +450,12 @@ def test_from_settings_builds_a_client() -> None:
         model="gemini-x",
         api_key="k",
         endpoint="https://gateway.example.test/",
-        options={"context_length": "200000"},
+        context_length=200_000,
         idle_timeout=30.0,
     )
     client = from_settings(settings)
     assert (client.model, client.base_url) == ("gemini-x", "https://gateway.example.test/v1beta")
-    assert (client.context_window, client.idle_timeout) == (200_000, 30.0)
+    assert (client.capabilities.context_window, client.idle_timeout) == (200_000, 30.0)
 
 
 @pytest.mark.parametrize(
@@ -670,10 +463,6 @@ def test_from_settings_builds_a_client() -> None:
     [
         (ProviderSettings(provider="google", model="gemini-x"), "'api_key'"),
         (ProviderSettings(provider="google", api_key="k"), "'model'"),
-        (
-            ProviderSettings(provider="google", model="m", api_key="k", options={"context_length": "big"}),
-            "context_length",
-        ),
     ],
 )
 def test_from_settings_names_what_is_missing_or_wrong(settings: ProviderSettings, named: str) -> None:

@@ -1,0 +1,128 @@
+"""What every remote adapter shares: how it is reached, its timeouts, what it can do, and closing."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Final, Self, TypedDict
+
+import httpx2
+
+from hive_core import Capabilities, ChatError
+
+from .registry import required_setting
+from .settings import ProviderSettings
+
+__all__ = ["Connection", "RemoteChatClient", "client_timeout", "keyed_connection", "transport_error"]
+
+_CONNECT_TIMEOUT: Final = 10.0
+
+
+class Connection(TypedDict, total=False):
+    """How a remote adapter reaches its API; every key may be left out."""
+
+    api_key: str | None
+    """The key (``None``: the SDK's own lookup, where it has one)."""
+    base_url: str | None
+    """The API's root (``None``: the provider's own)."""
+    context_window: int | None
+    """The model's context window in tokens (``None``: a well-known model's, else unknown)."""
+    idle_timeout: float | None
+    """Seconds a response may go without a byte before it fails with ``timeout`` (``None``: no limit; default
+    120)."""
+    max_retries: int
+    """Retries of a 408, 409, 429 or 5xx answer and of a failed connection (default 2), honouring
+    ``retry-after``."""
+
+
+def keyed_connection(settings: ProviderSettings) -> Connection:
+    """The connection of a provider reached with a key: the key (raising
+    :class:`~hive_providers.registry.MissingSettingError` without one), the endpoint (``None``: the provider's
+    own), the window and the idle timeout."""
+    return Connection(
+        api_key=required_setting(settings, "api_key"),
+        base_url=settings.endpoint or None,
+        context_window=settings.context_length,
+        idle_timeout=settings.idle_timeout,
+    )
+
+
+def client_timeout(idle_timeout: float | None) -> httpx2.Timeout:
+    """The HTTP timeouts of a client: every wait for the next bytes is bounded by the stream's idle timeout."""
+    connect = _CONNECT_TIMEOUT if idle_timeout is None else min(_CONNECT_TIMEOUT, idle_timeout)
+    return httpx2.Timeout(idle_timeout, connect=connect)
+
+
+def transport_error(provider: str, exc: Exception, idle_timeout: float | None) -> ChatError:
+    """The :class:`ChatError` for an HTTP exchange that failed under the adapter: ``timeout`` when the server
+    went quiet, else ``network``."""
+    if isinstance(exc, httpx2.TimeoutException):
+        waited = f" for {idle_timeout:g} seconds" if idle_timeout is not None else ""
+        return ChatError(
+            f"{provider}: the server sent nothing{waited} ({exc or 'timed out'})", code="timeout"
+        )
+    return ChatError(f"{provider}: the connection failed ({type(exc).__name__}: {exc})", code="network")
+
+
+class RemoteChatClient:
+    """The part of a remote adapter that is not about its API: the model, the connection settings, the
+    capabilities, and closing (also as an async context manager)."""
+
+    streamed_tool_calls: bool = True
+    """Whether tool-call arguments arrive in pieces (a class attribute of each adapter)."""
+
+    def __init__(self, *, provider: str, model: str, connection: Connection) -> None:
+        if not model:
+            raise ValueError(f"{provider}: model must be a non-empty model name")
+        idle_timeout = connection.get("idle_timeout", 120.0)
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise ValueError(f"{provider}: idle_timeout must be positive, got {idle_timeout}")
+        self.provider = provider
+        """The provider's name, used in error messages."""
+        self.model = model
+        """The model requests name unless :attr:`~hive_core.ChatOptions.model` names another."""
+        self.api_key = connection.get("api_key")
+        """The key, as given."""
+        self.base_url = connection.get("base_url")
+        """The API's root, as given (adapters may normalise it)."""
+        self.idle_timeout = idle_timeout
+        """Seconds a stream may send nothing before the request fails with ``timeout`` (``None``: no limit)."""
+        self.max_retries = connection.get("max_retries", 2)
+        """Retries of a failed request before its error is raised."""
+        self.timeout = client_timeout(idle_timeout)
+        """The HTTP timeouts of every request."""
+        self._context_window = connection.get("context_window")
+
+    def default_context_window(self) -> int | None:
+        """The window of the model when none is configured (the adapter knows its well-known models)."""
+        return None
+
+    def thinking(self) -> bool:
+        """Whether the model returns its reasoning separately."""
+        return True
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Tools, streamed calls as the adapter streams them, thinking as the model does, and the window:
+        the configured one, else a well-known model's."""
+        window = self._context_window if self._context_window is not None else self.default_context_window()
+        return Capabilities(
+            tools=True,
+            streamed_tool_calls=self.streamed_tool_calls,
+            thinking=self.thinking(),
+            context_window=window,
+        )
+
+    async def list_models(self) -> list[str]:
+        """The models the endpoint serves."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Close the client's connections (a later request opens new ones)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

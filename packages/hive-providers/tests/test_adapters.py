@@ -1,0 +1,317 @@
+"""What every remote adapter does alike, through its real SDK (or ``httpx2``) against the scripted model server:
+cached input in the usage, finish reasons, tool choices, rate limits and retries, broken and quiet
+connections, and listing models."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+from providers_harness import (
+    GOOGLE_INVALID_KEY,
+    GOOGLE_QUOTA,
+    READ,
+    WAIT,
+    anthropic,
+    closed_port,
+    collect,
+    failing,
+    google,
+    openai_chat,
+    openai_responses,
+    scripted,
+)
+
+from hive_conformance.script import (
+    ContextLengthFailure,
+    DropConnectionFailure,
+    Failure,
+    HttpFailure,
+    MalformedStreamFailure,
+    Round,
+    ScriptText,
+    Usage,
+)
+from hive_core import ChatOptions, FinishUpdate, TextUpdate, UsageUpdate
+from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_providers._client import RemoteChatClient
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One remote adapter as these tests drive it."""
+
+    provider: str
+    """The name its errors start with."""
+    make: Callable[..., RemoteChatClient]
+    """Makes a client for the scripted server at a URL."""
+    failures: list[tuple[Failure, str]]
+    """Failures of a request and the error code each one maps to."""
+    models_path: str
+    """Where it lists models."""
+    auth: tuple[str, str]
+    """The header that carries the key."""
+    tool_choice: Callable[[dict[str, Any]], object]
+    """Where the request body says the tool choice."""
+    choices: dict[str, object]
+    """How each tool choice is sent (``read_file``: the one required tool)."""
+    finishes: tuple[FinishReason, ...] = ("stop", "length", "content_filter")
+    """The finish reasons a text round can end with, mapped back as they were scripted."""
+    sdk: bool = True
+    """It retries through a vendor SDK, which counts retries in ``x-stainless-retry-count``."""
+
+
+OPENAI_MODES: dict[str, object] = {"auto": "auto", "none": "none", "required": "required"}
+OPENAI: dict[str, Any] = {
+    "provider": "openai",
+    "failures": [
+        (HttpFailure(status=401), "auth"),
+        (HttpFailure(status=403), "auth"),
+        (HttpFailure(status=429), "rate_limit"),
+        (
+            HttpFailure(status=429, message="You exceeded your current quota (insufficient_quota)"),
+            "billing",
+        ),
+        (HttpFailure(status=402), "billing"),
+        (ContextLengthFailure(), "context_limit"),
+        (HttpFailure(status=400, message="Invalid value for 'tool_choice'"), "request_rejected"),
+        (HttpFailure(status=404, message="The model does not exist"), "request_rejected"),
+        (HttpFailure(status=500), "internal"),
+        (HttpFailure(status=503), "internal"),
+        (HttpFailure(status=504), "timeout"),
+        (MalformedStreamFailure(after_chunks=1), "network"),
+        (DropConnectionFailure(after_chunks=1), "network"),
+    ],
+    "models_path": "/v1/models",
+    "auth": ("authorization", "Bearer sk-test"),
+    "tool_choice": lambda body: body["tool_choice"],
+}
+"""What the two OpenAI adapters (Chat Completions, Responses) share: the SDK and its errors."""
+
+ADAPTERS = {
+    "openai_chat": Adapter(
+        make=openai_chat,
+        choices={**OPENAI_MODES, "read_file": {"type": "function", "function": {"name": "read_file"}}},
+        **OPENAI,
+    ),
+    "openai_responses": Adapter(
+        make=openai_responses,
+        choices={**OPENAI_MODES, "read_file": {"type": "function", "name": "read_file"}},
+        finishes=(),
+        **OPENAI,
+    ),
+    "anthropic": Adapter(
+        provider="anthropic",
+        make=anthropic,
+        failures=[
+            (HttpFailure(status=401), "auth"),
+            (HttpFailure(status=403), "auth"),
+            (HttpFailure(status=402), "billing"),
+            (
+                HttpFailure(
+                    status=400, message="Your credit balance is too low to access the Anthropic API."
+                ),
+                "billing",
+            ),
+            (HttpFailure(status=400), "request_rejected"),
+            (HttpFailure(status=404), "request_rejected"),
+            (HttpFailure(status=429), "rate_limit"),
+            (HttpFailure(status=500), "internal"),
+            (HttpFailure(status=529), "internal"),
+            (HttpFailure(status=504), "timeout"),
+            (ContextLengthFailure(), "context_limit"),
+            (MalformedStreamFailure(after_chunks=1), "internal"),
+            (DropConnectionFailure(after_chunks=1), "network"),
+        ],
+        models_path="/v1/models",
+        auth=("authorization", "Bearer test"),
+        tool_choice=lambda body: body["tool_choice"],
+        choices={
+            "auto": {"type": "auto"},
+            "none": {"type": "none"},
+            "required": {"type": "any"},
+            "read_file": {"type": "tool", "name": "read_file"},
+        },
+        finishes=("stop", "length", "tool_calls", "content_filter"),
+    ),
+    "google": Adapter(
+        provider="google",
+        make=google,
+        failures=[
+            (HttpFailure(status=400, body=GOOGLE_INVALID_KEY), "auth"),
+            (HttpFailure(status=401), "auth"),
+            (HttpFailure(status=403), "auth"),
+            (HttpFailure(status=400), "request_rejected"),
+            (HttpFailure(status=404), "request_rejected"),
+            (HttpFailure(status=429, body=GOOGLE_QUOTA), "rate_limit"),
+            (HttpFailure(status=500), "internal"),
+            (HttpFailure(status=503), "internal"),
+            (HttpFailure(status=504), "timeout"),
+            (HttpFailure(status=502, body="<html>Bad gateway</html>"), "internal"),
+            (ContextLengthFailure(), "context_limit"),
+            (MalformedStreamFailure(after_chunks=1), "internal"),
+            (DropConnectionFailure(after_chunks=1), "network"),
+        ],
+        models_path="/v1beta/models",
+        auth=("x-goog-api-key", "test"),
+        tool_choice=lambda body: body["toolConfig"]["functionCallingConfig"],
+        choices={
+            "auto": {"mode": "AUTO"},
+            "none": {"mode": "NONE"},
+            "required": {"mode": "ANY"},
+            "read_file": {"mode": "ANY", "allowedFunctionNames": ["read_file"]},
+        },
+        sdk=False,
+    ),
+}
+
+each = pytest.mark.parametrize("adapter", list(ADAPTERS.values()), ids=list(ADAPTERS))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sdks_imported() -> None:
+    """Import the SDKs before any bounded wait: their first import takes seconds on a slow machine."""
+    importlib.import_module("anthropic")
+    importlib.import_module("openai")
+
+
+@each
+async def test_a_text_stream_carries_text_usage_and_the_finish(adapter: Adapter) -> None:
+    round_ = Round(parts=[ScriptText(chunks=["Hel", "lo"])], usage=Usage(input_tokens=12, output_tokens=3))
+    async with scripted(adapter.make, round_) as (server, client):
+        updates = await collect(client)
+        server.assert_consumed()
+    assert updates == [TextUpdate("Hel"), TextUpdate("lo"), UsageUpdate(12, 3, 0), FinishUpdate("stop")]
+
+
+@each
+async def test_usage_reports_cached_input(adapter: Adapter) -> None:
+    round_ = Round(
+        parts=[ScriptText(chunks=["ok"])],
+        usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
+    )
+    async with scripted(adapter.make, round_) as (_, client):
+        updates = await collect(client)
+    assert [u for u in updates if isinstance(u, UsageUpdate)] == [UsageUpdate(120, 30, 100)]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "reason"),
+    [(adapter, reason) for adapter in ADAPTERS.values() for reason in adapter.finishes],
+    ids=[f"{name}-{reason}" for name, adapter in ADAPTERS.items() for reason in adapter.finishes],
+)
+async def test_finish_reasons_map(adapter: Adapter, reason: FinishReason) -> None:
+    async with scripted(adapter.make, Round(parts=[ScriptText(chunks=["x"])], finish_reason=reason)) as (
+        _,
+        client,
+    ):
+        updates = await collect(client)
+    assert updates[-1] == FinishUpdate(reason)
+
+
+@pytest.mark.parametrize(
+    ("adapter", "choice"),
+    [(adapter, choice) for adapter in ADAPTERS.values() for choice in adapter.choices],
+    ids=[f"{name}-{choice}" for name, adapter in ADAPTERS.items() for choice in adapter.choices],
+)
+async def test_tool_choice_maps(adapter: Adapter, choice: str) -> None:
+    chosen: ToolChoice = RequiredTool(choice) if choice == "read_file" else choice  # type: ignore[assignment]
+    async with scripted(adapter.make, Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
+        await collect(client, options=ChatOptions(tools=[READ], tool_choice=chosen))
+        [request] = server.requests
+    assert adapter.tool_choice(request.body) == adapter.choices[choice]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "failure", "code"),
+    [(adapter, failure, code) for adapter in ADAPTERS.values() for failure, code in adapter.failures],
+    ids=[f"{name}-{index}" for name, adapter in ADAPTERS.items() for index in range(len(adapter.failures))],
+)
+async def test_each_failure_maps_to_its_error_code(adapter: Adapter, failure: Failure, code: str) -> None:
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=failure)
+    async with scripted(adapter.make, round_, max_retries=0) as (server, client):
+        updates, caught = await failing(client)
+        assert len(server.requests) == 1
+    assert caught.code == code
+    assert str(caught).startswith(adapter.provider)
+    if isinstance(failure, HttpFailure):
+        assert updates == []
+        assert str(caught).startswith(f"{adapter.provider}: HTTP ")
+    elif isinstance(failure, DropConnectionFailure | MalformedStreamFailure):
+        assert updates == [TextUpdate("a")]
+    if isinstance(failure, MalformedStreamFailure):
+        assert "unreadable" in str(caught)
+
+
+@each
+async def test_a_429_keeps_the_wait_it_asks_for(adapter: Adapter) -> None:
+    async with scripted(
+        adapter.make, Round(failure=HttpFailure(status=429, retry_after=7)), max_retries=0
+    ) as (
+        _,
+        client,
+    ):
+        _, caught = await failing(client)
+    assert (caught.code, caught.retry_after) == ("rate_limit", 7.0)
+
+
+@each
+async def test_a_429_is_retried_after_the_wait_it_asks_for(adapter: Adapter) -> None:
+    rounds = (Round(failure=HttpFailure(status=429, retry_after=1)), Round(parts=[ScriptText(chunks=["ok"])]))
+    async with scripted(adapter.make, *rounds, max_retries=1) as (server, client):
+        started = time.monotonic()
+        updates = await collect(client)
+        waited = time.monotonic() - started
+        requests = server.requests
+    assert updates[0] == TextUpdate("ok")
+    assert [r.round for r in requests] == [0, 1]
+    assert requests[0].raw_body == requests[1].raw_body
+    if adapter.sdk:
+        assert requests[1].headers["x-stainless-retry-count"] == "1"
+    assert waited >= 1.0  # a first backoff of the client's own is at most 0.5 s
+
+
+@each
+async def test_a_connection_cut_mid_stream_fails_after_what_arrived(adapter: Adapter) -> None:
+    round_ = Round(parts=[ScriptText(chunks=["Hel", "lo"])], failure=DropConnectionFailure(after_chunks=1))
+    async with scripted(adapter.make, round_) as (_, client):
+        updates, caught = await failing(client)
+    assert updates == [TextUpdate("Hel")]
+    assert caught.code == "network"
+
+
+@each
+async def test_a_stream_that_goes_quiet_times_out(adapter: Adapter) -> None:
+    round_ = Round(parts=[ScriptText(chunks=["a"])], chunk_delay=60)
+    async with scripted(adapter.make, round_, idle_timeout=0.3, max_retries=0) as (_, client):
+        started = time.monotonic()
+        updates, caught = await failing(client)
+        waited = time.monotonic() - started
+    assert updates == []
+    assert caught.code == "timeout"
+    assert waited < WAIT
+
+
+@each
+async def test_a_refused_connection_is_a_network_error(adapter: Adapter) -> None:
+    async with adapter.make(f"http://127.0.0.1:{closed_port()}", max_retries=0) as client:
+        _, caught = await failing(client)
+    assert caught.code == "network"
+
+
+@each
+async def test_list_models_returns_the_names(adapter: Adapter) -> None:
+    async with scripted(adapter.make) as (server, client):
+        with anyio.fail_after(WAIT):
+            models = await client.list_models()
+        [request] = server.requests
+    assert models == ["scripted-model"]
+    assert (request.method, request.path) == ("GET", adapter.models_path)
+    assert request.headers[adapter.auth[0]] == adapter.auth[1]
