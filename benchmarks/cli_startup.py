@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, TextPart, Usage
+from hive_conformance.script import Round, ScriptText, Usage
 
 HIVE = Path(sys.executable).with_name("hive")
 
@@ -82,7 +82,9 @@ def main() -> None:
         help_ = median_ms(lambda: to_exit([str(HIVE), "--help"], env, project), args.repeats)
 
         rounds = [
-            Round(parts=[TextPart(chunks=["Hello", " there."])], usage=Usage(input_tokens=5, output_tokens=2))
+            Round(
+                parts=[ScriptText(chunks=["Hello", " there."])], usage=Usage(input_tokens=5, output_tokens=2)
+            )
             for _ in range(args.prompt_repeats + 1)
         ]
         with ScriptedModelServer(rounds, model="scripted") as server:

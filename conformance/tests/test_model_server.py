@@ -14,13 +14,13 @@ from openai import APIStatusError, APITimeoutError, AsyncOpenAI, OpenAI
 
 from hive_conformance import model_server
 from hive_conformance.model_server import EXHAUSTED_STATUS, ScriptedModelServer
-from hive_conformance.script import DropConnectionFailure, Round, TextPart
+from hive_conformance.script import DropConnectionFailure, Round, ScriptText
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 def text_round(*chunks: str, delay: float = 0.0) -> Round:
-    return Round(parts=[TextPart(chunks=list(chunks))], chunk_delay=delay)
+    return Round(parts=[ScriptText(chunks=list(chunks))], chunk_delay=delay)
 
 
 def chat(url: str, **options: object) -> str | None:
@@ -177,7 +177,7 @@ def test_a_client_that_walks_away_mid_stream_leaves_the_server_serving() -> None
 
 
 def test_a_dropped_connection_really_closes_the_socket_mid_message() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
     with ScriptedModelServer([round_]) as server:
         body = b'{"model": "m", "messages": [], "stream": true}'
         head = (
@@ -248,7 +248,7 @@ def connection_threads() -> set[threading.Thread]:
 
 
 def test_a_stalled_stream_sends_its_first_chunks_then_nothing_until_the_client_goes_away() -> None:
-    stalled = Round(parts=[TextPart(chunks=["a", "b", "c"])], stall_after_chunks=1)
+    stalled = Round(parts=[ScriptText(chunks=["a", "b", "c"])], stall_after_chunks=1)
     before = connection_threads()
     with ScriptedModelServer([stalled, text_round("next")]) as server:
         # The short read timeout is the assertion that nothing more comes, not a synchronisation.
@@ -272,7 +272,7 @@ def test_a_stalled_stream_sends_its_first_chunks_then_nothing_until_the_client_g
 
 
 def test_a_stall_after_every_chunk_holds_back_the_stream_ending() -> None:
-    stalled = Round(parts=[TextPart(chunks=["a", "b"])], stall_after_chunks=2)
+    stalled = Round(parts=[ScriptText(chunks=["a", "b"])], stall_after_chunks=2)
     with (
         ScriptedModelServer([stalled]) as server,
         httpx2.Client(base_url=server.url, timeout=httpx2.Timeout(5, read=0.5)) as client,
@@ -296,7 +296,7 @@ async def drain(chunks: AsyncIterator[bytes], into: list[bytes]) -> None:
 
 @pytest.mark.anyio
 async def test_closing_the_server_ends_a_stalled_stream_promptly() -> None:
-    stalled = Round(parts=[TextPart(chunks=["a", "b"])], stall_after_chunks=0)
+    stalled = Round(parts=[ScriptText(chunks=["a", "b"])], stall_after_chunks=0)
     with anyio.fail_after(10):
         server = ScriptedModelServer([stalled]).start()
         try:
@@ -320,7 +320,7 @@ async def test_closing_the_server_ends_a_stalled_stream_promptly() -> None:
 
 
 def test_a_stalled_body_sends_nothing_until_the_server_closes() -> None:
-    stalled = Round(parts=[TextPart(chunks=["a"])], stall_after_chunks=0)
+    stalled = Round(parts=[ScriptText(chunks=["a"])], stall_after_chunks=0)
     server = ScriptedModelServer([stalled]).start()
     try:
         body = b'{"model": "m", "messages": []}'

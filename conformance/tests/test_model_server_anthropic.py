@@ -25,9 +25,9 @@ from hive_conformance.script import (
     HttpFailure,
     MalformedStreamFailure,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
 
@@ -39,10 +39,10 @@ REQUEST: dict[str, Any] = {
 
 FULL = Round(
     parts=[
-        ThinkingPart(chunks=["Let me ", "look."], signature="sig-1"),
-        TextPart(chunks=["Reading ", "both."]),
-        ToolCallPart(id="toolu_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-        ToolCallPart(id="toolu_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
+        ScriptThinking(chunks=["Let me ", "look."], signature="sig-1"),
+        ScriptText(chunks=["Reading ", "both."]),
+        ScriptToolCall(id="toolu_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+        ScriptToolCall(id="toolu_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
     ],
     usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
 )
@@ -135,7 +135,7 @@ def test_a_whole_body_assembles_the_round() -> None:
     ],
 )
 def test_finish_reasons_map(reason: Any, wire: str) -> None:
-    round_ = Round(parts=[TextPart(chunks=["x"])], finish_reason=reason)
+    round_ = Round(parts=[ScriptText(chunks=["x"])], finish_reason=reason)
     with serve(round_, round_) as (_, client):
         whole = client.messages.create(**REQUEST)
         with client.messages.stream(**REQUEST) as stream:
@@ -144,7 +144,7 @@ def test_finish_reasons_map(reason: Any, wire: str) -> None:
 
 
 def test_malformed_tool_arguments_reach_a_whole_body_as_text() -> None:
-    round_ = Round(parts=[ToolCallPart(id="toolu_x", name="t", arguments=['{"broken'])])
+    round_ = Round(parts=[ScriptToolCall(id="toolu_x", name="t", arguments=['{"broken'])])
     with serve(round_) as (_, client), httpx2.Client(base_url=client.base_url) as raw:
         body = raw.post("/v1/messages", json=REQUEST).json()
     assert body["content"] == [{"type": "tool_use", "id": "toolu_x", "name": "t", "input": '{"broken'}]
@@ -165,7 +165,7 @@ def test_a_429_with_retry_after_is_a_rate_limit_error() -> None:
 def test_the_sdk_honours_retry_after_and_takes_the_next_round() -> None:
     rounds = (
         Round(failure=HttpFailure(status=529, retry_after=0.01)),
-        Round(parts=[TextPart(chunks=["ok"])]),
+        Round(parts=[ScriptText(chunks=["ok"])]),
     )
     with serve(*rounds, retries=1) as (server, client):
         message = client.messages.create(**REQUEST)
@@ -202,7 +202,7 @@ def test_the_context_length_error_is_recognisable() -> None:
 
 
 def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
     with serve(round_) as (_, client):
         events: list[Any] = []
         with pytest.raises(json.JSONDecodeError):
@@ -211,7 +211,7 @@ def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
 
 
 def test_a_dropped_stream_fails_before_message_stop() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=DropConnectionFailure(after_chunks=2))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=DropConnectionFailure(after_chunks=2))
     with serve(round_) as (_, client):
         kinds: list[str] = []
         with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
@@ -221,6 +221,6 @@ def test_a_dropped_stream_fails_before_message_stop() -> None:
 
 
 def test_a_dropped_whole_body_is_a_connection_error() -> None:
-    round_ = Round(parts=[TextPart(chunks=["abc"])], failure=DropConnectionFailure())
+    round_ = Round(parts=[ScriptText(chunks=["abc"])], failure=DropConnectionFailure())
     with serve(round_) as (_, client), pytest.raises(APIConnectionError):
         client.messages.create(**REQUEST)

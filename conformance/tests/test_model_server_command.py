@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from hive_conformance.script import ContextLengthFailure, Round, TextPart, encode_script
+from hive_conformance.script import ContextLengthFailure, Round, ScriptText, encode_script
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def first_line(process: subprocess.Popen[str], timeout: float = 20) -> str:
 
 def test_it_serves_a_script_file_and_prints_its_url_first(tmp_path: Path) -> None:
     script = tmp_path / "script.jsonl"
-    script.write_bytes(encode_script([Round(parts=[TextPart(chunks=["from ", "file"])]), Round()]))
+    script.write_bytes(encode_script([Round(parts=[ScriptText(chunks=["from ", "file"])]), Round()]))
     record = tmp_path / "requests.jsonl"
     process = subprocess.Popen(
         [sys.executable, "-m", "hive_conformance.model_server", str(script), "--record", str(record)],

@@ -17,9 +17,9 @@ from hive_conformance.script import (
     HttpFailure,
     MalformedStreamFailure,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
 
@@ -30,12 +30,12 @@ HEADERS = {"x-goog-api-key": "test"}
 
 FULL = Round(
     parts=[
-        ThinkingPart(chunks=["Let me ", "look."], signature="thought-sig"),
-        TextPart(chunks=["Reading ", "both."]),
-        ToolCallPart(
+        ScriptThinking(chunks=["Let me ", "look."], signature="thought-sig"),
+        ScriptText(chunks=["Reading ", "both."]),
+        ScriptToolCall(
             id="unused", name="read_file", arguments=['{"path": ', '"a.txt"}'], signature="call-sig"
         ),
-        ToolCallPart(id="unused", name="read_file", arguments=['{"path": "b', '.txt"}']),
+        ScriptToolCall(id="unused", name="read_file", arguments=['{"path": "b', '.txt"}']),
     ],
     usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
 )
@@ -89,7 +89,7 @@ def test_an_sse_stream_carries_thoughts_text_calls_and_usage() -> None:
 
 
 def test_the_event_stream_uses_crlf_line_ends() -> None:
-    with serve(Round(parts=[TextPart(chunks=["x"])])) as (_, client):
+    with serve(Round(parts=[ScriptText(chunks=["x"])])) as (_, client):
         reply = client.post(STREAM, params={"alt": "sse"}, json=REQUEST)
     assert reply.headers["content-type"].startswith("text/event-stream")
     assert reply.content.startswith(b'data: {"candidates"')
@@ -129,7 +129,7 @@ def test_a_whole_body_assembles_the_round() -> None:
 
 @pytest.mark.parametrize(("reason", "wire"), [("length", "MAX_TOKENS"), ("content_filter", "SAFETY")])
 def test_finish_reasons_map(reason: Any, wire: str) -> None:
-    round_ = Round(parts=[TextPart(chunks=["x"])], finish_reason=reason)
+    round_ = Round(parts=[ScriptText(chunks=["x"])], finish_reason=reason)
     with serve(round_, round_) as (_, client):
         whole = client.post(WHOLE, json=REQUEST).json()
         streamed = sse_payloads(client)
@@ -160,7 +160,7 @@ def test_the_context_length_error_is_recognisable() -> None:
 
 
 def test_malformed_sse_after_the_scripted_chunks() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
     with (
         serve(round_) as (_, client),
         client.stream("POST", STREAM, params={"alt": "sse"}, json=REQUEST) as reply,
@@ -174,7 +174,7 @@ def test_malformed_sse_after_the_scripted_chunks() -> None:
 
 def test_a_call_is_sent_only_once_all_its_argument_chunks_are_due() -> None:
     round_ = Round(
-        parts=[TextPart(chunks=["a"]), ToolCallPart(id="c", name="t", arguments=["{", "}"])],
+        parts=[ScriptText(chunks=["a"]), ScriptToolCall(id="c", name="t", arguments=["{", "}"])],
         failure=DropConnectionFailure(after_chunks=2),
     )
     with (
@@ -188,6 +188,6 @@ def test_a_call_is_sent_only_once_all_its_argument_chunks_are_due() -> None:
 
 
 def test_a_dropped_whole_body_is_an_incomplete_read() -> None:
-    round_ = Round(parts=[TextPart(chunks=["abc"])], failure=DropConnectionFailure())
+    round_ = Round(parts=[ScriptText(chunks=["abc"])], failure=DropConnectionFailure())
     with serve(round_) as (_, client), pytest.raises(httpx2.RemoteProtocolError):
         client.post(WHOLE, json=REQUEST)

@@ -17,9 +17,9 @@ from hive_conformance.script import (
     HttpFailure,
     MalformedStreamFailure,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
 
@@ -27,10 +27,10 @@ MESSAGES: Any = [{"role": "user", "content": "hi"}]
 
 FULL = Round(
     parts=[
-        ThinkingPart(chunks=["Let me ", "look."], signature="ignored-here"),
-        TextPart(chunks=["Reading ", "both."]),
-        ToolCallPart(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-        ToolCallPart(id="call_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
+        ScriptThinking(chunks=["Let me ", "look."], signature="ignored-here"),
+        ScriptText(chunks=["Reading ", "both."]),
+        ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+        ScriptToolCall(id="call_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
     ],
     usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
 )
@@ -123,7 +123,7 @@ def test_a_whole_body_assembles_the_round() -> None:
 
 @pytest.mark.parametrize(("reason", "wire"), [("length", "length"), ("content_filter", "content_filter")])
 def test_finish_reasons_map(reason: Any, wire: str) -> None:
-    round_ = Round(parts=[TextPart(chunks=["cut"])], finish_reason=reason)
+    round_ = Round(parts=[ScriptText(chunks=["cut"])], finish_reason=reason)
     with serve(round_, round_) as (_, client):
         whole = client.chat.completions.create(model="m", messages=MESSAGES)
         streamed = list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
@@ -142,7 +142,7 @@ def test_a_429_with_retry_after_is_a_rate_limit_error() -> None:
 def test_the_sdk_honours_retry_after_and_takes_the_next_round() -> None:
     rounds = (
         Round(failure=HttpFailure(status=429, retry_after=0.01)),
-        Round(parts=[TextPart(chunks=["ok"])]),
+        Round(parts=[ScriptText(chunks=["ok"])]),
     )
     with serve(*rounds, retries=1) as (server, client):
         reply = client.chat.completions.create(model="m", messages=MESSAGES)
@@ -175,7 +175,7 @@ def test_the_context_length_error_is_recognisable() -> None:
 
 
 def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=MalformedStreamFailure(after_chunks=2))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b", "c"])], failure=MalformedStreamFailure(after_chunks=2))
     with serve(round_) as (_, client):
         stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         seen: list[str] = []
@@ -185,13 +185,13 @@ def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
 
 
 def test_a_malformed_whole_body_does_not_parse() -> None:
-    round_ = Round(parts=[TextPart(chunks=["abc"])], failure=MalformedStreamFailure())
+    round_ = Round(parts=[ScriptText(chunks=["abc"])], failure=MalformedStreamFailure())
     with serve(round_) as (_, client), pytest.raises(json.JSONDecodeError):
         client.chat.completions.create(model="m", messages=MESSAGES)
 
 
 def test_a_dropped_stream_is_a_connection_error_after_the_scripted_chunks() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b", "c"])], failure=DropConnectionFailure(after_chunks=1))
     with serve(round_) as (_, client):
         stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         seen: list[str] = []
@@ -201,7 +201,7 @@ def test_a_dropped_stream_is_a_connection_error_after_the_scripted_chunks() -> N
 
 
 def test_a_dropped_whole_body_is_a_connection_error() -> None:
-    round_ = Round(parts=[TextPart(chunks=["abc"])], failure=DropConnectionFailure())
+    round_ = Round(parts=[ScriptText(chunks=["abc"])], failure=DropConnectionFailure())
     with serve(round_) as (server, client), pytest.raises(APIConnectionError):
         client.chat.completions.create(model="m", messages=MESSAGES)
     assert len(server.requests) == 1

@@ -17,18 +17,18 @@ from hive_conformance.script import (
     HttpFailure,
     MalformedStreamFailure,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
 
 FULL = Round(
     parts=[
-        ThinkingPart(chunks=["Let me ", "look."], signature="enc-1"),
-        TextPart(chunks=["Reading ", "both."]),
-        ToolCallPart(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-        ToolCallPart(id="call_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
+        ScriptThinking(chunks=["Let me ", "look."], signature="enc-1"),
+        ScriptText(chunks=["Reading ", "both."]),
+        ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+        ScriptToolCall(id="call_b", name="read_file", arguments=['{"path": "b', '.txt"}']),
     ],
     usage=Usage(input_tokens=120, output_tokens=30, cached_input_tokens=100),
 )
@@ -109,7 +109,7 @@ def test_a_whole_body_assembles_the_round() -> None:
     ("reason", "detail"), [("length", "max_output_tokens"), ("content_filter", "content_filter")]
 )
 def test_a_cut_short_round_is_incomplete(reason: Any, detail: str) -> None:
-    round_ = Round(parts=[TextPart(chunks=["cut"])], finish_reason=reason)
+    round_ = Round(parts=[ScriptText(chunks=["cut"])], finish_reason=reason)
     with serve(round_, round_) as (_, client):
         whole = client.responses.create(model="m", input="hi")
         events = list(client.responses.create(model="m", input="hi", stream=True))
@@ -145,7 +145,7 @@ def test_the_context_length_error_is_recognisable() -> None:
 
 
 def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=MalformedStreamFailure(after_chunks=1))
     with serve(round_) as (_, client):
         events: list[Any] = []
         with pytest.raises(json.JSONDecodeError):
@@ -154,7 +154,7 @@ def test_malformed_sse_breaks_the_stream_after_the_scripted_chunks() -> None:
 
 
 def test_a_dropped_stream_is_a_connection_error_before_completion() -> None:
-    round_ = Round(parts=[TextPart(chunks=["a", "b"])], failure=DropConnectionFailure(after_chunks=2))
+    round_ = Round(parts=[ScriptText(chunks=["a", "b"])], failure=DropConnectionFailure(after_chunks=2))
     with serve(round_) as (_, client):
         kinds: list[str] = []
         with pytest.raises(APIConnectionError):

@@ -10,15 +10,15 @@ from hypothesis import strategies as st
 
 from hive_conformance import script
 from hive_conformance.script import (
-    FINISH_REASONS,
+    SCRIPT_FINISH_REASONS,
     ContextLengthFailure,
     DropConnectionFailure,
     HttpFailure,
     MalformedStreamFailure,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
     decode_script,
     encode_script,
@@ -29,9 +29,9 @@ _text = st.text(max_size=8)
 _chunks = st.lists(_text, max_size=4)
 _count = st.integers(min_value=0, max_value=10_000)
 _parts = st.one_of(
-    st.builds(TextPart, chunks=_chunks),
-    st.builds(ThinkingPart, chunks=_chunks, signature=st.none() | _text),
-    st.builds(ToolCallPart, id=_text, name=_text, arguments=_chunks, signature=st.none() | _text),
+    st.builds(ScriptText, chunks=_chunks),
+    st.builds(ScriptThinking, chunks=_chunks, signature=st.none() | _text),
+    st.builds(ScriptToolCall, id=_text, name=_text, arguments=_chunks, signature=st.none() | _text),
 )
 _failures = st.one_of(
     st.none(),
@@ -51,7 +51,7 @@ rounds = st.builds(
     Round,
     parts=st.lists(_parts, max_size=4),
     usage=st.none() | st.builds(Usage, input_tokens=_count, output_tokens=_count, cached_input_tokens=_count),
-    finish_reason=st.none() | st.sampled_from(FINISH_REASONS),
+    finish_reason=st.none() | st.sampled_from(SCRIPT_FINISH_REASONS),
     failure=_failures,
     chunk_delay=st.floats(min_value=0, max_value=5),
 )
@@ -69,9 +69,9 @@ def test_a_script_survives_jsonl(script_rounds: list[Round]) -> None:
 def test_the_jsonl_format_is_plain_tagged_json() -> None:
     round_ = Round(
         parts=[
-            ThinkingPart(chunks=["hm"], signature="sig"),
-            TextPart(chunks=["Hel", "lo"]),
-            ToolCallPart(id="call_1", name="read_file", arguments=['{"path":', '"a"}']),
+            ScriptThinking(chunks=["hm"], signature="sig"),
+            ScriptText(chunks=["Hel", "lo"]),
+            ScriptToolCall(id="call_1", name="read_file", arguments=['{"path":', '"a"}']),
         ],
         usage=Usage(input_tokens=12, output_tokens=3),
         failure=HttpFailure(status=429, retry_after=2),
@@ -93,7 +93,7 @@ def test_blank_lines_are_skipped_and_a_file_loads(tmp_path: Path) -> None:
         '\n{"parts": [{"type": "text", "chunks": ["hi"]}]}\n\n{"failure": {"kind": "context_length"}}\n'
     )
     assert load_script(path) == [
-        Round(parts=[TextPart(chunks=["hi"])]),
+        Round(parts=[ScriptText(chunks=["hi"])]),
         Round(failure=ContextLengthFailure()),
     ]
 
@@ -118,9 +118,9 @@ def test_a_bad_line_is_named(line: str, complaint: str) -> None:
     ("round_", "expected"),
     [
         (Round(), "stop"),
-        (Round(parts=[TextPart(chunks=["a"])]), "stop"),
-        (Round(parts=[TextPart(chunks=["a"]), ToolCallPart(id="c", name="t")]), "tool_calls"),
-        (Round(parts=[ToolCallPart(id="c", name="t")], finish_reason="length"), "length"),
+        (Round(parts=[ScriptText(chunks=["a"])]), "stop"),
+        (Round(parts=[ScriptText(chunks=["a"]), ScriptToolCall(id="c", name="t")]), "tool_calls"),
+        (Round(parts=[ScriptToolCall(id="c", name="t")], finish_reason="length"), "length"),
     ],
 )
 def test_the_finish_reason_defaults_from_the_parts(round_: Round, expected: str) -> None:
@@ -130,10 +130,10 @@ def test_the_finish_reason_defaults_from_the_parts(round_: Round, expected: str)
 def test_chunks_are_counted_alike_in_every_part() -> None:
     round_ = Round(
         parts=[
-            ThinkingPart(chunks=["a", "b"]),
-            TextPart(chunks=["c"]),
-            ToolCallPart(id="c", name="t", arguments=["{", "}"]),
-            ToolCallPart(id="d", name="t"),
+            ScriptThinking(chunks=["a", "b"]),
+            ScriptText(chunks=["c"]),
+            ScriptToolCall(id="c", name="t", arguments=["{", "}"]),
+            ScriptToolCall(id="d", name="t"),
         ]
     )
     assert round_.chunk_count == 5

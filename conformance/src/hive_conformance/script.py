@@ -18,32 +18,32 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 __all__ = [
-    "FINISH_REASONS",
+    "SCRIPT_FINISH_REASONS",
     "ContextLengthFailure",
     "DropConnectionFailure",
     "Failure",
-    "FinishReason",
     "HttpFailure",
     "MalformedStreamFailure",
-    "Part",
     "Round",
-    "TextPart",
-    "ThinkingPart",
-    "ToolCallPart",
+    "ScriptFinishReason",
+    "ScriptPart",
+    "ScriptText",
+    "ScriptThinking",
+    "ScriptToolCall",
     "Usage",
     "decode_script",
     "encode_script",
     "load_script",
 ]
 
-FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+ScriptFinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 """Why the model stopped, in API-neutral spelling; each API maps it to its own (``end_turn``, ``MAX_TOKENS``…)."""
 
 _Count = Annotated[int, msgspec.Meta(ge=0)]
 _Seconds = Annotated[float, msgspec.Meta(ge=0)]
 _Status = Annotated[int, msgspec.Meta(ge=100, le=599)]
 
-FINISH_REASONS: tuple[FinishReason, ...] = ("stop", "length", "tool_calls", "content_filter")
+SCRIPT_FINISH_REASONS: tuple[ScriptFinishReason, ...] = ("stop", "length", "tool_calls", "content_filter")
 """Every finish reason, in a stable order."""
 
 
@@ -51,14 +51,14 @@ class _Data(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     """Base of the script's structs: immutable, strict when read, with defaults left out when written."""
 
 
-class TextPart(_Data, frozen=True, tag_field="type", tag="text"):
+class ScriptText(_Data, frozen=True, tag_field="type", tag="text"):
     """Reply text, streamed chunk by chunk."""
 
     chunks: list[str]
     """The text pieces, in stream order; each is one delta on the wire."""
 
 
-class ThinkingPart(_Data, frozen=True, tag_field="type", tag="thinking"):
+class ScriptThinking(_Data, frozen=True, tag_field="type", tag="thinking"):
     """The model's reasoning, streamed chunk by chunk before or between other parts."""
 
     chunks: list[str]
@@ -69,7 +69,7 @@ class ThinkingPart(_Data, frozen=True, tag_field="type", tag="thinking"):
     ``encrypted_content``, Gemini ``thoughtSignature`` on the last thought part. Chat Completions drops it."""
 
 
-class ToolCallPart(_Data, frozen=True, tag_field="type", tag="tool_call"):
+class ScriptToolCall(_Data, frozen=True, tag_field="type", tag="tool_call"):
     """A call of one of the client's tools; several in one round are parallel calls."""
 
     id: str
@@ -86,7 +86,7 @@ class ToolCallPart(_Data, frozen=True, tag_field="type", tag="tool_call"):
     """Gemini only: the ``thoughtSignature`` on this call's ``functionCall`` part."""
 
 
-Part = TextPart | ThinkingPart | ToolCallPart
+ScriptPart = ScriptText | ScriptThinking | ScriptToolCall
 """One piece of a round's output, tagged by ``type``."""
 
 
@@ -147,11 +147,11 @@ Failure = HttpFailure | ContextLengthFailure | MalformedStreamFailure | DropConn
 class Round(_Data, frozen=True):
     """One model response: the answer to one request, whichever API it came through."""
 
-    parts: list[Part] = []
+    parts: list[ScriptPart] = []
     """The output, in order. Parts of a failed round are sent up to the failure point."""
     usage: Usage | None = None
     """Token counts; unset sends zeros where the API always reports usage and nothing where it may not."""
-    finish_reason: FinishReason | None = None
+    finish_reason: ScriptFinishReason | None = None
     """Why the model stopped; unset means ``tool_calls`` when the round calls a tool and ``stop`` otherwise."""
     failure: Failure | None = None
     """Set to make the round fail instead of completing."""
@@ -165,17 +165,17 @@ class Round(_Data, frozen=True):
     answer at all."""
 
     @property
-    def effective_finish_reason(self) -> FinishReason:
+    def effective_finish_reason(self) -> ScriptFinishReason:
         """The finish reason sent: the scripted one, else derived from the parts."""
         if self.finish_reason is not None:
             return self.finish_reason
-        return "tool_calls" if any(isinstance(part, ToolCallPart) for part in self.parts) else "stop"
+        return "tool_calls" if any(isinstance(part, ScriptToolCall) for part in self.parts) else "stop"
 
     @property
     def chunk_count(self) -> int:
         """How many chunks the round's parts hold."""
         return sum(
-            len(part.arguments if isinstance(part, ToolCallPart) else part.chunks) for part in self.parts
+            len(part.arguments if isinstance(part, ScriptToolCall) else part.chunks) for part in self.parts
         )
 
 

@@ -26,18 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, TypeVar, cast
 
+from hive_cli.session_documents import encode_document, session_summaries
+from hive_cli.session_store import session_store_path
 from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
 from hive_conformance.script import (
-    FinishReason,
-    Part,
     Round,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
+    ScriptFinishReason,
+    ScriptPart,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
-from hive_core.config import ENV_VARS
-from hive_core.sessions import SqliteSessionStore, default_path, encode_document, session_summaries
+from hive_core.sessions import SqliteSessionStore
+from hive_providers import CONFIG_SCHEMA
 
 T = TypeVar("T")
 
@@ -101,7 +103,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
-        if name not in {v.name for v in ENV_VARS} and name not in _FOREIGN
+        if name not in {v.name for v in CONFIG_SCHEMA.environment} and name not in _FOREIGN
     }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     # Bytecode cached outside the workspace: every test starts several interpreters that import the same SDKs.
@@ -128,15 +130,15 @@ def wait_until(predicate: Callable[[], T], *, timeout: float = TIMEOUT, what: st
 def text(
     *chunks: str,
     usage: tuple[int, int] | None = (10, 2),
-    finish: FinishReason | None = None,
+    finish: ScriptFinishReason | None = None,
     delay: float = 0.0,
     thinking: Sequence[str] = (),
 ) -> Round:
     """A round that streams ``chunks`` as the reply (after ``thinking``, when given)."""
-    parts: list[Part] = []
+    parts: list[ScriptPart] = []
     if thinking:
-        parts.append(ThinkingPart(chunks=list(thinking)))
-    parts.append(TextPart(chunks=list(chunks)))
+        parts.append(ScriptThinking(chunks=list(thinking)))
+    parts.append(ScriptText(chunks=list(chunks)))
     return Round(
         parts=parts,
         usage=Usage(input_tokens=usage[0], output_tokens=usage[1]) if usage is not None else None,
@@ -147,11 +149,11 @@ def text(
 
 def calls(*items: tuple[str, str, Mapping[str, Any]], say: str | None = None) -> Round:
     """A round that calls tools: ``(call id, tool name, arguments)`` each, after an optional line of text."""
-    parts: list[Part] = [TextPart(chunks=[say])] if say else []
+    parts: list[ScriptPart] = [ScriptText(chunks=[say])] if say else []
     for call_id, name, arguments in items:
         encoded = json.dumps(arguments)
         half = len(encoded) // 2
-        parts.append(ToolCallPart(id=call_id, name=name, arguments=[encoded[:half], encoded[half:]]))
+        parts.append(ScriptToolCall(id=call_id, name=name, arguments=[encoded[:half], encoded[half:]]))
     return Round(parts=parts, usage=Usage(input_tokens=20, output_tokens=5))
 
 
@@ -326,7 +328,7 @@ class Workspace:
 
         Read from the database in this process: only ``test_sessions`` pays for the command itself.
         """
-        path = default_path(self.env)
+        path = session_store_path(self.env)
         if not path.exists():
             return []
         with SqliteSessionStore(path) as store:

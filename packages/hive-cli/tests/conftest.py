@@ -65,3 +65,9 @@ def server() -> Iterator[ScriptedModelServer]:
     """A scripted model server with no rounds yet (tests add them)."""
     with scripted_server() as running:
         yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """``<tmp>/home``: a hive home, not created (``set`` must create it) and not named by the environment."""
+    return tmp_path / "home"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import stat
 from pathlib import Path
@@ -9,7 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hive_core.config import ConfigError, get_value, load_config, set_value, unset_value
+from hive_cli.config_store import get_value, set_value, unset_value
+from hive_core.config import ConfigError, load_config
+from hive_providers import CONFIG_SCHEMA
+from hive_providers.registry import configured_providers
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz"
 
@@ -226,14 +230,14 @@ def test_unset_removes_a_key_spelled_as_in_the_file(home: Path) -> None:
     assert _file(home) == {"openai": {"model": "m"}}
 
 
-def test_set_values_are_what_load_config_reads(home: Path, project: Path, env: dict[str, str]) -> None:
+def test_set_values_are_what_load_config_reads(home: Path, tmp_path: Path) -> None:
     set_value("openai.api_key", SECRET, home=home)
     set_value("openai.model", "gpt-4o-mini", home=home)
     set_value("chat_behavior.maximum_iterations_per_request", "7", home=home)
     set_value("local.enabled", "false", home=home)
-    loaded = load_config(project, env)
+    loaded = load_config(tmp_path, {"HIVE_HOME": str(home)}, schema=CONFIG_SCHEMA)
     assert loaded.warnings == ()
-    assert loaded.provider("openai").configured
+    assert "openai" in [settings.provider for settings in configured_providers(loaded)]
     assert loaded.chat_behavior.maximum_iterations_per_request == 7
     assert loaded.get("lmsupply.enabled") is False
 
@@ -244,3 +248,11 @@ def test_set_defaults_to_the_home_of_the_environment(tmp_path: Path, monkeypatch
     assert (tmp_path / "env-home" / "config.yaml").exists()
     assert get_value("openai.model") == {"openai.model": "m"}
     assert unset_value("openai.model") is True
+
+
+def test_signatures_the_commands_rely_on() -> None:
+    assert list(inspect.signature(set_value).parameters)[:2] == ["key", "value"]
+    get = inspect.signature(get_value).parameters
+    assert get["raw"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert get["raw"].default is False
+    assert next(iter(inspect.signature(unset_value).parameters)) == "key"

@@ -95,3 +95,16 @@ def test_a_markdown_reply_is_rendered_on_a_terminal(ws: Workspace, server: Scrip
     # Streamed as plain text first, then redrawn by the Markdown renderer: the bullet glyph replaces "- ".
     assert "•" in screen
     assert "\x1b[" in screen
+
+
+def test_a_history_that_cannot_be_written_is_no_traceback_at_exit(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.home / "history").mkdir()  # neither readable nor writable as a history file
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("exit\r")
+        term.expect("turn(s)")
+        assert term.wait() == 0
+    assert "Traceback" not in term.output
+    assert "Exception ignored" not in term.output

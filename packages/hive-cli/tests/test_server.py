@@ -10,16 +10,16 @@ from cli_harness import Workspace, calls, input_items, model_requests, text, use
 
 from hive_conformance.model_server import ScriptedModelServer
 
-HEX32 = re.compile(r"^[0-9a-f]{32}$")
+GENERATED_ID = re.compile(r"^[0-9a-f]+-[0-9a-f]{8}$")
 WRITE_CONFIG = ("c1", "write_file", {"path": "config.json", "content": '{"a": 1}'})
 
 
 def assert_started(event: dict[str, Any], session_id: str | None = None) -> None:
-    """``session_started``, with the given id (or a 32-hex one), and at most a protocol version besides."""
+    """``session_started``, with the given id (or a generated one: creation time and random digits, in hex), and at most a protocol version besides."""
     assert event["type"] == "session_started", event
     assert set(event) <= {"type", "session_id", "protocol_version"}, event
     if session_id is None:
-        assert HEX32.match(event["session_id"]), event
+        assert GENERATED_ID.match(event["session_id"]), event
     else:
         assert event["session_id"] == session_id, event
 

@@ -6,17 +6,16 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from hive_core.messages import Message, TextPart, user
-from hive_core.sessions import (
+from hive_cli.session_documents import (
     CommandError,
     SessionDeleted,
-    SessionInfo,
-    SqliteSessionStore,
     encode_document,
     iso_time,
     session_summaries,
     summarise,
 )
+from hive_core.messages import Message, TextPart, user
+from hive_core.sessions import SessionInfo, SqliteSessionStore
 
 
 def test_times_are_iso_8601_round_trip_in_utc() -> None:
@@ -81,8 +80,9 @@ def test_delete_documents() -> None:
     )
 
 
-def test_the_list_document_of_a_real_store(home: Path, project: Path) -> None:
-    with SqliteSessionStore(home / "s.db", clock=lambda: 1_788_134_400.5) as store:
+def test_the_list_document_of_a_real_store(tmp_path: Path) -> None:
+    project = tmp_path
+    with SqliteSessionStore(tmp_path / "s.db", clock=lambda: 1_788_134_400.5) as store:
         first = store.create(project_path=project, model="m", session_id="older")
         store.append(first.id, user("hello there"))
         store.append(first.id, Message("assistant", [TextPart("hi")]))

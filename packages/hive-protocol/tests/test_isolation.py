@@ -7,6 +7,7 @@ import subprocess
 import sys
 import zipfile
 from email.parser import Parser
+from importlib import metadata
 from pathlib import Path
 
 import msgspec
@@ -31,6 +32,10 @@ def test_imports_with_only_msgspec_beside_it(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(Path(msgspec.__file__).parent, site / "msgspec")
     shutil.copytree(SRC / "hive_protocol", site / "hive_protocol")
+    # As installed: the distribution's metadata beside the package (its __version__ is read from there).
+    dist_info = site / f"hive_protocol-{metadata.version('hive-protocol')}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(metadata.distribution("hive-protocol").read_text("METADATA") or "")
     # -S leaves out site-packages, -E the environment: only the standard library and this folder are importable.
     code = f"import sys; sys.path.insert(0, {str(site)!r}); exec({PROBE!r})"
     result = subprocess.run(

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from hive_conformance.script import FinishReason, Round, TextPart, ThinkingPart, ToolCallPart, Usage
+from hive_conformance.script import (
+    Round,
+    ScriptFinishReason,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
+    Usage,
+)
 
 from .recording import Endpoint
 from .wire import Call, Frame, WireApi, arguments_value, joined, sse_event
 
 __all__ = ["AnthropicMessagesApi"]
 
-_STOP: dict[FinishReason, str] = {
+_STOP: dict[ScriptFinishReason, str] = {
     "stop": "end_turn",
     "length": "max_tokens",
     "tool_calls": "tool_use",
@@ -47,12 +54,12 @@ class AnthropicMessagesApi(WireApi):
             _frame("ping", {}),
         ]
         for index, part in enumerate(round_.parts):
-            if isinstance(part, TextPart):
+            if isinstance(part, ScriptText):
                 frames.append(_frame("content_block_start", {"index": index, "content_block": _empty(part)}))
                 for text in part.chunks:
                     delta = {"type": "text_delta", "text": text}
                     frames.append(_frame("content_block_delta", {"index": index, "delta": delta}, chunks=1))
-            elif isinstance(part, ThinkingPart):
+            elif isinstance(part, ScriptThinking):
                 frames.append(_frame("content_block_start", {"index": index, "content_block": _empty(part)}))
                 for text in part.chunks:
                     delta = {"type": "thinking_delta", "thinking": text}
@@ -118,17 +125,17 @@ def _usage(usage: Usage | None) -> dict[str, int]:
     }
 
 
-def _empty(part: TextPart | ThinkingPart | ToolCallPart) -> dict[str, Any]:
-    if isinstance(part, TextPart):
+def _empty(part: ScriptText | ScriptThinking | ScriptToolCall) -> dict[str, Any]:
+    if isinstance(part, ScriptText):
         return {"type": "text", "text": ""}
-    if isinstance(part, ThinkingPart):
+    if isinstance(part, ScriptThinking):
         return {"type": "thinking", "thinking": "", "signature": ""}
     return {"type": "tool_use", "id": part.id, "name": part.name, "input": {}}
 
 
-def _block(part: TextPart | ThinkingPart | ToolCallPart) -> dict[str, Any]:
-    if isinstance(part, TextPart):
+def _block(part: ScriptText | ScriptThinking | ScriptToolCall) -> dict[str, Any]:
+    if isinstance(part, ScriptText):
         return {"type": "text", "text": joined(part.chunks)}
-    if isinstance(part, ThinkingPart):
+    if isinstance(part, ScriptThinking):
         return {"type": "thinking", "thinking": joined(part.chunks), "signature": part.signature or ""}
     return {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments_value(part)}

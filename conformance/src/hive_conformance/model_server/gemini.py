@@ -6,14 +6,21 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from hive_conformance.script import FinishReason, Round, TextPart, ThinkingPart, ToolCallPart, Usage
+from hive_conformance.script import (
+    Round,
+    ScriptFinishReason,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
+    Usage,
+)
 
 from .recording import Endpoint
 from .wire import Call, Frame, WireApi, arguments_value, dumps, joined
 
 __all__ = ["GeminiApi"]
 
-_FINISH: dict[FinishReason, str] = {
+_FINISH: dict[ScriptFinishReason, str] = {
     "stop": "STOP",
     "length": "MAX_TOKENS",
     "tool_calls": "STOP",
@@ -47,9 +54,9 @@ class GeminiApi(WireApi):
     def stream(self, round_: Round, call: Call) -> list[Frame]:
         responses: list[tuple[dict[str, Any], int]] = []
         for part in round_.parts:
-            if isinstance(part, TextPart):
+            if isinstance(part, ScriptText):
                 responses += [(self._response(call, [{"text": text}]), 1) for text in part.chunks]
-            elif isinstance(part, ThinkingPart):
+            elif isinstance(part, ScriptThinking):
                 for number, text in enumerate(part.chunks, start=1):
                     thought: dict[str, Any] = {"text": text, "thought": True}
                     if number == len(part.chunks) and part.signature is not None:
@@ -69,9 +76,9 @@ class GeminiApi(WireApi):
     def body(self, round_: Round, call: Call) -> Any:
         parts: list[dict[str, Any]] = []
         for part in round_.parts:
-            if isinstance(part, TextPart):
+            if isinstance(part, ScriptText):
                 parts.append({"text": joined(part.chunks)})
-            elif isinstance(part, ThinkingPart):
+            elif isinstance(part, ScriptThinking):
                 thought: dict[str, Any] = {"text": joined(part.chunks), "thought": True}
                 if part.signature is not None:
                     thought["thoughtSignature"] = part.signature
@@ -132,7 +139,7 @@ def _sse(response: dict[str, Any]) -> bytes:
     return b"data: " + dumps(response) + _NEWLINE + _NEWLINE
 
 
-def _function_call(part: ToolCallPart) -> dict[str, Any]:
+def _function_call(part: ScriptToolCall) -> dict[str, Any]:
     value: dict[str, Any] = {"functionCall": {"name": part.name, "args": arguments_value(part)}}
     if part.signature is not None:
         value["thoughtSignature"] = part.signature

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, cast
 
-from hive_conformance.script import FinishReason, Round, TextPart, ThinkingPart, ToolCallPart, Usage
+from hive_conformance.script import (
+    Round,
+    ScriptFinishReason,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
+    Usage,
+)
 
 from .recording import Endpoint
 from .wire import CREATED, Call, Frame, WireApi, joined, sse_event
 
 __all__ = ["OpenAIChatApi", "openai_error_body", "openai_usage"]
 
-_FINISH: dict[FinishReason, str] = {
+_FINISH: dict[ScriptFinishReason, str] = {
     "stop": "stop",
     "length": "length",
     "tool_calls": "tool_calls",
@@ -61,9 +68,9 @@ class OpenAIChatApi(WireApi):
         frames = [Frame(chunk({"role": "assistant", "content": "", "refusal": None}))]
         tool_index = 0
         for part in round_.parts:
-            if isinstance(part, TextPart):
+            if isinstance(part, ScriptText):
                 frames += [Frame(chunk({"content": text}), chunks=1) for text in part.chunks]
-            elif isinstance(part, ThinkingPart):
+            elif isinstance(part, ScriptThinking):
                 frames += [Frame(chunk({"reasoning_content": text}), chunks=1) for text in part.chunks]
             else:
                 header = {
@@ -87,9 +94,9 @@ class OpenAIChatApi(WireApi):
         return frames
 
     def body(self, round_: Round, call: Call) -> Any:
-        text = "".join(joined(part.chunks) for part in round_.parts if isinstance(part, TextPart))
-        thinking = "".join(joined(part.chunks) for part in round_.parts if isinstance(part, ThinkingPart))
-        calls = [part for part in round_.parts if isinstance(part, ToolCallPart)]
+        text = "".join(joined(part.chunks) for part in round_.parts if isinstance(part, ScriptText))
+        thinking = "".join(joined(part.chunks) for part in round_.parts if isinstance(part, ScriptThinking))
+        calls = [part for part in round_.parts if isinstance(part, ScriptToolCall)]
         message: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": None}
         if thinking:
             message["reasoning_content"] = thinking

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from hive_conformance.script import Round, TextPart, ThinkingPart, ToolCallPart, Usage
+from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
 
 from .openai_chat import openai_error_body
 from .recording import Endpoint
@@ -31,7 +31,7 @@ class OpenAIResponsesApi(WireApi):
             events.add(
                 "response.output_item.added", {"output_index": index, "item": _item(part, item_id, False)}
             )
-            if isinstance(part, TextPart):
+            if isinstance(part, ScriptText):
                 empty: dict[str, Any] = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
                 events.add("response.content_part.added", {**place, "content_index": 0, "part": empty})
                 for text in part.chunks:
@@ -42,7 +42,7 @@ class OpenAIResponsesApi(WireApi):
                 events.add("response.output_text.done", done)
                 full: dict[str, Any] = {**empty, "text": whole}
                 events.add("response.content_part.done", {**place, "content_index": 0, "part": full})
-            elif isinstance(part, ThinkingPart):
+            elif isinstance(part, ScriptThinking):
                 summary = {**place, "summary_index": 0}
                 empty = {"type": "summary_text", "text": ""}
                 events.add("response.reasoning_summary_part.added", {**summary, "part": empty})
@@ -106,14 +106,14 @@ class _Events:
         self.frames.append(Frame(sse_event(data, event=kind), chunks=chunks, closing=closing))
 
 
-def _item_id(call: Call, part: TextPart | ThinkingPart | ToolCallPart, index: int) -> str:
-    prefix = "msg" if isinstance(part, TextPart) else "rs" if isinstance(part, ThinkingPart) else "fc"
+def _item_id(call: Call, part: ScriptText | ScriptThinking | ScriptToolCall, index: int) -> str:
+    prefix = "msg" if isinstance(part, ScriptText) else "rs" if isinstance(part, ScriptThinking) else "fc"
     return f"{prefix}_scripted_{call.round_index}_{index}"
 
 
-def _item(part: TextPart | ThinkingPart | ToolCallPart, item_id: str, done: bool) -> dict[str, Any]:
+def _item(part: ScriptText | ScriptThinking | ScriptToolCall, item_id: str, done: bool) -> dict[str, Any]:
     status = "completed" if done else "in_progress"
-    if isinstance(part, TextPart):
+    if isinstance(part, ScriptText):
         content: list[dict[str, Any]] = [
             {"type": "output_text", "text": joined(part.chunks), "annotations": [], "logprobs": []}
         ]
@@ -124,7 +124,7 @@ def _item(part: TextPart | ThinkingPart | ToolCallPart, item_id: str, done: bool
             "role": "assistant",
             "content": content if done else [],
         }
-    if isinstance(part, ThinkingPart):
+    if isinstance(part, ScriptThinking):
         item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
         if done:
             item["summary"] = [{"type": "summary_text", "text": joined(part.chunks)}]

@@ -68,7 +68,7 @@ class ScriptedModelServer:
 
     Use it as a context manager, from sync or async code (it serves from background threads)::
 
-        with ScriptedModelServer([Round(parts=[TextPart(chunks=["Hi"])])]) as server:
+        with ScriptedModelServer([Round(parts=[ScriptText(chunks=["Hi"])])]) as server:
             client = OpenAI(base_url=server.url + "/v1", api_key="test")
             ...
             assert server.remaining == []

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, cast
 
 import msgspec
 
-from hive_conformance.script import Round, ToolCallPart
+from hive_conformance.script import Round, ScriptToolCall
 
 from .recording import Endpoint
 
@@ -115,7 +115,7 @@ def joined(chunks: list[str]) -> str:
     return "".join(chunks)
 
 
-def arguments_value(part: ToolCallPart) -> Any:
+def arguments_value(part: ScriptToolCall) -> Any:
     """A tool call's arguments for APIs that carry an object: the parsed object, else the raw text."""
     text = joined(part.arguments)
     if not text:

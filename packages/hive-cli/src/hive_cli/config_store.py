@@ -16,12 +16,10 @@ from typing import cast
 import msgspec
 import yaml
 
-from ._values import infer_value, parse_for_field
-from ._yaml import YamlDocument, read_yaml
-from .errors import ConfigError
-from .keys import display_value, flatten, normalize_key
-from .paths import global_config_path
-from .schema import SCHEMA, SECTION_ALIASES, FieldSpec, SectionSpec, lookup
+from hive_core.config import ConfigError, FieldSpec, SectionSpec, display_value, flatten, global_config_path
+from hive_core.config._values import infer_value, parse_for_field
+from hive_core.config.structured import Document, read_document
+from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["SetResult", "get_value", "set_value", "unset_value"]
 
@@ -44,8 +42,8 @@ class SetResult(msgspec.Struct, frozen=True, kw_only=True):
     """Notes for the user, such as a key hive does not know (written, but ignored when loading)."""
 
 
-def _read(path: Path) -> tuple[dict[object, object], YamlDocument | None]:
-    document = read_yaml(path)
+def _read(path: Path) -> tuple[dict[object, object], Document | None]:
+    document = read_document(path, error=ConfigError)
     if document is None or document.value is None:
         return {}, document
     if not isinstance(document.value, dict):
@@ -57,7 +55,7 @@ def _file_spelling(data: dict[object, object], segments: tuple[str, ...]) -> tup
     """The segments as the file spells the section: an alias section already in the file is kept."""
     if segments[0] in data:
         return segments
-    for alias, canonical in SECTION_ALIASES.items():
+    for alias, canonical in CONFIG_SCHEMA.aliases.items():
         if canonical == segments[0] and alias in data:
             return (alias, *segments[1:])
     return segments
@@ -66,13 +64,13 @@ def _file_spelling(data: dict[object, object], segments: tuple[str, ...]) -> tup
 def _check_key(segments: tuple[str, ...]) -> list[str]:
     """Refuse a key that names a section or goes inside a value; a note for a key hive does not know."""
     dotted = ".".join(segments)
-    spec = lookup(segments)
+    spec = CONFIG_SCHEMA.lookup(segments)
     if isinstance(spec, SectionSpec):
         fields = ", ".join(field.name for field in spec.fields) or "its rules"
         raise ConfigError(f"'{dotted}' is a section; set one of its fields ({fields})", key=dotted)
     if spec is not None:
         return []
-    top = SCHEMA.get(segments[0])
+    top = CONFIG_SCHEMA.get(segments[0])
     if isinstance(top, FieldSpec):
         raise ConfigError(f"'{segments[0]}' is a value, not a section", key=dotted)
     if isinstance(top, SectionSpec):
@@ -88,17 +86,17 @@ def _check_key(segments: tuple[str, ...]) -> list[str]:
 def set_value(key: str, value: str, *, home: Path | None = None) -> SetResult:
     """Write ``value`` at a dotted ``key`` of the global file (creating the file and the home if needed).
 
-    The key's spelling is normalised (:func:`normalize_key`). A known key's value must fit its type
-    (``true``/``false``, a whole number, a number, text, or a comma-separated list); a key hive does not know
-    gets a boolean, else a whole number, else a number, else the text, and a warning. Raises
-    :class:`ConfigError` for a value that does not fit, a key that names a section, or a malformed existing
-    file (which is left as it is).
+    The key's spelling is normalised (:meth:`~hive_core.config.ConfigSchema.normalize_key`). A known key's
+    value must fit its type (``true``/``false``, a whole number, a number, text, or a comma-separated list); a
+    key hive does not know gets a boolean, else a whole number, else a number, else the text, and a warning.
+    Raises :class:`ConfigError` for a value that does not fit, a key that names a section, or a malformed
+    existing file (which is left as it is).
     """
     path = global_config_path(home)
-    segments = normalize_key(key)
+    segments = CONFIG_SCHEMA.normalize_key(key)
     dotted = ".".join(segments)
     notes = _check_key(segments)
-    spec = lookup(segments)
+    spec = CONFIG_SCHEMA.lookup(segments)
     parsed = parse_for_field(value, spec, dotted) if isinstance(spec, FieldSpec) else infer_value(value)
     data, document = _read(path)
     node = data
@@ -132,11 +130,11 @@ def get_value(key: str | None = None, *, raw: bool = False, home: Path | None = 
     data, _ = _read(global_config_path(home))
     view: dict[str, object] = {}
     for name, item in data.items():
-        canonical = SECTION_ALIASES.get(str(name), str(name))
+        canonical = CONFIG_SCHEMA.aliases.get(str(name), str(name))
         view[canonical if canonical not in data else str(name)] = item
     flat = flatten(view)
     if key is not None:
-        prefix = ".".join(normalize_key(key))
+        prefix = ".".join(CONFIG_SCHEMA.normalize_key(key))
         flat = {name: item for name, item in flat.items() if name == prefix or name.startswith(f"{prefix}.")}
     return {name: display_value(name, item, raw=raw) for name, item in flat.items()}
 
@@ -146,7 +144,7 @@ def unset_value(key: str, *, home: Path | None = None) -> bool:
     removed too. ``False`` when the key was not set (the file is then not rewritten)."""
     path = global_config_path(home)
     data, _ = _read(path)
-    canonical = normalize_key(key)
+    canonical = CONFIG_SCHEMA.normalize_key(key)
     as_written = tuple(segment.strip() for segment in key.strip().split("."))
     for segments in (_file_spelling(data, canonical), as_written):
         trail: list[dict[object, object]] = [data]

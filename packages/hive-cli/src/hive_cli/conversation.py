@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hive_core.errors import UserError
 from hive_core.sessions import SessionInfo, SessionStore, TranscriptRecorder
 
 from .assemble import Host
 
-__all__ = ["Conversation", "SessionChoiceError", "open_conversation"]
+__all__ = ["Conversation", "SessionChoice", "SessionChoiceError", "open_conversation"]
 
 
-class SessionChoiceError(LookupError):
+class SessionChoiceError(UserError, LookupError):
     """The session asked for does not exist (exit code 1)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionChoice:
+    """The session a command asked for; by default a new one."""
+
+    continue_latest: bool = False
+    """Continue the latest session of the project (``-c``); a new one when there is none."""
+    resume: str | None = None
+    """Resume the session of this id (``-r ID``); it must exist."""
+    fork: bool = False
+    """With ``continue_latest`` or ``resume``: continue in a copy, leaving the original as it was."""
+    session_id: str | None = None
+    """For a new session: its id, or the session of that id when it exists (``run --server --session-id``)."""
 
 
 @dataclass
@@ -28,39 +43,31 @@ class Conversation:
         return self.info.id
 
 
-def open_conversation(
-    host: Host,
-    store: SessionStore,
-    *,
-    continue_latest: bool = False,
-    resume: str | None = None,
-    fork: bool = False,
-    session_id: str | None = None,
-) -> Conversation:
+def open_conversation(host: Host, store: SessionStore, choice: SessionChoice) -> Conversation:
     """Find or create the session, restore its messages into a new agent session, and record from there."""
     project = str(host.project_root)
     info: SessionInfo | None
-    if resume is not None:
-        info = store.get(resume)
+    if choice.resume is not None:
+        info = store.get(choice.resume)
         if info is None:
             raise SessionChoiceError(
-                f"no session {resume!r}; `hive sessions list` shows the sessions of this project"
+                f"no session {choice.resume!r}; `hive sessions list` shows the sessions of this project"
             )
-    elif continue_latest:
+    elif choice.continue_latest:
         info = store.latest(project)
-        if info is None and fork:
+        if info is None and choice.fork:
             raise SessionChoiceError("there is no earlier session in this project to fork")
     else:
         info = None
-    if info is not None and fork:
+    if info is not None and choice.fork:
         info = store.fork(info.id)
     if info is None:
         info = store.create(
             project_path=project,
             model=host.settings.model,
             provider=host.settings.provider,
-            session_id=session_id,
-            exist_ok=session_id is not None,
+            session_id=choice.session_id,
+            exist_ok=choice.session_id is not None,
         )
     session = host.agent.session(store.restore(info.id))
     return Conversation(info, TranscriptRecorder(session, store, info.id))

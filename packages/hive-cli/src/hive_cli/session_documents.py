@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Final
 
 import msgspec
 
-from .records import SessionInfo, SessionStatus
+from hive_core.sessions import SessionInfo, SessionStatus, cut_title
 
 __all__ = [
-    "FIRST_MESSAGE_CHARS",
     "CommandError",
     "SessionDeleted",
     "SessionSummary",
@@ -24,9 +22,6 @@ __all__ = [
     "session_summaries",
     "summarise",
 ]
-
-FIRST_MESSAGE_CHARS: Final = 100
-"""The longest ``firstMessage`` a summary carries."""
 
 
 class SessionSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
@@ -43,7 +38,7 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     message_count: int
     """How many user and assistant messages it holds (``messageCount``)."""
     first_message: str | None = None
-    """Its first user message, cut to 100 characters (``firstMessage``); omitted when there is none."""
+    """Its title (``firstMessage``), cut to :data:`~hive_core.sessions.TITLE_CHARS` characters; omitted when none."""
 
 
 class SessionDeleted(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,9 +67,7 @@ def iso_time(timestamp: float) -> str:
 
 def summarise(info: SessionInfo) -> SessionSummary:
     """The list entry of one session."""
-    first = info.first_message
-    if first is not None and len(first) > FIRST_MESSAGE_CHARS:
-        first = first[: FIRST_MESSAGE_CHARS - 3] + "..."
+    first = cut_title(info.first_message or "")
     return SessionSummary(
         id=info.id,
         status=info.status,

@@ -8,10 +8,13 @@ of :mod:`hive_protocol`.
 from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, ToolCallPolicy
 from .budget import TokenBudgetChatClient
 from .chat import (
+    AsyncClosable,
+    Capabilities,
     ChatClient,
     ChatOptions,
     ChatUpdate,
     FinishUpdate,
+    ModelLister,
     NoticeUpdate,
     TextUpdate,
     ThinkingUpdate,
@@ -28,14 +31,14 @@ from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
 from .runners import Processor, SessionRunner, StdioRunner, collect_turn, open_turn, run_stdio
 from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome, tool
 
-__version__ = "0.1.0"
-
 __all__ = [
     "Agent",
     "AgentSession",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
+    "AsyncClosable",
+    "Capabilities",
     "ChatClient",
     "ChatError",
     "ChatOptions",
@@ -47,6 +50,7 @@ __all__ = [
     "Invocation",
     "Message",
     "Middleware",
+    "ModelLister",
     "NoticeUpdate",
     "Pipeline",
     "Processor",
@@ -74,3 +78,13 @@ __all__ = [
     "run_stdio",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> str:
+    # ``__version__`` is read from the installed metadata when asked for: importing importlib.metadata costs
+    # ~25 ms, more than the rest of ``hive --help``, and only ``--version`` and ``doctor`` need it.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("hive-core")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,8 +65,6 @@ from .values import (
 )
 from .version import PROTOCOL_VERSION
 
-__version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "ERROR_CODES",
@@ -136,3 +134,13 @@ __all__ = [
     "validate_turn_options",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> str:
+    # ``__version__`` is read from the installed metadata when asked for: importing importlib.metadata costs
+    # ~25 ms, more than the rest of ``hive --help``, and only ``--version`` and ``doctor`` need it.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("hive-protocol")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import anyio
 
-from hive_cli import conversation as conv
-from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host, plugins_for
+from hive_cli.assemble import HostOptions
+from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
+from hive_cli.opening import OpenSession, open_session
 from hive_cli.output import json_document, jsonl_record
 from hive_cli.render import TextRenderer
-from hive_core import SessionRunner
 from hive_protocol import Event, UserMessageRequest
 
 __all__ = ["chat_main"]
@@ -50,57 +48,35 @@ def chat_main(
         sys.stderr.write(f"hive: -o {output} needs a prompt (-p)\n")
         return 2
     options = HostOptions(model=model, provider=provider, planning=plan or dry_run)
-    choice: dict[str, Any] = {"continue_latest": continue_, "resume": resume, "fork": fork}
+    choice = SessionChoice(continue_latest=continue_, resume=resume, fork=fork)
     if prompt is None and not sys.stdin.isatty():
         prompt = sys.stdin.read().strip()
         if not prompt:
             sys.stderr.write("hive: no prompt given (stdin was empty)\n")
             return 1
-    if prompt is None:
-        from .interactive import interactive_main
-
-        return interactive_main(
-            options,
-            choice,
-            show_tokens=show_tokens,
-            show_thinking=show_thinking,
-            plain=plain,
-            stream=not no_stream,
-            dry_run=dry_run,
-        )
-    return anyio.run(
-        _one_shot, prompt, options, choice, output, show_tokens, show_thinking, plain, not no_stream, dry_run
-    )
-
-
-async def _one_shot(
-    prompt: str,
-    options: HostOptions,
-    choice: dict[str, Any],
-    output: str,
-    show_tokens: bool,
-    show_thinking: bool,
-    plain: bool,
-    stream: bool,
-    dry_run: bool,
-) -> int:
-    from hive_core.sessions import default_store
-
-    runner: SessionRunner | None = None
-    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
     try:
-        host = build_host(options, approvals=approver)
-        store = default_store()
-        conversation = conv.open_conversation(host, store, **choice)
-    except (*USER_ERRORS, conv.SessionChoiceError) as exc:
+        session = open_session(options, choice)
+    except USER_ERRORS as exc:
         if output == "jsonl":  # `start` is the first record, always; no session was opened to name
             _print_json({"type": "start"})
         return _fail(output, str(exc))
-    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
-    session_id = conversation.session_id
+    renderer = TextRenderer(
+        plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=not no_stream
+    )
+    if prompt is None:
+        from .interactive import interactive_main
+
+        return interactive_main(session, renderer, dry_run=dry_run)
+    return anyio.run(_one_shot, session, prompt, output, renderer, dry_run)
+
+
+async def _one_shot(
+    session: OpenSession, prompt: str, output: str, renderer: TextRenderer, dry_run: bool
+) -> int:
+    session_id = session.session_id
     if dry_run:
         sys.stderr.write("hive: dry run: planning mode, nothing will be changed\n")
-    renderer = TextRenderer(plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=stream)
+    show_thinking = renderer.show_thinking
     if output == "jsonl":
         _print_json({"type": "start", "sessionId": session_id})
 
@@ -112,16 +88,16 @@ async def _one_shot(
         elif output == "text":
             renderer(event)
 
-    with store:
+    with session:
         try:
-            async with plugins_for(host):
+            async with session.plugins():
                 if output == "text":
                     renderer.begin_turn()
-                summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink)
+                summary = await drive_turn(session.runner, UserMessageRequest(content=prompt), sink)
         except ForcedExit:
-            store.set_status(session_id, "ended")
+            session.end()
             return _cancelled(output)
-        store.set_status(session_id, "error" if summary.error is not None else "ended")
+        session.end(failed=summary.error is not None)
     if summary.stop_reason == "cancelled":
         return _cancelled(output)
     if summary.error is not None:

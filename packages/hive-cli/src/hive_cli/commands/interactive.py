@@ -7,20 +7,17 @@ leaves with 130; at the prompt, Ctrl+C clears the line and Ctrl+D or ``exit`` le
 
 from __future__ import annotations
 
+import atexit
 import sys
 from contextlib import suppress
-from typing import Any
+from pathlib import Path
 
 from anyio.from_thread import start_blocking_portal
 
 from hive_cli import __version__
-from hive_cli import conversation as conv
-from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host, plugins_for
 from hive_cli.driver import drive_turn
-from hive_cli.errors import USER_ERRORS
+from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
-from hive_core import SessionRunner
 from hive_protocol import Event, TurnEndEvent, UserMessageRequest
 
 __all__ = ["interactive_main"]
@@ -45,35 +42,19 @@ def _setup_line_editing() -> None:
             history.parent.mkdir(parents=True, exist_ok=True)
             readline.read_history_file(history)
         readline.set_history_length(1000)
-        import atexit
-
-        atexit.register(lambda: suppress(OSError) and readline.write_history_file(history))
+        atexit.register(_save_history, history)
 
 
-def interactive_main(
-    options: HostOptions,
-    choice: dict[str, Any],
-    *,
-    show_tokens: bool,
-    show_thinking: bool,
-    plain: bool,
-    stream: bool,
-    dry_run: bool,
-) -> int:
-    """Run the prompt loop; return the exit code."""
-    from hive_core.sessions import default_store
+def _save_history(history: Path) -> None:
+    import readline
 
-    runner: SessionRunner | None = None
-    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
-    try:
-        host = build_host(options, approvals=approver)
-        store = default_store()
-        conversation = conv.open_conversation(host, store, **choice)
-    except (*USER_ERRORS, conv.SessionChoiceError) as exc:
-        sys.stderr.write(f"hive: {exc}\n")
-        return 1
-    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
-    renderer = TextRenderer(plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=stream)
+    with suppress(OSError):  # a history that cannot be written is not worth a traceback at exit
+        readline.write_history_file(history)
+
+
+def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: bool) -> int:
+    """Run the prompt loop over ``session``, showing each turn with ``renderer``; return the exit code."""
+    host, runner = session.host, session.runner
     totals = {"turns": 0, "input": 0, "output": 0}
 
     def sink(event: Event) -> None:
@@ -84,16 +65,16 @@ def interactive_main(
             totals["output"] += event.output_tokens or 0
 
     _setup_line_editing()
-    restored = len(conversation.recorder.session.conversation)
+    restored = len(session.conversation.recorder.session.conversation)
     sys.stderr.write(
-        f"hive {__version__} · {host.model_label} · session {conversation.session_id}"
+        f"hive {__version__} · {host.model_label} · session {session.session_id}"
         + (f" ({restored} messages restored)" if restored else "")
-        + (" · planning mode" if options.planning else "")
+        + (" · planning mode" if host.agent.planning else "")
         + (" · dry run" if dry_run else "")
         + "\nType /help for help, exit to leave.\n"
     )
     code = 0
-    with store, start_blocking_portal() as portal, portal.wrap_async_context_manager(plugins_for(host)):
+    with session, start_blocking_portal() as portal, portal.wrap_async_context_manager(session.plugins()):
         while True:
             try:
                 line = input("> ")
@@ -115,7 +96,7 @@ def interactive_main(
                 sys.stderr.write(f"{host.model_label} (start hive with -m or --provider to change it)\n")
                 continue
             if text == "/session":
-                sys.stderr.write(f"{conversation.session_id}\n")
+                sys.stderr.write(f"{session.session_id}\n")
                 continue
             renderer.begin_turn()
             future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)
@@ -128,7 +109,7 @@ def interactive_main(
                 except KeyboardInterrupt:
                     code = 130
                     break
-        store.set_status(conversation.session_id, "ended")
+        session.end()
     sys.stderr.write(
         f"{totals['turns']} turn(s) · {totals['input']} input + {totals['output']} output tokens "
         f"= {totals['input'] + totals['output']}\n"

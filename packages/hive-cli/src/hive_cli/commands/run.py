@@ -10,16 +10,15 @@ from pathlib import Path
 
 import anyio
 
-from hive_cli import conversation as conv
-from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import HostOptions, build_host, plugins_for
+from hive_cli.assemble import HostOptions
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
+from hive_cli.opening import open_session
 from hive_cli.output import run_document, run_failure_document
 from hive_cli.render import TextRenderer
 from hive_cli.summary import exit_code
-from hive_core import SessionRunner, StdioRunner
-from hive_protocol import Event, UserMessageRequest
+from hive_core import StdioRunner
+from hive_protocol import Event, ReasoningEffort, UserMessageRequest
 
 __all__ = ["run_main"]
 
@@ -35,7 +34,7 @@ def run_main(
     session_id: str | None,
     max_iterations: int | None,
     max_output_tokens: int | None,
-    reasoning_effort: str | None,
+    reasoning_effort: ReasoningEffort | None,
     tool_timeout: float | None,
     timeout: float | None,
     show_tokens: bool,
@@ -87,35 +86,28 @@ async def _run_once(
     auto_commit: bool,
     commit_message: str | None,
 ) -> int:
-    from hive_core.sessions import default_store
-
     started = time.monotonic()
-    runner: SessionRunner | None = None
-    approver = TerminalApprover(on_stop=lambda: runner.cancel() if runner else None)
     try:
-        host = build_host(options, approvals=approver)
-        store = default_store()
-        conversation = conv.open_conversation(host, store)
+        session = open_session(options)
     except USER_ERRORS as exc:
         return _failure(str(exc), "error", started, as_json)
-    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
     renderer = TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens)
 
     def sink(event: Event) -> None:
         if not as_json:
             renderer(event)
 
-    with store:
+    with session:
         try:
-            async with plugins_for(host):
+            async with session.plugins():
                 if not as_json:
                     renderer.begin_turn()
-                summary = await drive_turn(runner, UserMessageRequest(content=prompt), sink, timeout=timeout)
+                request = UserMessageRequest(content=prompt)
+                summary = await drive_turn(session.runner, request, sink, timeout=timeout)
         except ForcedExit:
-            store.set_status(conversation.session_id, "ended")
+            session.end()
             return _failure("cancelled", "cancelled", started, as_json)
-        failed = summary.error is not None
-        store.set_status(conversation.session_id, "error" if failed else "ended")
+        session.end(failed=summary.error is not None)
     duration = int((time.monotonic() - started) * 1000)
     if summary.error is not None:
         kind = "timeout" if summary.error.code == "timeout" and timeout is not None else "error"
@@ -128,7 +120,7 @@ async def _run_once(
         )
     code = exit_code(summary)
     if code == 0 and auto_commit:
-        _auto_commit(host.project_root, commit_message or _default_message(prompt))
+        _auto_commit(session.host.project_root, commit_message or _default_message(prompt))
     return code
 
 

@@ -6,8 +6,10 @@ import sys
 import time
 from pathlib import Path
 
+from hive_cli.session_documents import CommandError, SessionDeleted, encode_document, session_summaries
+from hive_cli.session_store import open_session_store
 from hive_core.config import find_project_root
-from hive_core.sessions import CommandError, SessionDeleted, default_store, encode_document, session_summaries
+from hive_core.sessions import cut_title
 
 __all__ = ["delete_main", "list_main"]
 
@@ -15,7 +17,7 @@ __all__ = ["delete_main", "list_main"]
 def list_main(*, limit: int, as_json: bool) -> int:
     """List this project's sessions, newest first."""
     root = find_project_root(Path.cwd())
-    with default_store() as store:
+    with open_session_store() as store:
         infos = store.list_sessions(project_path=str(root), limit=limit)
     if as_json:
         sys.stdout.write(encode_document(session_summaries(infos)) + "\n")
@@ -25,9 +27,7 @@ def list_main(*, limit: int, as_json: bool) -> int:
         return 0
     for info in infos:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
-        title = (info.first_message or "").replace("\n", " ")
-        if len(title) > 60:
-            title = title[:57] + "..."
+        title = cut_title((info.first_message or "").replace("\n", " "))
         sys.stdout.write(f"{info.id}  {when}  {info.status:<7}  {info.message_count:>3} msgs  {title}\n")
     return 0
 
@@ -36,7 +36,7 @@ def delete_main(session_id: str | None, *, as_json: bool, yes: bool) -> int:
     """Delete a session (text mode asks first unless ``yes``)."""
     if not session_id:
         return _error("give the id of the session to delete (see `hive sessions list`)", as_json)
-    with default_store() as store:
+    with open_session_store() as store:
         if store.get(session_id) is None:
             return _error(f"no session {session_id!r}", as_json)
         if not as_json and not yes:

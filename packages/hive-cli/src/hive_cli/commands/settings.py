@@ -5,17 +5,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hive_cli.config_entries import config_entries
+from hive_cli.config_store import get_value, set_value, unset_value
+from hive_cli.errors import USER_ERRORS
 from hive_core.config import (
     ConfigError,
     find_project_root,
-    get_value,
     global_config_path,
     load_config,
     project_config_path,
     project_env_path,
-    set_value,
-    unset_value,
 )
+from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["config_main", "get_main", "set_main", "unset_main"]
 
@@ -24,7 +25,7 @@ def set_main(key: str, value: str) -> int:
     """Write ``key`` in the global file; the echo masks secrets."""
     try:
         result = set_value(key, value)
-    except (ConfigError, ValueError) as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1
     for warning in result.warnings:
@@ -37,7 +38,7 @@ def get_main(key: str | None, *, raw: bool) -> int:
     """Print ``key`` (or everything) from the global file; secrets masked unless ``raw``."""
     try:
         values = get_value(key, raw=raw)
-    except (ConfigError, ValueError) as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1
     if key is not None and not values:
@@ -52,7 +53,7 @@ def unset_main(key: str) -> int:
     """Remove ``key`` from the global file."""
     try:
         removed = unset_value(key)
-    except (ConfigError, ValueError) as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1
     if not removed:
@@ -70,12 +71,12 @@ def config_main(action: str, *, raw: bool) -> int:
         sys.stdout.write(f".env:    {project_env_path(root)}\n")
         return 0
     try:
-        loaded = load_config(root)
+        loaded = load_config(root, schema=CONFIG_SCHEMA)
     except ConfigError as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1
     for warning in loaded.warnings:
         sys.stderr.write(f"hive: warning: {warning}\n")
-    for entry in loaded.entries(raw=raw):
+    for entry in config_entries(loaded, raw=raw):
         sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}\n")
     return 0
