@@ -21,3 +21,15 @@ def test_entries_for_config_show(home: Path, tmp_path: Path) -> None:
     assert raw["openai.apiKey"] == "sk-abcdefghijklmnopqrstuvwxyz"
     assert raw["chatBehavior.maximumIterationsPerRequest"] == "10"
     assert raw["budget.stopOnLimit"] == "true"
+
+
+def test_keys_nothing_reads_yet_are_marked_not_used(home: Path, tmp_path: Path) -> None:
+    loaded = load_config(tmp_path, {"HIVE_HOME": str(home)}, schema=CONFIG_SCHEMA)
+    used = {entry.key: entry.used for entry in config_entries(loaded)}
+    assert used["chatBehavior.maximumIterationsPerRequest"] is True
+    assert used["openai.endpoint"] is True
+    assert used["compaction.targetRatio"] is False
+    assert used["budget.stopOnLimit"] is False
+    assert used["chatBehavior.maximumConsecutiveErrorsPerRequest"] is False
+    assert used["ollama.carryToolImages"] is False
+    assert used["lmsupply.embedderModel"] is False

@@ -256,3 +256,8 @@ def test_signatures_the_commands_rely_on() -> None:
     assert get["raw"].kind is inspect.Parameter.KEYWORD_ONLY
     assert get["raw"].default is False
     assert next(iter(inspect.signature(unset_value).parameters)) == "key"
+
+
+def test_setting_a_key_nothing_reads_yet_says_so(home: Path) -> None:
+    assert set_value("compaction.targetRatio", "0.5", home=home).used is False
+    assert set_value("openai.model", "gpt-4o-mini", home=home).used is True

@@ -18,6 +18,8 @@ class ConfigEntry(msgspec.Struct, frozen=True, kw_only=True):
     """The value as shown (secrets masked unless raw)."""
     origin: Origin
     """Where the value came from."""
+    used: bool = True
+    """Whether this version of hive acts on the key (``False``: accepted, read by nothing yet)."""
 
 
 def config_entries(
@@ -29,5 +31,12 @@ def config_entries(
     for key, value in flatten(loaded.data).items():
         origin = loaded.origins.get(key, DEFAULT_ORIGIN)
         if include_defaults or origin.layer != "default":
-            result.append(ConfigEntry(key=key, value=display_value(key, value, raw=raw), origin=origin))
+            result.append(
+                ConfigEntry(
+                    key=key,
+                    value=display_value(key, value, raw=raw),
+                    origin=origin,
+                    used=loaded.schema.is_used(key),
+                )
+            )
     return result

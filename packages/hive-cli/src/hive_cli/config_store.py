@@ -40,6 +40,8 @@ class SetResult(msgspec.Struct, frozen=True, kw_only=True):
     """The file written."""
     warnings: tuple[str, ...] = ()
     """Notes for the user, such as a key hive does not know (written, but ignored when loading)."""
+    used: bool = True
+    """Whether this version of hive acts on the key (``False``: accepted, read by nothing yet)."""
 
 
 def _read(path: Path) -> tuple[dict[object, object], Document | None]:
@@ -117,7 +119,12 @@ def set_value(key: str, value: str, *, home: Path | None = None) -> SetResult:
     node[written[-1]] = parsed
     _write(path, data)
     return SetResult(
-        key=dotted, value=parsed, display=display_value(dotted, parsed), path=path, warnings=tuple(notes)
+        key=dotted,
+        value=parsed,
+        display=display_value(dotted, parsed),
+        path=path,
+        warnings=tuple(notes),
+        used=CONFIG_SCHEMA.is_used(dotted),
     )
 
 

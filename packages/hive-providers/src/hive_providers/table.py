@@ -115,8 +115,8 @@ def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _key(name: str, doc: str, *env: str, default: str | None = None) -> FieldSpec:
-    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env)
+def _key(name: str, doc: str, *env: str, default: str | None = None, used: bool = True) -> FieldSpec:
+    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env, used=used)
 
 
 def _enabled(doc: str, variable: str, *, default: bool) -> FieldSpec:
@@ -130,7 +130,11 @@ _IDLE: Final = FieldSpec(
     positive=True,
 )
 _IMAGES: Final = FieldSpec(
-    name="carryToolImages", kind="bool", doc="Pass images returned by tools on to the model.", default=False
+    name="carryToolImages",
+    kind="bool",
+    doc="Pass images returned by tools on to the model.",
+    default=False,
+    used=False,
 )
 _COMPATIBLE: Final = "hive_providers.compatible:from_settings"
 
@@ -242,8 +246,8 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         prefix="GPUSTACK",
         model=_key("model", "The model to use.", "GPUSTACK_MODEL"),
         more=(
-            _key("embeddingModel", "The embedding model.", "GPUSTACK_EMBEDDING_MODEL"),
-            _key("rerankModel", "The reranking model.", "GPUSTACK_RERANK_MODEL"),
+            _key("embeddingModel", "The embedding model.", "GPUSTACK_EMBEDDING_MODEL", used=False),
+            _key("rerankModel", "The reranking model.", "GPUSTACK_RERANK_MODEL", used=False),
             _IDLE,
             _IMAGES,
         ),
@@ -336,8 +340,8 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
                     "The chat model: an alias, a Hugging Face id or a GGUF path.",
                     default="gguf:auto",
                 ),
-                _key("embedderModel", "The embedding model.", default="auto"),
-                _key("rerankerModel", "The reranking model.", default="auto"),
+                _key("embedderModel", "The embedding model.", default="auto", used=False),
+                _key("rerankerModel", "The reranking model.", default="auto", used=False),
                 FieldSpec(
                     name="maxContextLength",
                     kind="int",

@@ -30,6 +30,8 @@ def set_main(key: str, value: str) -> int:
         return 1
     for warning in result.warnings:
         sys.stderr.write(f"hive: warning: {warning}\n")
+    if not result.used:
+        sys.stderr.write(f"hive: note: {result.key} is accepted but not used by this version of hive yet\n")
     sys.stdout.write(f"{result.key} = {result.display}  ({result.path})\n")
     return 0
 
@@ -78,5 +80,6 @@ def config_main(action: str, *, raw: bool) -> int:
     for warning in loaded.warnings:
         sys.stderr.write(f"hive: warning: {warning}\n")
     for entry in config_entries(loaded, raw=raw):
-        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}\n")
+        unused = "" if entry.used else "; not used by this version of hive yet"
+        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}{unused}\n")
     return 0

@@ -46,6 +46,9 @@ class FieldSpec(msgspec.Struct, frozen=True, kw_only=True):
     env: tuple[str, ...] = ()
     """The environment variables (read from the environment and from ``.env``) that set the key, most specific
     first: within one layer the first one set wins."""
+    used: bool = True
+    """Whether this version of hive acts on the key; ``False`` for a key of the seed's configuration that is
+    accepted (a file written for it loads) but read by nothing yet, which ``config show`` and ``set`` say."""
 
 
 class SectionSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,6 +66,8 @@ class SectionSpec(msgspec.Struct, frozen=True, kw_only=True):
     """A later layer that sets anything in this section replaces the whole section (no field merge)."""
     free_form: bool = False
     """The section's content is validated by its owner (``permissions``), not here: no field is unknown."""
+    used: bool = True
+    """Whether this version of hive acts on the section; ``False``: none of its fields is read yet."""
 
     def field(self, name: str) -> FieldSpec | None:
         """The field called ``name`` (exact spelling), or ``None``."""
@@ -159,6 +164,15 @@ class ConfigSchema(Mapping[str, SectionSpec | FieldSpec]):
             return top.field(key[1])
         return None
 
+    def is_used(self, key: str) -> bool:
+        """Whether this version of hive acts on the canonical dotted ``key`` (unknown keys count as used)."""
+        segments = tuple(key.split("."))
+        top = self._keys.get(segments[0])
+        if isinstance(top, SectionSpec) and not top.used:
+            return False
+        spec = self.lookup(segments[:2])
+        return spec.used if isinstance(spec, FieldSpec) else True
+
     def normalize_key(self, key: str) -> tuple[str, ...]:
         """The canonical segments of a dotted key.
 
@@ -202,9 +216,16 @@ def _l(name: str, doc: str, default: tuple[str, ...] | None = None) -> FieldSpec
 
 
 def _section(
-    name: str, doc: str, *fields: FieldSpec, replace_whole: bool = False, free_form: bool = False
+    name: str,
+    doc: str,
+    *fields: FieldSpec,
+    replace_whole: bool = False,
+    free_form: bool = False,
+    used: bool = True,
 ) -> SectionSpec:
-    return SectionSpec(name=name, doc=doc, fields=fields, replace_whole=replace_whole, free_form=free_form)
+    return SectionSpec(
+        name=name, doc=doc, fields=fields, replace_whole=replace_whole, free_form=free_form, used=used
+    )
 
 
 SCHEMA: Final = ConfigSchema(
@@ -269,6 +290,7 @@ SCHEMA: Final = ConfigSchema(
             ),
             _b("compactOnOverflow", "Window unknown: compact when the server reports an overflow.", True),
             _b("goalReminder", "Remind the model of the first user message in long conversations."),
+            used=False,
         ),
         _section(
             "webSearch",
@@ -280,6 +302,7 @@ SCHEMA: Final = ConfigSchema(
             _s("tavilyApiKey", "A Tavily API key (search through Tavily)."),
             _s("searchApiKey", "A SearchApi key (search through SearchApi)."),
             _s("searchApiEngine", "The SearchApi engine.", "google"),
+            used=False,
         ),
         _section(
             "deepResearch",
@@ -289,16 +312,20 @@ SCHEMA: Final = ConfigSchema(
             _i("maxIterations", "Research rounds at most.", 5),
             _s("provider", "The provider of the research model (unset: the working provider)."),
             _s("model", "The research model (unset: the working model)."),
+            used=False,
         ),
         _section(
             "chatBehavior",
             "The agent loop of the CLI and the servers.",
             _i("maximumIterationsPerRequest", "Tool rounds per request at most.", 10, positive=True),
-            _i(
-                "maximumConsecutiveErrorsPerRequest",
-                "Back-to-back tool errors before the request stops.",
-                3,
-                positive=True,
+            msgspec.structs.replace(
+                _i(
+                    "maximumConsecutiveErrorsPerRequest",
+                    "Back-to-back tool errors before the request stops.",
+                    3,
+                    positive=True,
+                ),
+                used=False,
             ),
             _i("maxOutputTokens", "Output tokens per model response at most.", 4096, positive=True),
             _s(
@@ -314,6 +341,7 @@ SCHEMA: Final = ConfigSchema(
             _s("provider", "The advisor's provider (unset: the working provider)."),
             _s("model", "The advisor's model."),
             _i("maxCalls", "Consultations per session at most.", 5),
+            used=False,
         ),
         _section(
             "approval",
@@ -333,6 +361,7 @@ SCHEMA: Final = ConfigSchema(
             _n("warningThreshold", "Warn at this fraction of a limit.", 0.8, positive=True),
             _b("stopOnLimit", "Stop the session at a limit (off: only warn).", True),
             replace_whole=True,
+            used=False,
         ),
         _section(
             "agentsMd",
@@ -340,6 +369,7 @@ SCHEMA: Final = ConfigSchema(
             "instructions.",
             _b("enabled", "Read AGENTS.md files.", True),
             _i("maxCharacters", "Characters of AGENTS.md text at most.", 32_000),
+            used=False,
         ),
         _section(
             "toolRetrieval",
@@ -351,6 +381,7 @@ SCHEMA: Final = ConfigSchema(
             _l("alwaysInclude", "Tools always offered."),
             _i("stickyToolLimit", "Recently used tools kept offered.", 0),
             _n("stickyChangeScore", "The score a new tool needs to displace a sticky one.", 0.7),
+            used=False,
         ),
         _section(
             "delegation",
@@ -363,6 +394,7 @@ SCHEMA: Final = ConfigSchema(
             ),
             _i("maxDepth", "Delegation depth at most.", 2),
             _i("maxConcurrent", "Subagents running at once at most.", 3, positive=True),
+            used=False,
         ),
         _section(
             "skills",
@@ -381,6 +413,7 @@ SCHEMA: Final = ConfigSchema(
                 False,
             ),
             replace_whole=True,
+            used=False,
         ),
         _s(
             "defaultProvider",
