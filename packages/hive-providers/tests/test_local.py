@@ -169,7 +169,7 @@ async def test_missing_gguf_path_is_a_clear_error(tmp_path: Path) -> None:
         await collect(client.stream([user("hi")], ChatOptions()))
     assert caught.value.code == "file_system"
     assert str(missing) in str(caught.value)
-    assert "local.model" in str(caught.value)
+    assert "lmsupply.generatorModel" in str(caught.value)  # a key the configuration reads
     assert client.capabilities.context_window is None
 
 

