@@ -112,10 +112,6 @@ class RemoteChatClient:
             context_window=window,
         )
 
-    async def list_models(self) -> list[str]:
-        """The models the endpoint serves."""
-        raise NotImplementedError
-
     async def aclose(self) -> None:
         """Close the client's connections (a later request opens new ones)."""
 
