@@ -10,7 +10,17 @@ def test_all_is_sorted_and_complete() -> None:
     for name in names:
         assert hasattr(hive_protocol, name), name
     public = {n for n in vars(hive_protocol) if not n.startswith("_")}
-    submodules = {"codec", "events", "lines", "options", "requests", "values", "sequence", "version"}
+    submodules = {
+        "codec",
+        "events",
+        "limits",
+        "lines",
+        "options",
+        "requests",
+        "values",
+        "sequence",
+        "version",
+    }
     assert public - submodules == set(names)
 
 

@@ -18,6 +18,7 @@ import anyio
 import msgspec
 
 from hive_protocol import (
+    MAX_NESTING_DEPTH,
     ErrorEvent,
     InvalidTurnOptions,
     ReasoningEffort,
@@ -27,6 +28,8 @@ from hive_protocol import (
     TurnEndEvent,
     TurnOptions,
     UserMessageRequest,
+    excerpt,
+    nested_too_deep,
     validate_turn_options,
 )
 
@@ -87,6 +90,9 @@ class Agent:
                 raise ValueError(f"two tools are named {item.name!r}")
             self.tools[item.name] = item
         self.instructions = instructions
+        self.policy = policy
+        """The policy the approval gate asks; tools that reach many files ask it about each one when it judges
+        paths (:class:`~hive_core.approvals.PathJudge`)."""
         self.pipeline = Pipeline(
             default_middlewares(policy, approvals) if middlewares is None else middlewares
         )
@@ -137,7 +143,8 @@ class _Round:
     calls: dict[int, list[str | None]] = field(default_factory=dict[int, list[str | None]])
     finish: FinishReason | None = None
 
-    def message(self, id_prefix: str) -> Message:
+    def message(self, id_prefix: str, taken: set[str]) -> Message:
+        """The round as one assistant message; call ids already in ``taken`` are replaced (and added to it)."""
         parts: list[Part] = []
         if self.thinking or self.signature:
             parts.append(ThinkingPart("".join(self.thinking), self.signature, self.provider))
@@ -145,8 +152,29 @@ class _Round:
             parts.append(TextPart("".join(self.text)))
         for index in sorted(self.calls):
             call_id, name, arguments = self.calls[index]
-            parts.append(_call_part(call_id or f"{id_prefix}_{index}", name or "", arguments or ""))
+            unique = _unique_id(call_id or f"{id_prefix}_{index}", taken)
+            parts.append(_call_part(unique, name or "", arguments or ""))
         return Message("assistant", parts)
+
+
+def _unique_id(call_id: str, taken: set[str]) -> str:
+    # Models repeat call ids (some servers number the calls of every response from 0 again): a repeated id would
+    # pair an approval, a result or a stored entry with the wrong call, so the repeat gets an id of its own.
+    unique, suffix = call_id, 1
+    while unique in taken:
+        suffix += 1
+        unique = f"{call_id}_{suffix}"
+    taken.add(unique)
+    return unique
+
+
+def _call_ids(conversation: Iterable[Message]) -> set[str]:
+    return {part.id for message in conversation for part in message.parts if isinstance(part, ToolCallPart)}
+
+
+_TOO_DEEP_ARGUMENTS: Final = (
+    f"The arguments nest arrays and objects deeper than {MAX_NESTING_DEPTH} levels; send them flatter"
+)
 
 
 def _call_part(call_id: str, name: str, text: str) -> ToolCallPart:
@@ -155,12 +183,19 @@ def _call_part(call_id: str, name: str, text: str) -> ToolCallPart:
     try:
         value = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
-        return ToolCallPart(call_id, name, text, None, f"The arguments are not valid JSON ({exc})")
+        return ToolCallPart(
+            call_id, name, text, None, f"The arguments are not valid JSON ({excerpt(str(exc))})"
+        )
+    except RecursionError:  # too deep for the decoder's own stack: refused like any other bad arguments
+        return ToolCallPart(call_id, name, text, None, _TOO_DEEP_ARGUMENTS)
     if not isinstance(value, dict):
         return ToolCallPart(
             call_id, name, text, None, f"The arguments must be a JSON object, not {type(value).__name__}"
         )
-    return ToolCallPart(call_id, name, text, value)  # pyright: ignore[reportUnknownArgumentType]
+    arguments = cast("dict[str, object]", value)
+    if nested_too_deep(arguments):
+        return ToolCallPart(call_id, name, text, None, _TOO_DEEP_ARGUMENTS)
+    return ToolCallPart(call_id, name, text, arguments)
 
 
 class AgentSession:
@@ -281,9 +316,9 @@ class AgentSession:
             # Keep what the user already saw; calls that never completed are dropped with the round.
             current.calls.clear()
             if current.text or current.thinking:
-                self.conversation.append(current.message(f"call_{len(self.conversation)}"))
+                self.conversation.append(current.message(f"call_{len(self.conversation)}", set()))
             raise
-        message = current.message(f"call_{len(self.conversation)}")
+        message = current.message(f"call_{len(self.conversation)}", _call_ids(self.conversation))
         self.conversation.append(message)
         return message, current.finish
 

@@ -29,6 +29,7 @@ from .events import (
     TurnEndEvent,
     WorkItem,
 )
+from .limits import MAX_NESTING_DEPTH, MAX_QUOTED_CHARS, excerpt, nested_too_deep
 from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong, aiter_lines, iter_lines
 from .options import InvalidTurnOptions, validate_tool_mode, validate_turn_options
 from .requests import (
@@ -70,6 +71,8 @@ __all__ = [
     "ERROR_CODES",
     "FALLBACK_CATEGORIES",
     "FALLBACK_KINDS",
+    "MAX_NESTING_DEPTH",
+    "MAX_QUOTED_CHARS",
     "PROTOCOL_VERSION",
     "REASONING_EFFORTS",
     "REFUSAL_KINDS",
@@ -129,7 +132,9 @@ __all__ = [
     "decode_event",
     "decode_request",
     "encode",
+    "excerpt",
     "iter_lines",
+    "nested_too_deep",
     "validate_tool_mode",
     "validate_turn_options",
     "verify",

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from .limits import TOO_DEEP, nested_too_deep
 from .values import (
     ErrorCode,
     FallbackCategory,
@@ -79,6 +80,10 @@ class ToolStartEvent(_Event, tag="tool_start", kw_only=True, frozen=True):
     call_id: str
     """The call's id, unique within the turn."""
 
+    def __post_init__(self) -> None:
+        if nested_too_deep(self.input):
+            raise ValueError(f"input: {TOO_DEEP}")
+
 
 class HitlRequestEvent(_Event, tag="hitl_request", kw_only=True, frozen=True):
     """A tool call waits for a human's approval; answer with ``hitl_response``."""
@@ -99,6 +104,10 @@ class HitlRequestEvent(_Event, tag="hitl_request", kw_only=True, frozen=True):
     """The waiting call; equals its ``tool_start.call_id``."""
     level: RiskLevel | None = None
     """How risky the call is judged to be."""
+
+    def __post_init__(self) -> None:
+        if nested_too_deep(self.arguments):
+            raise ValueError(f"arguments: {TOO_DEEP}")
 
 
 class ToolEndEvent(_Event, tag="tool_end", kw_only=True, frozen=True):

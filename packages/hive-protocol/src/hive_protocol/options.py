@@ -7,10 +7,14 @@ from collections.abc import Iterable
 
 import msgspec
 
+from .limits import excerpt
 from .requests import TurnOptions
 from .values import REASONING_EFFORTS
 
 __all__ = ["InvalidTurnOptions", "validate_tool_mode", "validate_turn_options"]
+
+_NAMES_SHOWN = 5
+_NAME_CHARS = 60
 
 
 class InvalidTurnOptions(ValueError):
@@ -29,12 +33,12 @@ def validate_tool_mode(mode: str, registered_tools: Iterable[str]) -> None:
         registered = set(registered_tools)
         if name not in registered:
             raise InvalidTurnOptions(
-                f"Turn options require tool '{name}', which is not registered on this agent. "
+                f"Turn options require tool '{excerpt(name)}', which is not registered on this agent. "
                 f"Registered tools: {_listing(registered)}."
             )
         return
     raise InvalidTurnOptions(
-        f"Unknown tool mode '{mode}'. Expected auto, none, require_any or require:<tool name>."
+        f"Unknown tool mode '{excerpt(mode)}'. Expected auto, none, require_any or require:<tool name>."
     )
 
 
@@ -50,7 +54,7 @@ def validate_turn_options(options: TurnOptions, registered_tools: Iterable[str])
         unknown = [name for name in dict.fromkeys(options.tool_names) if name not in registered]
         if unknown:
             raise InvalidTurnOptions(
-                f"Turn options name tool(s) that are not registered on this agent: {', '.join(unknown)}. "
+                f"Turn options name tool(s) that are not registered on this agent: {_unknown(unknown)}. "
                 f"Registered tools: {_listing(registered)}."
             )
         names = list(dict.fromkeys(options.tool_names))
@@ -61,7 +65,7 @@ def validate_turn_options(options: TurnOptions, registered_tools: Iterable[str])
     effort = options.reasoning_effort
     if effort is not None and effort not in REASONING_EFFORTS:
         raise InvalidTurnOptions(
-            f"Unknown reasoning effort '{effort}'. Expected none, low, medium, high or extra_high."
+            f"Unknown reasoning effort '{excerpt(effort)}'. Expected none, low, medium, high or extra_high."
         )
     temperature = options.temperature
     if temperature is not None and (not math.isfinite(temperature) or temperature < 0):
@@ -75,6 +79,13 @@ def validate_turn_options(options: TurnOptions, registered_tools: Iterable[str])
     if options.instructions is not None and not options.instructions.strip():
         changes["instructions"] = None
     return msgspec.structs.replace(options, **changes) if changes else options
+
+
+def _unknown(names: list[str]) -> str:
+    # A client may send any number of names of any length: the message quotes a few, each cut short.
+    shown = ", ".join(excerpt(name, _NAME_CHARS) for name in names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f"{shown} and {more:,} more" if more > 0 else shown
 
 
 def _listing(names: set[str]) -> str:

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from .limits import TOO_DEEP, nested_too_deep
+
 __all__ = [
     "CancelRequest",
     "ContextUpdateRequest",
@@ -76,6 +78,10 @@ class HitlResponseRequest(_Request, tag="hitl_response", kw_only=True, frozen=Tr
     """Arguments that replace the call's arguments key by key before it runs."""
     always_approve: bool = False
     """Ask the approver to allow such calls from now on without asking (what it covers is the approver's choice)."""
+
+    def __post_init__(self) -> None:
+        if nested_too_deep(self.modified_arguments):
+            raise ValueError(f"modified_arguments: {TOO_DEEP}")
 
 
 class QuestionResponseRequest(_Request, tag="question_response", kw_only=True, frozen=True):

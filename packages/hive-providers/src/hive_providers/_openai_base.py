@@ -116,8 +116,9 @@ def sdk_error(provider: str, exc: Exception) -> ChatError:
     return ChatError(f"{provider}: {text}", code=code)
 
 
-def unreadable(provider: str, exc: msgspec.DecodeError) -> ChatError:
-    """The :class:`ChatError` for an event of the stream that is not JSON (or not the JSON expected)."""
+def unreadable(provider: str, exc: msgspec.DecodeError | RecursionError) -> ChatError:
+    """The :class:`ChatError` for an event of the stream that is not JSON (or not the JSON expected, or nested
+    too deep to be read)."""
     return ChatError(f"{provider}: the stream sent an unreadable event ({exc})", code="network")
 
 

@@ -376,7 +376,7 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[chat.ChatUpda
     async for sse in iter_sse(response.aiter_bytes()):
         try:
             event = _decode_event(sse.data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise ChatError(f"anthropic: unreadable stream event ({exc})", code="internal") from exc
         kind = event.type
         # Ordered by frequency: deltas are nearly every event.

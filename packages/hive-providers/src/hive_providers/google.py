@@ -550,7 +550,7 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
     async for sse in iter_sse(response.aiter_bytes()):
         try:
             chunk = _decode_response(sse.data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise ChatError(f"google: unreadable stream event ({exc})", code="internal") from exc
         if chunk.error is not None:
             raise _google_error(chunk.error, {})

@@ -155,7 +155,7 @@ class OpenAIChatClient(OpenAIClientBase):
                         continue
                     try:
                         chunk = decode(data)
-                    except msgspec.DecodeError as exc:
+                    except (msgspec.DecodeError, RecursionError) as exc:
                         raise unreadable(provider, exc) from exc
                     if chunk.choices:
                         for choice in chunk.choices:

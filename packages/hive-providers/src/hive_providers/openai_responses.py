@@ -202,7 +202,7 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
                                 f"{provider}: unreadable event {data[:200]!r}", code="network"
                             ) from None
                         continue
-                    except msgspec.DecodeError as exc:
+                    except (msgspec.DecodeError, RecursionError) as exc:
                         raise unreadable(provider, exc) from exc
                     # The deltas, one per chunk, are handled inline; the rest arrive a few times per response.
                     kind = event.type
@@ -327,7 +327,7 @@ class _State:
 def _kind(provider: str, data: bytes) -> str:
     try:
         return _decode_typed(data).type
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise unreadable(provider, exc) from exc
 
 

@@ -7,17 +7,24 @@ answer any more, and runs the queued turns to their ``turn_end``; an unreadable 
 ``error{code: unreadable_request}`` and the session goes on; after a ``context_update`` with a working path, each
 message goes to the processor as a :class:`~hive_core.turn_request.TurnRequest` carrying it (the model reads it as
 a ``[WorkingPath: …]`` prefix).
+
+Turns wait in a bounded queue. When it is full, the runner stops reading until the running turn ends and makes
+room: nothing is dropped, the transport's own backpressure (a pipe, a socket) holds the client back, and memory
+stays bounded whatever the client sends. The price of one ordered stream: a ``cancel`` or ``hitl_response`` written
+behind a full queue is read only once room is made (a ``hitl_response`` then comes too late for a call that waited
+on it: the approval times out and the call is rejected, failing closed).
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import AsyncIterable, Awaitable, Callable
-from typing import Protocol
+from types import TracebackType
+from typing import Final, Protocol, Self
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from hive_core.hitl import HitlBridge
 from hive_core.session_id import new_session_id
@@ -41,7 +48,7 @@ from hive_protocol import (
 
 from .turns import TurnRecorder
 
-__all__ = ["Processor", "Resume", "SessionRunner"]
+__all__ = ["MAX_QUEUED_TEXT", "MAX_QUEUED_TURNS", "Processor", "Resume", "SessionRunner"]
 
 Processor = Callable[[UserMessageRequest, EventSink], Awaitable[None]]
 """What every runner drives: run the turn of one ``user_message``, writing its events to the sink."""
@@ -54,6 +61,11 @@ class Resume(Protocol):
         """Run the turn, its events to ``emit``; ``task_status.started()`` once requests may be read."""
         ...
 
+
+MAX_QUEUED_TURNS: Final = 256
+"""The default bound on turns waiting behind the running one (see :class:`SessionRunner`)."""
+MAX_QUEUED_TEXT: Final = 16 * 1024 * 1024
+"""The default bound on the characters of message text those turns hold: one line's worth."""
 
 Incoming = Request | UnreadableRequest | bytes | LineTooLong
 """What a transport hands the runner: decoded requests, raw lines, or lines too long to read."""
@@ -72,6 +84,9 @@ class SessionRunner:
         on_question: Callable[[QuestionResponseRequest], object] | None = None,
         enrich_context: bool = True,
         resume: Resume | None = None,
+        max_queued_turns: int = MAX_QUEUED_TURNS,
+        max_queued_text: int = MAX_QUEUED_TEXT,
+        turn_timeout: float | None = None,
     ) -> None:
         self.processor = processor
         self.session_id = session_id or new_session_id()
@@ -82,34 +97,46 @@ class SessionRunner:
         self.enrich_context = enrich_context
         self.resume = resume
         """A suspended turn to finish first (see :class:`~hive_core.sessions.SuspendedTurn`)."""
+        self.max_queued_turns = max_queued_turns
+        """How many turns may wait behind the running one before reading pauses."""
+        self.max_queued_text = max_queued_text
+        """How many characters of message text the waiting turns may hold before reading pauses (a single
+        message larger than this still queues when nothing else waits)."""
+        self.turn_timeout = turn_timeout
+        """Seconds each served turn may take (see :meth:`run_turn`); ``None`` for no limit."""
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
         self._cancelled = False
+        self._stopped = False
+        self._reading: anyio.CancelScope | None = None
 
     async def serve(self, incoming: AsyncIterable[Incoming], emit: EventSink) -> None:
         """Run the session until ``shutdown`` or the end of ``incoming``; return once every queued turn ended."""
         emit(SessionStartedEvent(session_id=self.session_id, protocol_version=PROTOCOL_VERSION))
         if self.bridge is not None:
             self.bridge.attach(emit)
-        send, receive = anyio.create_memory_object_stream[UserMessageRequest](math.inf)
+        queue = _TurnQueue(self.max_queued_turns, self.max_queued_text)
         async with anyio.create_task_group() as group:
-            await group.start(self._run_turns, receive, emit)
-            async with send:
-                async for item in incoming:
-                    request = decode_request(item) if isinstance(item, bytes) else item
-                    if isinstance(request, ShutdownRequest):
-                        break
-                    self._dispatch(request, send.send_nowait, emit)
+            await group.start(self._run_turns, queue, emit)
+            with queue:
+                with anyio.CancelScope() as self._reading:
+                    if self._stopped:
+                        self._reading.cancel()
+                    async for item in incoming:
+                        request = decode_request(item) if isinstance(item, bytes) else item
+                        if isinstance(request, ShutdownRequest):
+                            break
+                        turn = self._dispatch(request, emit)
+                        if turn is not None:
+                            await queue.put(turn)  # waits while the queue is full: reading pauses
                 if self.bridge is not None:
                     self.bridge.detach()
 
     def _dispatch(
-        self,
-        request: Request | UnreadableRequest | LineTooLong,
-        enqueue: Callable[[UserMessageRequest], None],
-        emit: EventSink,
-    ) -> None:
+        self, request: Request | UnreadableRequest | LineTooLong, emit: EventSink
+    ) -> UserMessageRequest | None:
+        """Act on one request; a ``user_message`` is returned, to be queued."""
         match request:
             case UserMessageRequest():
                 if self.enrich_context and self.working_path:
@@ -119,7 +146,7 @@ class SessionRunner:
                         options=request.options,
                         working_path=self.working_path,
                     )
-                enqueue(request)
+                return request
             case CancelRequest():
                 self.cancel()
             case HitlResponseRequest():
@@ -143,10 +170,11 @@ class SessionRunner:
                 )
             case _:
                 pass
+        return None
 
     async def _run_turns(
         self,
-        receive: MemoryObjectReceiveStream[UserMessageRequest],
+        queue: _TurnQueue,
         emit: EventSink,
         *,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
@@ -165,9 +193,10 @@ class SessionRunner:
                     self._current = None
             recorder.finish(cancelled=self._cancelled)
         status.started()
-        async with receive:
-            async for request in receive:
-                await self.run_turn(request, emit)
+        async for request in queue:
+            if self._stopped:
+                break
+            await self.run_turn(request, emit, timeout=self.turn_timeout)
 
     def cancel(self) -> bool:
         """Cancel the running turn, as a ``cancel`` request does; ``False`` when no turn runs."""
@@ -176,6 +205,15 @@ class SessionRunner:
         self._cancelled = True
         self._current.cancel()
         return True
+
+    def stop(self) -> None:
+        """End the session early, as a signal does: the running turn is cancelled (it still writes its
+        ``turn_end``), no queued turn starts (they are dropped, never begun), requests stop being read, and
+        :meth:`serve` returns once the running turn has ended."""
+        self._stopped = True
+        if self._reading is not None:
+            self._reading.cancel()
+        self.cancel()
 
     async def run_turn(
         self,
@@ -216,3 +254,66 @@ class _Started:
         if not self._done:
             self._done = True
             self._status.started(value)
+
+
+class _TurnQueue:
+    """Turns waiting to run, bounded in number and in text; :meth:`put` waits for room (backpressure).
+
+    Iterating takes turns in order until the queue is closed and empty.
+    """
+
+    def __init__(self, max_turns: int, max_text: int) -> None:
+        self._max_turns = max(1, max_turns)
+        self._max_text = max_text
+        self._items: deque[tuple[UserMessageRequest, int]] = deque()
+        self._text = 0
+        self._closed = False
+        self._changed = anyio.Event()
+        self._waiting = 0
+
+    async def put(self, request: UserMessageRequest) -> None:
+        size = len(request.content)
+        while self._items and (len(self._items) >= self._max_turns or self._text + size > self._max_text):
+            await self._wait()
+        self._items.append((request, size))
+        self._text += size
+        self._notify()
+
+    def close(self) -> None:
+        self._closed = True
+        self._notify()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> UserMessageRequest:
+        while not self._items:
+            if self._closed:
+                raise StopAsyncIteration
+            await self._wait()
+        request, size = self._items.popleft()
+        self._text -= size
+        self._notify()
+        return request
+
+    async def _wait(self) -> None:
+        self._waiting += 1
+        try:
+            await self._changed.wait()
+        finally:
+            self._waiting -= 1
+
+    def _notify(self) -> None:
+        if (
+            self._waiting
+        ):  # a fresh event only when someone waits on this one: most puts and takes wake nobody
+            self._changed.set()
+            self._changed = anyio.Event()

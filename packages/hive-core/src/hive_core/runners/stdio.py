@@ -47,8 +47,9 @@ class StdioRunner:
         """Write one event as one flushed line; once the client closed its end, events are dropped."""
         if self.closed:
             return
+        line = encode(event)  # outside the ``try``: a ValueError here is not the client going away
         try:
-            self._write(encode(event))
+            self._write(line)
             self._flush()
         except (BrokenPipeError, ValueError):
             # The reader went away (or stdout was closed): nobody can read what follows.

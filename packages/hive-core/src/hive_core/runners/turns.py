@@ -5,9 +5,19 @@ from __future__ import annotations
 from hive_core.failures import classify
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import ErrorEvent, Event, TextDeltaEvent, ToolEndEvent, ToolStartEvent, TurnEndEvent
+from hive_protocol import (
+    ErrorEvent,
+    Event,
+    TextDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    excerpt,
+)
 
 __all__ = ["TurnRecorder"]
+
+_MAX_MESSAGE_CHARS = 4000
 
 
 class TurnRecorder:
@@ -47,7 +57,8 @@ class TurnRecorder:
         if self.ended:
             return
         self._close_calls("Not finished: the turn failed.")
-        message = str(exc) or type(exc).__name__
+        # An exception's text may carry what a client or a model sent (a model name, a path): an excerpt only.
+        message = excerpt(str(exc) or type(exc).__name__, _MAX_MESSAGE_CHARS)
         self._emit(ErrorEvent(message=message, code=classify(exc)))
         self.ended = True
         self._emit(TurnEndEvent())

@@ -43,7 +43,7 @@ def _parse_call(body: str, known: Collection[str] | None) -> _ParsedCall | None:
     text = _FENCE.sub("", body.strip())
     try:
         value: object = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # too deep to read: kept raw, the loop refuses it
         value = None
     if isinstance(value, dict):
         obj: dict[str, object] = value  # pyright: ignore[reportUnknownVariableType]
