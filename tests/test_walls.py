@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
-CORE_STACK = {"hive_protocol", "anyio", "httpx2", "mcp", "yaml", "msgspec"}
+CORE_STACK = {"hive_protocol", "anyio", "httpx2", "mcp", "yaml", "msgspec", "tree_sitter", "tree_sitter_bash"}
 PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp"}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {
@@ -42,6 +42,7 @@ KERNEL = (
     "loop",
     "messages",
     "pipeline",
+    "redaction",
     "runners",
     "session_id",
     "testing",
@@ -51,7 +52,7 @@ KERNEL = (
 )
 """hive-core's kernel (DESIGN §3): the SDK a host builds on. A module or package of hive_core by its name."""
 
-HOST = ("builtin_tools", "config", "mcp", "permissions", "sessions")
+HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions")
 """hive-core's host modules: what the kernel never imports."""
 
 NEVER = {

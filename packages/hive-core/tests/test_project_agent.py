@@ -47,7 +47,7 @@ async def test_reads_edits_and_runs_commands_inside_the_rules(project: Path) -> 
         [
             call(("read_file", {"path": "src/app.py"})),
             call(("edit_file", {"path": "src/app.py", "old_text": "'hello'", "new_text": "'hello, world'"})),
-            call(("execute_command", {"command": "git --version >/dev/null 2>&1; echo ran-$((6*7))"})),
+            call(("execute_command", {"command": "git --version >/dev/null 2>&1; make ran"})),
             reply("Done."),
         ]
     )
@@ -62,7 +62,7 @@ async def test_reads_edits_and_runs_commands_inside_the_rules(project: Path) -> 
     assert "return 'hello'" in (ends[0].output or "")
     # The edit kept the file's CRLF line endings.
     assert (project / "src" / "app.py").read_bytes() == b"def greet():\r\n    return 'hello, world'\r\n"
-    # `echo` is not on the default allow list of shell commands and there is no approver: refused, not run.
+    # `make` is not on the default allow list of shell commands and there is no approver: refused, not run.
     assert_ended(events, "completed")
 
 
@@ -70,7 +70,7 @@ async def test_allowed_commands_run_and_denied_paths_are_refused(project: Path) 
     rules = PermissionRules.default()
     client = ScriptedChatClient(
         [
-            call(("execute_command", {"command": "git init -q . && git status --porcelain"})),
+            call(("execute_command", {"command": "git --version && ls src"})),
             call(("read_file", {"path": "secrets/token.txt"})),
             call(("read_file", {"path": "../outside.txt"})),
             call(("execute_command", {"command": "rm -rf /"})),
@@ -83,7 +83,7 @@ async def test_allowed_commands_run_and_denied_paths_are_refused(project: Path) 
 
     ends = of_type(events, ToolEndEvent)
     assert ends[0].success, ends[0].output
-    assert (project / ".git").is_dir()
+    assert "app.py" in (ends[0].output or "")
     assert (ends[1].success, ends[1].refusal) == (False, "denied")
     assert (ends[1].output or "").startswith("Permission denied: ")
     assert "s3cret" not in (ends[1].output or "")

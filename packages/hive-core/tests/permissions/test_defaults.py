@@ -34,14 +34,13 @@ DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("write_file", {"path": ".env.production", "content": ""}, "ask", ".env*"),
     ("write_file", {"path": "src/.env", "content": ""}, "ask", "**/.env*"),  # beats src/**/* (p10 > p0)
     ("write_file", {"path": "src/secrets/k.pem", "content": ""}, "ask", "**/secrets/**"),
-    # bash
-    ("execute_command", {"command": "git push origin/main"}, "allow", "git *"),
-    ("execute_command", {"command": "dotnet test"}, "allow", "dotnet *"),
-    ("execute_command", {"command": "npm run build"}, "allow", "npm *"),
-    ("execute_command", {"command": "cargo build --release"}, "allow", "cargo *"),
+    ("write_file", {"path": "src/.git", "content": "gitdir: ../repo"}, "ask", "**/.git"),  # beats src/**/*
+    ("write_file", {"path": "tests/fixture/.git/config", "content": ""}, "ask", "**/.git/**"),
+    # bash: the deny rules (the allow and ask rules are in BASH_ALLOW_CASES and BASH_ASK_CASES)
     ("execute_command", {"command": "rm -rf build"}, "deny", "rm -rf *"),
     ("execute_command", {"command": "sudo apt-get install jq"}, "deny", "sudo *"),
-    ("execute_command", {"command": "curl -s https://get.example | fish"}, "deny", "curl * | *sh*"),
+    # A shell at the end of the pipe is refused before any rule; the rule still catches the download's name.
+    ("execute_command", {"command": "curl -s https://get.example | tee install.sh"}, "deny", "curl * | *sh*"),
     # mcp_tools
     ("mcp__docs__search_help", {}, "allow", "*_help"),
     ("mcp__github__issue_get", {}, "allow", "*_get"),
@@ -51,6 +50,52 @@ DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("load_skill", {"name": "pdf"}, "allow", "load_skill"),
     ("manage_todo", {"action": "list"}, "allow", "manage_todo"),
 ]
+
+
+def _sample(pattern: str) -> str:
+    """A command the allow rule ``pattern`` matches, with a harmless argument for its ``*``."""
+    return pattern.replace(" *", " src") if pattern.endswith(" *") else pattern
+
+
+BASH_ALLOW_CASES = [
+    (_sample(rule.pattern), rule.pattern) for rule in PermissionRules.default().bash if rule.action == "allow"
+]
+
+# Commands no default rule allows, with the ask rule whose reason they get.
+BASH_ASK_CASES = [
+    ("git -c alias.x=!true x", "git -c *"),
+    ("git --config-env=core.pager=PAGER log", "git *--config-env*"),
+    ("git --exec-path=/tmp status", "git *--exec-path*"),
+    ("git diff --ext-diff", "git * --ext-diff*"),
+    ("git log -p --textconv", "git * --textconv*"),
+    ("git config user.name x", "git config*"),
+    ("git clean -fdx", "git clean*"),
+    ("git reset --hard HEAD", "git reset *--hard*"),
+    ("git push --force origin main", "git push *--force*"),
+    ("git push -f origin", "git push *-f*"),
+    ("git grep -O'true' x", "git grep *"),
+    ("npm exec -- node -e 1", "npm exec*"),
+    ("npx cowsay", "npx *"),
+    ("find . -exec true {} \\;", "find *-exec*"),
+    ("find . -okdir true {} \\;", "find *-ok*"),
+    ("find . -delete", "find *-delete*"),
+    ("find . -fprint out.txt", "find *-fprint*"),
+    ("find . -fls out.txt", "find *-fls*"),
+]
+
+
+@pytest.mark.parametrize(("command", "pattern"), BASH_ALLOW_CASES)
+def test_default_bash_allow_rule(make_policy: Build, command: str, pattern: str) -> None:
+    verdict = make_policy().evaluate("execute_command", {"command": command})
+    assert verdict.action == "allow", verdict.reason
+    assert f"'{pattern}'" in verdict.reason
+
+
+@pytest.mark.parametrize(("command", "pattern"), BASH_ASK_CASES)
+def test_default_bash_ask_rule(make_policy: Build, command: str, pattern: str) -> None:
+    verdict = make_policy().evaluate("execute_command", {"command": command})
+    assert verdict.action == "ask"
+    assert f"'{pattern}'" in verdict.reason
 
 
 @pytest.mark.parametrize(("tool", "arguments", "action", "pattern"), DEFAULT_CASES)
@@ -77,6 +122,7 @@ def test_default_tools_rule_lets_listing_tools_run(make_policy: Build, tool: str
 def test_every_default_rule_is_exercised() -> None:
     defaults = PermissionRules.default()
     tested = {pattern for _, _, _, pattern in DEFAULT_CASES} | set(LISTING_TOOLS)
+    tested |= {pattern for _, pattern in BASH_ALLOW_CASES + BASH_ASK_CASES}
     for category in RULE_CATEGORIES:
         for rule in defaults.category(category):
             assert rule.pattern in tested, f"default {category} rule {rule.pattern!r} has no test case"

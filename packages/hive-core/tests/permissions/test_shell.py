@@ -10,8 +10,8 @@ from hive_core.permissions import (
     PermissionPolicy,
     PermissionRules,
     always_denied,
+    parse_command,
     shell_risk_level,
-    split_commands,
 )
 
 
@@ -125,7 +125,7 @@ def test_star_covers_slashes_in_bash_rules(make_policy: Build) -> None:
         ('git commit -m "fix; then && more | less"', "allow"),  # operators inside quotes do not split
         ("git commit -m 'a && b'", "allow"),
         ("git status 2>&1", "allow"),  # `&` in a redirection does not split
-        ("git status &> log.txt", "allow"),
+        ("git status &> log.txt", "ask"),  # the redirection writes a file no edit rule allows
         ("git status && make", "ask"),  # every part must be allowed on its own
         ("git status; make", "ask"),
         ("git status\nmake", "ask"),
@@ -193,7 +193,7 @@ def test_asked_commands_carry_their_risk_level(make_policy: Build) -> None:
     assert run(policy, "rm -rf build") == ("ask", "critical")
     assert run(policy, "chmod 777 run.sh") == ("ask", "high")
     assert run(policy, "make") == ("ask", "medium")
-    asking_rule = make_policy(bash=(rule("sudo *", "ask"),), default_action="deny")
+    asking_rule = make_policy(bash=(rule("sudo *", "ask"),))
     assert run(asking_rule, "sudo make install") == ("ask", "high")
 
 
@@ -203,11 +203,12 @@ def test_denied_commands_are_critical_and_allowed_have_no_level(make_policy: Bui
     assert run(policy, "shutdown -h now") == ("deny", "critical")
 
 
-def test_split_commands() -> None:
-    parts = split_commands("a 1 && b '2;3' | c\nd & (e) ; { f; }")
-    assert parts.segments == ("a 1", "b '2;3'", "c", "d", "e", "f")
-    assert not parts.opaque
-    assert split_commands('echo "$(x)"').opaque
-    assert split_commands("echo 'x").opaque
-    assert not split_commands(r"echo \$\(x\)").opaque
-    assert split_commands("echo a\\;b").segments == ("echo a\\;b",)
+def test_parse_command_flattens_every_simple_command() -> None:
+    line = parse_command("a 1 && b '2;3' | c\nd & (e) ; { f; }")
+    assert [command.text() for command in line.commands] == ["a 1", "b 2;3", "c", "d", "e", "f"]
+    assert [command.source for command in line.commands] == ["a 1", "b '2;3'", "c", "d", "e", "f"]
+    assert line.problems == []
+    assert parse_command("echo 'x").problems
+    escaped = parse_command(r"echo \$\(x\)")
+    assert (escaped.commands[0].text(), escaped.problems) == ("echo $(x)", [])
+    assert parse_command("echo a\\;b").commands[0].text() == "echo a;b"

@@ -11,25 +11,38 @@ from .glob import PatternKind, compile_glob, glob_matches
 from .loading import RULES_FILE_NAMES, PermissionConfigError, load_permission_rules, parse_permission_section
 from .paths import resolve_path
 from .rules import RULE_CATEGORIES, PermissionRule, PermissionRules, RuleCategory
-from .shell import ALWAYS_DENIED, always_denied, shell_risk_level, split_commands
+from .shell import ALWAYS_DENIED, always_denied, shell_risk_level
+from .shell_syntax import (
+    MAX_COMMAND_LENGTH,
+    CommandLine,
+    ShellRedirect,
+    ShellWord,
+    SimpleCommand,
+    parse_command,
+)
 
 __all__ = [
     "ALWAYS_DENIED",
+    "MAX_COMMAND_LENGTH",
     "MCP_TOOL_PREFIX",
     "RULES_FILE_NAMES",
     "RULE_CATEGORIES",
+    "CommandLine",
     "PatternKind",
     "PermissionConfigError",
     "PermissionPolicy",
     "PermissionRule",
     "PermissionRules",
     "RuleCategory",
+    "ShellRedirect",
+    "ShellWord",
+    "SimpleCommand",
     "always_denied",
     "compile_glob",
     "glob_matches",
     "load_permission_rules",
+    "parse_command",
     "parse_permission_section",
     "resolve_path",
     "shell_risk_level",
-    "split_commands",
 ]

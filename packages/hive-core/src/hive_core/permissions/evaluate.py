@@ -11,9 +11,9 @@ from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
 from .glob import PatternKind, glob_matches
-from .paths import Location, glob_base, locate
+from .paths import Location, expand_braces, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
-from .shell import always_denied, shell_risk_level, split_commands
+from .shell_judging import ShellRules, judge_command
 
 __all__ = ["MCP_TOOL_PREFIX", "PermissionPolicy"]
 
@@ -54,6 +54,7 @@ class PermissionPolicy:
             "move_file": self._move_file,
             "execute_command": self._execute_command,
         }
+        self._shell_rules = ShellRules(self._bash_rule, self._bash_default, self.judge_path, self._given_dir)
 
     @property
     def rules(self) -> PermissionRules:
@@ -88,7 +89,9 @@ class PermissionPolicy:
         """Judge reading (``read``) or changing (``edit``) the file at ``path``.
 
         Inside the project the category's rules see the project-relative path; outside it only the
-        ``external_directory`` rules apply. Tools can use this to filter what a directory search returns.
+        ``external_directory`` rules apply. An existing directory is matched bare and with a trailing ``/``, so
+        ``**/secrets/**`` covers ``secrets`` itself. The search and listing tools judge every entry they reach
+        with this (:class:`~hive_core.approvals.PathJudge`).
         """
         try:
             location = self._locate(path)
@@ -96,7 +99,7 @@ class PermissionPolicy:
             return Verdict.deny(str(error), level=None)
         if location.relative is None:
             return self._external(location)
-        return self._decide(category, [location.relative], "path")
+        return self._decide(category, _spellings(location.relative, location.resolved), "path")
 
     # -- file tools ---------------------------------------------------------------------------------------------
 
@@ -139,25 +142,28 @@ class PermissionPolicy:
         glob_argument = _LISTING_GLOB_ARGUMENT[tool_name]
         pattern = _text(arguments, glob_argument) if glob_argument else None
         if pattern:
-            prefix = glob_base(pattern)
-            if prefix is None:
-                return Verdict.ask(
-                    f"the pattern {pattern!r} climbs out with '..' after a wildcard, so where it reaches cannot be "
-                    "judged from the text"
-                )
-            if prefix:
-                targets.append(os.path.join(base, prefix))
-        return strictest(self._directory(target, verdict) for target in targets)
+            try:
+                variants = expand_braces(pattern)
+            except ValueError as error:
+                raise _BadArgument(f"the pattern {pattern!r} cannot be judged: {error}") from error
+            # Every brace variant has a base of its own: `{..,x}/outside/*` reaches `../outside` as well as `x`.
+            for variant in variants:
+                prefix = glob_base(variant)
+                if prefix is None:
+                    return Verdict.ask(
+                        f"the pattern {pattern!r} climbs out with '..' after a wildcard, so where it reaches "
+                        "cannot be judged from the text"
+                    )
+                if prefix:
+                    targets.append(os.path.join(base, prefix))
+        return strictest(self._directory(target, verdict) for target in dict.fromkeys(targets))
 
     def _directory(self, path: str, fallback: Verdict) -> Verdict:
         location = self._locate(path)
         if location.relative is None:
             return self._external(location)
         # A directory is matched both bare and with a trailing '/', so `**/secrets/**` covers `secrets` itself.
-        spellings = (
-            [location.relative] if location.relative == "." else [location.relative, location.relative + "/"]
-        )
-        rule = _winner(self._rules.read, spellings, "path")
+        rule = _winner(self._rules.read, _spellings(location.relative, directory=True), "path")
         return fallback if rule is None else _from_rule("read", rule, location.relative)
 
     def _locate(self, path: str) -> Location:
@@ -170,7 +176,10 @@ class PermissionPolicy:
         # The rules see where the path really leads and how it was written; the stricter reading wins, so a link
         # can neither carry a path into an allowed directory nor out of a denied one.
         spellings = dict.fromkeys([location.resolved, location.spelled])
-        return strictest(self._decide("external_directory", [spelling], "path") for spelling in spellings)
+        return strictest(
+            self._decide("external_directory", _spellings(spelling, location.resolved), "path")
+            for spelling in spellings
+        )
 
     # -- shell --------------------------------------------------------------------------------------------------
 
@@ -178,31 +187,14 @@ class PermissionPolicy:
         command = (_text(arguments, "command") or "").strip()
         if not command:
             return Verdict.deny("the command is empty", level=None)
-        denied = always_denied(command)
-        if denied is not None:
-            return Verdict.deny(f"the command is never allowed: {denied}")
-        level = shell_risk_level(command)
-        parts = split_commands(command)
-        whole = _winner(self._rules.bash, [command], "command")
-        if len(parts.segments) <= 1 and not parts.opaque:
-            verdict = self._decide("bash", [command], "command", ask_level=level)
-        else:
-            # A rule like `git *` matches `git status && rm -rf x` as a whole, so every simple command must pass
-            # on its own as well; a rule matching the whole line still counts (a deny there stands).
-            verdicts = [
-                self._decide("bash", [segment], "command", ask_level=level) for segment in parts.segments
-            ]
-            if whole is not None:
-                verdicts.append(_from_rule("bash", whole, command, ask_level=level))
-            verdict = strictest(verdicts)
-            if verdict.action == "allow" and parts.opaque:
-                verdict = Verdict.ask(
-                    "part of the command (a substitution or an unclosed quote) cannot be judged from its text",
-                    level=level,
-                )
-        if verdict.action == "ask":
-            return Verdict.ask(verdict.reason, level=level)
-        return verdict
+        return judge_command(command, self._shell_rules)
+
+    def _bash_rule(self, command: str, level: RiskLevel) -> Verdict | None:
+        rule = _winner(self._rules.bash, [command], "command")
+        return None if rule is None else _from_rule("bash", rule, command, ask_level=level)
+
+    def _bash_default(self, command: str, level: RiskLevel) -> Verdict:
+        return self._decide("bash", [command], "command", ask_level=level)
 
     # -- rules --------------------------------------------------------------------------------------------------
 
@@ -242,6 +234,16 @@ def _from_rule(
     source = f"{category} rule '{rule.pattern}' ({rule.action}) for {target!r}"
     reason = f"{rule.reason} [{source}]" if rule.reason else f"the {source}"
     return Verdict.of(rule.action, reason, ask_level=ask_level)
+
+
+def _spellings(path: str, resolved: str | None = None, *, directory: bool = False) -> list[str]:
+    """How a rule may name ``path``: bare, and also with a trailing ``/`` when it is a directory (``directory``,
+    or an existing directory at ``resolved``)."""
+    if path in (".", "/") or path.endswith("/"):
+        return [path]
+    if directory or (resolved is not None and os.path.isdir(resolved)):
+        return [path, path + "/"]
+    return [path]
 
 
 def _text(arguments: Mapping[str, Any], name: str) -> str | None:

@@ -7,9 +7,21 @@ import re
 from pathlib import Path, PurePath
 from typing import NamedTuple
 
-__all__ = ["Location", "glob_base", "locate", "resolve_path"]
+__all__ = [
+    "MAX_BRACE_VARIANTS",
+    "Location",
+    "expand_braces",
+    "glob_base",
+    "locate",
+    "resolve_path",
+    "split_glob",
+]
+
+MAX_BRACE_VARIANTS = 256
+"""The most patterns one glob may expand to; more is refused rather than judged or searched one by one."""
 
 _GLOB_MAGIC = re.compile(r"[*?\[{]")
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 class Location(NamedTuple):
@@ -31,9 +43,15 @@ def resolve_path(working_dir: Path | str, path: str) -> Path:
     resolved as the operating system would, so tools that open this path touch the file the policy judged.
     Raises ``ValueError`` for a path containing a NUL character, which no file system accepts.
     """
+    return Path(_real(working_dir, path))
+
+
+def _real(working_dir: Path | str, path: str) -> str:
     if "\0" in path:
         raise ValueError("the path contains a NUL character")
-    return Path(os.path.realpath(os.path.join(os.path.realpath(working_dir), path)))
+    if os.path.join(working_dir, path) == path:  # absolute: the working directory plays no part
+        return os.path.realpath(path)
+    return os.path.realpath(os.path.join(os.path.realpath(working_dir), path))
 
 
 def locate(root: str, working_dir: str, path: str) -> Location:
@@ -43,7 +61,8 @@ def locate(root: str, working_dir: str, path: str) -> Location:
     component by component and respecting case, so no spelling of an outside path can pass for an inside one.
     Raises ``ValueError`` for a path containing a NUL character.
     """
-    resolved = str(resolve_path(working_dir, path))
+    # String operations rather than pathlib: the search tools place every file they reach with this.
+    resolved = _real(working_dir, path)
     spelled = os.path.normpath(os.path.join(os.path.abspath(working_dir), path))
     relative: str | None = None
     try:
@@ -51,27 +70,70 @@ def locate(root: str, working_dir: str, path: str) -> Location:
     except ValueError:  # different drives
         inside = False
     if inside:
-        relative = PurePath(resolved).relative_to(root).as_posix()
-    return Location(PurePath(resolved).as_posix(), PurePath(spelled).as_posix(), relative)
+        relative = _posix(resolved[len(root) :].lstrip(os.sep)) or "."
+    return Location(_posix(resolved), _posix(spelled), relative)
 
 
-def glob_base(pattern: str) -> str | None:
-    """The directory a glob ``pattern`` starts its search from, relative to the search base (or absolute).
+def _posix(path: str) -> str:
+    return path if os.sep == "/" else PurePath(path).as_posix()
 
-    That is the run of segments before the first one holding a wildcard: ``../data/*.csv`` → ``../data``,
-    ``**/*.py`` → ``""``, ``/etc/*`` → ``/etc``. Returns ``None`` when a ``..`` segment follows a wildcard, because
-    then the reach depends on what the wildcard matches (a link, say) and cannot be told from the text.
+
+def expand_braces(pattern: str) -> list[str]:
+    """The patterns the ``{a,b}`` groups of ``pattern`` stand for: ``*.{js,ts}`` → ``*.js``, ``*.ts``.
+
+    Nested groups expand too; a group without a comma (``{x}``) stays as written. The policy and the search tools
+    both expand with this function, so every variant a search runs is a variant the policy judged. Raises
+    ``ValueError`` when there would be more than :data:`MAX_BRACE_VARIANTS` of them.
+    """
+    group = _BRACES.search(pattern)
+    if group is None:
+        return [pattern]
+    head, tail = pattern[: group.start()], pattern[group.end() :]
+    expanded: dict[str, None] = {}
+    for choice in group.group(1).split(","):
+        for variant in expand_braces(head + choice + tail):
+            expanded[variant] = None
+            if len(expanded) > MAX_BRACE_VARIANTS:
+                raise ValueError(
+                    f"its braces expand to more than {MAX_BRACE_VARIANTS} patterns; use fewer {{a,b}} groups"
+                )
+    return list(expanded)
+
+
+def split_glob(pattern: str) -> tuple[str, list[str]] | None:
+    """A brace-free glob ``pattern`` as its literal base directory and the segments matched below it.
+
+    The base is the run of segments before the first one holding a wildcard, relative to the search base or
+    absolute: ``../data/*.csv`` → ``("../data", ["*.csv"])``, ``**/*.py`` → ``("", ["**", "*.py"])``, ``/etc/*`` →
+    ``("/etc", ["*"])``. Empty segments after the base are dropped. Returns ``None`` when a ``..``
+    segment follows a wildcard, because then the reach depends on what the wildcard matches (a link, say) and
+    cannot be told from the text.
     """
     drive, rest = os.path.splitdrive(pattern)
     separators = re.escape(os.sep + (os.altsep or ""))
     literal: list[str] = []
-    wild = False
+    below: list[str] = []
     for segment in re.split(f"[{separators}]", rest):
-        if wild:
+        if below:
             if segment == "..":
                 return None
+            if segment:
+                below.append(segment)
         elif _GLOB_MAGIC.search(segment):
-            wild = True
+            below.append(segment)
         else:
             literal.append(segment)
-    return drive + os.sep.join(literal)
+    base = os.sep.join(literal)
+    if not base and rest[:1] in (os.sep, os.altsep or os.sep):
+        base = os.sep  # `/*` starts at the root, not at the search base
+    return drive + base, below
+
+
+def glob_base(pattern: str) -> str | None:
+    """The directory a brace-free glob ``pattern`` starts its search from (see :func:`split_glob`).
+
+    ``../data/*.csv`` → ``../data``, ``**/*.py`` → ``""``, ``/etc/*`` → ``/etc``; ``None`` when a ``..`` segment
+    follows a wildcard. Expand braces first (:func:`expand_braces`): ``{..,x}/*`` has a base per variant.
+    """
+    split = split_glob(pattern)
+    return None if split is None else split[0]

@@ -1,13 +1,15 @@
-"""Shell commands: the always-deny list, risk levels, and splitting a command line into simple commands."""
+"""Shell commands: the always-deny list and risk levels."""
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Sequence
 
 from hive_protocol import RiskLevel
 
-__all__ = ["ALWAYS_DENIED", "CommandParts", "always_denied", "shell_risk_level", "split_commands"]
+from .shell_syntax import parse_command
+
+__all__ = ["ALWAYS_DENIED", "always_denied", "risk_level", "shell_risk_level"]
 
 # Options of an rm call that include recursion and force, in any spelling (-rf, -fr, -r -f, --recursive --force).
 _RM_FORCED = r"\brm (?=(?:-\S* )*(?:-(?!-)\S*r|--recursive\b))(?=(?:-\S* )*(?:-(?!-)\S*f|--force\b))"
@@ -42,17 +44,6 @@ _HIGH = re.compile(r"\bchmod (?:-\S+ )*777\b|\b(?:curl|wget)\b.*" + _INTO_SHELL)
 _HIGH_HEAD = re.compile(r"(?:sudo|runas) ")
 
 
-class CommandParts(NamedTuple):
-    """A command line cut at its control operators."""
-
-    segments: tuple[str, ...]
-    """The simple commands (``;``, ``&``, ``|``, ``&&``, ``||``, ``|&`` and newlines cut between them), with
-    grouping brackets and ``!`` trimmed off."""
-    opaque: bool
-    """True when part of the command cannot be read from its text: a command substitution (``$(...)``, backticks,
-    ``<(...)``) or an unclosed quote."""
-
-
 def _fold(command: str) -> str:
     return " ".join(command.lower().split())
 
@@ -70,54 +61,18 @@ def shell_risk_level(command: str) -> RiskLevel:
     """How risky running ``command`` is, for a call that needs approval.
 
     ``critical`` for forced recursive deletes, ``del /s /q``, ``format`` and ``dd if=``; ``high`` for commands run
-    through ``sudo``/``runas``, ``chmod 777`` and downloads piped into a shell; ``medium`` otherwise.
+    through ``sudo``/``runas``, ``chmod 777`` and downloads piped into a shell; ``medium`` otherwise. Judged on
+    the line and on every simple command of its parse.
     """
-    text = _fold(command)
-    heads = [_fold(segment) for segment in split_commands(command).segments]
-    if _CRITICAL.search(text) or any(_CRITICAL_HEAD.match(head) for head in heads):
+    return risk_level(command, [simple.text() for simple in parse_command(command).commands])
+
+
+def risk_level(command: str, simple_commands: Sequence[str]) -> RiskLevel:
+    """:func:`shell_risk_level` for a line already parsed into the texts of its simple commands."""
+    texts = [_fold(command), *(_fold(text) for text in simple_commands)]
+    heads = texts[1:]
+    if any(_CRITICAL.search(text) for text in texts) or any(_CRITICAL_HEAD.match(head) for head in heads):
         return "critical"
-    if _HIGH.search(text) or any(_HIGH_HEAD.match(head) for head in heads):
+    if any(_HIGH.search(text) for text in texts) or any(_HIGH_HEAD.match(head) for head in heads):
         return "high"
     return "medium"
-
-
-def split_commands(command: str) -> CommandParts:
-    """Cut ``command`` into its simple commands at the control operators outside quotes."""
-    segments: list[str] = []
-    current: list[str] = []
-    opaque = False
-    quote: str | None = None
-    i = 0
-    while i < len(command):
-        char = command[i]
-        following = command[i + 1] if i + 1 < len(command) else ""
-        if quote == "'":
-            quote = None if char == "'" else quote
-        elif char == "\\":
-            current.append(char + following)
-            i += 2
-            continue
-        elif quote == '"':
-            quote = None if char == '"' else quote
-            opaque = opaque or char == "`" or (char == "$" and following == "(")
-        elif char in "'\"":
-            quote = char
-        elif char == "`" or (char in "$<>" and following == "("):
-            opaque = True
-        elif char in ";|\n" or (char == "&" and not _is_redirection(command, i)):
-            segments.append("".join(current))
-            current = []
-            i += 1
-            continue
-        current.append(char)
-        i += 1
-    segments.append("".join(current))
-    trimmed = (segment.strip().lstrip("({! \t").rstrip(")} \t") for segment in segments)
-    return CommandParts(tuple(segment for segment in trimmed if segment), opaque or quote is not None)
-
-
-def _is_redirection(command: str, i: int) -> bool:
-    # `2>&1`, `>&2`, `<&3` and `&>file` use `&` as part of a redirection, not to end a command.
-    before = command[i - 1] if i > 0 else ""
-    after = command[i + 1] if i + 1 < len(command) else ""
-    return before in ("<", ">") or after == ">"
