@@ -5,7 +5,7 @@ its guarded tool pipeline; serve the same session in process, over stdio or over
 of :mod:`hive_protocol`.
 """
 
-from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, ToolCallPolicy
+from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, PathJudge, ToolCallPolicy
 from .budget import TokenBudgetChatClient
 from .chat import (
     AsyncClosable,
@@ -52,6 +52,7 @@ __all__ = [
     "Middleware",
     "ModelLister",
     "NoticeUpdate",
+    "PathJudge",
     "Pipeline",
     "Processor",
     "SessionRunner",

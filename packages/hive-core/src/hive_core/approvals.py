@@ -19,6 +19,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
+    "PathJudge",
     "PermissionAction",
     "ToolCallPolicy",
     "Verdict",
@@ -102,6 +103,20 @@ class ToolCallPolicy(Protocol):
         Planning mode runs a call when its tool is marked read-only (``Tool.read_only``) or when this says so;
         a policy with nothing to add returns ``False``.
         """
+        ...
+
+
+@runtime_checkable
+class PathJudge(Protocol):
+    """Judges reading or changing one file: what tools that reach many files (searches, listings) filter by.
+
+    A policy that also judges paths (:class:`hive_core.permissions.PermissionPolicy` does) reaches the tools of its
+    :class:`~hive_core.loop.Agent` as :attr:`ToolContext.path_judge <hive_core.tools.ToolContext.path_judge>`.
+    """
+
+    def judge_path(self, category: Literal["read", "edit"], path: str) -> Verdict:
+        """Allow, deny or ask for reading (``read``) or changing (``edit``) the file at ``path`` (absolute, or
+        relative to the working directory)."""
         ...
 
 

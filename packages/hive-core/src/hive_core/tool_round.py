@@ -16,6 +16,7 @@ import anyio
 
 from hive_protocol import ToolEndEvent, ToolStartEvent, TurnOptions
 
+from .approvals import PathJudge
 from .chat import RequiredTool, ToolChoice
 from .messages import Message, Part, ToolCallPart, ToolResultPart
 from .pipeline import Invocation
@@ -148,7 +149,14 @@ async def _outcome(
         call,
         found,
         dict(call.arguments or {}),
-        ToolContext(call.id, call.name, agent.working_dir, emit, history),
+        ToolContext(
+            call.id,
+            call.name,
+            agent.working_dir,
+            emit,
+            history,
+            path_judge=agent.policy if isinstance(agent.policy, PathJudge) else None,
+        ),
         planning=session.planning,
         timeout=found.timeout if found is not None and found.timeout is not None else agent.tool_timeout,
     )

@@ -21,6 +21,7 @@ import msgspec
 
 from hive_protocol import Event, RefusalKind
 
+from .approvals import PathJudge
 from .chat import ToolSpec
 from .errors import HiveError
 from .messages import Message
@@ -54,6 +55,9 @@ class ToolContext:
     """The conversation so far, this call's request included."""
     extras: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Anything the host wants its tools to reach."""
+    path_judge: PathJudge | None = None
+    """The agent's policy, when it judges paths: a tool that reaches files the call did not name one by one (a
+    search, a listing) asks it about each of them. ``None`` when the agent has no such policy."""
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):

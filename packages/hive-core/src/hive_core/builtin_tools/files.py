@@ -1,8 +1,9 @@
 """File tools: read, write, edit, delete and move single files, and list directories.
 
 Paths are relative to the working directory or absolute; the permission engine, not these tools, decides which
-are allowed. Text is UTF-8 or UTF-16 (by byte-order mark); binary files are refused. Writing to an existing
-file keeps its encoding, its byte-order mark and its CRLF line endings.
+are allowed (``list_directory``, which reaches entries the call does not name, judges each one it lists). Text is
+UTF-8 or UTF-16 (by byte-order mark); binary files are refused. Writing to an existing file keeps its encoding,
+its byte-order mark and its CRLF line endings.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path, PurePath
 from hive_core.tools import ToolContext, tool
 
 from ._paths import format_size, resolve
+from ._reach import Reach
 from ._text import (
     BINARY_PROBE,
     NEW_FILE,
@@ -298,7 +300,8 @@ def list_directory(ctx: ToolContext, path: str = ".", recursive: bool = False) -
 
     Directories come first, then files, each in name order; at most 500 of each are shown. With recursive, the
     whole tree below is listed, paths relative to the listed directory (linked directories are shown but not
-    entered). Hidden entries are listed too.
+    entered). Hidden entries are listed too; entries the permission rules deny, and links leading outside the
+    project, are not.
 
     Args:
         path: The directory to list, relative to the working directory or absolute. Defaults to the working
@@ -310,37 +313,26 @@ def list_directory(ctx: ToolContext, path: str = ".", recursive: bool = False) -
         raise FileNotFoundError(f"there is no directory at {path}")
     if not target.is_dir():
         raise NotADirectoryError(f"{path} is a file, not a directory; read_file reads it")
-    dirs, files = _walk(target) if recursive else _scan(target)
-    if not dirs and not files:
-        return f"{path} is empty"
-    dirs.sort()
-    files.sort()
+    reach = Reach(ctx)
+    root = reach.start(target, path)
+    if recursive:
+        nodes = list(reach.tree(root))
+    else:
+        nodes = [
+            node for node in reach.children(root, root.path, root.real, "") if reach.admit(node, read=False)
+        ]
+    notes = reach.notes(read=False)
+    if not nodes:
+        return f"{path} has nothing that may be listed{notes}" if notes else f"{path} is empty"
+    dirs = sorted(node.relative for node in nodes if node.is_dir)
+    files = sorted((node.relative, node.real) for node in nodes if not node.is_dir)
     lines = [f"[DIR]  {name}/" for name in dirs[:_LISTING_CAP]]
-    lines += [f"[FILE] {name} ({_size_of(target / name)})" for name in files[:_LISTING_CAP]]
+    lines += [f"[FILE] {name} ({_size_of(Path(real))})" for name, real in files[:_LISTING_CAP]]
     if len(dirs) > _LISTING_CAP or len(files) > _LISTING_CAP:
         lines.append(
             f"... (cut at {_LISTING_CAP} of each; {len(dirs):,} directories and {len(files):,} files in all)"
         )
-    return "\n".join(lines)
-
-
-def _scan(directory: Path) -> tuple[list[str], list[str]]:
-    dirs: list[str] = []
-    files: list[str] = []
-    with os.scandir(directory) as entries:
-        for entry in entries:
-            (dirs if entry.is_dir() else files).append(entry.name)
-    return dirs, files
-
-
-def _walk(directory: Path) -> tuple[list[str], list[str]]:
-    dirs: list[str] = []
-    files: list[str] = []
-    for root, dirnames, filenames in os.walk(directory):
-        relative = PurePath(root).relative_to(directory)
-        dirs += [(relative / name).as_posix() for name in dirnames]
-        files += [(relative / name).as_posix() for name in filenames]
-    return dirs, files
+    return "\n".join(lines) + notes
 
 
 def _size_of(path: Path) -> str:

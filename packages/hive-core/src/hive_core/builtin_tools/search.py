@@ -3,21 +3,28 @@
 Patterns follow the shell's rules: ``*`` and ``?`` stay within one directory, ``**`` spans any number of them,
 ``[abc]`` is a set, and ``{a,b}`` is expanded (nested too). Names starting with a dot are matched only by a
 pattern that spells the dot, so ``**`` does not descend into ``.git`` or ``.venv``.
+
+Both tools judge every file they would list or read under the read rules (see :mod:`._reach`): a denied file is
+neither listed nor read, a file the rules ask about is listed but never read by a search (``read_file`` asks for
+it), and no symbolic link is followed out of the project. Every ``{a,b}`` variant of a pattern is its own search,
+from its own base, so a pattern reaches exactly what the policy judged; ``..`` after a wildcard is refused.
 """
 
 from __future__ import annotations
 
-import glob
 import os
+import posixpath
 import re
 from pathlib import Path
 
+from hive_core.permissions.paths import expand_braces, split_glob
 from hive_core.tools import ToolContext, tool
 
 from ._paths import format_size, resolve
+from ._reach import Node, Reach
 from ._text import BINARY_PROBE, looks_binary, stream_encoding
 
-__all__ = ["expand_braces", "glob_files", "grep_files", "match_files"]
+__all__ = ["glob_files", "grep_files"]
 
 _GLOB_SHOWN = 100
 _MAX_MATCHES = 100
@@ -25,31 +32,43 @@ _MAX_MATCH_FILES = 50
 _LINE_WIDTH = 200
 _LINE_LEAD = 60
 _GREP_FILE_LIMIT = 10 * 1024 * 1024
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """The patterns ``{a,b}`` groups stand for: ``*.{js,ts}`` → ``*.js``, ``*.ts`` (nested groups too)."""
-    group = _BRACES.search(pattern)
-    if group is None:
-        return [pattern]
-    head, tail = pattern[: group.start()], pattern[group.end() :]
-    expanded: list[str] = []
-    for choice in group.group(1).split(","):
-        for variant in expand_braces(head + choice + tail):
-            if variant not in expanded:
-                expanded.append(variant)
-    return expanded
+def _matches(
+    reach: Reach, ctx: ToolContext, base: Path, pattern: str, *, shown: str = "."
+) -> list[tuple[str, Node]]:
+    """The files under ``base`` (``shown`` to the model) that ``pattern`` matches and ``reach`` lets be listed, by
+    sorted relative path.
+
+    Raises ``ValueError`` for a pattern that climbs with ``..`` after a wildcard or expands to too many variants,
+    and ``PermissionError`` when the rules deny reading a variant's base directory.
+    """
+    found: dict[str, Node] = {}
+    for variant in _variants(pattern):
+        split = split_glob(variant)
+        if split is None:
+            raise ValueError(
+                f"the pattern {pattern!r} climbs out with '..' after a wildcard, so where it reaches cannot be "
+                "known; put the directory in path, or spell it before the first wildcard"
+            )
+        prefix, segments = split
+        start = resolve(ctx, os.path.join(base, prefix)) if prefix else base
+        root = reach.start(start, os.path.normpath(os.path.join(shown, prefix)))
+        if not segments:
+            node = reach.file(root, prefix)
+            if node is not None and reach.admit(node, read=False):
+                found.setdefault(prefix, node)
+            continue
+        for node in reach.glob(root, segments):
+            found.setdefault(posixpath.join(prefix, node.relative) if prefix else node.relative, node)
+    return sorted(found.items())
 
 
-def match_files(base: Path, pattern: str) -> list[str]:
-    """The files (not directories) under ``base`` that ``pattern`` matches, as sorted relative paths."""
-    found: set[str] = set()
-    for variant in expand_braces(pattern):
-        for name in glob.glob(variant, root_dir=base, recursive=True):
-            if os.path.isfile(os.path.join(base, name)):
-                found.add(name)
-    return sorted(found)
+def _variants(pattern: str) -> list[str]:
+    try:
+        return expand_braces(pattern)
+    except ValueError as error:
+        raise ValueError(f"the pattern {pattern!r} cannot be searched: {error}") from None
 
 
 @tool(read_only=True)
@@ -59,6 +78,7 @@ def glob_files(ctx: ToolContext, pattern: str, path: str = ".") -> str:
     "*" matches within one directory and "**" across any depth, so "*.py" finds only the files directly in the
     search directory. Hidden files and directories (names starting with a dot) are matched only when the
     pattern spells the dot. Paths come back sorted, relative to the search directory, at most 100 of them.
+    Files the permission rules deny are not listed, and links leading outside the project are not followed.
 
     Args:
         pattern: The glob pattern, relative to the search directory.
@@ -68,14 +88,16 @@ def glob_files(ctx: ToolContext, pattern: str, path: str = ".") -> str:
     if not pattern.strip():
         raise ValueError('the pattern is empty; use "**/*" to find every file')
     base = _directory(ctx, path)
-    files = match_files(base, pattern)
+    reach = Reach(ctx)
+    files = [name for name, _ in _matches(reach, ctx, base, pattern, shown=path)]
+    notes = reach.notes(read=False)
     if not files:
-        return f"No files match {pattern!r} under {path}"
+        return f"No files match {pattern!r} under {path}{notes}"
     lines = [f"Found {len(files):,} {'file' if len(files) == 1 else 'files'} matching {pattern!r}:"]
     lines += [f"  {name}" for name in files[:_GLOB_SHOWN]]
     if len(files) > _GLOB_SHOWN:
         lines.append(f"  ... and {len(files) - _GLOB_SHOWN:,} more; narrow the pattern to see them")
-    return "\n".join(lines)
+    return "\n".join(lines) + notes
 
 
 @tool(read_only=True)
@@ -87,7 +109,9 @@ def grep_files(
     Matching is case-sensitive; start the pattern with (?i) to ignore case. Each line is searched on its own.
     Set literal to true to search for the text exactly as written, with no special characters. Binary files
     and files over 10 MB are skipped. Each file with matches is named, followed by its matching lines with
-    their line numbers; at most 100 lines from 50 files are shown, each cut to 200 characters.
+    their line numbers; at most 100 lines from 50 files are shown, each cut to 200 characters. Only files the
+    permission rules allow are read: the reply names the files the rules ask about (read them with read_file,
+    which asks for approval) and counts those they deny; links leading outside the project are not followed.
 
     Args:
         pattern: The regular expression to look for (or the exact text, with literal).
@@ -107,21 +131,28 @@ def grep_files(
             "set literal to true to search for it as plain text"
         ) from None
     target = resolve(ctx, path)
+    reach = Reach(ctx)
     if target.is_file():
-        candidates = [(path, target)]
+        node = reach.file(reach.start(target, path), path)
+        candidates = [] if node is None else [(path, node)]
     else:
         base = _directory(ctx, path)
         glob_pattern = file_pattern or "**/*"
         if "/" not in glob_pattern:
             glob_pattern = "**/" + glob_pattern
-        candidates = [(name, base / name) for name in match_files(base, glob_pattern)]
+        candidates = _matches(reach, ctx, base, glob_pattern, shown=path)
         if not candidates:
-            return f"No files match {file_pattern or '**/*'!r} under {path}"
+            return f"No files match {file_pattern or '**/*'!r} under {path}{reach.notes(read=True)}"
     search = _Search(regex)
-    for name, file in candidates:
-        if not search.scan(name, file):
+    searched = 0
+    for name, node in candidates:
+        if not reach.admit(node, read=True, name=name):
+            continue
+        searched += 1
+        # The resolved path: the one the walk checked against the project's boundary.
+        if not search.scan(name, Path(node.real)):
             break
-    return search.report(pattern, len(candidates))
+    return search.report(pattern, searched) + reach.notes(read=True)
 
 
 class _Search:
