@@ -15,10 +15,11 @@ from pathlib import Path
 import msgspec
 
 from hive_core import Agent, ApprovalService, ChatClient, TokenBudgetChatClient, Tool
-from hive_core.builtin_tools import BUILTIN_TOOLS
+from hive_core.builtin_tools import builtin_tools
 from hive_core.config import LoadedConfig, find_project_root, load_config
 from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, load_permission_rules
+from hive_core.sandbox import SandboxSettings
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
@@ -110,7 +111,7 @@ def build_host(
     behavior = loaded.chat_behavior
     agent = Agent(
         client,
-        tools=(*BUILTIN_TOOLS, *extra_tools),
+        tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *extra_tools),
         instructions=instructions_for(root, planning=options.planning),
         policy=policy,
         approvals=approvals,

@@ -20,6 +20,9 @@ the fields of its own, so a reader that finds a fault can raise whichever class 
     │   ├── SessionNotFound (LookupError)         hive_core.sessions
     │   ├── SessionExists (ValueError)            hive_core.sessions
     │   ├── UnsupportedSchema (RuntimeError)      hive_core.sessions: a database written by a newer hive
+    │   ├── SessionStoreError (RuntimeError)      hive_core.sessions: a database that is damaged or unreachable
+    │   ├── SessionInUse (RuntimeError)           hive_core.sessions: another process serves the session
+    │   ├── SandboxUnavailable (RuntimeError)     hive_core.sandbox: sandbox.mode needs a sandbox none can run
     │   ├── ProviderSelectionError (ValueError)   hive_providers.registry: no usable provider
     │   │   └── UnknownProviderError              hive_providers.registry: a name that is no provider
     │   └── SessionChoiceError (LookupError)      hive_cli.conversation: ``-r`` names no session

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-from hive_core.builtin_tools import execute_command
+from hive_core.builtin_tools import execute_command, execute_command_tool
+from hive_core.sandbox import SandboxSettings
 
 if TYPE_CHECKING:
     from .conftest import Project
@@ -19,6 +20,10 @@ pytestmark = [
         not hasattr(os, "pidfd_open"), reason="the checks watch processes through Linux pidfds"
     ),
 ]
+
+unconfined = execute_command_tool(SandboxSettings(mode="off"))
+"""The tool without the sandbox: these checks watch the command's processes by the pids it reports, which inside
+the sandbox's pid namespace are not the host's (test_sandbox.py checks the sandboxed tree)."""
 
 _MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted \.\.\.\]\n")
 
@@ -66,9 +71,7 @@ async def test_no_output_is_just_the_exit_code(project: Project) -> None:
 
 
 async def test_a_signal_is_named(project: Project) -> None:
-    assert (
-        await project.call(execute_command, command="kill -TERM $$") == "Exit code: -15 (killed by SIGTERM)"
-    )
+    assert await project.call(unconfined, command="kill -TERM $$") == "Exit code: -15 (killed by SIGTERM)"
 
 
 async def test_runs_in_the_working_directory_with_bash_and_no_input(project: Project) -> None:
@@ -104,7 +107,7 @@ async def test_a_timeout_kills_the_whole_tree_and_keeps_the_partial_output(proje
         "sh -c 'echo $$ > child.pid; exec sleep 30'"
     )
     with anyio.fail_after(10), pytest.raises(TimeoutError) as caught:
-        await project.call(execute_command, command=command, timeout_ms=1500)
+        await project.call(unconfined, command=command, timeout_ms=1500)
     message = str(caught.value)
     assert message.startswith("the command was still running after 1500 ms")
     assert message.endswith("\nOutput so far:\nstarted")
@@ -122,7 +125,7 @@ async def test_a_silent_timeout_says_only_that(project: Project) -> None:
 async def test_background_processes_do_not_outlive_the_call(project: Project) -> None:
     command = "sleep 30 & echo $! > background.pid; echo back"
     with anyio.fail_after(10):
-        assert await project.call(execute_command, command=command) == "Exit code: 0\nOutput:\nback"
+        assert await project.call(unconfined, command=command) == "Exit code: 0\nOutput:\nback"
     await assert_ends(*pids(project, "background"))
 
 
@@ -131,7 +134,7 @@ async def test_cancelling_the_call_kills_the_tree(project: Project) -> None:
     command = "echo $$ > shell.pid; sleep 30 & echo $! > background.pid; echo go > ready; wait"
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(lambda: project.call(execute_command, command=command, timeout_ms=60_000))
+            tasks.start_soon(lambda: project.call(unconfined, command=command, timeout_ms=60_000))
             await wait_for_fifo(project.root / "ready")
             tasks.cancel_scope.cancel()
     await assert_ends(*pids(project, "shell", "background"))

@@ -70,6 +70,10 @@ DEFAULTS = {
     "compaction.compactOnOverflow": True,
     "advisor.maxCalls": 5,
     "approval.timeoutSeconds": 300,
+    "sandbox.mode": "auto",
+    "sandbox.networkAccess": False,
+    "sandbox.passVariables": list[str](),
+    "sandbox.writablePaths": list[str](),
     "budget.warningThreshold": 0.8,
     "budget.stopOnLimit": True,
     "agentsMd.enabled": True,
@@ -111,7 +115,8 @@ UNSET = [
 
 def test_every_seed_section_is_known() -> None:
     assert set(CONFIG_SCHEMA) >= SEED_TOP_LEVEL_KEYS
-    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider"}
+    # hive's own additions: defaultProvider, and the command sandbox.
+    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox"}
     assert CONFIG_SCHEMA.aliases == {"local": "lmsupply"}
     assert set(PROVIDER_SECTIONS) <= set(CONFIG_SCHEMA)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import anyio
 
 from hive_core.config import ConfigError, find_project_root, global_config_path, load_config
+from hive_core.redaction import mask_urls
+from hive_core.sandbox import SANDBOX_ADVICE, SandboxSettings, sandbox_status
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
 __all__ = ["doctor_main"]
@@ -59,6 +61,19 @@ class _Report:
             sys.stdout.write(f"      {detail}\n")
         if advice and advice not in self.advice:
             self.advice.append(advice)
+
+
+def _check_sandbox(report: _Report, settings: SandboxSettings) -> None:
+    """How execute_command runs here: sandboxed, unconfined on purpose, unconfined for want of a sandbox
+    (a warning), or refused (an error)."""
+    status = sandbox_status(settings)
+    line = f"sandbox: {status.summary}"
+    if status.refuses:
+        report.error(line, SANDBOX_ADVICE)
+    elif status.confinement is None and status.mode == "auto":
+        report.warn(line, SANDBOX_ADVICE)
+    else:
+        report.ok(line)
 
 
 def doctor_main(*, verbose: bool) -> int:
@@ -112,7 +127,7 @@ def doctor_main(*, verbose: bool) -> int:
             report.error(
                 f"{settings.provider}: not reachable",
                 f"check the {settings.provider} endpoint and key",
-                str(exc),
+                mask_urls(str(exc)),
             )
 
     report.section("Environment")
@@ -130,6 +145,7 @@ def doctor_main(*, verbose: bool) -> int:
             )
     else:
         report.warn("git is not installed", "install git to review and undo the agent's changes")
+    _check_sandbox(report, SandboxSettings.from_config(loaded) if loaded is not None else SandboxSettings())
     free = shutil.disk_usage(root).free
     if free < 1 << 30:
         report.warn(f"less than 1 GB free on the disk of {root}")

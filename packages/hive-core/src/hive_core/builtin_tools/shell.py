@@ -2,7 +2,11 @@
 
 The command runs in a session and process group of its own. When it returns, times out or is cancelled, the
 whole group is killed, so nothing it started in the background outlives the call. (A process that moves itself
-into another session, as daemons do, escapes the group.)
+into another session, as daemons do, escapes the group; inside the sandbox nothing escapes, since the sandbox's
+pid namespace ends with it.)
+
+Where the machine offers one, the command runs in the OS sandbox the ``sandbox`` settings describe, and it
+inherits only an allow-list of environment variables (:mod:`hive_core.sandbox`).
 """
 
 from __future__ import annotations
@@ -15,51 +19,75 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
-from hive_core.tools import ToolContext, tool
+from hive_core.sandbox import SandboxSettings, launch_command
+from hive_core.tools import Tool, ToolContext
 
 from ._capture import HeadTailBuffer
 
-__all__ = ["execute_command"]
+__all__ = ["execute_command", "execute_command_tool"]
 
 _PIPE_GRACE = 2.0
 """Seconds to wait for the pipes to close after the process group is killed."""
 
 
-# The command enforces its own timeout_ms (and reports the partial output), so the agent-wide per-call
-# timeout must not cut it short first.
-@tool(timeout=math.inf)
-async def execute_command(ctx: ToolContext, command: str, timeout_ms: int = 30_000) -> str:
-    """Run a shell command in the working directory and return its exit code and output.
+def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
+    """The ``execute_command`` tool, confining commands as ``sandbox`` says (by default: ``auto`` mode)."""
+    settings = sandbox if sandbox is not None else SandboxSettings()
 
-    The command runs with bash -c (cmd.exe /c on Windows), reads no input, and is stopped, with every process
-    it started, when timeout_ms runs out; anything it leaves running in the background is stopped when it
-    returns. The result reads "Exit code: N", then "Output:" and "Stderr:" sections for whatever it printed.
-    Each stream keeps at most 50,000 characters: the first 20,000 and the last 30,000, with a note of what was
-    left out.
+    async def execute_command(ctx: ToolContext, command: str, timeout_ms: int = 30_000) -> str:
+        """Run a shell command in the working directory and return its exit code and output.
 
-    Args:
-        command: The command line to run.
-        timeout_ms: How long the command may run, in milliseconds, before it is stopped and the call fails.
-    """
-    if not command.strip():
-        raise ValueError("the command is empty")
-    if timeout_ms < 1:
-        raise ValueError(f"timeout_ms is {timeout_ms}; give a positive number of milliseconds")
+        The command runs with bash -c (cmd.exe /c on Windows), reads no input, and is stopped, with every
+        process it started, when timeout_ms runs out; anything it leaves running in the background is stopped
+        when it returns. Where a sandbox is available it can write only inside the project and /tmp, and has no
+        network unless the configuration allows it. The result reads "Exit code: N", then "Output:" and
+        "Stderr:" sections for whatever it printed. Each stream keeps at most 50,000 characters: the first
+        20,000 and the last 30,000, with a note of what was left out.
+
+        Args:
+            command: The command line to run.
+            timeout_ms: How long the command may run, in milliseconds, before it is stopped and the call fails.
+        """
+        if not command.strip():
+            raise ValueError("the command is empty")
+        if timeout_ms < 1:
+            raise ValueError(f"timeout_ms is {timeout_ms}; give a positive number of milliseconds")
+        launch = await anyio.to_thread.run_sync(
+            partial(launch_command, _shell(command), working_dir=ctx.working_dir, settings=settings)
+        )
+        return await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
+
+    # The command enforces its own timeout_ms (and reports the partial output), so the agent-wide per-call
+    # timeout must not cut it short first.
+    return Tool(execute_command, timeout=math.inf)
+
+
+execute_command = execute_command_tool()
+"""The command tool with the default sandbox settings (``auto``: sandboxed where the machine allows)."""
+
+
+async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Process:
+    """Start a command in a session and process group of its own, reading no input (the one place commands
+    are started); it and all it starts die with hive, however hive ends."""
+    from hive_core.child_processes import open_child
+
+    return await open_child(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+
+
+async def _run(argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_ms: int) -> str:
     stdout, stderr = HeadTailBuffer(), HeadTailBuffer()
     process: Process | None = None
     # Shielded: cancelled halfway, the spawn would kill the shell alone and leave its children running.
     with anyio.CancelScope(shield=True):
-        process = await anyio.open_process(
-            _shell(command),
-            cwd=ctx.working_dir,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            creationflags=_CREATION_FLAGS,
-        )
+        process = await _spawn(argv, env, cwd)
     assert process is not None
     timed_out = False
     try:

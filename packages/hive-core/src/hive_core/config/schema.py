@@ -354,6 +354,30 @@ SCHEMA: Final = ConfigSchema(
             ),
         ),
         _section(
+            "sandbox",
+            "Confining execute_command: an OS sandbox (bubblewrap on Linux) and the variables commands inherit.",
+            _s(
+                "mode",
+                "workspace-write (the project writable, the rest read-only, credentials hidden), read-only, "
+                "off, or auto: workspace-write where bubblewrap works, else off (hive doctor warns). A mode "
+                "that needs a sandbox refuses commands where none can run.",
+                "auto",
+                choices=("auto", "workspace-write", "read-only", "off"),
+            ),
+            _b("networkAccess", "Let sandboxed commands use the network.", False),
+            _l(
+                "passVariables",
+                "Environment variables commands inherit besides the built-in list (PATH, HOME, LANG...); * "
+                "matches any characters. Variables hive reads its keys from are never passed.",
+                (),
+            ),
+            _l(
+                "writablePaths",
+                "More directories workspace-write commands may write to (a build cache, say; ~ expands).",
+                (),
+            ),
+        ),
+        _section(
             "budget",
             "Per-session usage limits.",
             _i("maxSessionTokens", "Tokens per session at most (unset: no limit).", positive=True),

@@ -1,0 +1,244 @@
+"""bubblewrap (``bwrap``): whether it can build a sandbox here, and the arguments that build hive's.
+
+The sandbox sees the whole file system read-only (``--ro-bind / /``), a private ``/tmp``, ``/dev`` and
+``/proc``; the project bound writable (or read-only) over that; the project's ``.hive/``, ``.env`` and git hooks
+and config read-only, so a command cannot rewrite its own rules or hive's endpoints, or plant code that runs
+outside the sandbox; the hive home, credential stores and daemon sockets hidden. It runs in new pid, ipc and (without network access)
+network namespaces, in a session of its own, with every capability dropped, and it dies with its parent.
+
+Capabilities matter when hive runs as root: without ``--cap-drop ALL`` a command keeps root's capabilities
+inside the sandbox and can simply unmount what hides a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+__all__ = ["CREDENTIAL_STORES", "BubblewrapProbe", "bubblewrap_arguments", "probe_bubblewrap"]
+
+CREDENTIAL_STORES: Final[tuple[str, ...]] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/containers",
+    ".config/op",
+    ".config/git/credentials",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".password-store",
+    ".local/share/keyrings",
+    ".codex",
+    ".claude",
+    ".claude.json",
+)
+"""Files and directories under the home directory that hold credentials; each one that exists is hidden."""
+
+_DAEMON_SOCKETS: Final = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+)
+"""Sockets a read-only mount leaves connectable (connecting is not writing), each as good as root."""
+
+_PROBE_TIMEOUT: Final = 10.0
+
+_ISOLATION: Final = (
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+)
+_BASE_VIEW: Final = (
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/dev/shm",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+)
+
+
+class BubblewrapProbe(msgspec.Struct, frozen=True, kw_only=True):
+    """What a trial run of bubblewrap found."""
+
+    path: str | None
+    """The ``bwrap`` program, when one is installed."""
+    version: str | None = None
+    """Its ``--version`` line (``bubblewrap 0.8.0``)."""
+    problem: str | None = None
+    """Why it cannot build hive's sandbox here; ``None`` when it can."""
+
+    @property
+    def usable(self) -> bool:
+        """Whether commands can run in the sandbox."""
+        return self.path is not None and self.problem is None
+
+
+def probe_bubblewrap() -> BubblewrapProbe:
+    """Whether the ``bwrap`` on ``PATH`` can build hive's sandbox: a trial run of ``true`` inside one.
+
+    The answer is kept for the process (per ``bwrap`` program found), so only the first call costs a few
+    milliseconds.
+    """
+    if sys.platform != "linux":
+        return BubblewrapProbe(path=None, problem=f"there is no command sandbox on {_system_name()}")
+    return _probe(shutil.which("bwrap"))
+
+
+@functools.cache
+def _probe(path: str | None) -> BubblewrapProbe:
+    if path is None:
+        return BubblewrapProbe(path=None, problem="bubblewrap (bwrap) is not installed")
+    true = shutil.which("true") or "/bin/true"
+    try:
+        version = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False
+        ).stdout.strip()
+        trial = subprocess.run(
+            [path, *_BASE_VIEW, "--unshare-net", *_ISOLATION, "--", true],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            env={},
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return BubblewrapProbe(path=path, problem=f"bubblewrap ({path}) cannot be run: {exc}")
+    if trial.returncode == 0:
+        return BubblewrapProbe(path=path, version=version or None)
+    said = next(iter(reversed(trial.stderr.strip().splitlines())), f"exit code {trial.returncode}")
+    problem = f"bubblewrap ({path}) cannot build a sandbox here: {said}"
+    if "namespace" in said or "not permitted" in said:
+        problem += (
+            " (the system does not let it create namespaces: check sysctl kernel.unprivileged_userns_clone "
+            "and, on Ubuntu, kernel.apparmor_restrict_unprivileged_userns; a container needs the right to)"
+        )
+    return BubblewrapProbe(path=path, version=version or None, problem=problem)
+
+
+def _system_name() -> str:
+    return {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
+
+
+def bubblewrap_arguments(
+    bwrap: str,
+    command: Sequence[str],
+    *,
+    working_dir: Path,
+    writable: bool,
+    network: bool,
+    writable_paths: Iterable[Path] = (),
+    hidden_paths: Iterable[Path] = (),
+    home: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> list[str]:
+    """The command line that runs ``command`` in hive's sandbox, in ``working_dir``.
+
+    ``writable`` binds the project (and ``writable_paths``) writable; otherwise it is read-only. ``hidden_paths``
+    (the hive home, for one) are hidden as the credential stores under ``home`` (by default the user's) are:
+    an empty directory over a directory, an unreadable file (``/dev/null`` on a mount without devices) over
+    anything else. Paths that do not exist are skipped.
+    """
+    project = Path(os.path.realpath(working_dir))
+    roots = [
+        project,
+        *(Path(os.path.realpath(path)) for path in writable_paths if writable and path.is_dir()),
+    ]
+    user_home = home if home is not None else _home(environ)
+    hidden = [*hidden_paths, *(user_home / name for name in CREDENTIAL_STORES if user_home is not None)]
+    hidden += [Path(socket) for socket in _DAEMON_SOCKETS]
+    hidden += _runtime_dirs(environ)
+    # A hidden directory that holds a root is covered before the roots are bound, so they stay seen;
+    # everything else after, so a credential store inside the project is hidden too.
+    before: list[str] = []
+    after: list[str] = []
+    seen: set[Path] = set()
+    for path in hidden:
+        real = Path(os.path.realpath(path))
+        if real in seen or real == Path("/") or not real.exists():  # a dangling link has nothing to hide
+            continue
+        seen.add(real)
+        cover = ["--tmpfs", str(real)] if real.is_dir() else ["--ro-bind", "/dev/null", str(real)]
+        (before if any(root.is_relative_to(real) for root in roots) else after).extend(cover)
+    arguments = [bwrap, *_BASE_VIEW, *before]
+    for root in roots:
+        arguments += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    if writable:
+        arguments += _guarded(project, roots)
+    arguments += after
+    if not network:
+        arguments.append("--unshare-net")
+    arguments += [*_ISOLATION, "--chdir", str(project), "--", *command]
+    return arguments
+
+
+def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
+    """What stays read-only inside a writable project: what hive reads its rules, configuration and keys from
+    (``.hive/``, ``.env``), and what git runs (``.git/hooks``, ``.git/config``).
+
+    A missing ``.hive/`` or ``.git/hooks`` becomes an empty read-only directory (its mount point is left behind,
+    empty), so a command cannot create rules or a hook either.
+    """
+    arguments: list[str] = []
+    directories = [project / ".hive"]
+    git = project / ".git"
+    if git.is_dir() and not git.is_symlink():
+        directories.append(git / "hooks")
+    for path in [*directories, project / ".env", git / "config"]:
+        if os.path.lexists(path):
+            real = Path(os.path.realpath(path))
+            if real.exists() and any(real.is_relative_to(root) for root in roots):
+                arguments += ["--ro-bind", str(real), str(real)]
+        elif path in directories and os.access(path.parent, os.W_OK):
+            arguments += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return arguments
+
+
+def _home(environ: Mapping[str, str]) -> Path | None:
+    home = environ.get("HOME", "")
+    return Path(home) if home.startswith("/") else None
+
+
+def _runtime_dirs(environ: Mapping[str, str]) -> list[Path]:
+    """The user's runtime directories: agent, bus and keyring sockets live there."""
+    found = [Path(f"/run/user/{os.getuid()}")]
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    if runtime.startswith("/"):
+        found.append(Path(runtime))
+    return found
