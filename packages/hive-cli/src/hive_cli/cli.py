@@ -127,7 +127,12 @@ Examples:
     "--reasoning-effort", type=click.Choice(_EFFORTS), help="Reasoning effort for reasoning models."
 )
 @click.option("--tool-timeout", type=float, callback=_positive, help="Seconds one tool call may run.")
-@click.option("--timeout", type=float, callback=_positive, help="Seconds the whole run may take.")
+@click.option(
+    "--timeout",
+    type=float,
+    callback=_positive,
+    help="Seconds the whole run may take; with --server, each turn (the server runs until its input ends).",
+)
 @click.option("--show-tokens", is_flag=True, help="Show token usage.")
 @click.option("--show-thinking", is_flag=True, help="Show the model's reasoning.")
 @click.option("--plan", is_flag=True, help="Planning mode: only read-only tools run.")
@@ -139,7 +144,11 @@ def run(**options: Any) -> None:
     """Run a single prompt and exit (or serve the protocol with --server).
 
     Exit codes: 0 completed, 1 error, 2 stopped short (step limit, output limit, a stuck tool loop, --timeout),
-    3 content filter, 130 cancelled.
+    3 content filter, 130 cancelled (Ctrl+C), 143 stopped by SIGTERM.
+
+    SIGINT or SIGTERM cancels the running turn, which still ends with its turn_end; with --server, turns queued
+    behind it are dropped and the server exits (130 or 143). A second signal exits at once. Every process hive
+    started (commands, MCP servers) is stopped with it, even when hive is killed.
     """
     from .commands.run import run_main
 

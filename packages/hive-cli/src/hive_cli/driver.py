@@ -1,4 +1,4 @@
-"""Running one turn for the terminal: Ctrl+C cancels the turn, a second Ctrl+C leaves with 130."""
+"""Running one turn for the terminal: Ctrl+C or SIGTERM cancels the turn, a second one leaves (130 or 143)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,19 @@ import anyio
 from hive_core import SessionRunner
 from hive_protocol import Event, UserMessageRequest
 
+from .signals import STOP_SIGNALS, exit_code_for
 from .summary import TurnSummary
 
 __all__ = ["ForcedExit", "drive_turn"]
 
 
 class ForcedExit(Exception):
-    """The person pressed Ctrl+C twice: leave at once with exit code 130."""
+    """Leave at once with :attr:`code`: Ctrl+C pressed twice (130), or SIGTERM received (143)."""
+
+    def __init__(self, code: int = 130) -> None:
+        super().__init__(f"stopped (exit code {code})")
+        self.code = code
+        """The exit code to leave with."""
 
 
 async def drive_turn(
@@ -30,20 +36,23 @@ async def drive_turn(
     """Run one turn, passing every event to ``sink``; return what it came to.
 
     The first Ctrl+C cancels the turn (it still ends with its ``turn_end``); a second one raises
-    :class:`ForcedExit`.
+    :class:`ForcedExit`. SIGTERM cancels the turn the same way, then raises :class:`ForcedExit` (143): hive was
+    asked to end, not only the turn.
     """
     summary = TurnSummary()
     interrupts = 0
+    terminated = False
 
     def emit(event: Event) -> None:
         summary.add(event)
         sink(event)
 
     async def watch_interrupts() -> None:
-        nonlocal interrupts
-        with anyio.open_signal_receiver(signal.SIGINT) as signals:
-            async for _ in signals:
+        nonlocal interrupts, terminated
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            async for signum in signals:
                 interrupts += 1
+                terminated = terminated or signum == signal.SIGTERM
                 if interrupts > 1 or not runner.cancel():
                     group.cancel_scope.cancel()
                     return
@@ -53,6 +62,8 @@ async def drive_turn(
             group.start_soon(watch_interrupts)
         await runner.run_turn(request, emit, timeout=timeout)
         group.cancel_scope.cancel()
+    if terminated:
+        raise ForcedExit(exit_code_for(signal.SIGTERM))
     if interrupts > 1 or (interrupts and summary.end is None):
-        raise ForcedExit
+        raise ForcedExit(exit_code_for(signal.SIGINT))
     return summary

@@ -40,7 +40,7 @@ def chat_main(
     output: str,
     plain: bool,
 ) -> int:
-    """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled)."""
+    """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled, 143 on SIGTERM)."""
     if fork and not (continue_ or resume):
         sys.stderr.write("hive: --fork needs -c or -r ID\n")
         return 2
@@ -89,14 +89,17 @@ async def _one_shot(
             renderer(event)
 
     with session:
-        try:
-            async with session.plugins():
-                if output == "text":
-                    renderer.begin_turn()
+        # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
+        async with session.plugins():
+            if output == "text":
+                renderer.begin_turn()
+            try:
                 summary = await drive_turn(session.runner, UserMessageRequest(content=prompt), sink)
-        except ForcedExit:
+            except ForcedExit as stop:
+                summary = stop
+        if isinstance(summary, ForcedExit):
             session.end()
-            return _cancelled(output)
+            return _cancelled(output, summary.code)
         session.end(failed=summary.error is not None)
     if summary.stop_reason == "cancelled":
         return _cancelled(output)
@@ -109,14 +112,14 @@ async def _one_shot(
     return 0
 
 
-def _cancelled(output: str) -> int:
+def _cancelled(output: str, code: int = 130) -> int:
     if output == "json":
-        _print_json({"error": "cancelled", "code": 130})
+        _print_json({"error": "cancelled", "code": code})
     elif output == "jsonl":
         _print_json({"type": "error", "error": "cancelled"})
     else:
         sys.stderr.write("hive: cancelled\n")
-    return 130
+    return code
 
 
 def _fail(output: str, message: str, *, shown: bool = False) -> int:

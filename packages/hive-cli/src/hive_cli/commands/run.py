@@ -16,6 +16,7 @@ from hive_cli.errors import USER_ERRORS
 from hive_cli.opening import open_session
 from hive_cli.output import run_document, run_failure_document
 from hive_cli.render import TextRenderer
+from hive_cli.signals import leave_now, stop_signals
 from hive_cli.summary import exit_code
 from hive_core import StdioRunner
 from hive_protocol import Event, ReasoningEffort, UserMessageRequest
@@ -54,7 +55,7 @@ def run_main(
         tool_timeout=tool_timeout,
     )
     if server:
-        return anyio.run(_serve, options, session_id)
+        return anyio.run(_serve, options, session_id, timeout)
     text = prompt if prompt is not None else prompt_arg
     if text is None and not sys.stdin.isatty():
         text = sys.stdin.read().strip() or None
@@ -65,7 +66,9 @@ def run_main(
     )
 
 
-def _failure(message: str, stop_reason: str, started: float, as_json: bool) -> int:
+def _failure(
+    message: str, stop_reason: str, started: float, as_json: bool, *, code: int | None = None
+) -> int:
     duration = int((time.monotonic() - started) * 1000) if started else 0
     if as_json:
         sys.stdout.write(
@@ -73,7 +76,7 @@ def _failure(message: str, stop_reason: str, started: float, as_json: bool) -> i
         )
     else:
         sys.stderr.write(f"hive: {message}\n")
-    return {"error": 1, "timeout": 2, "cancelled": 130}[stop_reason]
+    return code if code is not None else {"error": 1, "timeout": 2, "cancelled": 130}[stop_reason]
 
 
 async def _run_once(
@@ -98,15 +101,18 @@ async def _run_once(
             renderer(event)
 
     with session:
-        try:
-            async with session.plugins():
-                if not as_json:
-                    renderer.begin_turn()
-                request = UserMessageRequest(content=prompt)
+        # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
+        async with session.plugins():
+            if not as_json:
+                renderer.begin_turn()
+            request = UserMessageRequest(content=prompt)
+            try:
                 summary = await drive_turn(session.runner, request, sink, timeout=timeout)
-        except ForcedExit:
+            except ForcedExit as stop:
+                summary = stop
+        if isinstance(summary, ForcedExit):
             session.end()
-            return _failure("cancelled", "cancelled", started, as_json)
+            return _failure("cancelled", "cancelled", started, as_json, code=summary.code)
         session.end(failed=summary.error is not None)
     duration = int((time.monotonic() - started) * 1000)
     if summary.error is not None:
@@ -145,12 +151,22 @@ def _auto_commit(root: Path, message: str) -> None:
         sys.stderr.write(f"hive: --auto-commit failed: {result.stderr.strip()}\n")
 
 
-async def _serve(options: HostOptions, session_id: str | None) -> int:
+async def _serve(options: HostOptions, session_id: str | None, timeout: float | None = None) -> int:
     from hive_cli.serving import open_server_session
 
-    try:
-        async with open_server_session(options, session_id) as session:
-            return await StdioRunner(session).run()
-    except USER_ERRORS as exc:
-        sys.stderr.write(f"hive: {exc}\n")
-        return 1
+    # SIGINT and SIGTERM cancel the running turn (its turn_end is written), drop the queued ones and end the
+    # server; while it starts, they end the start.
+    async with stop_signals() as stop:
+        try:
+            async with open_server_session(options, session_id) as session:
+                session.turn_timeout = timeout  # per turn: a server lives as long as its client
+                stop.on_stop = session.stop
+                await StdioRunner(session).run()
+        except USER_ERRORS as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 1
+    if stop.code:
+        # The MCP servers are stopped and the store is closed, but the worker thread reading stdin may be
+        # blocked in its read, and an ordinary exit would wait for it.
+        leave_now(stop.code)
+    return 0

@@ -299,19 +299,30 @@ class McpConnection:
         if config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
+            from hive_core.child_processes import OWNER_VARIABLE, child_supervisor
+
             if not config.command:
                 raise McpServerError(f"plugin {config.name!r} has no command to run")
+            # The SDK spawns the server itself, in a session of its own: the owner marker in its environment
+            # is what makes it (and what it starts) die with hive.
+            supervisor = child_supervisor()
+            environment = supervisor.environment(config.environment)
             parameters = StdioServerParameters(
                 command=config.command,
                 args=list(config.arguments),
-                env=dict(config.environment) or None,
+                env=environment,
                 cwd=config.working_directory,
             )
             transport = _WatchedTransport(stdio_client(parameters, errlog=self._errlog or sys.stderr), on_end)
-            async with Client(
-                transport, mode=self._mode, cache=None, message_handler=on_message, client_info=info
-            ) as client:
-                yield client
+            try:
+                async with Client(
+                    transport, mode=self._mode, cache=None, message_handler=on_message, client_info=info
+                ) as client:
+                    yield client
+            finally:
+                # The SDK stops the server and, when it is slow to exit, its process group; what the server
+                # started elsewhere (another group or session) would outlive it.
+                supervisor.kill_marked(environment[OWNER_VARIABLE])
             return
 
         import httpx2
