@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hive_core import ChatError, ToolArgumentError
@@ -9,7 +11,14 @@ from hive_core.config import ConfigError
 from hive_core.errors import HiveError, UserError
 from hive_core.mcp import McpServerError, PluginConfigError
 from hive_core.permissions import PermissionConfigError
-from hive_core.sessions import InvalidSessionId, SessionExists, SessionNotFound, UnsupportedSchema
+from hive_core.sessions import (
+    InvalidSessionId,
+    SessionExists,
+    SessionInUse,
+    SessionNotFound,
+    SessionStoreError,
+    UnsupportedSchema,
+)
 
 USER_ERRORS: list[tuple[type[UserError], type[Exception]]] = [
     (ConfigError, ValueError),
@@ -19,6 +28,8 @@ USER_ERRORS: list[tuple[type[UserError], type[Exception]]] = [
     (SessionNotFound, LookupError),
     (SessionExists, ValueError),
     (UnsupportedSchema, RuntimeError),
+    (SessionStoreError, RuntimeError),
+    (SessionInUse, RuntimeError),
 ]
 
 
@@ -51,7 +62,9 @@ def test_a_user_error_is_one_line_with_its_position_first() -> None:
     "error", [error for error, _ in USER_ERRORS], ids=[e.__name__ for e, _ in USER_ERRORS]
 )
 def test_every_user_error_is_built_the_same_way(error: type[UserError]) -> None:
-    extra = {"session_id": "s-1"} if error in (SessionNotFound, SessionExists) else {}
+    extra: dict[str, Any] = {"session_id": "s-1"} if error in (SessionNotFound, SessionExists) else {}
+    if error is SessionInUse:
+        extra = {"session_id": "s-1", "pid": 1, "host": "h", "since": 0.0}
     made = error("it is wrong", source="f.yaml", line=2, column=5, **extra)
     assert (made.problem.removeprefix("line 2: "), made.source, made.line, made.column) == (
         "it is wrong",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hive_core.errors import UserError
-from hive_core.sessions import SessionInfo, SessionStore, TranscriptRecorder
+from hive_core.sessions import SessionInfo, SqliteSessionStore, TranscriptRecorder
 
 from .assemble import Host
 
@@ -43,8 +43,13 @@ class Conversation:
         return self.info.id
 
 
-def open_conversation(host: Host, store: SessionStore, choice: SessionChoice) -> Conversation:
-    """Find or create the session, restore its messages into a new agent session, and record from there."""
+def open_conversation(host: Host, store: SqliteSessionStore, choice: SessionChoice) -> Conversation:
+    """Find or create the session, take its lease, restore its messages into a new agent session, and record from
+    there.
+
+    The lease (given up when the store closes) comes before the history is read: a session another process
+    serves raises :class:`~hive_core.sessions.SessionInUse` instead of interleaving two transcripts.
+    """
     project = str(host.project_root)
     info: SessionInfo | None
     if choice.resume is not None:
@@ -69,5 +74,6 @@ def open_conversation(host: Host, store: SessionStore, choice: SessionChoice) ->
             session_id=choice.session_id,
             exist_ok=choice.session_id is not None,
         )
+    store.lease(info.id)
     session = host.agent.session(store.restore(info.id))
     return Conversation(info, TranscriptRecorder(session, store, info.id))

@@ -9,6 +9,7 @@ from pathlib import Path
 from hive_cli.session_documents import CommandError, SessionDeleted, encode_document, session_summaries
 from hive_cli.session_store import open_session_store
 from hive_core.config import find_project_root
+from hive_core.errors import UserError
 from hive_core.sessions import cut_title
 
 __all__ = ["delete_main", "list_main"]
@@ -17,8 +18,11 @@ __all__ = ["delete_main", "list_main"]
 def list_main(*, limit: int, as_json: bool) -> int:
     """List this project's sessions, newest first."""
     root = find_project_root(Path.cwd())
-    with open_session_store() as store:
-        infos = store.list_sessions(project_path=str(root), limit=limit)
+    try:
+        with open_session_store() as store:
+            infos = store.list_sessions(project_path=str(root), limit=limit)
+    except UserError as exc:  # a damaged or newer database: one line, in the format asked for
+        return _error(str(exc), as_json)
     if as_json:
         sys.stdout.write(encode_document(session_summaries(infos)) + "\n")
         return 0
@@ -36,6 +40,13 @@ def delete_main(session_id: str | None, *, as_json: bool, yes: bool) -> int:
     """Delete a session (text mode asks first unless ``yes``)."""
     if not session_id:
         return _error("give the id of the session to delete (see `hive sessions list`)", as_json)
+    try:
+        return _delete(session_id, as_json=as_json, yes=yes)
+    except UserError as exc:
+        return _error(str(exc), as_json)
+
+
+def _delete(session_id: str, *, as_json: bool, yes: bool) -> int:
     with open_session_store() as store:
         if store.get(session_id) is None:
             return _error(f"no session {session_id!r}", as_json)
@@ -48,7 +59,8 @@ def delete_main(session_id: str | None, *, as_json: bool, yes: bool) -> int:
             if answer not in ("y", "yes"):
                 sys.stdout.write("Kept.\n")
                 return 1
-        store.delete(session_id)
+        with store.lease(session_id):  # never delete a session another process is serving
+            store.delete(session_id)
     if as_json:
         sys.stdout.write(encode_document(SessionDeleted(deleted=session_id)) + "\n")
     else:

@@ -2,7 +2,8 @@
 
 A :class:`SessionStore` keeps a row per session and an append-only log of entries per session;
 :class:`SqliteSessionStore` is hive's, one SQLite database (WAL) at the path it is given (the CLI's is
-``<hive home>/sessions.db``), shared safely by concurrent ``hive`` processes. :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
+``<hive home>/sessions.db``), shared safely by concurrent ``hive`` processes, of which one at a time serves a session (its
+:meth:`~SqliteSessionStore.lease`). :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
 into it; :meth:`SessionStore.restore` rebuilds the conversation exactly (thinking signatures, raw and parsed
 tool arguments, results with their errors and refusals), closing a turn a crash cut short;
 :class:`DurableHitlBridge` and :class:`SuspendedTurn` let an approval wait survive a crash and be asked again.
@@ -10,6 +11,7 @@ tool arguments, results with their errors and refusals), closing a turn a crash 
 
 from .durable import RESUMED_NOTE, DurableHitlBridge, SuspendedTurn
 from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
+from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
 from .recorder import TranscriptRecorder, TurnLog
 from .records import (
     ENTRY_KINDS,
@@ -23,8 +25,10 @@ from .records import (
     PendingApproval,
     SessionExists,
     SessionInfo,
+    SessionInUse,
     SessionNotFound,
     SessionStatus,
+    SessionStoreError,
     TurnResume,
     UnsupportedSchema,
     cut_title,
@@ -48,6 +52,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
     "ENTRY_KINDS",
     "INTERRUPTED_NOTE",
+    "LEASE_EXPIRY",
     "MAX_SESSION_ID_LENGTH",
     "NOT_FINISHED_TEXT",
     "RESUMED_NOTE",
@@ -62,13 +67,17 @@ __all__ = [
     "EntryPayload",
     "InvalidSessionId",
     "LastTurn",
+    "LeaseHolder",
     "PendingApproval",
     "Replay",
     "SessionExists",
+    "SessionInUse",
     "SessionInfo",
+    "SessionLease",
     "SessionNotFound",
     "SessionStatus",
     "SessionStore",
+    "SessionStoreError",
     "SqliteSessionStore",
     "SuspendedTurn",
     "Suspension",

@@ -17,6 +17,7 @@ Each entry carries one typed payload, and the payload's type names the entry's k
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal
 
@@ -38,9 +39,11 @@ __all__ = [
     "EntryPayload",
     "PendingApproval",
     "SessionExists",
+    "SessionInUse",
     "SessionInfo",
     "SessionNotFound",
     "SessionStatus",
+    "SessionStoreError",
     "TurnResume",
     "UnsupportedSchema",
     "cut_title",
@@ -239,3 +242,47 @@ class SessionExists(_SessionIdError, ValueError):
 
 class UnsupportedSchema(UserError, RuntimeError):
     """The database was written by a newer hive whose schema this version does not understand."""
+
+
+class SessionStoreError(UserError, RuntimeError):
+    """The session database cannot be used: not a database, damaged, or not readable or writable here.
+
+    The message names the file and how to move it aside (or what else to fix); ``source`` is the file.
+    """
+
+
+class SessionInUse(UserError, RuntimeError):
+    """Another process serves the session: it holds the session's lease in the store."""
+
+    session_id: str
+    """The session asked for."""
+    pid: int
+    """The process holding it."""
+    host: str
+    """The host name of the machine that process runs on."""
+    since: float
+    """When it took the lease (Unix seconds)."""
+
+    def __init__(
+        self,
+        problem: str | None = None,
+        *,
+        session_id: str,
+        pid: int,
+        host: str,
+        since: float,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        if problem is None:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since))
+            problem = (
+                f"session {session_id!r} is in use by process {pid} on {host} since {when}; wait for it to "
+                "end, or stop that process (a process that has died gives the session up by itself)"
+            )
+        super().__init__(problem, source=source, line=line, column=column)
+        self.session_id = session_id
+        self.pid = pid
+        self.host = host
+        self.since = since

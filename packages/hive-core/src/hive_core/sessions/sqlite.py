@@ -11,25 +11,34 @@ Calls are synchronous. A write is one small transaction on a local file (about a
 ``NORMAL``), so the recorder makes them directly on the event loop rather than paying a thread hop per event;
 the connection is guarded by a lock in case a tool thread records too.
 
-Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, created on first use)::
+A database that is not one (a stray file, a truncated copy), that this user cannot read or write, or that a newer
+hive wrote raises a :class:`~hive_core.sessions.SessionStoreError` (or
+:class:`~hive_core.sessions.UnsupportedSchema`) naming the file and how to move it aside: a one-line message, never
+a traceback, and the file is left as it was.
+
+Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, created on first use; version 1 lacked ``leases``)::
 
     sessions(id TEXT PRIMARY KEY, project_path, created REAL, updated REAL, touched INTEGER, model, provider,
              status CHECK IN (active, ended, error, forked), forked_from, first_message, message_count)
     entries(session_id REFERENCES sessions ON DELETE CASCADE, seq, ts REAL, kind, payload TEXT (JSON),
             PRIMARY KEY (session_id, seq))
+    leases(session_id PRIMARY KEY, token, pid, host, machine, started, since REAL, renewed REAL)
 
 ``touched`` is a database-wide counter bumped by every write to a session: listing orders by it, so "newest
-first" is exact even when two processes write within the same clock tick.
+first" is exact even when two processes write within the same clock tick. ``leases`` holds who serves a session
+(see :mod:`hive_core.sessions.lease`); it has no foreign key, since a lease may be taken before its session exists.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Generator, Iterable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
@@ -41,13 +50,16 @@ from hive_core.session_id import new_session_id
 from hive_core.turn_request import TurnRequest
 
 from .ids import validate_session_id
+from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
 from .records import (
     Entry,
     EntryPayload,
     SessionExists,
     SessionInfo,
+    SessionInUse,
     SessionNotFound,
     SessionStatus,
+    SessionStoreError,
     UnsupportedSchema,
     cut_title,
     decode_payload,
@@ -61,11 +73,25 @@ __all__ = [
     "SqliteSessionStore",
 ]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The schema this version writes (``PRAGMA user_version``)."""
 
 DEFAULT_BUSY_TIMEOUT: Final = 30.0
 """Seconds a write waits for another process's transaction before giving up."""
+
+_LEASES: Final = (
+    """CREATE TABLE leases (
+        session_id TEXT PRIMARY KEY,
+        token TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        started TEXT NOT NULL,
+        since REAL NOT NULL,
+        renewed REAL NOT NULL
+    ) WITHOUT ROWID""",
+)
+"""What version 2 added to version 1."""
 
 _SCHEMA: Final = (
     """CREATE TABLE sessions (
@@ -91,7 +117,14 @@ _SCHEMA: Final = (
         payload TEXT NOT NULL,
         PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID""",
+    *_LEASES,
 )
+
+# Result codes (the primary code, the low byte of an extended one) that are the file's fault, not hive's.
+_NOT_A_DATABASE: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_NO_ACCESS: Final = frozenset({3, 8, 10, 13, 14, 23})  # PERM, READONLY, IOERR, FULL, CANTOPEN, AUTH
+_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_HEADER: Final = b"SQLite format 3\x00"
 
 _COLUMNS: Final = (
     "id, project_path, created, updated, model, provider, status, forked_from, first_message, message_count"
@@ -125,6 +158,7 @@ class SqliteSessionStore(SessionStore):
         """Wall clock for the stored times (Unix seconds)."""
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._leases: list[SessionLease] = []
 
     # -- connection ------------------------------------------------------------------------------------------
 
@@ -137,7 +171,11 @@ class SqliteSessionStore(SessionStore):
         self.close()
 
     def close(self) -> None:
-        """Close the connection (a later call opens it again)."""
+        """Give up the leases this store took, and close the connection (a later call opens it again)."""
+        while self._leases:
+            # A lease that cannot be given up (the database went bad meanwhile) ends with this process anyway.
+            with suppress(SessionStoreError):
+                self._leases.pop().release()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -145,32 +183,51 @@ class SqliteSessionStore(SessionStore):
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise self._unusable(
+                    f"its directory cannot be made ({exc.strerror or exc})", access=True
+                ) from None
+            if not _has_sqlite_header(self.path):
+                # Refused before SQLite opens it: opening may delete a write-ahead log beside it.
+                raise self._unusable("it is not a session database hive can read (file is not a database)")
             conn = sqlite3.connect(
                 self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
             )
             try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-                _use_wal(conn, self.busy_timeout)
-                conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-                conn.execute("PRAGMA foreign_keys = ON")
-                _migrate(conn)
-            except BaseException:
-                conn.close()
-                raise
+                try:
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                    _refuse_newer(conn)  # before WAL mode, which would rewrite the file's header
+                    _use_wal(conn, self.busy_timeout)
+                    conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+                    conn.execute("PRAGMA foreign_keys = ON")
+                    _migrate(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+            except (
+                _NewerSchema
+            ) as newer:  # worded once closed: the advice names a write-ahead log only if left
+                raise UnsupportedSchema(
+                    f"the session database was written by a newer hive (schema {newer.version}; this hive reads "
+                    f"up to {SCHEMA_VERSION}): upgrade hive, or move it aside and hive starts a new one: "
+                    f"{self.move_aside_command()}",
+                    source=str(self.path),
+                ) from None
             self._conn = conn
         return self._conn
 
     @contextmanager
     def _read(self) -> Generator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._translated():
             yield self._connection()
 
     @contextmanager
     def _write(self) -> Generator[sqlite3.Connection]:
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads first and then writes can
         # fail with SQLITE_BUSY at the upgrade, which the busy timeout does not retry.
-        with self._lock:
+        with self._lock, self._translated():
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -180,6 +237,96 @@ class SqliteSessionStore(SessionStore):
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @contextmanager
+    def _translated(self) -> Generator[None]:
+        """SQLite's errors about the file, as the one-line :class:`SessionStoreError` that says what to do."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            code = getattr(exc, "sqlite_errorcode", -1) & 0xFF
+            if code in _NOT_A_DATABASE:
+                # Closed first: closing removes this connection's own write-ahead log, which the advice would
+                # otherwise name.
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+                raise self._unusable(f"it is not a session database hive can read ({exc})") from None
+            if code in _NO_ACCESS:
+                raise self._unusable(f"it cannot be opened or written ({exc})", access=True) from None
+            if code in _BUSY:
+                raise SessionStoreError(
+                    f"the session database stayed locked by another process for {self.busy_timeout:g} s; "
+                    "try again",
+                    source=str(self.path),
+                ) from None
+            raise
+
+    def _unusable(self, problem: str, *, access: bool = False) -> SessionStoreError:
+        if access:
+            advice = "check that it and its directory are readable and writable here, and the disk has room"
+        else:
+            advice = f"move it aside and hive starts a new one: {self.move_aside_command()}"
+        return SessionStoreError(f"{problem}; {advice}", source=str(self.path))
+
+    def move_aside_command(self) -> str:
+        """The shell command that moves the database (and its write-ahead log, when there is one) aside."""
+        path = str(self.path)
+        moves = [f"mv {shlex.quote(path)} {shlex.quote(path + '.bak')}"]
+        if Path(path + "-wal").exists():
+            moves.append(f"mv {shlex.quote(path + '-wal')} {shlex.quote(path + '.bak-wal')}")
+        return " && ".join(moves)
+
+    # -- leases ----------------------------------------------------------------------------------------------
+
+    def lease(self, session_id: str, *, expiry: float = LEASE_EXPIRY) -> SessionLease:
+        """Take the lease of ``session_id`` for this process, or raise :class:`SessionInUse`.
+
+        A lease whose holder has died (on this machine), or stopped renewing for ``expiry`` seconds (elsewhere),
+        is taken over. The lease is given up by :meth:`SessionLease.release` or by :meth:`close`.
+        """
+        now = self.clock()
+        me = LeaseHolder.current(now)
+        token = uuid.uuid4().hex
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT pid, host, machine, started, since, renewed FROM leases WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is not None:
+                holder = LeaseHolder(
+                    pid=row[0], host=row[1], machine=row[2], started=row[3], since=row[4], renewed=row[5]
+                )
+                if holder.live(now, expiry=expiry):
+                    raise SessionInUse(
+                        session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
+                    )
+            conn.execute(
+                "INSERT OR REPLACE INTO leases (session_id, token, pid, host, machine, started, since, renewed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, token, me.pid, me.host, me.machine, me.started, me.since, me.renewed),
+            )
+        lease = SessionLease(
+            session_id,
+            token,
+            renew=lambda: self._renew(session_id, token),
+            release=lambda: self._drop(session_id, token),
+            expiry=expiry,
+        )
+        self._leases.append(lease)
+        return lease
+
+    def _renew(self, session_id: str, token: str) -> bool:
+        with self._write() as conn:
+            renewed = conn.execute(
+                "UPDATE leases SET renewed = ? WHERE session_id = ? AND token = ?",
+                (self.clock(), session_id, token),
+            )
+            return renewed.rowcount > 0
+
+    def _drop(self, session_id: str, token: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token))
 
     # -- sessions --------------------------------------------------------------------------------------------
 
@@ -331,17 +478,35 @@ def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
             time.sleep(0.01)
 
 
+def _has_sqlite_header(path: Path) -> bool:
+    """Whether the file is missing, empty (SQLite makes a database of it) or starts as SQLite databases do."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_HEADER))
+    except OSError:  # missing, a directory, no permission: SQLite makes it, or says what is wrong better
+        return True
+    return not head or head == _HEADER
+
+
+class _NewerSchema(Exception):
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
+def _refuse_newer(conn: sqlite3.Connection) -> None:
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version > SCHEMA_VERSION:
+        raise _NewerSchema(version)
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
+        _refuse_newer(conn)  # again, inside the transaction: another process may have just migrated it
         (version,) = conn.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise UnsupportedSchema(
-                f"the session database was written by a newer hive (schema {version}; this hive reads up to "
-                f"{SCHEMA_VERSION})"
-            )
-        if version == 0:
-            for statement in _SCHEMA:
+        if version < SCHEMA_VERSION:
+            for statement in _SCHEMA if version == 0 else _LEASES:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
