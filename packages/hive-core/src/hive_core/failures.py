@@ -5,6 +5,7 @@ from __future__ import annotations
 from hive_protocol import ErrorCode, FallbackCategory
 
 from .errors import HiveError
+from .redaction import mask_urls
 
 __all__ = ["ChatError", "classify", "fallback_category"]
 
@@ -19,7 +20,8 @@ class ChatError(HiveError):
     def __init__(
         self, message: str, *, code: ErrorCode = "unknown", retry_after: float | None = None
     ) -> None:
-        super().__init__(message)
+        # Masked here, once for every provider: a message may quote an endpoint, credentials and all.
+        super().__init__(mask_urls(message))
         self.code: ErrorCode = code
         """The protocol's code for this failure."""
         self.retry_after = retry_after

@@ -1,4 +1,5 @@
-"""Dotted keys (``openai.apiKey``): which hold secrets, flattening, and how values are shown (secrets masked).
+"""Dotted keys (``openai.apiKey``): which hold secrets, flattening, and how values are shown (secrets masked, and
+the credentials of any URL in a value: see :mod:`hive_core.redaction`).
 
 How a key is spelled is the schema's: :meth:`ConfigSchema.normalize_key <hive_core.config.ConfigSchema.normalize_key>`.
 """
@@ -6,16 +7,12 @@ How a key is spelled is the schema's: :meth:`ConfigSchema.normalize_key <hive_co
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from typing import Final, cast
+from typing import cast
+
+from hive_core.redaction import is_secret_name, mask_secret, mask_urls
 
 __all__ = ["display_value", "flatten", "is_secret_key", "mask_secret"]
-
-_SEPARATORS: Final = re.compile(r"[_\-\s]+")
-_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
-_SECRET_WORDS: Final = frozenset({"key", "apikey", "token", "secret", "password", "passphrase", "credential"})
-_MASK_MIN_LENGTH: Final = 12
 
 
 def is_secret_key(key: str) -> bool:
@@ -24,33 +21,24 @@ def is_secret_key(key: str) -> bool:
     Words, not substrings: ``openai.apiKey`` and ``webSearch.tavilyApiKey`` are secret, while
     ``budget.maxSessionTokens`` (a count) is not.
     """
-    last = key.rsplit(".", 1)[-1]
-    words = _WORDS.findall(_SEPARATORS.sub(" ", last))
-    return any(word.lower() in _SECRET_WORDS for word in words)
-
-
-def mask_secret(value: str) -> str:
-    """``value`` masked for display: ``abcd...wxyz`` when 12 characters or longer, else ``***``; empty stays
-    empty (there is nothing to hide)."""
-    if not value:
-        return ""
-    if len(value) < _MASK_MIN_LENGTH:
-        return "***"
-    return f"{value[:4]}...{value[-4:]}"
+    return is_secret_name(key.rsplit(".", 1)[-1])
 
 
 def display_value(key: str, value: object, *, raw: bool = False) -> str:
-    """How a value is shown: text as is (masked when ``key`` holds a secret, unless ``raw``), booleans as
-    ``true``/``false``, nothing as ``null``, lists and mappings as JSON."""
+    """How a value is shown: text as is, booleans as ``true``/``false``, nothing as ``null``, lists and mappings
+    as JSON; unless ``raw``, a secret key's value is masked and so are the credentials of URLs in any other."""
     if isinstance(value, str):
-        return value if raw or not is_secret_key(key) else mask_secret(value)
+        if raw:
+            return value
+        return mask_secret(value) if is_secret_key(key) else mask_urls(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, int | float):
         return str(value)
-    return json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if raw else mask_urls(text)
 
 
 def flatten(config: Mapping[str, object], prefix: str = "") -> dict[str, object]:
