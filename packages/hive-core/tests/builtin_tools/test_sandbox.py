@@ -400,3 +400,34 @@ async def test_auto_sandboxes_where_it_can(project: Project, outside: Outside) -
     reply = await run(project, f"touch {outside.elsewhere}/written; echo ran", "auto")
     assert "Read-only file system" in reply
     assert not (outside.elsewhere / "written").exists()
+
+
+# -- the host's /tmp ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tool_in_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory in the host's /tmp holding a program on PATH (``bin/hive-probe-tool``) and a note beside it."""
+    root = Path(tempfile.mkdtemp(prefix="hive-sandbox-tool-", dir="/tmp"))
+    try:
+        (root / "bin").mkdir()
+        program = root / "bin" / "hive-probe-tool"
+        program.write_text("#!/bin/sh\necho probe-ran\n")
+        program.chmod(0o755)
+        (root / "note.txt").write_text("hive-test-tmp-note")
+        monkeypatch.setenv("PATH", f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@CONFINED_AND_NOT
+async def test_programs_on_path_under_tmp_stay_runnable_and_the_rest_of_tmp_private(
+    project: Project, tool_in_tmp: Path, mode: SandboxMode
+) -> None:
+    command = f"hive-probe-tool; cat {tool_in_tmp}/note.txt; touch {tool_in_tmp}/bin/added"
+    reply = await run(project, command, mode)
+    assert "probe-ran" in reply, reply
+    confined = mode != "off"
+    assert ("hive-test-tmp-note" in reply) is not confined, reply
+    assert (tool_in_tmp / "bin" / "added").exists() is not confined

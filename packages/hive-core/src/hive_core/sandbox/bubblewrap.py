@@ -170,7 +170,8 @@ def bubblewrap_arguments(
 ) -> list[str]:
     """The command line that runs ``command`` in hive's sandbox, in ``working_dir``.
 
-    ``writable`` binds the project (and ``writable_paths``) writable; otherwise it is read-only. ``hidden_paths``
+    The sandbox's ``/tmp`` is private, but the ``PATH`` directories and the Python installation that lie under
+    the host's ``/tmp`` stay visible, read-only. ``writable`` binds the project (and ``writable_paths``) writable; otherwise it is read-only. ``hidden_paths``
     (the hive home, for one) are hidden as the credential stores under ``home`` (by default the user's) are:
     an empty directory over a directory, an unreadable file (``/dev/null`` on a mount without devices) over
     anything else. Paths that do not exist are skipped.
@@ -196,7 +197,7 @@ def bubblewrap_arguments(
         seen.add(real)
         cover = ["--tmpfs", str(real)] if real.is_dir() else ["--ro-bind", "/dev/null", str(real)]
         (before if any(root.is_relative_to(real) for root in roots) else after).extend(cover)
-    arguments = [bwrap, *_BASE_VIEW, *before]
+    arguments = [bwrap, *_BASE_VIEW, *_programs_under_tmp(environ), *before]
     for root in roots:
         arguments += ["--bind" if writable else "--ro-bind", str(root), str(root)]
     if writable:
@@ -227,6 +228,26 @@ def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
                 arguments += ["--ro-bind", str(real), str(real)]
         elif path in directories and os.access(path.parent, os.W_OK):
             arguments += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return arguments
+
+
+def _programs_under_tmp(environ: Mapping[str, str]) -> list[str]:
+    """Read-only binds that keep the programs a command can run outside runnable inside, where they live under
+    ``/tmp``: the directories on ``PATH`` and the Python installation running hive (a checkout or virtual
+    environment made in ``/tmp``). The rest of the host's ``/tmp`` stays out of sight, its sockets above all
+    (a terminal multiplexer's socket there would run commands outside the sandbox)."""
+    tmp = Path("/tmp")
+    candidates = [sys.prefix, sys.base_prefix, *environ.get("PATH", "").split(os.pathsep)]
+    arguments: list[str] = []
+    seen: set[Path] = set()
+    for text in candidates:
+        if not text.startswith("/"):
+            continue
+        real = Path(os.path.realpath(text))
+        if real in seen or real == tmp or not real.is_relative_to(tmp) or not real.is_dir():
+            continue
+        seen.add(real)
+        arguments += ["--ro-bind", str(real), str(real)]
     return arguments
 
 
