@@ -35,6 +35,7 @@ KERNEL = (
     "approvals",
     "budget",
     "chat",
+    "context",
     "errors",
     "failures",
     "fallback",

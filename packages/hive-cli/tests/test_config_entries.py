@@ -28,7 +28,9 @@ def test_keys_nothing_reads_yet_are_marked_not_used(home: Path, tmp_path: Path) 
     used = {entry.key: entry.used for entry in config_entries(loaded)}
     assert used["chatBehavior.maximumIterationsPerRequest"] is True
     assert used["openai.endpoint"] is True
-    assert used["compaction.targetRatio"] is False
+    assert used["compaction.targetRatio"] is True
+    assert used["compaction.useAnchoredCompaction"] is False
+    assert used["compaction.maxAnchorStateChars"] is False
     assert used["budget.stopOnLimit"] is False
     assert used["chatBehavior.maximumConsecutiveErrorsPerRequest"] is False
     assert used["ollama.carryToolImages"] is False

@@ -77,7 +77,10 @@ def test_config_path_and_show_name_each_value_and_where_it_came_from(ws: Workspa
     [model] = [line for line in lines if line.startswith("openai.model = ")]
     assert model.startswith("openai.model = from-dotenv  # ")
     assert "lmsupply.enabled = false  # environment LMSUPPLY_ENABLED" in lines
-    assert "compaction.targetRatio = 0.7  # default; not used by this version of hive yet" in lines
+    assert "compaction.targetRatio = 0.7  # default" in lines
+    assert (
+        "compaction.useAnchoredCompaction = false  # default; not used by this version of hive yet" in lines
+    )
     assert KEY not in shown.stdout
     raw = ws.run("config", "show", "--raw")
     assert f"openai.apiKey = {KEY}" in raw.stdout

@@ -251,7 +251,13 @@ SCHEMA: Final = ConfigSchema(
                 "Tools whose results are kept longest.",
                 ("read_file", "grep_files", "glob_files"),
             ),
-            _n("targetRatio", "Compact down to this fraction of the context window.", 0.70, positive=True),
+            _n(
+                "targetRatio",
+                "Compact down to this fraction of the context window (at most 20% of the window below the "
+                "trigger, so the next requests do not compact again at once).",
+                0.70,
+                positive=True,
+            ),
             _n(
                 "thresholdPercentage",
                 "The legacy trigger: compact at this fraction of the window.",
@@ -281,16 +287,27 @@ SCHEMA: Final = ConfigSchema(
             ),
             _i("toolResultKeepHeadLines", "Lines kept from the start of a cut result.", 50),
             _i("toolResultKeepTailLines", "Lines kept from the end of a cut result.", 20),
-            _b("useAnchoredCompaction", "Keep a structured state block across compactions.", False),
-            _i("maxAnchorStateChars", "The size limit of the anchored state block.", 2_000),
+            FieldSpec(
+                name="useAnchoredCompaction",
+                kind="bool",
+                doc="Keep a structured state block across compactions (not implemented yet).",
+                default=False,
+                used=False,
+            ),
+            FieldSpec(
+                name="maxAnchorStateChars",
+                kind="int",
+                doc="The size limit of the anchored state block (not implemented yet).",
+                default=2_000,
+                used=False,
+            ),
             _i(
                 "maxContextTokens",
                 "The model's window, when the catalog does not know the model.",
                 positive=True,
             ),
             _b("compactOnOverflow", "Window unknown: compact when the server reports an overflow.", True),
-            _b("goalReminder", "Remind the model of the first user message in long conversations."),
-            used=False,
+            _b("goalReminder", "Remind the model of the first user message in long conversations.", True),
         ),
         _section(
             "webSearch",
