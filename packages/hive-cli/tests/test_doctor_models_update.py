@@ -11,10 +11,18 @@ from pathlib import Path
 
 import pytest
 from cli_harness import MODEL, Workspace
+from providers_metadata import metadata_server
 
 import hive_cli
 from hive_conformance.model_server import ScriptedModelServer
+from hive_core.context import DEFAULT_CONTEXT_WINDOW, ContextWindow
 from hive_core.sandbox import probe_bubblewrap
+
+DEFAULT_WINDOW = ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
+"""What a session assumes for a model nobody reports a window for (the scripted server's)."""
+
+OLLAMA_SHOW = {"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40_960}}
+"""Ollama's ``/api/show`` of a model trained with 40,960 tokens."""
 
 
 def closed_port() -> int:
@@ -47,7 +55,7 @@ def test_doctor_passes_with_a_reachable_provider(ws: Workspace, server: Scripted
     out = result.stdout
     for section in ("Configuration", "Providers", "Connectivity", "Environment"):
         assert f"\n{section}\n" in out
-    assert f"✓ openai: {MODEL}" in out
+    assert f"✓ openai: {MODEL}, window {DEFAULT_WINDOW.describe()}\n" in out
     assert "✓ openai: reachable (1 model(s))" in out
     assert "✗" not in out
     # No global config file and no repository are warnings, never errors.
@@ -86,6 +94,8 @@ def test_doctor_passes_on_local_inference_alone(ws: Workspace) -> None:
     result = ws.run("doctor")
     assert result.code == 0, result
     assert "✓ Using local inference only" in result.stdout
+    # SmolLM2's GGUF header says 8192, which bounds the size the machine's memory allows.
+    assert f"✓ local: the default model, window {ContextWindow(8192, 'server').describe()}\n" in result.stdout
     assert "✓ local: reachable (1 model(s))" in result.stdout
     assert "All checks passed!" in result.stdout
 
@@ -97,10 +107,17 @@ def test_models_lists_the_providers_models(ws: Workspace, server: ScriptedModelS
     as_json = ws.use(server).run("models", "--json")
     assert as_json.code == 0, as_json
     assert as_json.line_document() == [
-        {"modelId": MODEL, "provider": "openai", "displayName": MODEL, "isDefault": True}
+        {
+            "modelId": MODEL,
+            "provider": "openai",
+            "displayName": MODEL,
+            "isDefault": True,
+            "contextWindow": DEFAULT_CONTEXT_WINDOW,
+            "contextWindowSource": "default",
+        }
     ]
     as_text = ws.run("models")
-    assert (as_text.code, as_text.stdout) == (0, f"* openai     {MODEL}\n")
+    assert (as_text.code, as_text.stdout) == (0, f"* openai     {MODEL}  {DEFAULT_WINDOW.describe()}\n")
 
 
 def test_models_of_the_local_provider_mark_its_default_model(ws: Workspace) -> None:
@@ -120,6 +137,60 @@ def test_models_is_exit_1_when_no_provider_answers(ws: Workspace) -> None:
     assert result.code == 1, result
     assert result.line_document() == []
     assert "could not list models" in result.stderr
+
+
+def test_doctor_and_models_take_a_catalog_window_and_say_so(ws: Workspace) -> None:
+    with ScriptedModelServer(model="gpt-4.1") as server:
+        ws.use(server).env["OPENAI_MODEL"] = "gpt-4.1-2025-04-14"
+        doctor = ws.run("doctor")
+        models = ws.run("models", "--json")
+    catalog = ContextWindow(1_047_576, "catalog").describe()
+    assert f"✓ openai: gpt-4.1-2025-04-14, window {catalog}\n" in doctor.stdout, doctor
+    [row] = models.line_document()
+    assert (row["modelId"], row["contextWindow"], row["contextWindowSource"]) == (
+        "gpt-4.1",
+        1_047_576,
+        "catalog",
+    )
+
+
+def test_max_context_tokens_is_the_window_when_nothing_reports_one(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    assert ws.run("set", "compaction.maxContextTokens", "65536").code == 0
+    doctor = ws.use(server).run("doctor")
+    assert f"✓ openai: {MODEL}, window {ContextWindow(65_536, 'configured').describe()}\n" in doctor.stdout
+    [row] = ws.run("models", "--json").line_document()
+    assert (row["contextWindow"], row["contextWindowSource"]) == (65_536, "configured")
+
+
+def test_doctor_and_models_ask_an_ollama_server_for_the_window(ws: Workspace) -> None:
+    listed = {
+        "object": "list",
+        "data": [{"id": "qwen3:8b", "object": "model", "created": 0, "owned_by": "x"}],
+    }
+    routes = {"POST /api/show": (200, OLLAMA_SHOW), "GET /v1/models": (200, listed)}
+    with metadata_server(routes) as server:
+        ws.env.update(OLLAMA_ENABLED="true", OLLAMA_ENDPOINT=server.url, OLLAMA_MODEL="qwen3:8b")
+        # The server says more than maxContextTokens: its figure wins.
+        assert ws.run("set", "compaction.maxContextTokens", "65536").code == 0
+        doctor = ws.run("doctor")
+        models = ws.run("models", "--json")
+        asked = [seen.body for seen in server.seen if seen.path == "/api/show"]
+    assert doctor.code == 0, doctor
+    assert f"✓ ollama: qwen3:8b, window {ContextWindow(40_960, 'server').describe()}\n" in doctor.stdout
+    assert "✓ ollama: reachable (1 model(s))" in doctor.stdout
+    assert models.line_document() == [
+        {
+            "modelId": "qwen3:8b",
+            "provider": "ollama",
+            "displayName": "qwen3:8b",
+            "isDefault": True,
+            "contextWindow": 40_960,
+            "contextWindowSource": "server",
+        }
+    ]
+    assert asked == [{"model": "qwen3:8b"}, {"model": "qwen3:8b"}]
 
 
 # -- update ------------------------------------------------------------------------------------------------------

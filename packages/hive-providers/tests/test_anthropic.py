@@ -437,7 +437,11 @@ async def test_a_hive_turn_runs_a_tool_round_then_a_text_round() -> None:
 def test_capabilities_and_context_window() -> None:
     client = AnthropicChatClient(model="claude-sonnet-4-5", api_key="k")
     assert client.capabilities == Capabilities(
-        tools=True, streamed_tool_calls=True, thinking=True, context_window=200_000
+        tools=True,
+        streamed_tool_calls=True,
+        thinking=True,
+        context_window=200_000,
+        context_window_source="catalog",
     )
     assert (
         AnthropicChatClient(model="claude-x", api_key="k", context_window=50_000).capabilities.context_window

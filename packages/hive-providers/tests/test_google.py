@@ -426,7 +426,11 @@ async def test_a_hive_turn_runs_a_tool_round_then_a_text_round() -> None:
 def test_capabilities_and_context_window() -> None:
     client = GoogleChatClient(model="gemini-2.5-pro", api_key="k")
     assert client.capabilities == Capabilities(
-        tools=True, streamed_tool_calls=False, thinking=True, context_window=1_048_576
+        tools=True,
+        streamed_tool_calls=False,
+        thinking=True,
+        context_window=1_048_576,
+        context_window_source="catalog",
     )
     assert client.base_url == DEFAULT_BASE_URL
     assert (

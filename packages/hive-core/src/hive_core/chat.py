@@ -1,6 +1,6 @@
 """The interface every model speaks to the loop: a :class:`ChatClient` streams updates for a conversation and
-says what it can do (:class:`Capabilities`); :class:`ModelLister` and :class:`AsyncClosable` are what some
-clients can do besides."""
+says what it can do (:class:`Capabilities`); :class:`CapabilityProbe`, :class:`ModelLister` and
+:class:`AsyncClosable` are what some clients can do besides."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from .messages import Message
 __all__ = [
     "AsyncClosable",
     "Capabilities",
+    "CapabilityProbe",
     "ChatClient",
     "ChatOptions",
     "ChatUpdate",
@@ -30,10 +31,16 @@ __all__ = [
     "ToolChoice",
     "ToolSpec",
     "UsageUpdate",
+    "WindowSource",
+    "probed_capabilities",
 ]
 
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 """Why a model stopped writing."""
+
+WindowSource = Literal["server", "catalog", "configured"]
+"""Where a client's context window came from: its server's metadata, the model catalog, or a window the client
+was configured with."""
 
 
 class RequiredTool(msgspec.Struct, frozen=True):
@@ -147,7 +154,17 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     thinking: bool = False
     """It can return reasoning separately from the reply."""
     context_window: int | None = None
-    """The model's context window in tokens, when known; the token budget is measured against it."""
+    """The model's context window in tokens, when known; the token budget and compaction are measured against
+    it."""
+    context_window_source: WindowSource | None = None
+    """Where :attr:`context_window` came from (``None``: not said, read as ``catalog``).
+
+    The rule every adapter follows: a window the client was explicitly built with (``configured``: the user
+    knows what their server runs) wins, then what the server itself reports once probed (``server``: Ollama's
+    model info, LM Studio's model list, llama.cpp's props, the local model's GGUF header), then the maintained
+    catalog of cloud models (``catalog``, matched by the model name's prefix). Only when the client knows none
+    does the host fall back to ``compaction.maxContextTokens`` and then a stated default
+    (:func:`hive_core.context.resolve_window`)."""
 
 
 @runtime_checkable
@@ -162,6 +179,29 @@ class ChatClient(Protocol):
     def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream the model's response to ``messages``."""
         ...
+
+
+@runtime_checkable
+class CapabilityProbe(Protocol):
+    """A client that can ask its server what it can do (the model's context window, mostly).
+
+    :attr:`ChatClient.capabilities` is a synchronous property and never does I/O; a host awaits
+    :meth:`probe_capabilities` once before a session's first request (:func:`probed_capabilities` does it for
+    any client), after which ``capabilities`` reports what the server said. A probe that fails is not an error:
+    the client keeps what it knew without it.
+    """
+
+    async def probe_capabilities(self) -> Capabilities:
+        """Ask the server once (later calls answer from the first one's result) and return the capabilities."""
+        ...
+
+
+async def probed_capabilities(client: ChatClient) -> Capabilities:
+    """``client``'s capabilities after it asked its server, when it can (:class:`CapabilityProbe`); else its
+    capabilities as they are."""
+    if isinstance(client, CapabilityProbe):
+        return await client.probe_capabilities()
+    return client.capabilities
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ import anyio
 
 from hive_protocol import FallbackCategory, FallbackEvent, FallbackKind
 
-from .chat import Capabilities, ChatClient, ChatOptions, ChatUpdate, NoticeUpdate
+from .chat import Capabilities, ChatClient, ChatOptions, ChatUpdate, NoticeUpdate, probed_capabilities
 from .failures import ChatError, classify, fallback_category
 from .messages import Message
 
@@ -48,14 +48,11 @@ class FallbackChatClient:
     def capabilities(self) -> Capabilities:
         """What every provider can do (any of them may answer): tools and streamed calls only when all take
         them, thinking when any returns it, and the smallest window."""
-        each = [client.capabilities for client in self.clients]
-        windows = [c.context_window for c in each if c.context_window]
-        return Capabilities(
-            tools=all(c.tools for c in each),
-            streamed_tool_calls=all(c.streamed_tool_calls for c in each),
-            thinking=any(c.thinking for c in each),
-            context_window=min(windows) if windows else None,
-        )
+        return _combined([client.capabilities for client in self.clients])
+
+    async def probe_capabilities(self) -> Capabilities:
+        """Let every provider that can ask its server do so, then combine what they report."""
+        return _combined([await probed_capabilities(client) for client in self.clients])
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the first provider that answers."""
@@ -104,3 +101,17 @@ class FallbackChatClient:
             attempt=attempt,
             max_attempts=self.max_attempts,
         )
+
+
+def _combined(each: Sequence[Capabilities]) -> Capabilities:
+    """What every provider can do (any of them may answer): tools and streamed calls only when all take them,
+    thinking when any returns it, and the smallest known window with its source."""
+    sized = [c for c in each if c.context_window]
+    smallest = min(sized, key=lambda c: c.context_window or 0) if sized else None
+    return Capabilities(
+        tools=all(c.tools for c in each),
+        streamed_tool_calls=all(c.streamed_tool_calls for c in each),
+        thinking=any(c.thinking for c in each),
+        context_window=smallest.context_window if smallest else None,
+        context_window_source=smallest.context_window_source if smallest else None,
+    )

@@ -1,20 +1,28 @@
-"""What every remote adapter shares: how it is reached, its timeouts, what it can do, and closing."""
+"""What every remote adapter shares: how it is reached, its timeouts, what it can do (the model's window
+included), and closing."""
 
 from __future__ import annotations
 
+import logging
 from types import TracebackType
 from typing import Final, Self, TypedDict
 
 import httpx2
 
 from hive_core import Capabilities, ChatError
+from hive_core.chat import WindowSource
+from hive_core.redaction import mask_urls
 
+from .catalog import catalog_window
 from .registry import required_setting
+from .server_windows import WindowProbe
 from .settings import ProviderSettings
 
 __all__ = ["Connection", "RemoteChatClient", "client_timeout", "keyed_connection", "transport_error"]
 
 _CONNECT_TIMEOUT: Final = 10.0
+_PROBE_TIMEOUT: Final = 5.0
+_log: Final = logging.getLogger(__name__)
 
 
 class Connection(TypedDict, total=False):
@@ -25,7 +33,10 @@ class Connection(TypedDict, total=False):
     base_url: str | None
     """The API's root (``None``: the provider's own)."""
     context_window: int | None
-    """The model's context window in tokens (``None``: a well-known model's, else unknown)."""
+    """The model's context window in tokens, which wins over what the server and the catalog say (``None``:
+    the server's, once probed, else the catalog's, else unknown)."""
+    window_probe: WindowProbe | None
+    """How the server is asked for the model's window (``None``: it is not asked)."""
     idle_timeout: float | None
     """Seconds a response may go without a byte before it fails with ``timeout`` (``None``: no limit; default
     120)."""
@@ -91,26 +102,55 @@ class RemoteChatClient:
         self.timeout = client_timeout(idle_timeout)
         """The HTTP timeouts of every request."""
         self._context_window = connection.get("context_window")
-
-    def default_context_window(self) -> int | None:
-        """The window of the model when none is configured (the adapter knows its well-known models)."""
-        return None
+        self._window_probe = connection.get("window_probe")
+        self._probed = False
+        self._server_window: int | None = None
+        self._catalog: tuple[str, int | None] | None = None  # (model, its catalog window), looked up once
 
     def thinking(self) -> bool:
         """Whether the model returns its reasoning separately."""
         return True
 
+    def _window(self) -> tuple[int | None, WindowSource | None]:
+        if self._context_window is not None:
+            return self._context_window, "configured"
+        if self._server_window is not None:
+            return self._server_window, "server"
+        if self._catalog is None or self._catalog[0] != self.model:
+            self._catalog = (self.model, catalog_window(self.model))
+        known = self._catalog[1]
+        return known, ("catalog" if known is not None else None)
+
     @property
     def capabilities(self) -> Capabilities:
-        """Tools, streamed calls as the adapter streams them, thinking as the model does, and the window:
-        the configured one, else a well-known model's."""
-        window = self._context_window if self._context_window is not None else self.default_context_window()
+        """Tools, streamed calls as the adapter streams them, thinking as the model does, and the window: the
+        configured one, else the server's (once :meth:`probe_capabilities` asked), else the catalog's."""
+        window, source = self._window()
         return Capabilities(
             tools=True,
             streamed_tool_calls=self.streamed_tool_calls,
             thinking=self.thinking(),
             context_window=window,
+            context_window_source=source,
         )
+
+    async def probe_capabilities(self) -> Capabilities:
+        """Ask the server for the model's window, once (:class:`~hive_core.chat.CapabilityProbe`); a server that
+        cannot say, or fails, leaves the window to the catalog (the failure is logged at debug level). Nothing is
+        asked when the window is configured or the adapter has no way to ask."""
+        if not self._probed and self._window_probe is not None and self._context_window is None:
+            self._probed = True
+            headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
+            timeout = _PROBE_TIMEOUT if self.idle_timeout is None else min(_PROBE_TIMEOUT, self.idle_timeout)
+            try:
+                async with httpx2.AsyncClient(timeout=timeout, headers=headers) as http:
+                    self._server_window = await self._window_probe(http, self.base_url or "", self.model)
+            except Exception as exc:  # the probe is advice: whatever failed, the client works without it
+                reason = mask_urls(f"{type(exc).__name__}: {exc}")
+                _log.debug(
+                    "%s: the server did not say the window of %s (%s)", self.provider, self.model, reason
+                )
+        return self.capabilities
 
     async def aclose(self) -> None:
         """Close the client's connections (a later request opens new ones)."""

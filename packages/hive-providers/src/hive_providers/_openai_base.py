@@ -32,7 +32,6 @@ __all__ = [
     "SdkFactory",
     "error_from_payload",
     "iter_payloads",
-    "known_context_window",
     "sdk_error",
     "unreadable",
 ]
@@ -50,29 +49,6 @@ OPENAI_EFFORTS: Final[Mapping[str, str | None]] = {
     "extra_high": "max",
 }
 """hive's reasoning efforts as OpenAI spells them; ``None`` means the parameter is left out."""
-
-# Prefix → context window in tokens, longest prefix first where one model name extends another.
-_KNOWN_WINDOWS: Final[tuple[tuple[str, int], ...]] = (
-    ("gpt-5", 400_000),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-3.5-turbo", 16_385),
-    ("o4-mini", 200_000),
-    ("o3", 200_000),
-    ("o1", 200_000),
-    ("grok-4", 256_000),
-    ("grok-3", 131_072),
-)
-
-
-def known_context_window(model: str) -> int | None:
-    """The context window of a well-known OpenAI or xAI model, from its name; ``None`` when unknown."""
-    name = model.lower()
-    for prefix, window in _KNOWN_WINDOWS:
-        if name.startswith(prefix):
-            return window
-    return None
 
 
 def _error_fields(body: object) -> tuple[str, str | None]:
@@ -213,10 +189,6 @@ class OpenAIClientBase(RemoteChatClient):
         self._headers = dict(connection.get("default_headers") or {})
         self._factory = connection.get("sdk_factory")
         self._sdk: AsyncOpenAI | None = None
-
-    def default_context_window(self) -> int | None:
-        """A well-known OpenAI or xAI model's window, from its name."""
-        return known_context_window(self.model)
 
     def api_effort(self, requested: str | None) -> str | None:
         """The API's spelling of a requested reasoning effort (``None``: leave the parameter out)."""

@@ -161,10 +161,6 @@ class AnthropicChatClient(RemoteChatClient):
         self._http_client = http_client
         self._client: AsyncAnthropic | None = None
 
-    def default_context_window(self) -> int | None:
-        """200,000 tokens for Claude models."""
-        return 200_000 if self.model.startswith("claude") else None
-
     async def _sdk_client(self) -> AsyncAnthropic:
         if self._client is None:
             # The SDK takes seconds to import on a slow machine; keep the event loop running meanwhile.

@@ -16,6 +16,7 @@ import httpx2
 
 from .openai_chat import OpenAIChatClient
 from .registry import provider_spec, required_setting
+from .server_windows import WindowProbe, gpustack_window, lmstudio_window, ollama_window
 from .settings import ProviderSettings
 
 if TYPE_CHECKING:
@@ -78,13 +79,20 @@ class _Profile:
     """hive's reasoning efforts as the server spells them."""
     max_tokens_field: str = "max_tokens"
     """The output cap's name (``max_tokens`` for servers that do not know ``max_completion_tokens``)."""
+    window_probe: WindowProbe | None = None
+    """How the server says the model's window (``None``: it does not; the catalog knows a cloud model's)."""
 
 
 _PROFILES: Final[Mapping[str, _Profile]] = {
     "xai": _Profile(_as_given, _configured_key, _XAI_EFFORTS, "max_completion_tokens"),
-    "ollama": _Profile(_with_v1, lambda _: _OLLAMA_API_KEY, _OLLAMA_EFFORTS),
-    "lmstudio": _Profile(_as_given, lambda settings: settings.api_key or LMSTUDIO_API_KEY, _LOCAL_EFFORTS),
-    "gpustack": _Profile(_v1_openai, _configured_key, _LOCAL_EFFORTS),
+    "ollama": _Profile(_with_v1, lambda _: _OLLAMA_API_KEY, _OLLAMA_EFFORTS, window_probe=ollama_window),
+    "lmstudio": _Profile(
+        _as_given,
+        lambda settings: settings.api_key or LMSTUDIO_API_KEY,
+        _LOCAL_EFFORTS,
+        window_probe=lmstudio_window,
+    ),
+    "gpustack": _Profile(_v1_openai, _configured_key, _LOCAL_EFFORTS, window_probe=gpustack_window),
 }
 
 
@@ -113,6 +121,7 @@ def from_settings(settings: ProviderSettings) -> OpenAIChatClient:
         provider=settings.provider,
         efforts=profile.efforts,
         max_tokens_field=profile.max_tokens_field,
+        window_probe=profile.window_probe,
     )
 
 

@@ -180,10 +180,6 @@ class GoogleChatClient(RemoteChatClient):
         self._http_client = http_client
         self._client: httpx2.AsyncClient | None = None
 
-    def default_context_window(self) -> int | None:
-        """1,048,576 tokens for Gemini models."""
-        return 1_048_576 if _model_name(self.model).startswith("gemini-") else None
-
     def _http(self) -> httpx2.AsyncClient:
         if self._http_client is not None:
             return self._http_client

@@ -16,7 +16,10 @@ import importlib
 from collections.abc import Callable
 from typing import Final, Literal, cast
 
-from hive_core import AsyncClosable, ChatClient, ModelLister
+import msgspec
+
+from hive_core import AsyncClosable, Capabilities, ChatClient, ModelLister
+from hive_core.chat import probed_capabilities
 from hive_core.config import LoadedConfig
 from hive_core.errors import UserError
 
@@ -30,6 +33,7 @@ __all__ = [
     "configured_providers",
     "create_client",
     "list_models",
+    "model_capabilities",
     "provider_settings",
     "provider_spec",
     "required_setting",
@@ -154,6 +158,19 @@ async def list_models(settings: ProviderSettings) -> list[str]:
         if isinstance(client, ModelLister):
             return list(await client.list_models())
         return [settings.model] if settings.model else []
+    finally:
+        if isinstance(client, AsyncClosable):
+            await client.aclose()
+
+
+async def model_capabilities(settings: ProviderSettings, model: str | None = None) -> Capabilities:
+    """What a provider's client can do with ``model`` (default: the configured one), its server asked for the
+    window where it can say (for the ``doctor`` and ``models`` commands)."""
+    if model is not None:
+        settings = msgspec.structs.replace(settings, model=model)
+    client = create_client(settings)
+    try:
+        return await probed_capabilities(client)
     finally:
         if isinstance(client, AsyncClosable):
             await client.aclose()

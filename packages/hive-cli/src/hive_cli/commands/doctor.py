@@ -9,7 +9,9 @@ from pathlib import Path
 
 import anyio
 
+from hive_core import Capabilities
 from hive_core.config import ConfigError, find_project_root, global_config_path, load_config
+from hive_core.context import CompactionSettings, ContextWindow, resolve_window
 from hive_core.redaction import mask_urls
 from hive_core.sandbox import SANDBOX_ADVICE, SandboxSettings, sandbox_status
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
@@ -24,6 +26,24 @@ async def _list_within(settings: ProviderSettings) -> list[str]:
 
     with anyio.fail_after(_CONNECT_TIMEOUT):
         return await list_models(settings)
+
+
+async def _window_within(settings: ProviderSettings, configured: int | None) -> ContextWindow:
+    from hive_providers.registry import model_capabilities
+
+    with anyio.fail_after(_CONNECT_TIMEOUT):
+        capabilities = await model_capabilities(settings)
+    return resolve_window(capabilities, configured)
+
+
+def _window(settings: ProviderSettings, configured: int | None) -> tuple[ContextWindow, str | None]:
+    """The window hive uses with the provider's model and where it came from, as sessions resolve it
+    (``configured``: ``compaction.maxContextTokens``); when the client cannot be built or asked, the fallback a
+    session would use, with why."""
+    try:
+        return anyio.run(_window_within, settings, configured), None
+    except Exception as exc:  # the window line still says what a session would assume
+        return resolve_window(Capabilities(), configured), mask_urls(str(exc))
 
 
 def _model_key(settings: ProviderSettings) -> str:
@@ -100,13 +120,18 @@ def doctor_main(*, verbose: bool) -> int:
     report.section("Providers")
     providers = configured_providers(loaded) if loaded is not None else []
     remote = [p for p in providers if p.provider != "local"]
+    configured = CompactionSettings.from_config(loaded).max_context_tokens if loaded is not None else None
     for settings in providers:
-        if settings.provider == "local":
-            continue
-        if settings.model:
-            report.ok(f"{settings.provider}: {settings.model}")
-        else:
+        if settings.provider != "local" and not settings.model:
             report.warn(f"{settings.provider}: no model set", f"set {_model_key(settings)}")
+            continue
+        model = settings.model or "the default model"
+        if settings.provider == "local" and settings.model:
+            model = Path(settings.model).name
+        window, failure = _window(settings, configured)
+        report.ok(f"{settings.provider}: {model}, window {window.describe()}")
+        if failure is not None and report.verbose:
+            sys.stdout.write(f"      the window could not be read: {failure}\n")
     if not providers:
         report.error(
             "no provider configured and local inference is off",

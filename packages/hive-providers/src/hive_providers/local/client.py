@@ -73,12 +73,19 @@ class LocalChatClient:
     @property
     def capabilities(self) -> Capabilities:
         """Tools (whole calls, not streamed pieces), no separate reasoning, and as the context window the size
-        the model is (or will be) loaded with (``None`` when the file cannot be read)."""
+        the model is (or will be) loaded with (``None`` when the file cannot be read): what the in-process
+        server runs, so its source is ``server``."""
         try:
             window: int | None = self._plan(self.model_path)
         except (ChatError, OSError, ValueError):
             window = None
-        return Capabilities(tools=True, streamed_tool_calls=False, thinking=False, context_window=window)
+        return Capabilities(
+            tools=True,
+            streamed_tool_calls=False,
+            thinking=False,
+            context_window=window,
+            context_window_source="server" if window is not None else None,
+        )
 
     def _plan(self, path: Path) -> int:
         if (known := self._planned.get(path)) is not None:
