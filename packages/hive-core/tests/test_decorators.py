@@ -22,6 +22,8 @@ from hive_core import (
     collect_turn,
 )
 from hive_core.budget import BUDGET_EXHAUSTED_TEXT, estimate_tokens
+from hive_core.chat import probed_capabilities
+from hive_core.context import ContextWindow
 from hive_core.testing import ScriptedChatClient, ScriptedRound, fail, reply
 from hive_protocol import (
     ErrorEvent,
@@ -52,8 +54,8 @@ async def turn(client: ChatClient, content: str = "hi") -> list[Event]:
 
 async def test_a_request_over_the_budget_is_not_sent() -> None:
     inner = ScriptedChatClient([], capabilities=Capabilities(context_window=100))
-    # 324 characters estimate to 81 tokens, over 80% of a 100-token window.
-    events = await turn(TokenBudgetChatClient(inner), "x" * 324)
+    # 293 characters estimate to 74 tokens, + 4 for the message and 3 for the request = 81: over 80% of 100.
+    events = await turn(TokenBudgetChatClient(inner), "x" * 293)
 
     assert events == [
         TextDeltaEvent(content=BUDGET_EXHAUSTED_TEXT),
@@ -66,8 +68,8 @@ async def test_a_request_over_the_budget_is_not_sent() -> None:
 
 async def test_a_request_at_the_budget_is_sent() -> None:
     inner = ScriptedChatClient([reply("fits")], capabilities=Capabilities(context_window=100))
-    # 323 characters estimate to 80 tokens: exactly 80% of the window is still allowed.
-    events = await turn(TokenBudgetChatClient(inner), "x" * 323)
+    # 292 characters estimate to 73 + 4 + 3 = 80 tokens: exactly 80% of the window is still allowed.
+    events = await turn(TokenBudgetChatClient(inner), "x" * 292)
 
     assert events == [TextDeltaEvent(content="fits"), TurnEndEvent(stop_reason="completed", duration_ms=0)]
     assert len(inner.requests) == 1
@@ -76,7 +78,8 @@ async def test_a_request_at_the_budget_is_sent() -> None:
 async def test_without_a_known_window_the_default_is_used() -> None:
     inner = ScriptedChatClient([reply("fits")])
     budget = TokenBudgetChatClient(inner, threshold=0.5, default_window=10)
-    assert budget.window == 10
+    assert budget.window == ContextWindow(10, "default")
+    assert budget.budget == 5
     assert budget.capabilities.context_window is None
     events = await turn(budget, "x" * 24)  # 6 tokens > 5
     assert events[-1] == TurnEndEvent(stop_reason="output_limit", duration_ms=0)
@@ -96,9 +99,10 @@ def test_estimate_counts_every_part() -> None:
         Message("assistant", [ToolCallPart("c1", "tool", '{"k":"v"}', {"k": "v"})]),
         Message("tool", [ToolResultPart("c1", "tool", "r" * 12)]),
     ]
-    # 8 + (4 + 9 + 4 * 1) + 12 = 37 characters, plus 3 of instructions = 40
-    assert estimate_tokens(messages) == 37 // 4
-    assert estimate_tokens(messages, ChatOptions(instructions="abc")) == 10
+    # Per message: characters / 4 rounded up, + 4: 8 → 2 + 4; the call's name and JSON (4 + 9) → 4 + 4;
+    # 12 → 3 + 4; + 3 for the request = 24; instructions "abc" add 1.
+    assert estimate_tokens(messages) == 24
+    assert estimate_tokens(messages, ChatOptions(instructions="abc")) == 25
 
 
 @pytest.mark.parametrize(("threshold", "window"), [(0.0, 10), (1.5, 10), (0.8, 0)])
@@ -285,6 +289,35 @@ def test_fallback_window_is_the_smallest_known() -> None:
         FallbackChatClient(clients, max_attempts=0)
 
 
+class _ProbingClient(ScriptedChatClient):
+    """A client whose server, once asked, reports a window smaller than any the others know."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.probes = 0
+
+    async def probe_capabilities(self) -> Capabilities:
+        self.probes += 1
+        self._capabilities = Capabilities(context_window=2000, context_window_source="server")
+        return self._capabilities
+
+
+async def test_fallback_probes_every_provider_and_keeps_the_window_source() -> None:
+    probing = _ProbingClient()
+    catalogued = ScriptedChatClient(
+        [], capabilities=Capabilities(context_window=4000, context_window_source="catalog")
+    )
+    client = FallbackChatClient([probing, catalogued])
+    assert client.capabilities.context_window_source == "catalog"
+    assert (client.capabilities.context_window, client.capabilities.context_window_source) == (
+        4000,
+        "catalog",
+    )
+    probed = await probed_capabilities(client)
+    assert (probed.context_window, probed.context_window_source) == (2000, "server")
+    assert probing.probes == 1
+
+
 async def test_fallback_events_are_relayed_on_the_wire() -> None:
     sleeps = Sleeps()
     first = ScriptedChatClient(
@@ -310,3 +343,14 @@ async def test_budget_inside_fallback_stops_before_any_provider_is_asked() -> No
     events = await turn(FallbackChatClient([TokenBudgetChatClient(inner)]), "x" * 100)
     assert events[-1] == TurnEndEvent(stop_reason="output_limit", duration_ms=0)
     assert inner.requests == []
+
+
+def test_the_backstop_refuses_against_a_guessed_window_only_when_asked_to() -> None:
+    big = [Message("user", [TextPart("x" * 100_000)])]
+    unknown = ScriptedChatClient([], capabilities=Capabilities())
+    known = ScriptedChatClient(
+        [], capabilities=Capabilities(context_window=8192, context_window_source="catalog")
+    )
+    assert not TokenBudgetChatClient(unknown).admits(big, ChatOptions())
+    assert TokenBudgetChatClient(unknown, refuse_on_default=False).admits(big, ChatOptions())
+    assert not TokenBudgetChatClient(known, refuse_on_default=False).admits(big, ChatOptions())

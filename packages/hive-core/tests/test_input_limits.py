@@ -14,6 +14,7 @@ import pytest
 from core_harness import WAIT, Wire, assert_verified, kinds, message, of_type
 
 from hive_core import Agent, SessionRunner, StdioRunner, tool
+from hive_core.context import ContextManager
 from hive_core.runners.session import Incoming
 from hive_core.testing import ScriptedChatClient, call, reply
 from hive_core.tools import EventSink
@@ -104,7 +105,9 @@ async def test_deep_tool_arguments_are_refused_and_the_turn_goes_on(depth: int) 
     raw = '{"value":' + arrays(depth - 1) + "}"
     keep, ran = deep_tool()
     client = ScriptedChatClient([call(("keep", raw), split=4096), reply("flatter next time")])
-    wire = Wire(SessionRunner(Agent(client, tools=[keep], clock=fixed_clock).session(), session_id="s1"))
+    # The scripted model takes a request of any length: the arguments are what is tested, not the window.
+    agent = Agent(client, tools=[keep], context=ContextManager(window=1 << 40), clock=fixed_clock)
+    wire = Wire(SessionRunner(agent.session(), session_id="s1"))
     events = await wire.run(message("go"))
 
     assert ran == []

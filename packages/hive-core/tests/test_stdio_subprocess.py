@@ -45,6 +45,7 @@ AGENT_SCRIPT = textwrap.dedent(
 
     from hive_core import Agent, HitlBridge, SessionRunner, StdioRunner, TextUpdate, run_stdio, tool
     from hive_core.approvals import Verdict
+    from hive_core.context import ContextManager
     from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, reply
 
 
@@ -74,7 +75,9 @@ AGENT_SCRIPT = textwrap.dedent(
 
     client = ScriptedChatClient(rounds)
     bridge = HitlBridge(timeout=60)
-    agent = Agent(client, tools=[write_note], policy=Rules(), approvals=bridge, clock=lambda: 0.0)
+    # The scripted model takes a request of any length: these scenarios are about framing, not the window.
+    unbounded = ContextManager(window=1 << 40)
+    agent = Agent(client, tools=[write_note], policy=Rules(), approvals=bridge, context=unbounded, clock=lambda: 0.0)
     if scenario == "small-lines":
         runner = StdioRunner(SessionRunner(agent.session(), session_id="s1"), max_line_bytes=1024)
         code = anyio.run(runner.run)

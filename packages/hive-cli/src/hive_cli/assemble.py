@@ -17,6 +17,7 @@ import msgspec
 from hive_core import Agent, ApprovalService, ChatClient, TokenBudgetChatClient, Tool
 from hive_core.builtin_tools import builtin_tools
 from hive_core.config import LoadedConfig, find_project_root, load_config
+from hive_core.context import CompactionSettings, ContextManager
 from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, load_permission_rules
 from hive_core.sandbox import SandboxSettings
@@ -105,7 +106,13 @@ def build_host(
     settings = select_provider(loaded, options.provider or loaded.default_provider)
     if options.model:
         settings = msgspec.structs.replace(settings, model=options.model)
-    client: ChatClient = TokenBudgetChatClient(create_client(settings))
+    compaction = CompactionSettings.from_config(loaded)
+    # The backstop measures against the very window compaction prepares for.
+    client: ChatClient = TokenBudgetChatClient(
+        create_client(settings),
+        configured_window=compaction.max_context_tokens,
+        refuse_on_default=not compaction.compact_on_overflow,
+    )
     rules = load_permission_rules(root, loaded.permissions)
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior
@@ -121,6 +128,7 @@ def build_host(
         tool_timeout=options.tool_timeout or behavior.tool_call_timeout_seconds,
         working_dir=root,
         planning=options.planning,
+        context=ContextManager(compaction),
     )
     return Host(root, loaded, settings, client, agent, McpPlugins.load(root))
 

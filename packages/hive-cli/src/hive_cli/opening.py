@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from functools import partial
 from types import TracebackType
 
-from hive_core import ApprovalService, SessionRunner
+from hive_core import AgentSession, ApprovalService, SessionRunner
 from hive_core.session_id import new_session_id
 from hive_core.sessions import DurableHitlBridge, SqliteSessionStore, SuspendedTurn, validate_session_id
 
@@ -46,6 +46,11 @@ class OpenSession:
     def session_id(self) -> str:
         """The session's id."""
         return self.conversation.session_id
+
+    @property
+    def agent_session(self) -> AgentSession:
+        """The conversation with the agent (its context manager prepares each request)."""
+        return self.conversation.recorder.session
 
     def plugins(self) -> AbstractAsyncContextManager[None]:
         """The project's MCP servers, running (see :func:`~hive_cli.assemble.plugins_for`)."""

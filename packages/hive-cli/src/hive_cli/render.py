@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 import msgspec
 
 from hive_cli.spinner import Spinner
+from hive_core.context import PreparedRequest
 from hive_protocol import (
     AddendumEvent,
     ErrorEvent,
@@ -28,12 +30,19 @@ from hive_protocol import (
     TurnEndEvent,
 )
 
-__all__ = ["TextRenderer"]
+__all__ = ["TextRenderer", "window_use"]
 
 _MARKDOWN = re.compile(r"(?m)^\s*(#{1,6} |[-*+] |\d+\. |```|> |\|)|\*\*[^*\n]+\*\*|`[^`\n]+`")
 """Signs that a reply is Markdown worth rendering (headings, lists, code, quotes, tables, bold)."""
 
 _DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
+
+
+def window_use(prepared: PreparedRequest) -> str:
+    """How full the window was for a request: ``context: 12,345 / 131,072 tokens (9%)``."""
+    window = prepared.window.tokens
+    share = round(100 * prepared.estimated_tokens / window) if window else 0
+    return f"context: {prepared.estimated_tokens:,} / {window:,} tokens ({share}%)"
 
 
 class TextRenderer:
@@ -66,6 +75,9 @@ class TextRenderer:
         """Render replies as Markdown (a terminal, not ``--plain``)."""
         self._spinner = Spinner(self.err) if not plain and self.err.isatty() else None
         self._reply: list[str] = []
+        self.last_request: Callable[[], PreparedRequest | None] = lambda: None
+        """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
+        shown at the turn's end."""
 
     def begin_turn(self) -> None:
         """A turn starts: show progress until the model answers."""
@@ -181,3 +193,5 @@ class TextRenderer:
                         f"tokens: {event.input_tokens} in, {event.output_tokens} out, {event.total_tokens} total",
                     )
                 )
+            if self.show_tokens and (prepared := self.last_request()) is not None:
+                self._note(self._paint(_DIM, window_use(prepared)))

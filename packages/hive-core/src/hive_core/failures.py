@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from hive_protocol import ErrorCode, FallbackCategory
 
 from .errors import HiveError
 from .redaction import mask_urls
 
-__all__ = ["ChatError", "classify", "fallback_category"]
+__all__ = ["ChatError", "classify", "context_overflowed", "fallback_category", "is_context_overflow"]
+
+_CONTEXT_OVERFLOW: Final = re.compile(
+    r"context[_ ]length|context window|context size|maximum context|too many tokens|prompt is too long|"
+    r"input is too long|exceeds the (?:maximum|available|context)|token limit|reduce the length",
+    re.IGNORECASE,
+)
 
 
 class ChatError(HiveError):
@@ -52,3 +61,19 @@ def fallback_category(code: ErrorCode) -> FallbackCategory:
     if code in ("network", "timeout", "internal", "unknown"):
         return "transient"
     return "fatal"
+
+
+def is_context_overflow(message: str) -> bool:
+    """Whether an error text says the request did not fit the model's context window (OpenAI's "maximum context
+    length", Anthropic's "prompt is too long", llama.cpp's "exceeds the available context size"...)."""
+    return bool(_CONTEXT_OVERFLOW.search(message))
+
+
+def context_overflowed(exc: BaseException) -> bool:
+    """Whether a failed model request failed because it did not fit the window: a :class:`ChatError` with code
+    ``context_limit``, or one a provider reported as merely rejected whose text says so."""
+    if not isinstance(exc, ChatError):
+        return False
+    if exc.code == "context_limit":
+        return True
+    return exc.code in ("request_rejected", "unknown", "internal") and is_context_overflow(str(exc))

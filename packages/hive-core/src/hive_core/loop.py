@@ -19,6 +19,7 @@ import msgspec
 
 from hive_protocol import (
     MAX_NESTING_DEPTH,
+    AddendumEvent,
     ErrorEvent,
     InvalidTurnOptions,
     ReasoningEffort,
@@ -34,6 +35,7 @@ from hive_protocol import (
 )
 
 from .approvals import ApprovalService, ToolCallPolicy
+from .budget import admits
 from .chat import (
     ChatClient,
     ChatOptions,
@@ -44,7 +46,10 @@ from .chat import (
     ThinkingUpdate,
     ToolCallUpdate,
     UsageUpdate,
+    probed_capabilities,
 )
+from .context import CompactionReport, ContextManager, PreparedRequest
+from .failures import context_overflowed
 from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from .pipeline import Middleware, Pipeline, default_middlewares
 from .tool_round import ToolOffer, offer_tools, run_tool_round
@@ -78,6 +83,7 @@ class Agent:
         tool_timeout: float | None = None,
         working_dir: Path | None = None,
         planning: bool = False,
+        context: ContextManager | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_iterations < 1:
@@ -105,7 +111,18 @@ class Agent:
         self.working_dir = working_dir or Path.cwd()
         self.planning = planning
         """Planning mode: only read-only tools run."""
+        self.context = context if context is not None else ContextManager()
+        """Prepares every request of its sessions: keeps what is sent inside the model's window (the
+        conversation stays whole). It caches one conversation: a host running several sessions of one agent at
+        once gives each its own (:meth:`session`)."""
         self.clock = clock
+        self._probed = False
+
+    async def probe(self) -> None:
+        """Let the model client ask its server what it can do (its context window), once: the first turn does."""
+        if not self._probed:
+            self._probed = True
+            await probed_capabilities(self.client)
 
     def offer(self, options: TurnOptions) -> ToolOffer:
         """The tools a turn with ``options`` offers the model: none when the model takes no tools."""
@@ -113,9 +130,12 @@ class Agent:
             return ToolOffer((), "none")
         return offer_tools(self.tools, options)
 
-    def session(self, history: Iterable[Message] = ()) -> AgentSession:
-        """A conversation with this agent, optionally continuing ``history``."""
-        return AgentSession(self, list(history))
+    def session(
+        self, history: Iterable[Message] = (), *, context: ContextManager | None = None
+    ) -> AgentSession:
+        """A conversation with this agent, optionally continuing ``history``; ``context`` replaces the agent's
+        context manager for it."""
+        return AgentSession(self, list(history), context)
 
 
 @dataclass
@@ -142,6 +162,11 @@ class _Round:
     provider: str | None = None
     calls: dict[int, list[str | None]] = field(default_factory=dict[int, list[str | None]])
     finish: FinishReason | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Nothing of the response arrived (so nothing reached the client either)."""
+        return not (self.text or self.thinking or self.calls or self.signature)
 
     def message(self, id_prefix: str, taken: set[str]) -> Message:
         """The round as one assistant message; call ids already in ``taken`` are replaced (and added to it)."""
@@ -201,10 +226,14 @@ def _call_part(call_id: str, name: str, text: str) -> ToolCallPart:
 class AgentSession:
     """One conversation with an :class:`Agent`; call it with a ``user_message`` to run a turn."""
 
-    def __init__(self, agent: Agent, conversation: list[Message]) -> None:
+    def __init__(
+        self, agent: Agent, conversation: list[Message], context: ContextManager | None = None
+    ) -> None:
         self.agent = agent
         self.conversation = conversation
         """Every message so far, whole: context management reduces only what is sent."""
+        self.context = context if context is not None else agent.context
+        """What prepares each request from the conversation."""
         self.planning = agent.planning
         """Planning mode for this session."""
 
@@ -222,34 +251,18 @@ class AgentSession:
             emit(ErrorEvent(message=str(exc), code="request_rejected"))
             emit(TurnEndEvent())
             return
+        await agent.probe()
         chat_options, offered = self._chat_options(options, request.model)
         self.conversation.append(Message("user", [TextPart(TurnRequest.of(request).prompt)]))
         usage = _Usage()
-        stop: StopReason = "completed"
-        for round_index in range(agent.max_iterations + 1):
-            last = round_index >= agent.max_iterations
-            round_options = (
-                msgspec.structs.replace(chat_options, tools=[], tool_choice="none") if last else chat_options
-            )
-            message, finish = await self._model_round(round_options, round_index, emit, usage)
-            calls = message.tool_calls
-            if not calls:
-                stop = "step_limit" if last else _stop_reason(finish)
-                break
-            if last:
-                self.conversation.append(
-                    Message(
-                        "tool", [ToolResultPart(c.id, c.name, _NOT_RUN_TEXT, is_error=True) for c in calls]
-                    )
-                )
-                stop = "step_limit"
-                break
-            outcomes = await run_tool_round(self, calls, offered, emit)
-            if any(outcome.terminate for outcome in outcomes):
-                stop = "tool_terminated"
-                break
-            if chat_options.tool_choice not in ("auto", "none"):
-                chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
+        compactions: list[CompactionReport] = []
+        try:
+            stop = await self._rounds(chat_options, offered, emit, usage, compactions)
+        except Exception:
+            # The runner reports the failure (error, turn_end); the turn's compactions happened all the same.
+            _report(compactions, emit)
+            raise
+        _report(compactions, emit)
         emit(
             TurnEndEvent(
                 input_tokens=usage.input if usage.seen else None,
@@ -260,6 +273,38 @@ class AgentSession:
                 duration_ms=int((agent.clock() - started) * 1000),
             )
         )
+
+    async def _rounds(
+        self,
+        chat_options: ChatOptions,
+        offered: tuple[str, ...],
+        emit: EventSink,
+        usage: _Usage,
+        compactions: list[CompactionReport],
+    ) -> StopReason:
+        agent = self.agent
+        for round_index in range(agent.max_iterations + 1):
+            last = round_index >= agent.max_iterations
+            round_options = (
+                msgspec.structs.replace(chat_options, tools=[], tool_choice="none") if last else chat_options
+            )
+            message, finish = await self._model_round(round_options, emit, usage, compactions)
+            calls = message.tool_calls
+            if not calls:
+                return "step_limit" if last else _stop_reason(finish)
+            if last:
+                self.conversation.append(
+                    Message(
+                        "tool", [ToolResultPart(c.id, c.name, _NOT_RUN_TEXT, is_error=True) for c in calls]
+                    )
+                )
+                return "step_limit"
+            outcomes = await run_tool_round(self, calls, offered, emit)
+            if any(outcome.terminate for outcome in outcomes):
+                return "tool_terminated"
+            if chat_options.tool_choice not in ("auto", "none"):
+                chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
+        raise AssertionError("unreachable: the last round has no tools")
 
     def _chat_options(self, options: TurnOptions, model: str | None) -> tuple[ChatOptions, tuple[str, ...]]:
         agent = self.agent
@@ -280,12 +325,70 @@ class AgentSession:
         )
         return chat, offer.names
 
+    async def compact(self, options: TurnOptions | None = None) -> CompactionReport | None:
+        """Compact what the next request sends now (``/compact``), whether or not the window is full.
+
+        The conversation keeps every message; the session's :class:`~hive_core.context.ContextManager` keeps
+        the compaction for the requests that follow. ``None`` when there was nothing to compact.
+        """
+        chat_options, _ = self._chat_options(options or TurnOptions(), None)
+        prepared = await self.context.prepare(
+            self.conversation, client=self.agent.client, options=chat_options, force=True
+        )
+        return prepared.compaction
+
+    async def _prepare(
+        self, options: ChatOptions, compactions: list[CompactionReport], *, force: bool = False
+    ) -> PreparedRequest:
+        """The request to send: the conversation as the context manager reduces it, compacted further when the
+        token-budget backstop would refuse it (a session that reached the budget compacts instead of sticking)."""
+        client, context = self.agent.client, self.context
+        prepared = await context.prepare(self.conversation, client=client, options=options, force=force)
+        if not force and prepared.compaction is None and not admits(client, prepared.messages, options):
+            prepared = await context.prepare(self.conversation, client=client, options=options, force=True)
+        if prepared.compaction is not None:
+            compactions.append(prepared.compaction)
+        return prepared
+
     async def _model_round(
-        self, options: ChatOptions, round_index: int, emit: EventSink, usage: _Usage
+        self, options: ChatOptions, emit: EventSink, usage: _Usage, compactions: list[CompactionReport]
     ) -> tuple[Message, FinishReason | None]:
-        current = _Round()
+        prepared = await self._prepare(options, compactions)
+        retry = self.context.settings.compact_on_overflow
+        while True:
+            reported, written = usage.input, usage.output
+            current = _Round()
+            try:
+                await self._stream(prepared, options, current, emit, usage)
+            except Exception as exc:
+                # The server says the request did not fit (the window was unknown, or the estimate was off):
+                # compact and send the round once more, if nothing of it reached the client yet.
+                if not (retry and current.empty and context_overflowed(exc)):
+                    raise
+                compacted = await self._prepare(options, compactions, force=True)
+                if compacted.compaction is None:
+                    raise
+            else:
+                # Some servers answer an overflowing prompt with an empty reply cut at its first token instead.
+                cut = current.finish == "length" and usage.output == written
+                if not (retry and current.empty and cut):
+                    break
+                compacted = await self._prepare(options, compactions, force=True)
+                if compacted.compaction is None:
+                    break
+            retry = False
+            prepared = compacted
+        if usage.input > reported:
+            self.context.observe_usage(usage.input - reported, prepared)
+        message = current.message(f"call_{len(self.conversation)}", _call_ids(self.conversation))
+        self.conversation.append(message)
+        return message, current.finish
+
+    async def _stream(
+        self, prepared: PreparedRequest, options: ChatOptions, current: _Round, emit: EventSink, usage: _Usage
+    ) -> None:
         try:
-            async for update in self.agent.client.stream(self.conversation, options):
+            async for update in self.agent.client.stream(prepared.messages, options):
                 # Ordered by frequency: this runs once per streamed chunk.
                 if isinstance(update, TextUpdate):
                     if update.text:
@@ -318,9 +421,12 @@ class AgentSession:
             if current.text or current.thinking:
                 self.conversation.append(current.message(f"call_{len(self.conversation)}", set()))
             raise
-        message = current.message(f"call_{len(self.conversation)}", _call_ids(self.conversation))
-        self.conversation.append(message)
-        return message, current.finish
+
+
+def _report(compactions: Sequence[CompactionReport], emit: EventSink) -> None:
+    """The turn's one addendum (after its last text delta): every compaction it made."""
+    if compactions:
+        emit(AddendumEvent(content="; ".join(report.describe() for report in compactions)))
 
 
 def _stop_reason(finish: FinishReason | None) -> StopReason:

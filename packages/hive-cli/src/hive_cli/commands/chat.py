@@ -63,6 +63,7 @@ def chat_main(
     renderer = TextRenderer(
         plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=not no_stream
     )
+    renderer.last_request = lambda: session.agent_session.context.last
     if prompt is None:
         from .interactive import interactive_main
 

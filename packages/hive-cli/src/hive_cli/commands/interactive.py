@@ -12,12 +12,13 @@ import sys
 from contextlib import suppress
 from pathlib import Path
 
-from anyio.from_thread import start_blocking_portal
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from hive_cli import __version__
 from hive_cli.driver import drive_turn
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
+from hive_core import ChatError
 from hive_protocol import Event, TurnEndEvent, UserMessageRequest
 
 __all__ = ["interactive_main"]
@@ -27,6 +28,7 @@ _HELP = """\
   /help                this help
   /model               the provider and model in use
   /session             the session id (continue it later with hive -r ID)
+  /compact             compact the conversation now (what is sent; the session keeps everything)
   Ctrl+C               cancel the running turn (twice: leave)
 """
 
@@ -50,6 +52,19 @@ def _save_history(history: Path) -> None:
 
     with suppress(OSError):  # a history that cannot be written is not worth a traceback at exit
         readline.write_history_file(history)
+
+
+def _compact(portal: BlockingPortal, session: OpenSession) -> str:
+    """Compact on demand and say what it did."""
+    try:
+        report = portal.call(session.agent_session.compact)
+    except KeyboardInterrupt:
+        return "compaction cancelled"
+    except ChatError as exc:
+        return f"could not compact: {exc}"
+    if report is None:
+        return "nothing to compact"
+    return report.describe()
 
 
 def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: bool) -> int:
@@ -97,6 +112,9 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
                 continue
             if text == "/session":
                 sys.stderr.write(f"{session.session_id}\n")
+                continue
+            if text == "/compact":
+                sys.stderr.write(_compact(portal, session) + "\n")
                 continue
             renderer.begin_turn()
             future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)

@@ -95,6 +95,7 @@ async def _run_once(
     except USER_ERRORS as exc:
         return _failure(str(exc), "error", started, as_json)
     renderer = TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens)
+    renderer.last_request = lambda: session.agent_session.context.last
 
     def sink(event: Event) -> None:
         if not as_json:
