@@ -8,21 +8,12 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from hive_core import ChatError
+from hive_core.failures import is_context_overflow
 from hive_protocol import ErrorCode
 
 __all__ = ["chat_error_for_status", "code_for_status", "is_context_overflow", "retry_after_seconds"]
 
-_CONTEXT_OVERFLOW = re.compile(
-    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|"
-    r"input is too long|exceeds the (?:maximum|context)|token limit|reduce the length",
-    re.IGNORECASE,
-)
 _BILLING = re.compile(r"insufficient[_ ]quota|billing|credit balance|payment|quota exceeded", re.IGNORECASE)
-
-
-def is_context_overflow(message: str) -> bool:
-    """Whether a provider's error text says the request did not fit the context window."""
-    return bool(_CONTEXT_OVERFLOW.search(message))
 
 
 def code_for_status(status: int, message: str = "") -> ErrorCode:
