@@ -79,9 +79,13 @@ def kill_all(groups: Iterable[int], marker: bytes) -> None:
     if not os.path.isdir(f"{_PROC}/self"):
         return
     own = os.getpid()
+    clean = 0
     for _ in range(_MAX_PASSES):
         found = [pid for pid in marked_processes(marker) if pid != own]
-        if not found:
+        # Two clean passes in a row: a process in the middle of an exec shows an empty environment for an
+        # instant, so one clean pass can miss it.
+        clean = 0 if found else clean + 1
+        if clean == 2:
             return
         for pid in found:
             with contextlib.suppress(OSError):
