@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 CORE_STACK = {"hive_protocol", "anyio", "httpx2", "mcp", "yaml", "msgspec", "tree_sitter", "tree_sitter_bash"}
-PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp"}
+PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "acp"}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {
     "hive_protocol": (ROOT / "packages/hive-protocol/src/hive_protocol", {"msgspec"}),
@@ -33,6 +33,7 @@ CORE_DIR = ROOT / "packages/hive-core/src/hive_core"
 
 KERNEL = (
     "approvals",
+    "backends",
     "budget",
     "chat",
     "context",
@@ -43,6 +44,7 @@ KERNEL = (
     "loop",
     "messages",
     "pipeline",
+    "questions",
     "redaction",
     "runners",
     "session_id",

@@ -6,6 +6,7 @@ of :mod:`hive_protocol`.
 """
 
 from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, PathJudge, ToolCallPolicy
+from .backends import AgentBackend, BackendProbe, HiveBackend
 from .budget import TokenBudgetChatClient
 from .chat import (
     AsyncClosable,
@@ -28,16 +29,19 @@ from .hitl import HitlBridge
 from .loop import Agent, AgentSession
 from .messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
+from .questions import QuestionBridge, QuestionService
 from .runners import Processor, SessionRunner, StdioRunner, collect_turn, open_turn, run_stdio
 from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome, tool
 
 __all__ = [
     "Agent",
+    "AgentBackend",
     "AgentSession",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
     "AsyncClosable",
+    "BackendProbe",
     "Capabilities",
     "ChatClient",
     "ChatError",
@@ -47,6 +51,7 @@ __all__ = [
     "FallbackChatClient",
     "FinishUpdate",
     "HitlBridge",
+    "HiveBackend",
     "Invocation",
     "Message",
     "Middleware",
@@ -55,6 +60,8 @@ __all__ = [
     "PathJudge",
     "Pipeline",
     "Processor",
+    "QuestionBridge",
+    "QuestionService",
     "SessionRunner",
     "StdioRunner",
     "TextPart",

@@ -27,6 +27,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from hive_core.hitl import HitlBridge
+from hive_core.questions import QuestionBridge
 from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
@@ -80,6 +81,7 @@ class SessionRunner:
         *,
         session_id: str | None = None,
         bridge: HitlBridge | None = None,
+        questions: QuestionBridge | None = None,
         on_context: Callable[[ContextUpdateRequest], None] | None = None,
         on_question: Callable[[QuestionResponseRequest], object] | None = None,
         enrich_context: bool = True,
@@ -92,6 +94,9 @@ class SessionRunner:
         self.session_id = session_id or new_session_id()
         """The id sent in ``session_started`` (a new one sorting by creation when none is given)."""
         self.bridge = bridge
+        self.questions = questions
+        """Where ``question_request`` events are published and ``question_response`` answers go (unless
+        ``on_question`` takes them): attached and detached with the session, like :attr:`bridge`."""
         self.on_context = on_context
         self.on_question = on_question
         self.enrich_context = enrich_context
@@ -116,6 +121,8 @@ class SessionRunner:
         emit(SessionStartedEvent(session_id=self.session_id, protocol_version=PROTOCOL_VERSION))
         if self.bridge is not None:
             self.bridge.attach(emit)
+        if self.questions is not None:
+            self.questions.attach(emit)
         queue = _TurnQueue(self.max_queued_turns, self.max_queued_text)
         async with anyio.create_task_group() as group:
             await group.start(self._run_turns, queue, emit)
@@ -132,6 +139,8 @@ class SessionRunner:
                             await queue.put(turn)  # waits while the queue is full: reading pauses
                 if self.bridge is not None:
                     self.bridge.detach()
+                if self.questions is not None:
+                    self.questions.detach()
 
     def _dispatch(
         self, request: Request | UnreadableRequest | LineTooLong, emit: EventSink
@@ -160,6 +169,8 @@ class SessionRunner:
             case QuestionResponseRequest():
                 if self.on_question is not None:
                     self.on_question(request)
+                elif self.questions is not None:
+                    self.questions.answer(request)
             case UnreadableRequest():
                 emit(request.to_event())
             case LineTooLong():

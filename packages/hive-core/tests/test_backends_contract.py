@@ -1,0 +1,140 @@
+"""The backend contract: the built-in loop is the backend named ``hive``, served by the runners like any other, and
+questions are asked over the wire and answered (or declined) through the question bridge."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from hive_core import (
+    Agent,
+    AgentBackend,
+    HiveBackend,
+    QuestionBridge,
+    QuestionService,
+    collect_turn,
+)
+from hive_core.testing import ScriptedChatClient, reply
+from hive_protocol import (
+    Event,
+    Question,
+    QuestionOption,
+    QuestionRequestEvent,
+    QuestionResponseRequest,
+    TextDeltaEvent,
+    TurnEndEvent,
+    verify,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class _Client:
+    """The runner's sink as a bridge sees it: keeps what was published and says when something was."""
+
+    def __init__(self) -> None:
+        self.published: list[Event] = []
+        self.arrived = anyio.Event()
+
+    def __call__(self, event: Event) -> None:
+        self.published.append(event)
+        self.arrived.set()
+
+    async def wait(self) -> None:
+        with anyio.fail_after(5):
+            await self.arrived.wait()
+
+
+def _question(request_id: str = "ask-1") -> QuestionRequestEvent:
+    return QuestionRequestEvent(
+        id=request_id,
+        questions=[
+            Question(
+                question="Which database?",
+                multi_select=False,
+                options=[QuestionOption(label="SQLite"), QuestionOption(label="PostgreSQL")],
+                allow_free_text=False,
+            )
+        ],
+    )
+
+
+async def test_the_built_in_loop_is_the_backend_named_hive() -> None:
+    client = ScriptedChatClient([reply("Hello", " there")])
+    backend = HiveBackend(Agent(client).session())
+
+    assert isinstance(backend, AgentBackend)
+    events = await collect_turn(backend, "hi")
+
+    assert [e.content for e in events if isinstance(e, TextDeltaEvent)] == ["Hello", " there"]
+    assert isinstance(events[-1], TurnEndEvent)
+    verify(events)
+    probe = await backend.probe()
+    assert (probe.name, probe.installed, probe.offline) == ("hive", True, True)
+    assert backend.session_id is None
+
+
+async def test_a_question_is_published_and_its_answer_returned() -> None:
+    bridge = QuestionBridge()
+    assert isinstance(bridge, QuestionService)
+    client = _Client()
+    bridge.attach(client)
+    answers: list[dict[str, list[str]] | None] = []
+
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            answers.append(await bridge.ask(_question()))
+
+        group.start_soon(ask)
+        await client.wait()
+        assert client.published == [_question()]
+        assert not bridge.answer(
+            QuestionResponseRequest(id="ask-other", answers={"Which database?": "SQLite"})
+        )
+        assert bridge.answer(QuestionResponseRequest(id="ask-1", answers={"Which database?": "SQLite"}))
+
+    assert answers == [{"Which database?": ["SQLite"]}]
+    assert not bridge.answer(QuestionResponseRequest(id="ask-1"))  # settled: a second answer matches nothing
+
+
+async def test_a_response_without_answers_declines() -> None:
+    bridge = QuestionBridge()
+    client = _Client()
+    bridge.attach(client)
+    answers: list[dict[str, list[str]] | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            answers.append(await bridge.ask(_question()))
+
+        group.start_soon(ask)
+        await client.wait()
+        bridge.answer(QuestionResponseRequest(id="ask-1"))
+    assert answers == [None]
+
+
+async def test_no_client_or_no_answer_in_time_declines() -> None:
+    assert await QuestionBridge().ask(_question()) is None  # nobody attached: never asked, declined
+
+    bridge = QuestionBridge(timeout=0.05)
+    bridge.attach(lambda _event: None)
+    with anyio.fail_after(5):
+        assert await bridge.ask(_question()) is None
+
+
+async def test_detaching_declines_the_waiting_question() -> None:
+    bridge = QuestionBridge()
+    client = _Client()
+    bridge.attach(client)
+    answers: list[dict[str, list[str]] | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            answers.append(await bridge.ask(_question()))
+
+        group.start_soon(ask)
+        await client.wait()
+        bridge.detach()
+    assert answers == [None]
+    assert await bridge.ask(_question("ask-2")) is None
