@@ -7,8 +7,11 @@ A :class:`SessionStore` keeps a row per session and an append-only log of entrie
 into it; :meth:`SessionStore.restore` rebuilds the conversation exactly (thinking signatures, raw and parsed
 tool arguments, results with their errors and refusals), closing a turn a crash cut short;
 :class:`DurableHitlBridge` and :class:`SuspendedTurn` let an approval wait survive a crash and be asked again.
+:class:`BackendRecorder` records the turns a coding-agent CLI runs, with the CLI's own session id
+(``backend_session``, read back by :func:`last_backend_session`) that resuming the hive session resumes.
 """
 
+from .backend_recorder import BackendRecorder
 from .durable import RESUMED_NOTE, DurableHitlBridge, SuspendedTurn
 from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
 from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
@@ -19,6 +22,7 @@ from .records import (
     ApprovalClosed,
     ApprovalOutcome,
     ApprovalWait,
+    BackendSession,
     Entry,
     EntryKind,
     EntryPayload,
@@ -34,6 +38,7 @@ from .records import (
     cut_title,
     decode_payload,
     entry_kind,
+    last_backend_session,
 )
 from .replay import (
     ABANDONED_APPROVAL_TEXT,
@@ -61,6 +66,8 @@ __all__ = [
     "ApprovalClosed",
     "ApprovalOutcome",
     "ApprovalWait",
+    "BackendRecorder",
+    "BackendSession",
     "DurableHitlBridge",
     "Entry",
     "EntryKind",
@@ -88,6 +95,7 @@ __all__ = [
     "cut_title",
     "decode_payload",
     "entry_kind",
+    "last_backend_session",
     "replay",
     "validate_session_id",
 ]

@@ -13,11 +13,14 @@ Each entry carries one typed payload, and the payload's type names the entry's k
 - ``turn_resume`` (:class:`TurnResume`): a restarted process resumes a turn suspended on approval waits.
 - ``turn_end`` (``TurnEndEvent``): the turn ended (cancelled and failed turns too).
 - ``error`` (``ErrorEvent``): the turn failed, or its request was rejected.
+- ``backend_session`` (:class:`BackendSession`): the session is served by a coding-agent CLI, which now works in
+  a session of its own with that id; the last one is what ``-c`` and ``-r`` resume.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal
 
@@ -34,6 +37,7 @@ __all__ = [
     "ApprovalClosed",
     "ApprovalOutcome",
     "ApprovalWait",
+    "BackendSession",
     "Entry",
     "EntryKind",
     "EntryPayload",
@@ -49,6 +53,7 @@ __all__ = [
     "cut_title",
     "decode_payload",
     "entry_kind",
+    "last_backend_session",
 ]
 
 TITLE_CHARS: Final = 100
@@ -66,6 +71,7 @@ EntryKind = Literal[
     "turn_resume",
     "turn_end",
     "error",
+    "backend_session",
 ]
 """The kinds of log entry; see the module's table."""
 
@@ -126,6 +132,15 @@ class TurnResume(msgspec.Struct, frozen=True, kw_only=True):
     """The ``hitl_request.id`` of each wait re-sent."""
 
 
+class BackendSession(msgspec.Struct, frozen=True, kw_only=True):
+    """The coding-agent CLI serving the session, and the id of the CLI's own session."""
+
+    backend: str
+    """The backend's canonical name (``gemini``, ``opencode``)."""
+    session_id: str
+    """The CLI's session id, as it named it: what resuming the hive session passes back to it."""
+
+
 class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
     """An approval wait still open in a suspended turn: what a restarted server must ask again."""
 
@@ -153,6 +168,7 @@ EntryPayload = (
     | TurnResume
     | TurnEndEvent
     | ErrorEvent
+    | BackendSession
 )
 """What one log entry holds; its type names its kind."""
 
@@ -165,6 +181,7 @@ _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
     TurnResume: "turn_resume",
     TurnEndEvent: "turn_end",
     ErrorEvent: "error",
+    BackendSession: "backend_session",
 }
 _TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
 
@@ -184,6 +201,16 @@ class Entry:
     """Its kind (an :data:`EntryKind`, or a kind this version does not know)."""
     payload: EntryPayload | None
     """What it holds; ``None`` when it could not be read (an unknown kind or a damaged row): readers skip it."""
+
+
+def last_backend_session(entries: Iterable[Entry]) -> BackendSession | None:
+    """The last ``backend_session`` of a log: the CLI serving the session and its session id; ``None`` for a
+    session of hive's own loop."""
+    found: BackendSession | None = None
+    for entry in entries:
+        if isinstance(entry.payload, BackendSession):
+            found = entry.payload
+    return found
 
 
 def cut_title(text: str, limit: int = TITLE_CHARS) -> str:
