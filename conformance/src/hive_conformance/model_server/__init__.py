@@ -4,7 +4,16 @@ Responses, Anthropic Messages and Gemini APIs, streaming or not, and records eve
 Run it from a shell with ``python -m hive_conformance.model_server SCRIPT.jsonl [--port N]``.
 """
 
+from .agent_cli import agent_cli_responder
 from .recording import Endpoint, RecordedRequest
-from .server import DEFAULT_MODEL, EXHAUSTED_STATUS, ScriptedModelServer
+from .server import DEFAULT_MODEL, EXHAUSTED_STATUS, Responder, ScriptedModelServer
 
-__all__ = ["DEFAULT_MODEL", "EXHAUSTED_STATUS", "Endpoint", "RecordedRequest", "ScriptedModelServer"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "EXHAUSTED_STATUS",
+    "Endpoint",
+    "RecordedRequest",
+    "Responder",
+    "ScriptedModelServer",
+    "agent_cli_responder",
+]

@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NoReturn, Self, cast
@@ -35,13 +35,17 @@ from .openai_responses import OpenAIResponsesApi
 from .recording import Endpoint, RecordedRequest
 from .wire import CREATED, Call, WireApi, dumps, stock_message
 
-__all__ = ["DEFAULT_MODEL", "EXHAUSTED_STATUS", "ScriptedModelServer"]
+__all__ = ["DEFAULT_MODEL", "EXHAUSTED_STATUS", "Responder", "ScriptedModelServer"]
 
 DEFAULT_MODEL = "scripted-model"
 """The model name the server reports when a request names none."""
 
 EXHAUSTED_STATUS = 410
 """The status of the answer to a request that finds no round left: one that no SDK retries."""
+
+Responder = Callable[[RecordedRequest], Round | None]
+"""Chooses the round that answers a model request from the request itself (its ``round`` not yet set);
+``None`` leaves the request to the script's queue."""
 
 _CLOSE_TIMEOUT = 5.0
 _STALL_POLL = 0.1
@@ -81,10 +85,19 @@ class ScriptedModelServer:
         model: str = DEFAULT_MODEL,
         host: str = "127.0.0.1",
         port: int = 0,
+        responder: Responder | None = None,
     ) -> None:
-        """Prepare a server for ``rounds``; it binds ``host:port`` (0 picks a free port) on :meth:`start`."""
+        """Prepare a server for ``rounds``; it binds ``host:port`` (0 picks a free port) on :meth:`start`.
+
+        With a ``responder``, each model request is first offered to it: the round it returns answers the
+        request (and counts as consumed), and only when it returns ``None`` is the next scripted round used.
+        A responder serves clients that send an unpredictable number of requests (titles, probes), answering
+        each from what it asks rather than from its position.
+        """
         self.model = model
         """The model name reported when a request names none, and listed by ``GET …/models``."""
+        self.responder = responder
+        """Consulted for every model request before the script's queue (see :class:`Responder`)."""
         self._host = host
         self._port = port
         self._lock = threading.Lock()
@@ -252,10 +265,6 @@ class ScriptedModelServer:
         with self._lock:
             round_: Round | None = None
             round_index: int | None = None
-            if endpoint in _APIS and self._rounds:
-                round_ = self._rounds.popleft()
-                round_index = self._next_round
-                self._next_round += 1
             record = RecordedRequest(
                 index=len(self._requests),
                 method=method,
@@ -266,8 +275,16 @@ class ScriptedModelServer:
                 raw_body=raw,
                 endpoint=endpoint,
                 stream=stream,
-                round=round_index,
+                round=None,
             )
+            if endpoint in _APIS and self.responder is not None:
+                round_ = self.responder(record)
+            if endpoint in _APIS and round_ is None and self._rounds:
+                round_ = self._rounds.popleft()
+            if round_ is not None:
+                round_index = self._next_round
+                self._next_round += 1
+                record = msgspec.structs.replace(record, round=round_index)
             self._requests.append(record)
             consumed = self._next_round
 
