@@ -7,14 +7,25 @@ This is the one place the CLI wires the SDK: the same assembly serves the intera
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
-from hive_core import Agent, ApprovalService, ChatClient, TokenBudgetChatClient, Tool
+from hive_core import (
+    Agent,
+    ApprovalService,
+    Capabilities,
+    ChatClient,
+    ChatError,
+    ChatOptions,
+    ChatUpdate,
+    Message,
+    TokenBudgetChatClient,
+    Tool,
+)
 from hive_core.builtin_tools import builtin_tools
 from hive_core.config import LoadedConfig, find_project_root, load_config
 from hive_core.context import CompactionSettings, ContextManager
@@ -24,7 +35,7 @@ from hive_core.sandbox import SandboxSettings
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
-__all__ = ["Host", "HostOptions", "build_host", "instructions_for"]
+__all__ = ["AGENT_PROVIDER", "Host", "HostOptions", "build_host", "instructions_for"]
 
 
 @dataclass
@@ -47,6 +58,13 @@ class HostOptions:
     """How hard a reasoning model thinks; ``None`` for ``chatBehavior.reasoningEffort``."""
     tool_timeout: float | None = None
     """Seconds a tool call may run; ``None`` for ``chatBehavior.toolCallTimeoutSeconds``."""
+    agent: str | None = None
+    """The backend that runs the turns (``--agent``): a coding-agent CLI's name or alias, ``hive`` for the built-in
+    loop; ``None`` for the backend a resumed session was recorded with (else the built-in loop)."""
+    agent_mode: str | None = None
+    """The CLI's session mode (``--agent-mode``) instead of the one in which it asks before acting."""
+    model_endpoint: str | None = None
+    """An OpenAI-compatible base URL the CLI is pointed at (``--model-endpoint``), ``model`` naming the model."""
 
 
 @dataclass
@@ -72,6 +90,26 @@ class Host:
         return f"{self.settings.provider}/{self.settings.model or 'default'}"
 
 
+class _NoModel:
+    """The model client of a host whose turns a coding-agent CLI runs: hive's own model is never asked."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Nothing: there is no model."""
+        return Capabilities()
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Refuse: the session's turns are the CLI's."""
+        raise ChatError(
+            "this session's turns run in a coding-agent CLI, not hive's own loop", code="request_rejected"
+        )
+        yield  # pragma: no cover - makes this an async generator
+
+
+AGENT_PROVIDER = "agent"
+"""The provider a host built for a coding-agent CLI names (it has no model of its own)."""
+
+
 def instructions_for(root: Path, *, planning: bool) -> str:
     """The system instructions of hive's agent."""
     text = (
@@ -90,8 +128,12 @@ def build_host(
     approvals: ApprovalService | None,
     extra_tools: tuple[Tool, ...] = (),
     warn: bool = True,
+    model_free: bool = False,
 ) -> Host:
     """Load the configuration for the project around ``options.cwd`` and build its agent.
+
+    With ``model_free`` (a coding-agent CLI runs the turns) no provider is chosen and no model client built: the
+    host holds the project's configuration, rules and sandbox for the CLI, and needs no provider configured.
 
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
@@ -103,16 +145,21 @@ def build_host(
     if warn:
         for warning in loaded.warnings:
             sys.stderr.write(f"hive: warning: {warning}\n")
-    settings = select_provider(loaded, options.provider or loaded.default_provider)
-    if options.model:
-        settings = msgspec.structs.replace(settings, model=options.model)
     compaction = CompactionSettings.from_config(loaded)
-    # The backstop measures against the very window compaction prepares for.
-    client: ChatClient = TokenBudgetChatClient(
-        create_client(settings),
-        configured_window=compaction.max_context_tokens,
-        refuse_on_default=not compaction.compact_on_overflow,
-    )
+    client: ChatClient
+    if model_free:
+        settings = ProviderSettings(provider=AGENT_PROVIDER, model=options.model)
+        client = _NoModel()
+    else:
+        settings = select_provider(loaded, options.provider or loaded.default_provider)
+        if options.model:
+            settings = msgspec.structs.replace(settings, model=options.model)
+        # The backstop measures against the very window compaction prepares for.
+        client = TokenBudgetChatClient(
+            create_client(settings),
+            configured_window=compaction.max_context_tokens,
+            refuse_on_default=not compaction.compact_on_overflow,
+        )
     rules = load_permission_rules(root, loaded.permissions)
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,28 @@ Examples:
   hive -p "Hello" -o jsonl               streaming JSON Lines
   hive -c                                continue the latest session here
   hive -r 18f3a2c4d5e-1a2b3c4d --fork    resume a copy of a session
+  hive --agent gemini -p "Fix it"        a coding-agent CLI runs it (`hive agents`)
 """
+
+
+def _agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--agent``, ``--agent-mode`` and ``--model-endpoint``: a coding-agent CLI runs the turns."""
+    command = click.option(
+        "--model-endpoint",
+        metavar="URL",
+        help="With --agent: run the CLI offline against this OpenAI-compatible server (-m names its model); hive "
+        "writes the CLI's configuration in a private HOME.",
+    )(command)
+    command = click.option(
+        "--agent-mode",
+        metavar="MODE",
+        help="With --agent: the CLI's session mode (e.g. its bypass mode); default: the mode that asks first.",
+    )(command)
+    return click.option(
+        "--agent",
+        metavar="NAME",
+        help="Run the turns with this coding-agent CLI (`hive agents` lists the names); `hive` is hive's own loop.",
+    )(command)
 
 
 @dataclass
@@ -85,6 +107,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     envvar="HIVE_DEBUG",
     help="On an internal error, print its traceback (also HIVE_DEBUG=1).",
 )
+@_agent_options
 @click.pass_context
 def cli(ctx: click.Context, **options: Any) -> None:
     """hive: an agent host for any model, in your terminal.
@@ -105,6 +128,7 @@ Examples:
   hive run "Add type hints to utils.py"
   hive run --json -p "What changed?" > result.json
   hive run --server --session-id build-42      JSON Lines server on stdin/stdout
+  hive run --server --agent opencode           serve a coding-agent CLI's turns
 """
 )
 @click.argument("prompt_arg", metavar="[PROMPT]", required=False)
@@ -140,6 +164,7 @@ Examples:
     "--auto-commit", is_flag=True, help="After a successful run in a git repository, commit all changes."
 )
 @click.option("--commit-message", help="Message for --auto-commit.")
+@_agent_options
 def run(**options: Any) -> None:
     """Run a single prompt and exit (or serve the protocol with --server).
 
@@ -214,6 +239,18 @@ def doctor(verbose: bool) -> None:
     from .commands.doctor import doctor_main
 
     sys.exit(doctor_main(verbose=verbose))
+
+
+@cli.command(epilog="\b\nExamples:\n  hive agents\n  hive agents -o json --verbose")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option(
+    "--verbose", is_flag=True, help="Also the program, protocol, arguments, and the warm-session pool."
+)
+def agents(output: str, verbose: bool) -> None:
+    """List the agent backends: hive's own loop and every coding-agent CLI, installed or not."""
+    from .commands.agents import agents_main
+
+    sys.exit(agents_main(as_json=output == "json", verbose=verbose))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive update --check\n  hive update")

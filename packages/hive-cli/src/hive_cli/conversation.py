@@ -1,15 +1,27 @@
-"""Which conversation a command continues: a new session, the latest (``-c``), a given one (``-r``), or a fork."""
+"""Which conversation a command continues: a new session, the latest (``-c``), a given one (``-r``), or a fork.
+
+A session a coding-agent CLI serves (``--agent NAME``) keeps its conversation in the CLI's own session: resuming it
+resumes that session, with the backend it was recorded with, and it cannot be forked (no CLI can copy its
+session) or continued by another backend.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hive_core.backends import HIVE_BACKEND
 from hive_core.errors import UserError
-from hive_core.sessions import SessionInfo, SqliteSessionStore, TranscriptRecorder
+from hive_core.sessions import (
+    BackendSession,
+    SessionInfo,
+    SqliteSessionStore,
+    TranscriptRecorder,
+    last_backend_session,
+)
 
 from .assemble import Host
 
-__all__ = ["Conversation", "SessionChoice", "SessionChoiceError", "open_conversation"]
+__all__ = ["Conversation", "SessionChoice", "SessionChoiceError", "open_conversation", "serving_backend"]
 
 
 class SessionChoiceError(UserError, LookupError):
@@ -32,10 +44,16 @@ class SessionChoice:
 
 @dataclass
 class Conversation:
-    """A session of the store, restored into the host's agent and recorded as it goes."""
+    """A session of the store: restored into the host's agent and recorded as it goes, or served by a backend."""
 
     info: SessionInfo
-    recorder: TranscriptRecorder
+    """The session's row."""
+    recorder: TranscriptRecorder | None
+    """Records hive's own loop; ``None`` when a coding-agent CLI serves the session."""
+    backend: str | None = None
+    """The canonical name of the CLI that serves the session; ``None`` for hive's own loop."""
+    backend_session: BackendSession | None = None
+    """The CLI's own session recorded last, to resume; ``None`` for a new one."""
 
     @property
     def session_id(self) -> str:
@@ -43,37 +61,114 @@ class Conversation:
         return self.info.id
 
 
-def open_conversation(host: Host, store: SqliteSessionStore, choice: SessionChoice) -> Conversation:
+def open_conversation(
+    host: Host,
+    store: SqliteSessionStore,
+    choice: SessionChoice,
+    *,
+    agent: str | None = None,
+    agent_model: str | None = None,
+) -> Conversation:
     """Find or create the session, take its lease, restore its messages into a new agent session, and record from
-    there.
+    there; or, for a session a coding-agent CLI serves, find the CLI's session to resume.
 
-    The lease (given up when the store closes) comes before the history is read: a session another process
-    serves raises :class:`~hive_core.sessions.SessionInUse` instead of interleaving two transcripts.
+    ``agent`` is the canonical backend name of ``--agent`` (``hive`` for the built-in loop), ``None`` when it was
+    not given: a resumed session then keeps the backend it was recorded with; ``agent_model`` is the model a new
+    backend session is recorded with (the CLI's own default when ``None``). The lease (given up when the store
+    closes) comes before the history is read: a session another process serves raises
+    :class:`~hive_core.sessions.SessionInUse` instead of interleaving two transcripts.
     """
     project = str(host.project_root)
-    info: SessionInfo | None
+    info, recorded, backend = _choose(store, project, choice, agent)
+    if info is not None and choice.fork:
+        info = store.fork(info.id)
+    if info is None:
+        info = store.create(
+            project_path=project,
+            model=agent_model if backend is not None else host.settings.model,
+            provider=backend or host.settings.provider,
+            session_id=choice.session_id,
+            exist_ok=choice.session_id is not None,
+        )
+    store.lease(info.id)
+    if backend is not None:
+        return Conversation(info, None, backend, recorded)
+    session = host.agent.session(store.restore(info.id))
+    return Conversation(info, TranscriptRecorder(session, store, info.id))
+
+
+def serving_backend(
+    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
+) -> str | None:
+    """The coding-agent CLI that will serve the session ``choice`` opens with ``--agent`` ``agent`` (canonical
+    names; ``None`` for hive's own loop), before anything is built. Raises :class:`SessionChoiceError` as
+    :func:`open_conversation` does."""
+    return _choose(store, project, choice, agent)[2]
+
+
+def _choose(
+    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
+) -> tuple[SessionInfo | None, BackendSession | None, str | None]:
+    """The stored session (``None``: a new one), its CLI's session recorded last, and the backend to serve it."""
+    info = _lookup(store, project, choice)
+    recorded = _recorded(store, info)
+    backend = _backend_for(info, recorded, agent)
+    if backend is not None and info is not None and choice.fork:
+        raise SessionChoiceError(
+            f"forking a session served by agent backend {backend!r} is not supported: the CLI cannot copy its "
+            "own session; resume it without --fork"
+        )
+    return info, recorded, backend
+
+
+def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:
+    """The stored session ``choice`` continues; ``None`` for a new one."""
     if choice.resume is not None:
         info = store.get(choice.resume)
         if info is None:
             raise SessionChoiceError(
                 f"no session {choice.resume!r}; `hive sessions list` shows the sessions of this project"
             )
-    elif choice.continue_latest:
+        return info
+    if choice.continue_latest:
         info = store.latest(project)
         if info is None and choice.fork:
             raise SessionChoiceError("there is no earlier session in this project to fork")
-    else:
-        info = None
-    if info is not None and choice.fork:
-        info = store.fork(info.id)
+        return info
+    if choice.session_id is not None:
+        return store.get(choice.session_id)
+    return None
+
+
+def _recorded(store: SqliteSessionStore, info: SessionInfo | None) -> BackendSession | None:
+    return last_backend_session(store.entries(info.id)) if info is not None else None
+
+
+def _backend_for(info: SessionInfo | None, recorded: BackendSession | None, agent: str | None) -> str | None:
+    """The backend that serves the session (``None``: hive's own loop), or the error of asking for another."""
+    wanted = None if agent == HIVE_BACKEND else agent
     if info is None:
-        info = store.create(
-            project_path=project,
-            model=host.settings.model,
-            provider=host.settings.provider,
-            session_id=choice.session_id,
-            exist_ok=choice.session_id is not None,
+        return wanted
+    had = recorded.backend if recorded is not None else _recorded_backend(info)
+    if agent is None or had == wanted:
+        return had
+    if had is not None:
+        raise SessionChoiceError(
+            f"session {info.id!r} was recorded with agent backend {had!r}; resume it with --agent {had} "
+            "(or without --agent)"
         )
-    store.lease(info.id)
-    session = host.agent.session(store.restore(info.id))
-    return Conversation(info, TranscriptRecorder(session, store, info.id))
+    if info.message_count:
+        raise SessionChoiceError(
+            f"session {info.id!r} is a session of hive's own loop: agent backend {wanted!r} cannot take over its "
+            "history; resume it without --agent, or start a new session"
+        )
+    return wanted
+
+
+def _recorded_backend(info: SessionInfo) -> str | None:
+    """The backend a session was created for before the CLI named a session of its own (its first turn failed)."""
+    if info.provider is None:
+        return None
+    from hive_providers.backends.registry import backend_specs
+
+    return info.provider if any(spec.name == info.provider for spec in backend_specs()) else None

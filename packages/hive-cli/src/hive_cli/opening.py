@@ -2,23 +2,36 @@
 
 Every command that talks to a model opens its session with :func:`open_session`: the interactive mode, ``-p`` and
 ``hive run`` ask approvals at the terminal; ``hive run --server`` (``served``) asks its client, through waits
-written to the session's log so they survive a restart.
+written to the session's log so they survive a restart. With ``--agent NAME`` a coding-agent CLI runs the turns
+instead of hive's own loop, under the same rules and asking through the same services (and its questions: the
+terminal's :class:`~hive_cli.questioner.TerminalQuestioner`, or a :class:`~hive_core.questions.QuestionBridge`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from types import TracebackType
 
 from hive_core import AgentSession, ApprovalService, SessionRunner
+from hive_core.backends import HIVE_BACKEND, AgentBackend
+from hive_core.config import find_project_root
+from hive_core.questions import QuestionBridge, QuestionService
 from hive_core.session_id import new_session_id
-from hive_core.sessions import DurableHitlBridge, SqliteSessionStore, SuspendedTurn, validate_session_id
+from hive_core.sessions import (
+    BackendRecorder,
+    DurableHitlBridge,
+    SqliteSessionStore,
+    SuspendedTurn,
+    validate_session_id,
+)
 
 from .approver import TerminalApprover
 from .assemble import Host, HostOptions, build_host, plugins_for
-from .conversation import Conversation, SessionChoice, open_conversation
+from .backend_host import AgentOptionError, build_backend, canonical_agent, close_backend
+from .conversation import Conversation, SessionChoice, open_conversation, serving_backend
+from .questioner import TerminalQuestioner
 from .session_store import open_session_store
 
 __all__ = ["OpenSession", "open_session"]
@@ -31,7 +44,12 @@ class OpenSession:
     """
 
     def __init__(
-        self, host: Host, store: SqliteSessionStore, conversation: Conversation, runner: SessionRunner
+        self,
+        host: Host,
+        store: SqliteSessionStore,
+        conversation: Conversation,
+        runner: SessionRunner,
+        backend: AgentBackend | None = None,
     ) -> None:
         self.host = host
         """The configured agent and what it was made from."""
@@ -41,6 +59,8 @@ class OpenSession:
         """The session, restored and recorded."""
         self.runner = runner
         """Runs the session's turns."""
+        self.backend = backend
+        """The coding-agent CLI that runs the turns; ``None`` for hive's own loop."""
 
     @property
     def session_id(self) -> str:
@@ -48,12 +68,25 @@ class OpenSession:
         return self.conversation.session_id
 
     @property
-    def agent_session(self) -> AgentSession:
-        """The conversation with the agent (its context manager prepares each request)."""
-        return self.conversation.recorder.session
+    def agent_session(self) -> AgentSession | None:
+        """The conversation with hive's agent (its context manager prepares each request); ``None`` when a
+        coding-agent CLI runs the turns."""
+        recorder = self.conversation.recorder
+        return recorder.session if recorder is not None else None
+
+    @property
+    def label(self) -> str:
+        """What runs the turns, for humans: ``provider/model``, or ``agent NAME`` (and its model)."""
+        if self.conversation.backend is None:
+            return self.host.model_label
+        model = self.conversation.info.model
+        return f"agent {self.conversation.backend}" + (f" ({model})" if model else "")
 
     def plugins(self) -> AbstractAsyncContextManager[None]:
-        """The project's MCP servers, running (see :func:`~hive_cli.assemble.plugins_for`)."""
+        """The project's MCP servers running, or the coding-agent CLI, stopped at the end of the block with
+        every warm CLI the process keeps."""
+        if self.backend is not None:
+            return _closing(self.backend)
         return plugins_for(self.host)
 
     def end(self, *, failed: bool = False) -> None:
@@ -98,8 +131,68 @@ def open_session(
         raise
 
 
-def _host(options: HostOptions, approvals: ApprovalService, clock: Callable[[], float] | None) -> Host:
-    host = build_host(options, approvals=approvals)
+@asynccontextmanager
+async def _closing(backend: AgentBackend) -> AsyncGenerator[None]:
+    try:
+        yield
+    finally:
+        await close_backend(backend)
+
+
+def _agent(options: HostOptions) -> str | None:
+    """The canonical ``--agent`` name; planning mode is hive's own loop's."""
+    agent = canonical_agent(options.agent)
+    if agent not in (None, HIVE_BACKEND) and options.planning:
+        raise AgentOptionError(
+            "--plan and --dry-run are modes of hive's own loop; they cannot be used with --agent"
+        )
+    return agent
+
+
+def _backend(
+    host: Host,
+    options: HostOptions,
+    conversation: Conversation,
+    store: SqliteSessionStore,
+    approvals: ApprovalService,
+    questions: QuestionService,
+) -> tuple[BackendRecorder, AgentBackend]:
+    assert conversation.backend is not None
+    recorded = conversation.backend_session
+    resume = recorded.session_id if recorded is not None else None
+    try:
+        backend = build_backend(
+            host,
+            options,
+            conversation.backend,
+            approvals=approvals,
+            questions=questions,
+            session_key=conversation.session_id,
+            resume=resume,
+        )
+    except BaseException:
+        if not store.entries(conversation.session_id):  # made for this run: no empty session is left behind
+            store.delete(conversation.session_id)
+        raise
+    return BackendRecorder(backend, store, conversation.session_id, resumed=resume), backend
+
+
+def _runs_in_cli(
+    options: HostOptions, agent: str | None, store: SqliteSessionStore, choice: SessionChoice
+) -> bool:
+    """Whether a coding-agent CLI runs the turns: ``--agent NAME``, or the backend the resumed session was
+    recorded with (asking for another is an error, raised here before the host is built)."""
+    return serving_backend(store, str(find_project_root(options.cwd)), choice, agent) is not None
+
+
+def _host(
+    options: HostOptions,
+    approvals: ApprovalService,
+    clock: Callable[[], float] | None,
+    *,
+    model_free: bool = False,
+) -> Host:
+    host = build_host(options, approvals=approvals, model_free=model_free)
     if clock is not None:
         host.agent.clock = clock
     return host
@@ -108,23 +201,37 @@ def _host(options: HostOptions, approvals: ApprovalService, clock: Callable[[], 
 def _at_terminal(
     options: HostOptions, choice: SessionChoice, store: SqliteSessionStore, clock: Callable[[], float] | None
 ) -> OpenSession:
+    agent = _agent(options)
     approver = TerminalApprover()
-    host = _host(options, approver, clock)
-    conversation = open_conversation(host, store, choice)
-    runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
+    host = _host(options, approver, clock, model_free=_runs_in_cli(options, agent, store, choice))
+    conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
+    if conversation.recorder is not None:
+        runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
+        approver.on_stop = runner.cancel
+        return OpenSession(host, store, conversation, runner)
+    recorder, backend = _backend(host, options, conversation, store, approver, TerminalQuestioner())
+    runner = SessionRunner(recorder, session_id=conversation.session_id)
     approver.on_stop = runner.cancel
-    return OpenSession(host, store, conversation, runner)
+    return OpenSession(host, store, conversation, runner, backend)
 
 
 def _served(
     options: HostOptions, session_id: str | None, store: SqliteSessionStore, clock: Callable[[], float] | None
 ) -> OpenSession:
+    agent = _agent(options)
     sid = validate_session_id(session_id) if session_id else new_session_id()
     bridge = DurableHitlBridge(store, sid)
-    host = _host(options, bridge, clock)
+    choice = SessionChoice(session_id=sid)
+    host = _host(options, bridge, clock, model_free=_runs_in_cli(options, agent, store, choice))
     bridge.timeout = host.config.approval_timeout_seconds
-    conversation = open_conversation(host, store, SessionChoice(session_id=sid))
+    conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
     recorder = conversation.recorder
+    if recorder is None:
+        # A CLI's turn cannot be resumed mid-way: its process is gone; the CLI's session is resumed instead.
+        questions = QuestionBridge()
+        processor, backend = _backend(host, options, conversation, store, bridge, questions)
+        runner = SessionRunner(processor, session_id=sid, bridge=bridge, questions=questions)
+        return OpenSession(host, store, conversation, runner, backend)
     suspended = SuspendedTurn.load(store, sid) if session_id else None
     resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None
     runner = SessionRunner(recorder, session_id=sid, bridge=bridge, resume=resume)

@@ -39,6 +39,9 @@ def chat_main(
     fork: bool,
     output: str,
     plain: bool,
+    agent: str | None = None,
+    agent_mode: str | None = None,
+    model_endpoint: str | None = None,
 ) -> int:
     """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled, 143 on SIGTERM)."""
     if fork and not (continue_ or resume):
@@ -47,7 +50,17 @@ def chat_main(
     if prompt is None and output != "text":
         sys.stderr.write(f"hive: -o {output} needs a prompt (-p)\n")
         return 2
-    options = HostOptions(model=model, provider=provider, planning=plan or dry_run)
+    if (agent_mode or model_endpoint) and not (agent or continue_ or resume):
+        sys.stderr.write("hive: --agent-mode and --model-endpoint need --agent NAME\n")
+        return 2
+    options = HostOptions(
+        model=model,
+        provider=provider,
+        planning=plan or dry_run,
+        agent=agent,
+        agent_mode=agent_mode,
+        model_endpoint=model_endpoint,
+    )
     choice = SessionChoice(continue_latest=continue_, resume=resume, fork=fork)
     if prompt is None and not sys.stdin.isatty():
         prompt = sys.stdin.read().strip()
@@ -63,7 +76,9 @@ def chat_main(
     renderer = TextRenderer(
         plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=not no_stream
     )
-    renderer.last_request = lambda: session.agent_session.context.last
+    agent_session = session.agent_session
+    if agent_session is not None:
+        renderer.last_request = lambda: agent_session.context.last
     if prompt is None:
         from .interactive import interactive_main
 

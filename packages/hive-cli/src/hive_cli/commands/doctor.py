@@ -96,6 +96,17 @@ def _check_sandbox(report: _Report, settings: SandboxSettings) -> None:
         report.ok(line)
 
 
+def _check_agents(report: _Report) -> None:
+    """How many coding-agent CLIs are on ``PATH`` (found, not started: ``hive agents`` reads their versions)."""
+    from hive_providers.backends.probe import find_executable
+    from hive_providers.backends.registry import backend_specs
+
+    specs = backend_specs()
+    found = [spec.name for spec in specs if find_executable(spec) is not None]
+    names = f": {', '.join(found)}" if found and report.verbose else ""
+    report.ok(f"{len(found)} of {len(specs)} coding-agent CLIs installed{names} (`hive agents` lists them)")
+
+
 def doctor_main(*, verbose: bool) -> int:
     """Run every check; exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
@@ -154,6 +165,9 @@ def doctor_main(*, verbose: bool) -> int:
                 f"check the {settings.provider} endpoint and key",
                 mask_urls(str(exc)),
             )
+
+    report.section("Agents")
+    _check_agents(report)
 
     report.section("Environment")
     if shutil.which("git"):

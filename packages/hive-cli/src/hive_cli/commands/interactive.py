@@ -29,6 +29,7 @@ _HELP = """\
   /model               the provider and model in use
   /session             the session id (continue it later with hive -r ID)
   /compact             compact the conversation now (what is sent; the session keeps everything)
+  /agents              the coding-agent CLI in use and the warm-session pool's counters
   Ctrl+C               cancel the running turn (twice: leave)
 """
 
@@ -56,8 +57,11 @@ def _save_history(history: Path) -> None:
 
 def _compact(portal: BlockingPortal, session: OpenSession) -> str:
     """Compact on demand and say what it did."""
+    agent_session = session.agent_session
+    if agent_session is None:
+        return "the agent CLI keeps its own context: /compact is for hive's own loop"
     try:
-        report = portal.call(session.agent_session.compact)
+        report = portal.call(agent_session.compact)
     except KeyboardInterrupt:
         return "compaction cancelled"
     except ChatError as exc:
@@ -65,6 +69,22 @@ def _compact(portal: BlockingPortal, session: OpenSession) -> str:
     if report is None:
         return "nothing to compact"
     return report.describe()
+
+
+def _agents(session: OpenSession) -> str:
+    """The backend in use and the live counters of the process's warm-session pool."""
+    from hive_providers.backends.pool import default_pool
+
+    pool = default_pool()
+    stats, settings = pool.stats, pool.settings
+    using = session.conversation.backend or "hive (the built-in loop)"
+    return (
+        f"agent: {using} (`hive agents` lists every backend)\n"
+        f"pool: {stats.active} active, {stats.leased} leased, {stats.indexed} indexed · {stats.hits} hits, "
+        f"{stats.misses} misses, {stats.evictions} evictions, {stats.faults} faults, {stats.reaped} reaped · "
+        f"max {settings.max_active}, idle timeout {settings.idle_timeout:g} s"
+        + ("" if settings.enabled else " · disabled")
+    )
 
 
 def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: bool) -> int:
@@ -80,9 +100,11 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
             totals["output"] += event.output_tokens or 0
 
     _setup_line_editing()
-    restored = len(session.conversation.recorder.session.conversation)
+    recorder = session.conversation.recorder
+    restored = len(recorder.session.conversation) if recorder is not None else 0
+    resumed = " (resuming the agent's session)" if session.conversation.backend_session is not None else ""
     sys.stderr.write(
-        f"hive {__version__} · {host.model_label} · session {session.session_id}"
+        f"hive {__version__} · {session.label} · session {session.session_id}{resumed}"
         + (f" ({restored} messages restored)" if restored else "")
         + (" · planning mode" if host.agent.planning else "")
         + (" · dry run" if dry_run else "")
@@ -108,7 +130,11 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
                 sys.stderr.write(_HELP)
                 continue
             if text == "/model":
-                sys.stderr.write(f"{host.model_label} (start hive with -m or --provider to change it)\n")
+                change = "--agent or -m" if session.backend is not None else "-m or --provider"
+                sys.stderr.write(f"{session.label} (start hive with {change} to change it)\n")
+                continue
+            if text == "/agents":
+                sys.stderr.write(_agents(session) + "\n")
                 continue
             if text == "/session":
                 sys.stderr.write(f"{session.session_id}\n")

@@ -43,9 +43,18 @@ def run_main(
     plan: bool,
     auto_commit: bool,
     commit_message: str | None,
+    agent: str | None = None,
+    agent_mode: str | None = None,
+    model_endpoint: str | None = None,
 ) -> int:
     """Run ``hive run``; return the exit code."""
+    if (agent_mode or model_endpoint) and not (agent or (server and session_id)):
+        sys.stderr.write("hive: --agent-mode and --model-endpoint need --agent NAME\n")
+        return 2
     options = HostOptions(
+        agent=agent,
+        agent_mode=agent_mode,
+        model_endpoint=model_endpoint,
         model=model,
         provider=provider,
         planning=plan,
@@ -95,7 +104,9 @@ async def _run_once(
     except USER_ERRORS as exc:
         return _failure(str(exc), "error", started, as_json)
     renderer = TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens)
-    renderer.last_request = lambda: session.agent_session.context.last
+    agent_session = session.agent_session
+    if agent_session is not None:
+        renderer.last_request = lambda: agent_session.context.last
 
     def sink(event: Event) -> None:
         if not as_json:

@@ -1,0 +1,107 @@
+"""Questions answered at the terminal: the ``question_request`` of a coding-agent CLI in an interactive or ``-p`` run."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import anyio
+import anyio.to_thread
+
+from hive_core.questions import Answers
+from hive_protocol import Question, QuestionRequestEvent
+
+__all__ = ["TerminalQuestioner"]
+
+
+class TerminalQuestioner:
+    """Asks the person at the terminal each question in turn: its options numbered, a choice (or several, for a
+    multiple-choice question) read by number, or free text where the question allows it.
+
+    An empty answer declines the whole request. Without a terminal on both stdin and stdout nothing is asked and
+    every request is declined, so a prompt never lands in a piped output stream and a script never hangs.
+    """
+
+    def __init__(
+        self, *, stdin: TextIO | None = None, stderr: TextIO | None = None, interactive: bool | None = None
+    ) -> None:
+        self._stdin = stdin or sys.stdin
+        self._stderr = stderr or sys.stderr
+        self.interactive = (
+            interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
+        )
+        """Whether a person can be asked."""
+        self._lock = anyio.Lock()
+
+    async def ask(self, request: QuestionRequestEvent) -> Answers | None:
+        """Ask the questions of ``request`` (one request at a time); ``None`` when declined or not asked."""
+        if not self.interactive or not request.questions:
+            return None
+        answers: Answers = {}
+        async with self._lock:
+            for question in request.questions:
+                self._write(self._panel(question))
+                while True:
+                    line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+                    if line is None or not line.strip():
+                        self._write("  (declined)\n")
+                        return None
+                    chosen = self.interpret(question, line)
+                    if chosen is not None:
+                        answers[question.question] = chosen
+                        break
+                    self._write(f"  {self._hint(question)}: ")
+        return answers
+
+    @staticmethod
+    def interpret(question: Question, line: str) -> list[str] | None:
+        """The labels (or the free text) ``line`` answers ``question`` with; ``None`` when it answers nothing."""
+        text = line.strip()
+        picks = [part.strip() for part in text.replace(",", " ").split()]
+        count = len(question.options)
+        if picks and all(pick.isdigit() and 1 <= int(pick) <= count for pick in picks):
+            if len(picks) > 1 and not question.multi_select:
+                return None
+            labels: list[str] = []
+            for pick in picks:
+                label = question.options[int(pick) - 1].label
+                if label not in labels:
+                    labels.append(label)
+            return labels
+        for option in question.options:  # the label itself, typed out
+            if option.label.casefold() == text.casefold():
+                return [option.label]
+        if question.allow_free_text or not question.options:
+            return [text]
+        return None
+
+    def _hint(self, question: Question) -> str:
+        count = len(question.options)
+        if not count:
+            return "type your answer (empty to decline)"
+        choice = f"a number 1-{count}" if count > 1 else "1"
+        if question.multi_select:
+            choice += " (several: 1,3)"
+        if question.allow_free_text:
+            choice += ", or your own answer"
+        return f"answer {choice}; empty to decline"
+
+    def _panel(self, question: Question) -> str:
+        lines = [
+            "",
+            f"╭─ question{f': {question.header}' if question.header else ''}",
+            f"│ {question.question}",
+        ]
+        for number, option in enumerate(question.options, 1):
+            description = f" - {option.description}" if option.description else ""
+            lines.append(f"│   {number}. {option.label}{description}")
+        lines.append(f"╰─ {self._hint(question)}: ")
+        return "\n".join(lines)
+
+    def _write(self, text: str) -> None:
+        self._stderr.write(text)
+        self._stderr.flush()
+
+    def _read(self) -> str | None:
+        line = self._stdin.readline()
+        return line or None
