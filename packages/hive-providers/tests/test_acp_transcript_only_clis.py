@@ -1,0 +1,115 @@
+"""The ACP CLIs that cannot run on this machine (Qoder and Kiro need a vendor login; Junie's and OMP's installers
+download binaries; DeepSeek Harness did not install), driven through their own launch specs by the fake agent
+replaying transcripts written from each CLI's documented behaviour: the same client, the same rules."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp_fake_agent import arguments, read_log
+
+from hive_core.hitl import HitlBridge
+from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.runners import SessionRunner
+from hive_protocol import (
+    ErrorEvent,
+    Event,
+    HitlRequestEvent,
+    HitlResponseRequest,
+    TextDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    UserMessageRequest,
+    verify,
+)
+from hive_providers.backends.acp.backend import AcpBackend
+from hive_providers.backends.registry import resolve_backend
+from hive_providers.backends.specs import BackendOptions
+
+pytestmark = pytest.mark.anyio
+
+WAIT = 20.0
+
+
+async def _turn(tmp_path: Path, name: str, transcript: str, *, approve: bool) -> list[Event]:
+    events: list[Event] = []
+    bridge = HitlBridge(timeout=WAIT)
+
+    def sink(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, HitlRequestEvent):
+            bridge.answer(HitlResponseRequest(id=event.id, approved=approve, reason="not this one"))
+
+    bridge.attach(sink)
+    backend = AcpBackend(
+        resolve_backend(name),
+        BackendOptions(
+            cwd=tmp_path,
+            executable=sys.executable,
+            arguments=arguments(transcript, tmp_path / "log.jsonl"),
+            policy=PermissionPolicy(PermissionRules.default(), tmp_path),
+            approvals=bridge,
+            cancel_grace=1.0,
+            startup_timeout=10.0,
+        ),
+    )
+    try:
+        with anyio.fail_after(WAIT):
+            await SessionRunner(backend).run_turn(UserMessageRequest(content="RUNTOOL go"), sink)
+    finally:
+        await backend.aclose()
+    violations = verify(events, turns=1)
+    assert not violations, violations
+    return events
+
+
+def _answer(tmp_path: Path) -> Any:
+    [answer] = [
+        message["result"]
+        for message in read_log(tmp_path / "log.jsonl")
+        if "method" not in message and "result" in message
+    ]
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("name", "allow", "reject"),
+    [
+        ("kiro-cli", "allow", "deny"),
+        ("junie", "approve", "reject"),
+        ("omp", "allow_once", "reject_once"),
+        ("dsh", "once", "no"),
+    ],
+)
+@pytest.mark.parametrize("approve", [True, False], ids=["approve", "reject"])
+async def test_a_command_is_asked_about_and_answered_by_kind(
+    tmp_path: Path, name: str, allow: str, reject: str, approve: bool
+) -> None:
+    events = await _turn(tmp_path, name, f"{name}-permission", approve=approve)
+
+    [asked] = [event for event in events if isinstance(event, HitlRequestEvent)]
+    assert asked.tool_name == "execute_command"
+    assert asked.arguments == {"command": "touch hive_tool_ran.txt"}
+    [start] = [event for event in events if isinstance(event, ToolStartEvent)]
+    [end] = [event for event in events if isinstance(event, ToolEndEvent)]
+    assert start.call_id == end.call_id == asked.call_id
+    assert end.success is approve  # a refused call is a failure whatever the agent reports after it
+    assert _answer(tmp_path) == {"outcome": {"outcome": "selected", "optionId": allow if approve else reject}}
+    assert "".join(e.content for e in events if isinstance(e, TextDeltaEvent)) == "MOCK_REPLY done"
+    last = events[-1]
+    assert isinstance(last, TurnEndEvent)
+    assert last.stop_reason == "completed"
+
+
+async def test_a_cli_that_needs_a_login_ends_the_turn_with_an_auth_error(tmp_path: Path) -> None:
+    events = await _turn(tmp_path, "qodercli", "qodercli-auth-required", approve=True)
+
+    [error] = [event for event in events if isinstance(event, ErrorEvent)]
+    assert error.code == "auth"
+    assert "Authentication required" in error.message
+    assert isinstance(events[-1], TurnEndEvent)
