@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 import anyio
@@ -41,6 +42,8 @@ class TerminalApprover:
         self.always: set[str] = set()
         """Tools the person approved for the rest of the process."""
         self.on_stop = on_stop
+        self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
+        """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
         self._lock = anyio.Lock()
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -54,26 +57,28 @@ class TerminalApprover:
                 "allow the call in .hive/permissions.yaml to run it unattended",
             )
         async with self._lock:
-            self._stderr.write(self._panel(request))
+            with self.screen():
+                return await self._ask(request)
+
+    async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        self._stderr.write(self._panel(request))
+        self._stderr.flush()
+        while True:
+            answer = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+            choice = (answer or "").strip().lower()[:1]
+            if choice in ("y", ""):
+                return ApprovalDecision(approved=True)
+            if choice == "a":
+                self.always.add(request.tool_name)
+                return ApprovalDecision(approved=True, always_approve=True)
+            if choice == "n":
+                return ApprovalDecision(approved=False, reason="the operator declined")
+            if choice == "s":
+                if self.on_stop is not None:
+                    self.on_stop()
+                return ApprovalDecision(approved=False, reason="the operator declined and stopped the turn")
+            self._stderr.write("  answer y, a, n or s: ")
             self._stderr.flush()
-            while True:
-                answer = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
-                choice = (answer or "").strip().lower()[:1]
-                if choice in ("y", ""):
-                    return ApprovalDecision(approved=True)
-                if choice == "a":
-                    self.always.add(request.tool_name)
-                    return ApprovalDecision(approved=True, always_approve=True)
-                if choice == "n":
-                    return ApprovalDecision(approved=False, reason="the operator declined")
-                if choice == "s":
-                    if self.on_stop is not None:
-                        self.on_stop()
-                    return ApprovalDecision(
-                        approved=False, reason="the operator declined and stopped the turn"
-                    )
-                self._stderr.write("  answer y, a, n or s: ")
-                self._stderr.flush()
 
     def _read(self) -> str:
         line = self._stdin.readline()

@@ -10,7 +10,7 @@ terminal's :class:`~hive_cli.questioner.TerminalQuestioner`, or a :class:`~hive_
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from functools import partial
 from types import TracebackType
 
@@ -50,6 +50,7 @@ class OpenSession:
         conversation: Conversation,
         runner: SessionRunner,
         backend: AgentBackend | None = None,
+        prompters: tuple[TerminalApprover | TerminalQuestioner, ...] = (),
     ) -> None:
         self.host = host
         """The configured agent and what it was made from."""
@@ -61,6 +62,13 @@ class OpenSession:
         """Runs the session's turns."""
         self.backend = backend
         """The coding-agent CLI that runs the turns; ``None`` for hive's own loop."""
+        self.prompters = prompters
+        """What asks the person at the terminal (approvals, an agent's questions); none for a served session."""
+
+    def share_screen(self, screen: Callable[[], AbstractContextManager[object]]) -> None:
+        """Hold ``screen`` while a question is on the terminal (the renderer's, so its progress line stops)."""
+        for prompter in self.prompters:
+            prompter.screen = screen
 
     @property
     def session_id(self) -> str:
@@ -208,11 +216,12 @@ def _at_terminal(
     if conversation.recorder is not None:
         runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
         approver.on_stop = runner.cancel
-        return OpenSession(host, store, conversation, runner)
-    recorder, backend = _backend(host, options, conversation, store, approver, TerminalQuestioner())
+        return OpenSession(host, store, conversation, runner, prompters=(approver,))
+    questioner = TerminalQuestioner()
+    recorder, backend = _backend(host, options, conversation, store, approver, questioner)
     runner = SessionRunner(recorder, session_id=conversation.session_id)
     approver.on_stop = runner.cancel
-    return OpenSession(host, store, conversation, runner, backend)
+    return OpenSession(host, store, conversation, runner, backend, prompters=(approver, questioner))
 
 
 def _served(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 import anyio
@@ -31,26 +33,32 @@ class TerminalQuestioner:
             interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
         )
         """Whether a person can be asked."""
+        self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
+        """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
         self._lock = anyio.Lock()
 
     async def ask(self, request: QuestionRequestEvent) -> Answers | None:
         """Ask the questions of ``request`` (one request at a time); ``None`` when declined or not asked."""
         if not self.interactive or not request.questions:
             return None
-        answers: Answers = {}
         async with self._lock:
-            for question in request.questions:
-                self._write(self._panel(question))
-                while True:
-                    line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
-                    if line is None or not line.strip():
-                        self._write("  (declined)\n")
-                        return None
-                    chosen = self.interpret(question, line)
-                    if chosen is not None:
-                        answers[question.question] = chosen
-                        break
-                    self._write(f"  {self._hint(question)}: ")
+            with self.screen():
+                return await self._ask(request)
+
+    async def _ask(self, request: QuestionRequestEvent) -> Answers | None:
+        answers: Answers = {}
+        for question in request.questions:
+            self._write(self._panel(question))
+            while True:
+                line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+                if line is None or not line.strip():
+                    self._write("  (declined)\n")
+                    return None
+                chosen = self.interpret(question, line)
+                if chosen is not None:
+                    answers[question.question] = chosen
+                    break
+                self._write(f"  {self._hint(question)}: ")
         return answers
 
     @staticmethod

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from typing import TextIO
 
 import msgspec
@@ -61,6 +62,7 @@ class TextRenderer:
         show_thinking: bool = False,
         show_tokens: bool = False,
         stream: bool = True,
+        spinner: Spinner | None = None,
     ) -> None:
         self.out = stdout or sys.stdout
         self.err = stderr or sys.stderr
@@ -73,7 +75,9 @@ class TextRenderer:
         self._thinking_open = False
         self.markdown = not plain and self.out.isatty()
         """Render replies as Markdown (a terminal, not ``--plain``)."""
-        self._spinner = Spinner(self.err) if not plain and self.err.isatty() else None
+        self._spinner = spinner or (Spinner(self.err) if not plain and self.err.isatty() else None)
+        self._showing: str | None = None
+        self._held = 0
         self._reply: list[str] = []
         self.last_request: Callable[[], PreparedRequest | None] = lambda: None
         """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
@@ -84,8 +88,23 @@ class TextRenderer:
         self._progress("thinking…")
 
     def _progress(self, label: str) -> None:
-        if self._spinner is not None:
+        self._showing = label
+        if self._spinner is not None and not self._held:
             self._spinner.show(label)
+
+    @contextmanager
+    def screen(self) -> Generator[None]:
+        """Hold the terminal for a question (an approval, an agent's question): the progress line is cleared and
+        not drawn while it is held, then the latest progress comes back."""
+        self._held += 1
+        if self._spinner is not None:
+            self._spinner.hide()
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._showing is not None and self._spinner is not None:
+                self._spinner.show(self._showing)
 
     def _end_markdown(self) -> None:
         """A stretch of reply ended: redraw it as Markdown where that helps and the terminal still shows it."""
@@ -125,6 +144,7 @@ class TextRenderer:
             self._line_open = False
 
     def __call__(self, event: Event) -> None:
+        self._showing = None
         if self._spinner is not None:
             self._spinner.hide()
         if isinstance(event, TextDeltaEvent):

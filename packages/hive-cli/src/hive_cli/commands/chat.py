@@ -79,6 +79,7 @@ def chat_main(
     agent_session = session.agent_session
     if agent_session is not None:
         renderer.last_request = lambda: agent_session.context.last
+    session.share_screen(renderer.screen)
     if prompt is None:
         from .interactive import interactive_main
 

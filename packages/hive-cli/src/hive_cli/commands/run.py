@@ -107,6 +107,7 @@ async def _run_once(
     agent_session = session.agent_session
     if agent_session is not None:
         renderer.last_request = lambda: agent_session.context.last
+    session.share_screen(renderer.screen)
 
     def sink(event: Event) -> None:
         if not as_json:
