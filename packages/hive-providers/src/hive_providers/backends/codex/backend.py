@@ -1,0 +1,324 @@
+"""Codex CLI on its app-server, as an :class:`~hive_core.backends.AgentBackend`.
+
+The first turn starts ``codex app-server --listen stdio://`` (its private ``CODEX_HOME`` from
+:mod:`.offline` when the options name an endpoint), ``initialize`` s it, and opens the thread: ``thread/resume``
+of the options' ``resume`` id, else ``thread/start`` with the model, the project directory, ``approvalPolicy:
+"untrusted"`` (Codex asks before any command it does not know to be safe) and the ``workspace-write`` sandbox
+(bubblewrap; it works as root here). The thread id is :attr:`CodexBackend.session_id`. Each turn is one
+``turn/start``; its notifications become hive events (:mod:`.items`) until ``turn/completed``. Codex's approval
+requests are judged by the permission rules, then the approval service: ``accept``, ``acceptForSession`` (the human
+approved always), ``decline``.
+
+Cancelled, the turn's open approvals are answered ``cancel``, ``turn/interrupt`` is sent and the turn waits
+``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the process group, then SIGKILL to the group, and
+the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
+never pooled) and stopped by :meth:`CodexBackend.aclose`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+
+from hive_core.approvals import ApprovalRequest, Verdict
+from hive_core.backends import BackendProbe
+from hive_core.tool_round import CANCELLED_CALL_TEXT
+from hive_core.tools import EventSink
+from hive_protocol import UserMessageRequest
+from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.errors import BackendNotInstalled
+from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.specs import BackendOptions, LaunchSpec
+
+from .app_server import AppServerConnection, AppServerError, RpcError
+from .items import TurnItems, command_line, item_arguments
+
+__all__ = ["APPROVAL_POLICY", "APPROVAL_REQUESTS", "SANDBOX", "CodexBackend", "approval_decision"]
+
+APPROVAL_POLICY: Final = "untrusted"
+"""The thread's approval policy: Codex asks before every command outside its short list of safe ones."""
+APPROVAL_POLICIES: Final = ("untrusted", "on-failure", "on-request", "never")
+"""The policies ``--agent-mode`` may choose instead."""
+SANDBOX: Final = "workspace-write"
+"""The thread's sandbox: writes inside the project only (bubblewrap on Linux, which runs as root here)."""
+APPROVAL_REQUESTS: Final = {
+    "item/commandExecution/requestApproval": "execute_command",
+    "item/fileChange/requestApproval": "edit_file",
+}
+"""Codex's approval requests, with the hive tool each is judged as."""
+
+_FAILED_CALL_TEXT: Final = "Not finished: Codex failed before this call's outcome was reported."
+_log = logging.getLogger(__name__)
+
+
+def approval_decision(approved: bool, *, always: bool = False) -> dict[str, Any]:
+    """The answer to an approval request: ``accept``, ``acceptForSession`` or ``decline``."""
+    if not approved:
+        return {"decision": "decline"}
+    return {"decision": "acceptForSession" if always else "accept"}
+
+
+class CodexBackend:
+    """Drives Codex's app-server: one hive session's turns in one Codex thread."""
+
+    def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
+        self.name = spec.name
+        """The backend's canonical name."""
+        self.spec = spec
+        """How Codex is started."""
+        self.options = options
+        """Where it works and who judges and answers its requests."""
+        self.connection: AppServerConnection | None = None
+        """The running app-server, between turns too; ``None`` before the first turn and after a kill."""
+        self.notes: list[str] = []
+        """What could not be done as asked (a thread Codex could not resume)."""
+        self._thread_id = options.resume
+        self._thread_open = False
+        self._call_ids: set[str] = set()
+
+    @property
+    def session_id(self) -> str | None:
+        """The Codex thread id once a turn opened it (or the id to resume, before)."""
+        return self._thread_id
+
+    async def probe(self) -> BackendProbe:
+        """Whether Codex is installed here, and its version."""
+        return await probe_backend(self.spec, self.options)
+
+    async def aclose(self) -> None:
+        """Stop the app-server, leaving no process behind."""
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            await connection.aclose(self.options.cancel_grace)
+
+    # -- a turn ---------------------------------------------------------------------------------------------
+
+    async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
+        """Run one turn in Codex's thread."""
+        connection = await self._ready()
+        tracker = ToolCallTracker(emit, taken=self._call_ids)
+        items = TurnItems(emit, tracker)
+        done = anyio.Event()
+
+        def notified(method: str, params: dict[str, Any]) -> None:
+            thread = text_of(params.get("threadId"))
+            if thread is not None and thread != self._thread_id:
+                return  # a sub-thread's, or another thread's
+            items.on_notification(method, params)
+            if items.completed is not None:
+                done.set()
+
+        async def approve(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            return await self._approve(method, params, tracker)
+
+        connection.on_notification, connection.on_request = notified, approve
+        try:
+            async with connection.reading():
+                started = await connection.request(
+                    "turn/start",
+                    {"threadId": self._thread_id, "input": [{"type": "text", "text": request.content}]},
+                )
+                items.turn_id = items.turn_id or text_of(_as_dict(started.get("turn")).get("id"))
+                await _first(done, connection.ended)
+                if not done.is_set():
+                    raise await connection.died("the turn")
+        except anyio.get_cancelled_exc_class():
+            # The runner writes the turn_end: it alone knows a cancel from a deadline.
+            with anyio.CancelScope(shield=True):
+                await self._interrupt(connection, items, done)
+            tracker.close_all(CANCELLED_CALL_TEXT)
+            raise
+        except BaseException:
+            with contextlib.suppress(Exception):
+                tracker.close_all(_FAILED_CALL_TEXT)
+            raise
+        finally:
+            connection.on_notification = connection.on_request = None
+        emit(items.finish())
+
+    async def _interrupt(self, connection: AppServerConnection, items: TurnItems, done: anyio.Event) -> None:
+        grace = self.options.cancel_grace
+        async with connection.reading():
+            for request_id in list(connection.open_requests.values()):
+                await connection.answer(request_id, {"decision": "cancel"})
+            if items.turn_id is not None and not connection.faulted:
+                with contextlib.suppress(RpcError, AppServerError), anyio.move_on_after(grace):
+                    await connection.request(
+                        "turn/interrupt", {"threadId": self._thread_id, "turnId": items.turn_id}
+                    )
+            with anyio.move_on_after(grace):
+                await _first(done, connection.ended)
+            if done.is_set():
+                return
+            # Codex ignored the interrupt: it may be stuck, and is not trusted again.
+            connection.faulted_reason = "did not stop its turn when interrupted"
+            connection.signal_group(signal.SIGINT)
+            with anyio.move_on_after(grace):
+                await connection.ended.wait()
+        self.connection = None
+        await connection.aclose(0.0)
+
+    async def _approve(self, method: str, params: dict[str, Any], tracker: ToolCallTracker) -> dict[str, Any]:
+        tool = APPROVAL_REQUESTS.get(method)
+        if tool is None:
+            raise RpcError(-32601, f"hive does not serve {method}")
+        item_id = text_of(params.get("itemId"))
+        call = None
+        if tool == "execute_command":
+            arguments: dict[str, Any] = {"command": command_line(params.get("command"))}
+        else:
+            known = tracker.get(item_id) if item_id is not None else None
+            arguments = _as_dict(known.input) if known is not None else {}
+            if not arguments:
+                arguments = item_arguments({"type": "fileChange", "changes": params.get("changes")})
+        call_id = tracker.correlate(
+            {
+                "toolCallId": item_id,
+                "kind": "execute" if tool == "execute_command" else "edit",
+                "title": arguments.get("command") or arguments.get("path") or tool,
+                "rawInput": arguments,
+            }
+        )
+        call = tracker.get(call_id)
+        assert call is not None
+        options = self.options
+        verdict = (
+            options.policy.evaluate(tool, arguments)
+            if options.policy is not None
+            else Verdict.ask("no permission rules apply to Codex's requests")
+        )
+        if verdict.action == "allow":
+            return approval_decision(True)
+        if verdict.action == "deny":
+            tracker.refuse(call_id, "denied")
+            return approval_decision(False)
+        if options.approvals is None:
+            tracker.refuse(call_id, "approval_unavailable")
+            return approval_decision(False)
+        reason = verdict.reason
+        if said := text_of(params.get("reason")):
+            reason = f"{reason}; Codex says: {said}" if reason else said
+        decision = await options.approvals.request(
+            ApprovalRequest(
+                call_id=call_id, tool_name=tool, arguments=arguments, reason=reason, level=verdict.level
+            )
+        )
+        if not decision.approved:
+            tracker.refuse(call_id, "rejected")
+            return approval_decision(False)
+        return approval_decision(True, always=decision.always_approve)
+
+    # -- start ----------------------------------------------------------------------------------------------
+
+    async def _ready(self) -> AppServerConnection:
+        connection = self.connection
+        if connection is not None and connection.faulted:
+            self.connection = None
+            await connection.aclose(0.0)
+            connection = None
+        if connection is None:
+            self._thread_open = False
+            connection = await AppServerConnection.start(
+                self._command(),
+                cwd=self.options.cwd,
+                env=self._environment(),
+                timeout=self._startup_timeout,
+                name=self.name,
+            )
+            self.connection = connection
+        if not self._thread_open:
+            try:
+                async with connection.reading():
+                    with anyio.fail_after(self._startup_timeout):
+                        await self._open_thread(connection)
+            except TimeoutError:
+                connection.faulted_reason = "did not open its thread in time"
+                raise AppServerError(
+                    connection.describe(
+                        f"{self.name} did not open its thread within {self._startup_timeout:g} s"
+                    ),
+                    code="timeout",
+                ) from None
+            except BaseException:
+                if connection.faulted:
+                    self.connection = None
+                    with anyio.CancelScope(shield=True):
+                        await connection.aclose(0.0)
+                raise
+        return connection
+
+    async def _open_thread(self, connection: AppServerConnection) -> None:
+        options = self.options
+        settings: dict[str, Any] = {
+            "cwd": str(options.cwd),
+            "approvalPolicy": options.mode if options.mode in APPROVAL_POLICIES else APPROVAL_POLICY,
+            "sandbox": SANDBOX,
+        }
+        model = options.model or (options.endpoint.model if options.endpoint is not None else None)
+        if model:
+            settings["model"] = model
+        opened: dict[str, Any] | None = None
+        if self._thread_id is not None:
+            try:
+                opened = await connection.request(
+                    "thread/resume", {"threadId": self._thread_id, "excludeTurns": True, **settings}
+                )
+            except RpcError as exc:
+                note = (
+                    f"{self.name} could not resume thread {self._thread_id} ({exc}); a new thread was started"
+                )
+                self.notes.append(note)
+                _log.warning("%s", note)
+        if opened is None:
+            opened = await connection.request("thread/start", settings)
+        thread_id = text_of(_as_dict(opened.get("thread")).get("id"))
+        if thread_id is None:
+            connection.faulted_reason = "answered without a thread id"
+            raise await connection.died("thread/start")
+        self._thread_id = thread_id
+        self._thread_open = True
+
+    @property
+    def _startup_timeout(self) -> float:
+        timeout = self.options.startup_timeout
+        return timeout if timeout is not None else self.spec.startup_timeout
+
+    def _command(self) -> list[str]:
+        options = self.options
+        executable = options.executable or find_executable(self.spec, options)
+        if executable is None:
+            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        arguments = options.arguments if options.arguments is not None else self.spec.arguments
+        return [executable, *arguments]
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.spec.environment)
+        options = self.options
+        if options.endpoint is not None:
+            env.update(prepare_offline(self.spec, options))
+        env.update(options.environment)
+        return env
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    async with anyio.create_task_group() as group:
+        for event in events:
+
+            async def wait(event: anyio.Event = event) -> None:
+                await event.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(wait)
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]

@@ -1,0 +1,255 @@
+"""The real Codex CLI, offline, driven in process through :class:`CodexBackend` on ``codex app-server``, against
+the scripted model server (Responses API, agent-CLI responder): a command ``touch`` that Codex asks about
+(``approvalPolicy: untrusted``) runs when approved and not when rejected; a new backend resumes the thread
+(``thread/resume``) and the model is sent the earlier turn; a cancel mid-text (``turn/interrupt``) and a cancel
+while the approval waits end the turn ``cancelled`` with every tool closed, and the session goes on; no process
+is left once the backend is closed. Every turn's events pass :func:`hive_protocol.verify`.
+
+Skipped, saying why, when Codex is not installed (``.ci/agent-clis`` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import pytest
+from agent_clis_harness import (
+    DEFAULT_COMMAND,
+    MODEL,
+    SLOW_PROMPT,
+    TOOL_FILE,
+    TOOL_PROMPT,
+    ModelServers,
+    Project,
+    assert_nothing_left,
+    model_requests,
+    request_text,
+    require_cli,
+)
+
+from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
+from hive_core.runners import SessionRunner, collect_turn
+from hive_protocol import (
+    Event,
+    TextDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    UserMessageRequest,
+    verify,
+)
+from hive_providers.backends.codex import CodexBackend
+from hive_providers.backends.registry import resolve_backend
+from hive_providers.backends.specs import BackendOptions, ModelEndpoint
+
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+
+WAIT: Final = 120.0
+"""Seconds a turn may take before the test fails (a bound, not a synchronisation)."""
+RESUME_PROMPT: Final = "hello again"
+
+
+class AskEverything:
+    """A policy that asks about every call: the approval service decides."""
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        return Verdict.ask(f"{tool_name} needs approval")
+
+    def is_read_only(self, tool_name: str) -> bool:
+        return False
+
+
+class Approvals:
+    """Answers every request ``approve`` (``None``: runs ``on_request`` and never answers), recording them."""
+
+    def __init__(self, approve: bool | None, on_request: Callable[[], None] | None = None) -> None:
+        self.approve = approve
+        self.on_request = on_request
+        self.requests: list[ApprovalRequest] = []
+
+    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        if self.approve is not None:
+            return ApprovalDecision(approved=self.approve, reason=None if self.approve else "not this time")
+        if self.on_request is not None:
+            self.on_request()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+def backend(
+    project: Project, server_url: str, approvals: Approvals, *, resume: str | None = None
+) -> CodexBackend:
+    options = BackendOptions(
+        cwd=project.project,
+        executable=str(require_cli("codex")),
+        endpoint=ModelEndpoint(base_url=f"{server_url}/v1", model=MODEL),
+        home=project.root / "home",
+        resume=resume,
+        policy=AskEverything(),
+        approvals=approvals,
+        startup_timeout=60.0,
+        cancel_grace=3.0,
+    )
+    return CodexBackend(resolve_backend("codex"), options)
+
+
+def checked(events: list[Event]) -> list[Event]:
+    violations = verify(events, turns=1)
+    assert violations == [], "\n".join(str(v) for v in violations)
+    return events
+
+
+def text(events: list[Event]) -> str:
+    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
+
+
+def end_of(events: list[Event]) -> TurnEndEvent:
+    end = events[-1]
+    assert isinstance(end, TurnEndEvent), events
+    return end
+
+
+def the_call(events: list[Event]) -> tuple[ToolStartEvent, ToolEndEvent]:
+    [start] = [e for e in events if isinstance(e, ToolStartEvent)]
+    [end] = [e for e in events if isinstance(e, ToolEndEvent) and e.call_id == start.call_id]
+    return start, end
+
+
+async def run(backend: CodexBackend, prompt: str) -> list[Event]:
+    with anyio.fail_after(WAIT):
+        return checked(await collect_turn(backend, prompt))
+
+
+async def test_an_approved_command_runs_and_a_new_backend_resumes_the_thread(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    approvals = Approvals(approve=True)
+    first = backend(project, server.url, approvals)
+    try:
+        events = await run(first, TOOL_PROMPT)
+        pid = first.connection.pid if first.connection is not None else None
+    finally:
+        await first.aclose()
+    assert project.tool_ran, events
+    start, end = the_call(events)
+    assert (start.tool, start.input) == ("execute_command", {"command": DEFAULT_COMMAND})
+    assert end.success is True
+    [asked] = approvals.requests
+    assert (asked.call_id, asked.tool_name, asked.arguments) == (
+        start.call_id,
+        "execute_command",
+        {"command": DEFAULT_COMMAND},
+    )
+    turn_end = end_of(events)
+    assert turn_end.stop_reason == "completed"
+    assert turn_end.input_tokens, turn_end
+    assert turn_end.output_tokens, turn_end
+    assert "MOCK_REPLY done" in text(events)
+    thread = first.session_id
+    assert thread, "no thread id after the turn"
+    assert pid is not None
+    assert_nothing_left(os.getpid())
+
+    (project.project / TOOL_FILE).unlink()
+    since = len(server.requests)
+    second = backend(project, server.url, Approvals(approve=None), resume=thread)
+    try:
+        again = await run(second, RESUME_PROMPT)
+    finally:
+        await second.aclose()
+    assert end_of(again).stop_reason == "completed", again
+    assert second.session_id == thread
+    assert second.notes == []
+    assert "MOCK_REPLY ok" in text(again)
+    texts = [request_text(r) for r in model_requests(server, since)]
+    assert any(RESUME_PROMPT in t and TOOL_PROMPT in t for t in texts), (
+        "the resumed turn does not carry the first"
+    )
+    assert not project.tool_ran
+    assert_nothing_left(os.getpid())
+
+
+async def test_a_rejected_command_does_not_run(tmp_path: Path, model_servers: ModelServers) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    approvals = Approvals(approve=False)
+    codex = backend(project, server.url, approvals)
+    try:
+        events = await run(codex, TOOL_PROMPT)
+    finally:
+        await codex.aclose()
+    assert not project.tool_ran, "Codex ran the rejected command"
+    assert len(approvals.requests) == 1
+    _, end = the_call(events)
+    assert (end.success, end.refusal) == (False, "rejected")
+    assert end_of(events).stop_reason == "completed"
+    assert "MOCK_REPLY done" in text(events)
+    assert_nothing_left(os.getpid())
+
+
+async def test_cancel_mid_text_interrupts_the_turn_and_the_thread_goes_on(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    codex = backend(project, server.url, Approvals(approve=None))
+    runner = SessionRunner(codex)
+    events: list[Event] = []
+
+    def sink(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, TextDeltaEvent) and sum(isinstance(e, TextDeltaEvent) for e in events) == 1:
+            runner.cancel()
+
+    try:
+        with anyio.fail_after(WAIT):
+            await runner.run_turn(UserMessageRequest(content=SLOW_PROMPT), sink)
+        pid = codex.connection.pid if codex.connection is not None else None
+        after = await run(codex, "hello")
+    finally:
+        await codex.aclose()
+    checked(events)
+    assert end_of(events).stop_reason == "cancelled", events
+    # 80 chunks 0.1 s apart: the cancelled turn ended long before the last.
+    assert "chunk79" not in text(events)
+    assert end_of(after).stop_reason == "completed", after
+    assert pid is not None, "the interrupt did not keep the app-server: it was killed"
+    assert_nothing_left(os.getpid())
+
+
+async def test_cancel_while_the_approval_waits(tmp_path: Path, model_servers: ModelServers) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    runner: SessionRunner | None = None
+
+    def cancel() -> None:
+        assert runner is not None
+        runner.cancel()
+
+    codex = backend(project, server.url, Approvals(approve=None, on_request=cancel))
+    runner = SessionRunner(codex)
+    events: list[Event] = []
+    try:
+        with anyio.fail_after(WAIT):
+            await runner.run_turn(UserMessageRequest(content=TOOL_PROMPT), events.append)
+        after = await run(codex, "hello")
+    finally:
+        await codex.aclose()
+    checked(events)
+    assert end_of(events).stop_reason == "cancelled", events
+    _, end = the_call(events)
+    assert end.success is False
+    assert not project.tool_ran, "Codex ran the command of a cancelled turn"
+    assert end_of(after).stop_reason == "completed", after
+    assert_nothing_left(os.getpid())
