@@ -58,7 +58,7 @@ def test_a_missing_cli_names_its_install_command(ws: Workspace, cli: FakeCli) ->
 
 
 def test_a_cli_hive_does_not_drive_yet_is_unavailable(ws: Workspace, cli: FakeCli) -> None:
-    line = _one_line_error(ws.run("-p", "hi", "--agent", "claude"))
+    line = _one_line_error(ws.run("-p", "hi", "--agent", "pi"))
     assert "does not drive" in line
 
 

@@ -235,16 +235,16 @@ async def test_a_dsh_that_is_deepseek_harness(tmp_path: Path, private: Path) -> 
 
 async def test_login_and_wire_problems(tmp_path: Path, private: Path) -> None:
     _program(private, "qodercli", "echo 1.1.76")
-    _program(private, "claude", "echo '2.1.197 (Claude Code)'")
+    _program(private, "pi", "echo 0.74.2")
     qoder = await probe_backend(resolve_backend("qoder"), _options(tmp_path, private))
     assert qoder.installed
     assert qoder.version == "1.1.76"
     assert qoder.problem == resolve_backend("qodercli").needs_login
     assert not qoder.offline
-    claude = await probe_backend(resolve_backend("claude"), _options(tmp_path, private))
-    assert claude.installed
-    assert claude.speaks_acp is False
-    assert claude.problem == "hive does not drive Claude Code's claude_stream protocol yet"
+    pi = await probe_backend(resolve_backend("pi"), _options(tmp_path, private))
+    assert pi.installed
+    assert pi.speaks_acp is False
+    assert pi.problem == "hive does not drive Pi's pi_rpc protocol yet"
 
 
 async def test_offline_needs_a_recipe(tmp_path: Path, empty: Path) -> None:

@@ -169,8 +169,7 @@ def _options(tmp_path: Path, **environment: str) -> BackendOptions:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("claude", "hive does not drive Claude Code's claude_stream protocol yet"),
-        ("openai-codex", "hive does not drive Codex CLI's codex_app_server protocol yet"),
+        ("pi", "hive does not drive Pi's pi_rpc protocol yet"),
         ("pi-cli", "hive does not drive Pi's pi_rpc protocol yet"),
     ],
 )

@@ -170,7 +170,7 @@ def test_prepare_offline_uses_the_given_home(tmp_path: Path) -> None:
 
 def test_prepare_offline_refuses_a_backend_without_a_recipe_or_an_endpoint(tmp_path: Path) -> None:
     with pytest.raises(BackendUnavailable, match="local model endpoint"):
-        prepare_offline(resolve_backend("claude-code"), BackendOptions(cwd=tmp_path, endpoint=ENDPOINT))
+        prepare_offline(resolve_backend("qodercli"), BackendOptions(cwd=tmp_path, endpoint=ENDPOINT))
     with pytest.raises(BackendUnavailable, match="endpoint"):
         prepare_offline(resolve_backend("opencode"), BackendOptions(cwd=tmp_path, home=tmp_path / "home"))
     assert not (tmp_path / "home").exists()

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
@@ -288,6 +289,85 @@ def codebuddy_recipe(ctx: OfflineContext) -> dict[str, str]:
     }
 
 
+# Claude Code speaks the Anthropic Messages API: the endpoint's root (it adds /v1/messages itself), a dummy key, the
+# model for its main and background ("haiku") work. Its default permission mode asks about every command and edit
+# through the control channel (acceptEdits would run `touch` unasked; the bypass mode is refused as root).
+def claude_code_recipe(ctx: OfflineContext) -> dict[str, str]:
+    """Claude Code: the Anthropic API at the endpoint's root with a dummy key; onboarding marked done."""
+    config = ctx.home / ".claude"
+    config.mkdir(parents=True, exist_ok=True)
+    # Without it an interactive start shows the first-run screens; print mode does not need it, but is quieter.
+    (ctx.home / ".claude.json").write_text(
+        json.dumps({"hasCompletedOnboarding": True, "bypassPermissionsModeAccepted": False}) + "\n",
+        encoding="utf-8",
+    )
+    model = ctx.endpoint.model
+    return {
+        "HOME": str(ctx.home),
+        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
+        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
+        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "DO_NOT_TRACK": "1",
+        "NO_UPDATE_NOTIFIER": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ANTHROPIC_BASE_URL": ctx.endpoint.root_url,
+        "ANTHROPIC_API_KEY": ctx.endpoint.api_key,
+        "ANTHROPIC_MODEL": model,
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+        "ANTHROPIC_SMALL_FAST_MODEL": model,
+    }
+
+
+# Codex asks before running commands because hive starts every thread with approvalPolicy "untrusted", not through
+# this file; `wire_api = "chat"` is a hard error in 0.171.
+CODEX_KEY_VARIABLE: Final = "HIVE_LOCAL_KEY"
+"""The variable holding the endpoint's key, named by the provider's ``env_key``."""
+
+
+def codex_recipe(ctx: OfflineContext) -> dict[str, str]:
+    """Codex CLI: a Responses-API provider at the endpoint in ``$CODEX_HOME/config.toml``."""
+    codex_home = ctx.home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(
+        [
+            f"model = {json.dumps(ctx.endpoint.model)}",
+            'model_provider = "local"',
+            "check_for_update_on_startup = false",
+            "",
+            "[model_providers.local]",
+            'name = "local"',
+            f"base_url = {json.dumps(ctx.endpoint.base_url)}",
+            f"env_key = {json.dumps(CODEX_KEY_VARIABLE)}",
+            'wire_api = "responses"',
+            "",
+            "[analytics]",
+            "enabled = false",
+            "",
+            "[feedback]",
+            "enabled = false",
+            "",
+        ]
+    )
+    (codex_home / "config.toml").write_text(text, encoding="utf-8")
+    home = str(ctx.home)
+    return {
+        "HOME": home,
+        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
+        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
+        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
+        "DO_NOT_TRACK": "1",
+        "NO_UPDATE_NOTIFIER": "1",
+        "CODEX_HOME": str(codex_home),
+        CODEX_KEY_VARIABLE: ctx.endpoint.api_key,
+    }
+
+
 OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "gemini": gemini_recipe,
     "copilot": copilot_recipe,
@@ -297,6 +377,8 @@ OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "hermes": hermes_recipe,
     "deepagents": dcode_recipe,
     "codebuddy": codebuddy_recipe,
+    "claude-code": claude_code_recipe,
+    "codex": codex_recipe,
 }
 """The recipe of each backend that runs against a local endpoint, by canonical name."""
 

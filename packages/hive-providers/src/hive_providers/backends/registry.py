@@ -28,7 +28,7 @@ import msgspec
 from hive_core.backends import HIVE_BACKEND, AgentBackend
 
 from .errors import BackendNotInstalled, BackendUnavailable, UnknownBackend
-from .specs import BackendOptions, LaunchSpec
+from .specs import DRIVEN_WIRES, BackendOptions, LaunchSpec
 
 if TYPE_CHECKING:
     from .pool import AcpSessionPool
@@ -417,7 +417,7 @@ def create_backend(
         spec = definition.spec
     if definition.factory is not None:
         return _load_factory(definition.factory, spec)(spec, options)
-    if spec.wire != "acp":
+    if spec.wire not in DRIVEN_WIRES:
         raise BackendUnavailable(f"hive does not drive {spec.title}'s {spec.wire} protocol yet")
     from .probe import find_executable
 
@@ -425,6 +425,14 @@ def create_backend(
         raise BackendNotInstalled(
             spec.name, (options.executable,) if options.executable else spec.executables, spec.install_hint
         )
+    if spec.wire == "claude_stream":
+        from .claude.backend import ClaudeCodeBackend
+
+        return ClaudeCodeBackend(spec, options)  # one process per turn: never pooled
+    if spec.wire == "codex_app_server":
+        from .codex.backend import CodexBackend
+
+        return CodexBackend(spec, options)  # keeps its own app-server between turns
     from .acp.backend import AcpBackend
 
     return AcpBackend(spec, options, pool=pool)
