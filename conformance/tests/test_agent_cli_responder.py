@@ -241,3 +241,154 @@ def test_a_responder_that_declines_leaves_the_request_to_the_script() -> None:
         assert seen == [0, 1]  # the model list is not offered to it
         assert server.remaining == []
         server.assert_consumed()
+
+
+# -- ASKME: the CLI's question tool ----------------------------------------------------------------------------
+
+CLAUDE_QUESTION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "questions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "question": {"type": "string"},
+                    "header": {"type": "string"},
+                    "options": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"label": {"type": "string"}, "description": {"type": "string"}},
+                            "required": ["label", "description"],
+                        },
+                    },
+                    "multiSelect": {"type": "boolean"},
+                },
+                "required": ["question", "header", "options", "multiSelect"],
+            },
+        }
+    },
+    "required": ["questions"],
+}
+
+
+def claude_asking(*messages: dict[str, Any]) -> RecordedRequest:
+    tools = [
+        {"name": "Bash", "input_schema": COMMAND_SCHEMA},
+        {"name": "AskUserQuestion", "input_schema": CLAUDE_QUESTION_SCHEMA},
+    ]
+    return request("anthropic_messages", {"messages": list(messages), "tools": tools})
+
+
+def test_askme_calls_claudes_question_tool_in_its_shape() -> None:
+    [call] = tool_calls(
+        agent_cli_responder()(claude_asking({"role": "user", "content": [{"type": "text", "text": "ASKME"}]}))
+    )
+    assert call.name == "AskUserQuestion"
+    assert json.loads("".join(call.arguments)) == {
+        "questions": [
+            {
+                "question": "Which database?",
+                "header": "Database",
+                "options": [
+                    {"label": "SQLite", "description": "Use SQLite"},
+                    {"label": "PostgreSQL", "description": "Use PostgreSQL"},
+                ],
+                "multiSelect": False,
+            }
+        ]
+    }
+
+
+def test_askme_fills_a_single_question_tool_with_string_choices() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string"},
+            "choices": {"type": "array", "items": {"type": "string"}},
+            "allow_freeform": {"type": "boolean"},
+        },
+        "required": ["question", "allow_freeform"],
+    }
+    body = {
+        "messages": [{"role": "user", "content": "ASKME"}],
+        "tools": [
+            {"type": "function", "function": {"name": "bash", "parameters": COMMAND_SCHEMA}},
+            {"type": "function", "function": {"name": "ask_user", "parameters": schema}},
+        ],
+    }
+    [call] = tool_calls(agent_cli_responder()(request("openai_chat", body)))
+    assert call.name == "ask_user"
+    assert json.loads("".join(call.arguments)) == {
+        "question": "Which database?",
+        "choices": ["SQLite", "PostgreSQL"],
+        "allow_freeform": False,
+    }
+
+
+def test_askme_without_a_question_tool_gets_text_not_a_call() -> None:
+    asked = chat_request({"role": "user", "content": "ASKME"})
+    assert tool_calls(agent_cli_responder()(asked)) == []
+    assert text(agent_cli_responder()(asked)) == "MOCK_REPLY ok"
+
+
+@pytest.mark.parametrize(
+    ("api", "asked"),
+    [
+        (
+            "anthropic",
+            claude_asking(
+                {"role": "user", "content": "ASKME"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "c1", "name": "AskUserQuestion"}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "c1",
+                            "content": [{"type": "text", "text": 'User answered "Which database?"="SQLite"'}],
+                        }
+                    ],
+                },
+            ),
+        ),
+        (
+            "chat",
+            chat_request(
+                {"role": "user", "content": "ASKME"},
+                {"role": "tool", "tool_call_id": "c1", "content": 'User answered "Which database?"="SQLite"'},
+            ),
+        ),
+        (
+            "responses",
+            responses_request(
+                {"type": "message", "role": "user", "content": "ASKME"},
+                {
+                    "type": "function_call_output",
+                    "call_id": "c1",
+                    "output": 'User answered "Which database?"="SQLite"',
+                },
+            ),
+        ),
+    ],
+)
+def test_the_question_tools_result_is_echoed_back(api: str, asked: RecordedRequest) -> None:
+    round_ = agent_cli_responder()(asked)
+    assert tool_calls(round_) == []
+    assert text(round_) == 'MOCK_REPLY answered: User answered "Which database?"="SQLite"', api
+
+
+def test_a_gemini_function_response_is_echoed_as_json() -> None:
+    asked = gemini_request(
+        {"role": "user", "parts": [{"text": "ASKME"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "ask_user", "args": {}}}]},
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "ask_user", "response": {"answer": "SQLite"}}}],
+        },
+    )
+    assert text(agent_cli_responder()(asked)) == 'MOCK_REPLY answered: {"answer": "SQLite"}'

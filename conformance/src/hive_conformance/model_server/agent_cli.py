@@ -6,7 +6,11 @@ APIs:
 
 * the newest user message holds the marker ``RUNTOOL`` and nothing answered a tool call since: one call to the
   CLI's shell tool (found among the request's tools) running the command (``touch hive_tool_ran.txt``);
-* a tool result follows the newest user message: the text ``MOCK_REPLY done``;
+* the newest user message holds ``ASKME`` and nothing answered since: one call to the CLI's question tool (found
+  among the request's tools by name), asking the single-choice question ``Which database?`` with the options
+  ``SQLite`` and ``PostgreSQL``, its arguments shaped by the tool's schema;
+* a tool result follows the newest user message: the text ``MOCK_REPLY done``, or after an ``ASKME`` question
+  ``MOCK_REPLY answered: <the tool result's text>``, so a test sees what the model was given back;
 * the newest user message holds ``SLOWTEXT``: many text chunks, each after a delay (to cancel mid-text);
 * anything else: the text ``MOCK_REPLY ok``.
 
@@ -26,9 +30,14 @@ from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
 from .recording import RecordedRequest
 
 __all__ = [
+    "ANSWERED_REPLY",
+    "ASKME_MARKER",
     "DEFAULT_COMMAND",
     "DONE_REPLY",
     "OK_REPLY",
+    "QUESTION_OPTIONS",
+    "QUESTION_TEXT",
+    "QUESTION_TOOL_NAMES",
     "RUNTOOL_MARKER",
     "SHELL_TOOL_NAMES",
     "SLOWTEXT_MARKER",
@@ -41,6 +50,14 @@ RUNTOOL_MARKER = "RUNTOOL"
 """The word in a prompt that makes the model call the CLI's shell tool."""
 SLOWTEXT_MARKER = "SLOWTEXT"
 """The word in a prompt that makes the model answer slowly, chunk after chunk."""
+ASKME_MARKER = "ASKME"
+"""The word in a prompt that makes the model call the CLI's question tool."""
+QUESTION_TEXT = "Which database?"
+"""The question the question tool is asked."""
+QUESTION_OPTIONS: tuple[str, ...] = ("SQLite", "PostgreSQL")
+"""Its options' labels, in order."""
+ANSWERED_REPLY = "MOCK_REPLY answered: "
+"""What the answer to a question's result starts with; the result's text follows."""
 DEFAULT_COMMAND = "touch hive_tool_ran.txt"
 """The command the shell tool is asked to run."""
 OK_REPLY = "MOCK_REPLY ok"
@@ -64,6 +81,9 @@ SHELL_TOOL_NAMES: tuple[str, ...] = (
 )
 """Names of CLIs' shell tools, in order of preference."""
 
+QUESTION_TOOL_NAMES: tuple[str, ...] = ("AskUserQuestion", "ask_user_question", "ask_user", "question", "ask")
+"""Names of CLIs' question tools, in order of preference."""
+
 _COMMAND_ARGUMENTS = ("command", "cmd", "commands", "script", "code")
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
@@ -76,6 +96,8 @@ class Conversation:
     """The text of the newest user message that is not only tool results."""
     tool_result_after: bool
     """Whether a tool result comes after that message."""
+    tool_result_text: str = ""
+    """The text of the newest tool result after that message (``""`` when there is none)."""
     tools: dict[str, Mapping[str, Any]]
     """The request's function tools: name -> JSON schema of the arguments."""
 
@@ -96,7 +118,14 @@ def agent_cli_responder(
         conversation = read_conversation(request)
         usage = Usage(input_tokens=max(1, len(request.raw_body) // 4), output_tokens=5)
         if conversation.tool_result_after:
+            if ASKME_MARKER in conversation.last_user_text:
+                reply = ANSWERED_REPLY + conversation.tool_result_text
+                return Round(parts=[ScriptText(chunks=[reply[:12], reply[12:]])], usage=usage)
             return Round(parts=[ScriptText(chunks=["MOCK_REPLY", " done"])], usage=usage)
+        if ASKME_MARKER in conversation.last_user_text:
+            call = _question_call(conversation.tools, request.index)
+            if call is not None:
+                return Round(parts=[call], usage=usage)
         if RUNTOOL_MARKER in conversation.last_user_text:
             call = _shell_call(conversation.tools, command, request.index)
             if call is not None:
@@ -139,11 +168,16 @@ def read_conversation(request: RecordedRequest) -> Conversation:
     ]
     last_user = max((index for index, (kind, _) in enumerate(turns) if kind == "user"), default=-1)
     text = turns[last_user][1] if last_user >= 0 else ""
-    after = any(kind == "tool_result" for kind, _ in turns[last_user + 1 :])
-    return Conversation(last_user_text=text, tool_result_after=after, tools=tools)
+    results = [result for kind, result in turns[last_user + 1 :] if kind == "tool_result"]
+    return Conversation(
+        last_user_text=text,
+        tool_result_after=bool(results),
+        tool_result_text=results[-1] if results else "",
+        tools=tools,
+    )
 
 
-# -- the four request shapes: each becomes a list of ("user", text) / ("tool_result", "") / ("other", "") ------
+# -- the four request shapes: each becomes a list of ("user", text) / ("tool_result", text) / ("other", "") ----
 
 _Turn = tuple[str, str]
 
@@ -153,7 +187,7 @@ def _chat_turns(body: Mapping[str, Any]) -> list[_Turn]:
     for message in map(_mapping, _sequence(body.get("messages"))):
         role = message.get("role")
         if role == "tool" or role == "function":
-            turns.append(("tool_result", ""))
+            turns.append(("tool_result", _text_of(message.get("content"))))
         elif role == "user":
             turns.append(("user", _text_of(message.get("content"))))
         else:
@@ -169,7 +203,7 @@ def _responses_turns(body: Mapping[str, Any]) -> list[_Turn]:
     for item in map(_mapping, _sequence(items)):
         kind = item.get("type", "message")
         if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-            turns.append(("tool_result", ""))
+            turns.append(("tool_result", _text_of(item.get("output"))))
         elif kind == "message" and item.get("role") == "user":
             turns.append(("user", _text_of(item.get("content"))))
         else:
@@ -185,10 +219,11 @@ def _anthropic_turns(body: Mapping[str, Any]) -> list[_Turn]:
             turns.append(("other", ""))
             continue
         blocks = [_mapping(block) for block in _sequence(content)]
-        if any(block.get("type") == "tool_result" for block in blocks):
-            turns.append(("tool_result", ""))
+        results = [block for block in blocks if block.get("type") == "tool_result"]
+        if results:
+            turns.append(("tool_result", _text_of(results[-1].get("content"))))
             text = _text_of([block for block in blocks if block.get("type") == "text"])
-            if RUNTOOL_MARKER in text or SLOWTEXT_MARKER in text:
+            if any(marker in text for marker in (RUNTOOL_MARKER, SLOWTEXT_MARKER, ASKME_MARKER)):
                 turns.append(("user", text))
         else:
             turns.append(("user", _text_of(content)))
@@ -201,8 +236,10 @@ def _gemini_turns(body: Mapping[str, Any]) -> list[_Turn]:
         parts = [_mapping(part) for part in _sequence(content.get("parts"))]
         if content.get("role", "user") != "user":
             turns.append(("other", ""))
-        elif any("functionResponse" in part for part in parts):
-            turns.append(("tool_result", ""))
+        elif responses := [
+            _mapping(part["functionResponse"]) for part in parts if "functionResponse" in part
+        ]:
+            turns.append(("tool_result", json.dumps(responses[-1].get("response"))))
         else:
             turns.append(("user", "".join(str(part.get("text", "")) for part in parts)))
     return turns
@@ -249,6 +286,70 @@ def _shell_call(tools: Mapping[str, Mapping[str, Any]], command: str, index: int
     return ScriptToolCall(
         id=f"call_hive{index}", name=name, arguments=[text[: len(text) // 2], text[len(text) // 2 :]]
     )
+
+
+def _question_call(tools: Mapping[str, Mapping[str, Any]], index: int) -> ScriptToolCall | None:
+    """One call to the first question tool offered: :data:`QUESTION_TEXT` with :data:`QUESTION_OPTIONS`, single
+    choice, in the shape the tool's schema asks for (a list of questions, as Claude's, or a single one)."""
+    name = next((candidate for candidate in QUESTION_TOOL_NAMES if candidate in tools), None)
+    if name is None:
+        return None
+    schema = tools[name]
+    properties = _mapping(schema.get("properties"))
+    if "questions" in properties or not properties:
+        item = _mapping(_mapping(properties.get("questions")).get("items"))
+        arguments: dict[str, Any] = {"questions": [_question(item)]}
+        for key in map(str, _sequence(schema.get("required"))):
+            if key not in arguments:
+                arguments[key] = _placeholder(key, _mapping(properties.get(key)))
+    else:
+        arguments = _question(schema)
+    text = json.dumps(arguments)
+    return ScriptToolCall(
+        id=f"call_hiveask{index}", name=name, arguments=[text[: len(text) // 2], text[len(text) // 2 :]]
+    )
+
+
+_MULTI_KEYS = ("multiSelect", "multiple", "multi_select", "allowMultiple", "multiselect")
+
+
+def _question(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """One question's object, filled from its schema (Claude's shape when the schema says nothing)."""
+    properties = _mapping(schema.get("properties"))
+    if not properties:
+        return {
+            "question": QUESTION_TEXT,
+            "header": "Database",
+            "options": [{"label": label, "description": f"Use {label}"} for label in QUESTION_OPTIONS],
+            "multiSelect": False,
+        }
+    question: dict[str, Any] = {}
+    for key, value in properties.items():
+        field = _mapping(value)
+        if key in ("question", "prompt", "text", "message"):
+            question[key] = QUESTION_TEXT
+        elif key in ("header", "title"):
+            question[key] = "Database"
+        elif key in ("options", "choices"):
+            option = _mapping(field.get("items"))
+            if option.get("type") == "string":
+                question[key] = list(QUESTION_OPTIONS)
+            else:
+                keys = _mapping(option.get("properties")) or {"label": {}, "description": {}}
+                question[key] = [
+                    {
+                        name: label if name in ("label", "value", "name") else f"Use {label}"
+                        for name in keys
+                        if name in ("label", "value", "name", "description")
+                    }
+                    for label in QUESTION_OPTIONS
+                ]
+        elif key in _MULTI_KEYS:
+            question[key] = False
+    for key in map(str, _sequence(schema.get("required"))):
+        if key not in question:
+            question[key] = _placeholder(key, _mapping(properties.get(key)))
+    return question
 
 
 def _placeholder(name: str, schema: Mapping[str, Any]) -> Any:
