@@ -31,7 +31,7 @@ from .approver import TerminalApprover
 from .assemble import Host, HostOptions, build_host, plugins_for
 from .backend_host import AgentOptionError, build_backend, canonical_agent, close_backend
 from .conversation import Conversation, SessionChoice, open_conversation, serving_backend
-from .questioner import TerminalQuestioner
+from .questioner import TerminalQuestioner, question_timeout
 from .session_store import open_session_store
 
 __all__ = ["OpenSession", "open_session"]
@@ -217,7 +217,7 @@ def _at_terminal(
         runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
         approver.on_stop = runner.cancel
         return OpenSession(host, store, conversation, runner, prompters=(approver,))
-    questioner = TerminalQuestioner()
+    questioner = TerminalQuestioner(timeout=question_timeout(host.config))
     recorder, backend = _backend(host, options, conversation, store, approver, questioner)
     runner = SessionRunner(recorder, session_id=conversation.session_id)
     approver.on_stop = runner.cancel
@@ -237,7 +237,7 @@ def _served(
     recorder = conversation.recorder
     if recorder is None:
         # A CLI's turn cannot be resumed mid-way: its process is gone; the CLI's session is resumed instead.
-        questions = QuestionBridge()
+        questions = QuestionBridge(timeout=question_timeout(host.config))
         processor, backend = _backend(host, options, conversation, store, bridge, questions)
         runner = SessionRunner(processor, session_id=sid, bridge=bridge, questions=questions)
         return OpenSession(host, store, conversation, runner, backend)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hive_core.questions import Answers
 from hive_protocol import (
     AddendumEvent,
     Event,
+    QuestionRequestEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolEndEvent,
@@ -20,7 +22,14 @@ from hive_protocol import (
 
 from .summary import TurnSummary
 
-__all__ = ["json_document", "jsonl_record", "run_document", "run_failure_document"]
+__all__ = [
+    "json_document",
+    "jsonl_record",
+    "question_outcome",
+    "question_record",
+    "run_document",
+    "run_failure_document",
+]
 
 _ARGUMENT_CAP = 300
 
@@ -39,8 +48,50 @@ def _usage(summary: TurnSummary, *, snake: bool) -> dict[str, int] | None:
     )
 
 
-def json_document(summary: TurnSummary, *, session_id: str | None, show_thinking: bool) -> dict[str, Any]:
-    """The ``-o json`` document of a successful turn."""
+def question_record(request: QuestionRequestEvent) -> dict[str, Any]:
+    """The ``-o jsonl`` record of a ``question_request``: ``{"type": "question", "id", "callId"?, "questions"}``,
+    each question with its ``options`` (``label``, ``description``?), ``multiSelect`` and ``allowFreeText``."""
+    record: dict[str, Any] = {"type": "question", "id": request.id}
+    if request.call_id:
+        record["callId"] = request.call_id
+    record["questions"] = [
+        {
+            "question": question.question,
+            **({"header": question.header} if question.header else {}),
+            "options": [
+                {"label": option.label, **({"description": option.description} if option.description else {})}
+                for option in question.options
+            ],
+            "multiSelect": question.multi_select,
+            "allowFreeText": question.allow_free_text,
+        }
+        for question in request.questions
+    ]
+    return record
+
+
+def question_outcome(
+    request: QuestionRequestEvent, answers: Answers | None, reason: str | None
+) -> dict[str, Any]:
+    """The ``-o jsonl`` record of how a question ended: ``{"type": "question_answer", "id", "answers"}`` (question
+    text to the chosen labels or free text), or ``"declined": <why>`` in place of ``answers``."""
+    record: dict[str, Any] = {"type": "question_answer", "id": request.id}
+    if answers is None:
+        record["declined"] = reason or "declined"
+    else:
+        record["answers"] = answers
+    return record
+
+
+def json_document(
+    summary: TurnSummary,
+    *,
+    session_id: str | None,
+    show_thinking: bool,
+    questions: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``-o json`` document of a successful turn; ``questions`` are the agent's questions and how each ended
+    (each a :func:`question_record` merged with its :func:`question_outcome`, without their ``type``)."""
     doc: dict[str, Any] = {"content": summary.content}
     if session_id:
         doc["sessionId"] = session_id
@@ -56,6 +107,8 @@ def json_document(summary: TurnSummary, *, session_id: str | None, show_thinking
             {"name": c.tool, "arguments": c.arguments_json, "result": c.result, "success": c.success}
             for c in summary.calls.values()
         ]
+    if questions:
+        doc["questions"] = questions
     return doc
 
 
@@ -82,6 +135,8 @@ def jsonl_record(event: Event, *, show_thinking: bool) -> dict[str, Any] | None:
         return record
     if isinstance(event, AddendumEvent):
         return {"type": "addendum", "content": event.content}
+    if isinstance(event, QuestionRequestEvent):
+        return question_record(event)
     return None
 
 

@@ -10,22 +10,55 @@ from typing import TextIO
 import anyio
 import anyio.to_thread
 
-from hive_core.questions import Answers
+from hive_core.config import LoadedConfig
+from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers, question_deadline
 from hive_protocol import Question, QuestionRequestEvent
 
-__all__ = ["TerminalQuestioner"]
+__all__ = [
+    "DECLINED_AT_TERMINAL",
+    "NO_TERMINAL",
+    "QUESTION_TIMEOUT_KEY",
+    "TerminalQuestioner",
+    "question_timeout",
+]
+
+QUESTION_TIMEOUT_KEY = "chatBehavior.questionTimeoutSeconds"
+"""The configuration key of the seconds an agent's question waits for its answer (``0``: no limit)."""
+
+NO_TERMINAL = "no terminal to ask"
+"""Why a question is declined when hive has no terminal to ask it at (``-p`` piped, ``-o json``, a script)."""
+DECLINED_AT_TERMINAL = "declined at the terminal"
+"""Why a question is declined when the person answered it with an empty line (or closed the input)."""
+
+Settled = Callable[[QuestionRequestEvent, Answers | None, str | None], None]
+"""Told how a request ended: its answers, or ``None`` and why it was declined."""
+
+
+def question_timeout(config: LoadedConfig) -> float | None:
+    """Seconds an agent's question waits for its answer, from :data:`QUESTION_TIMEOUT_KEY`: 30 minutes when
+    unset, ``None`` (no limit) for ``0``. For the terminal's questioner and a served session's bridge alike."""
+    value = config.get(QUESTION_TIMEOUT_KEY)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return DEFAULT_QUESTION_TIMEOUT
+    return float(value) if value > 0 else None
 
 
 class TerminalQuestioner:
     """Asks the person at the terminal each question in turn: its options numbered, a choice (or several, for a
     multiple-choice question) read by number, or free text where the question allows it.
 
-    An empty answer declines the whole request. Without a terminal on both stdin and stdout nothing is asked and
-    every request is declined, so a prompt never lands in a piped output stream and a script never hangs.
+    An empty answer declines the whole request, and so does no answer within :attr:`timeout`. Without a terminal
+    on both stdin and stdout nothing is asked and every request is declined (:data:`NO_TERMINAL`), so a prompt
+    never lands in a piped output stream and a script never hangs.
     """
 
     def __init__(
-        self, *, stdin: TextIO | None = None, stderr: TextIO | None = None, interactive: bool | None = None
+        self,
+        *,
+        stdin: TextIO | None = None,
+        stderr: TextIO | None = None,
+        interactive: bool | None = None,
+        timeout: float | None = DEFAULT_QUESTION_TIMEOUT,
     ) -> None:
         self._stdin = stdin or sys.stdin
         self._stderr = stderr or sys.stderr
@@ -33,17 +66,42 @@ class TerminalQuestioner:
             interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
         )
         """Whether a person can be asked."""
+        self.timeout = timeout
+        """Seconds a request waits for its answers (``chatBehavior.questionTimeoutSeconds``); ``None`` or ``0``
+        waits as long as the turn runs."""
+        self.on_request: Callable[[QuestionRequestEvent], None] | None = None
+        """Told of each request before it is asked or declined (the ``-o jsonl`` record)."""
+        self.on_settled: Settled | None = None
+        """Told how each request ended (the ``-o`` records of its answers or its decline)."""
         self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
         """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
         self._lock = anyio.Lock()
 
     async def ask(self, request: QuestionRequestEvent) -> Answers | None:
         """Ask the questions of ``request`` (one request at a time); ``None`` when declined or not asked."""
-        if not self.interactive or not request.questions:
-            return None
+        if self.on_request is not None:
+            self.on_request(request)
+        if not self.interactive:
+            return self._settle(request, None, NO_TERMINAL)
+        if not request.questions:
+            return self._settle(request, None, "the request held no question")
         async with self._lock:
             with self.screen():
-                return await self._ask(request)
+                limit = question_deadline(self.timeout)
+                answers: Answers | None = None
+                with anyio.move_on_after(limit) as waited:
+                    answers = await self._ask(request)
+                if waited.cancelled_caught:
+                    self._write(f"\n  (no answer within {limit:g} s: declined)\n")
+                    return self._settle(request, None, f"no answer within {limit:g} s")
+        return self._settle(request, answers, None if answers is not None else DECLINED_AT_TERMINAL)
+
+    def _settle(
+        self, request: QuestionRequestEvent, answers: Answers | None, reason: str | None
+    ) -> Answers | None:
+        if self.on_settled is not None:
+            self.on_settled(request, answers, reason)
+        return answers
 
     async def _ask(self, request: QuestionRequestEvent) -> Answers | None:
         answers: Answers = {}

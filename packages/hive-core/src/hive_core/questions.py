@@ -8,6 +8,7 @@ asks the runner's client over the wire; the terminal's questioner lives in the C
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -17,10 +18,23 @@ from hive_protocol import QuestionRequestEvent, QuestionResponseRequest
 
 from .tools import EventSink
 
-__all__ = ["DEFAULT_QUESTION_TIMEOUT", "Answers", "QuestionBridge", "QuestionService"]
+__all__ = [
+    "DEFAULT_QUESTION_TIMEOUT",
+    "Answers",
+    "QuestionBridge",
+    "QuestionService",
+    "question_deadline",
+]
 
 DEFAULT_QUESTION_TIMEOUT = 1800.0
 """Seconds a question waits for its answer before it counts as declined (30 minutes, as people take time)."""
+
+
+def question_deadline(timeout: float | None) -> float:
+    """The seconds ``anyio.move_on_after`` waits for an answer: ``timeout``, or forever for ``None`` or ``0``
+    (and any value below it), the documented way to say "no limit"."""
+    return math.inf if timeout is None or timeout <= 0 else timeout
+
 
 Answers = dict[str, list[str]]
 """Question text to the chosen option labels, or to one free-text answer."""
@@ -48,9 +62,9 @@ class QuestionBridge:
     runner's sink; the session runner does the attaching for a bridge given as its ``questions``.
     """
 
-    def __init__(self, *, timeout: float = DEFAULT_QUESTION_TIMEOUT) -> None:
+    def __init__(self, *, timeout: float | None = DEFAULT_QUESTION_TIMEOUT) -> None:
         self.timeout = timeout
-        """Seconds a question waits for its answer."""
+        """Seconds a question waits for its answer; ``None`` or ``0`` waits as long as the turn runs."""
         self._emit: EventSink | None = None
         self._waits: dict[str, _Wait] = {}
 
@@ -85,7 +99,7 @@ class QuestionBridge:
         self._waits[request.id] = wait  # registered before publishing: the answer cannot outrun its wait
         try:
             self._emit(request)
-            with anyio.move_on_after(self.timeout):
+            with anyio.move_on_after(question_deadline(self.timeout)):
                 await wait.done.wait()
             return wait.answers
         finally:

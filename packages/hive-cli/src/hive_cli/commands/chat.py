@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import anyio
 
@@ -12,11 +13,17 @@ from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.opening import OpenSession, open_session
-from hive_cli.output import json_document, jsonl_record
+from hive_cli.output import json_document, jsonl_record, question_outcome, question_record
+from hive_cli.questioner import TerminalQuestioner
 from hive_cli.render import TextRenderer
-from hive_protocol import Event, UserMessageRequest
+from hive_core.questions import Answers
+from hive_protocol import Event, QuestionRequestEvent, UserMessageRequest
 
 __all__ = ["chat_main"]
+
+
+def _questioner(session: OpenSession) -> TerminalQuestioner | None:
+    return next((p for p in session.prompters if isinstance(p, TerminalQuestioner)), None)
 
 
 def _print_json(document: object) -> None:
@@ -96,6 +103,26 @@ async def _one_shot(
     show_thinking = renderer.show_thinking
     if output == "jsonl":
         _print_json({"type": "start", "sessionId": session_id})
+    asked: dict[str, dict[str, Any]] = {}
+    questioner = _questioner(session)
+    if questioner is not None and output != "text":
+
+        def on_request(request: QuestionRequestEvent) -> None:
+            record = question_record(request)
+            if output == "jsonl":
+                _print_json(record)
+            asked[request.id] = {key: value for key, value in record.items() if key != "type"}
+
+        def on_settled(request: QuestionRequestEvent, answers: Answers | None, reason: str | None) -> None:
+            outcome = question_outcome(request, answers, reason)
+            if output == "jsonl":
+                _print_json(outcome)
+            asked.setdefault(request.id, {"id": request.id}).update(
+                (key, value) for key, value in outcome.items() if key not in ("type", "id")
+            )
+
+        questioner.on_request = on_request
+        questioner.on_settled = on_settled
 
     def sink(event: Event) -> None:
         if output == "jsonl":
@@ -123,7 +150,11 @@ async def _one_shot(
     if summary.error is not None:
         return _fail(output, summary.error.message, shown=output == "text")
     if output == "json":
-        _print_json(json_document(summary, session_id=session_id, show_thinking=show_thinking))
+        _print_json(
+            json_document(
+                summary, session_id=session_id, show_thinking=show_thinking, questions=list(asked.values())
+            )
+        )
     elif output == "jsonl":
         _print_json({"type": "done", "sessionId": session_id})
     return 0

@@ -351,6 +351,11 @@ SCHEMA: Final = ConfigSchema(
                 choices=REASONING_EFFORTS,
             ),
             _n("toolCallTimeoutSeconds", "Seconds a tool call may run (unset: no limit).", positive=True),
+            _n(
+                "questionTimeoutSeconds",
+                "Seconds an agent's question waits for its answer before it is declined (0: no limit).",
+                1800,
+            ),
         ),
         _section(
             "advisor",
