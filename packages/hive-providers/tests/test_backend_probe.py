@@ -235,16 +235,23 @@ async def test_a_dsh_that_is_deepseek_harness(tmp_path: Path, private: Path) -> 
 
 async def test_login_and_wire_problems(tmp_path: Path, private: Path) -> None:
     _program(private, "qodercli", "echo 1.1.76")
-    _program(private, "pi", "echo 0.74.2")
+    _program(private, "future-cli", "echo 0.1.0")
     qoder = await probe_backend(resolve_backend("qoder"), _options(tmp_path, private))
     assert qoder.installed
     assert qoder.version == "1.1.76"
     assert qoder.problem == resolve_backend("qodercli").needs_login
     assert not qoder.offline
-    pi = await probe_backend(resolve_backend("pi"), _options(tmp_path, private))
-    assert pi.installed
-    assert pi.speaks_acp is False
-    assert pi.problem == "hive does not drive Pi's pi_rpc protocol yet"
+    future = LaunchSpec(
+        name="future",
+        title="Future CLI",
+        executables=("future-cli",),
+        wire="opencode_http",
+        install_hint="none",
+    )
+    probe = await probe_backend(future, _options(tmp_path, private))
+    assert probe.installed
+    assert probe.speaks_acp is False
+    assert probe.problem == "hive does not drive Future CLI's opencode_http protocol yet"
 
 
 async def test_offline_needs_a_recipe(tmp_path: Path, empty: Path) -> None:

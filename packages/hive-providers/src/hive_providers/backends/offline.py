@@ -21,7 +21,14 @@ from hive_core.config.paths import hive_home
 
 from .specs import BackendOptions, LaunchSpec, ModelEndpoint
 
-__all__ = ["OFFLINE_RECIPES", "OfflineContext", "OfflineRecipe", "prepare_offline"]
+__all__ = [
+    "OFFLINE_RECIPES",
+    "PI_PROVIDER",
+    "OfflineContext",
+    "OfflineRecipe",
+    "prepare_offline",
+    "private_home",
+]
 
 
 @dataclass(kw_only=True)
@@ -368,6 +375,46 @@ def codex_recipe(ctx: OfflineContext) -> dict[str, str]:
     }
 
 
+# Pi reads its providers from $PI_CODING_AGENT_DIR/models.json; it has no permission prompts of its own.
+PI_PROVIDER: Final = "local"
+"""The provider name the recipe writes and the backend passes with ``--provider``."""
+
+
+def pi_recipe(ctx: OfflineContext) -> dict[str, str]:
+    """Pi: an ``openai-completions`` provider ``local`` at the endpoint in ``~/.pi/agent/models.json``."""
+    agent_dir = ctx.home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    models = {
+        "providers": {
+            PI_PROVIDER: {
+                "baseUrl": ctx.endpoint.base_url,
+                "api": "openai-completions",
+                "apiKey": ctx.endpoint.api_key,
+                # The scripted server and most local servers know neither role nor effort.
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": ctx.endpoint.model, "contextWindow": ctx.endpoint.context_window}],
+            }
+        }
+    }
+    (agent_dir / "models.json").write_text(json.dumps(models, indent=2) + "\n", encoding="utf-8")
+    (agent_dir / "settings.json").write_text(json.dumps({"quietStartup": True}) + "\n", encoding="utf-8")
+    home = str(ctx.home)
+    return {
+        "HOME": home,
+        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
+        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
+        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
+        "DO_NOT_TRACK": "1",
+        "NO_UPDATE_NOTIFIER": "1",
+        "PI_CODING_AGENT_DIR": str(agent_dir),
+        # No version check, package update or install telemetry at start.
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+    }
+
+
 OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "gemini": gemini_recipe,
     "copilot": copilot_recipe,
@@ -379,6 +426,7 @@ OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "codebuddy": codebuddy_recipe,
     "claude-code": claude_code_recipe,
     "codex": codex_recipe,
+    "pi": pi_recipe,
 }
 """The recipe of each backend that runs against a local endpoint, by canonical name."""
 
@@ -397,6 +445,12 @@ def prepare_offline(spec: LaunchSpec, options: BackendOptions) -> dict[str, str]
         raise BackendUnavailable(f"hive cannot point {spec.title} at a local model endpoint")
     if options.endpoint is None:
         raise BackendUnavailable(f"{spec.title} needs a model endpoint to run offline (--model-endpoint)")
-    home = options.home if options.home is not None else hive_home() / "agents" / spec.name / "home"
+    home = private_home(spec, options)
     home.mkdir(parents=True, exist_ok=True)
-    return recipe(OfflineContext(home=home.absolute(), cwd=options.cwd, endpoint=options.endpoint))
+    return recipe(OfflineContext(home=home, cwd=options.cwd, endpoint=options.endpoint))
+
+
+def private_home(spec: LaunchSpec, options: BackendOptions) -> Path:
+    """The private ``HOME`` of ``spec``'s runs: ``options.home``, by default ``<hive home>/agents/<name>/home``."""
+    home = options.home if options.home is not None else hive_home() / "agents" / spec.name / "home"
+    return home.absolute()

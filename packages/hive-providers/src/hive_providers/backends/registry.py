@@ -226,7 +226,18 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         title="Claude Code",
         aliases=("claude", "claudecode", "anthropic-claude"),
         executables=("claude", "claude-code"),
-        arguments=("--output-format", "stream-json", "--verbose", "--input-format", "stream-json"),
+        # stream-json both ways, text deltas, and every permission on the control channel (stdin and stdout).
+        arguments=(
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--permission-prompt-tool",
+            "stdio",
+        ),
         wire="claude_stream",
         environment={**_QUIET, "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
         model_passing="argument",
@@ -252,7 +263,8 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         title="Pi",
         aliases=("pi-cli",),
         executables=("pi", "pi-cli"),
-        arguments=("--mode", "rpc"),
+        # The mode is chosen per turn: ``--mode json -p``, or ``--mode rpc`` with the question extension.
+        arguments=(),
         wire="pi_rpc",
         environment=dict(_QUIET),
         install_hint=_npm("@earendil-works/pi-coding-agent") + "  (needs Node >= 22.19)",
@@ -433,6 +445,10 @@ def create_backend(
         from .codex.backend import CodexBackend
 
         return CodexBackend(spec, options)  # keeps its own app-server between turns
+    if spec.wire == "pi_rpc":
+        from .pi.backend import PiBackend
+
+        return PiBackend(spec, options)  # one process per turn: never pooled
     from .acp.backend import AcpBackend
 
     return AcpBackend(spec, options, pool=pool)

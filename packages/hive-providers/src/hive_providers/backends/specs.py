@@ -24,7 +24,7 @@ Wire = Literal["acp", "claude_stream", "codex_app_server", "opencode_http", "pi_
 """The protocol hive speaks with the CLI: ACP, or a CLI's own (Claude Code's stream-json and control channel,
 Codex's app-server, OpenCode's HTTP server, Pi's RPC mode)."""
 
-DRIVEN_WIRES: frozenset[Wire] = frozenset({"acp", "claude_stream", "codex_app_server"})
+DRIVEN_WIRES: frozenset[Wire] = frozenset({"acp", "claude_stream", "codex_app_server", "pi_rpc"})
 """The wires hive drives today; a spec of another is listed and resolves by name but cannot run yet."""
 
 ModelPassing = Literal[

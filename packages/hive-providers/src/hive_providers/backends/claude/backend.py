@@ -45,20 +45,8 @@ from hive_providers.backends.specs import BackendOptions, LaunchSpec
 from .control import PermissionResponder, deny
 from .stream import StreamMapper, result_failure
 
-__all__ = ["STREAM_ARGUMENTS", "ClaudeCodeBackend"]
+__all__ = ["ClaudeCodeBackend"]
 
-STREAM_ARGUMENTS: Final = (
-    "-p",
-    "--input-format",
-    "stream-json",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--permission-prompt-tool",
-    "stdio",
-)
-"""The arguments that make Claude Code speak stream-json with its control channel on stdio."""
 
 _FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
 _CANCELLED_REQUEST: Final = "The turn was cancelled."
@@ -105,7 +93,7 @@ class ClaudeCodeBackend:
         executable = find_executable(self.spec, options)
         if executable is None:
             raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
-        arguments = list(options.arguments if options.arguments is not None else STREAM_ARGUMENTS)
+        arguments = list(options.arguments if options.arguments is not None else self.spec.arguments)
         if options.model:
             arguments += ["--model", options.model]
         if options.mode:

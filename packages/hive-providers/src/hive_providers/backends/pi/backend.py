@@ -1,0 +1,416 @@
+"""Pi on its own streams, as an :class:`~hive_core.backends.AgentBackend`.
+
+One process per turn, started through :func:`~hive_core.child_processes.open_child`, its sessions in a private
+``--session-dir`` (``<private home>/sessions``) and resumed with ``--session ID``; with an endpoint, ``--provider
+local --model M`` of the offline recipe. Without a question service: ``pi --mode json -p`` with the prompt on stdin
+(never on the command line, where Pi reads ``@file`` and options); the ``session`` line gives the session id.
+With one: ``pi --mode rpc -e <hive's ask_user_question extension>``; ``get_state`` gives the session id, the
+prompt goes as the RPC ``prompt`` command, ``agent_end`` ends the run, and each question dialog is answered in a
+task of its own (:mod:`.rpc`). A Pi that will not start with the extension (exit 1 with no output: another
+extension registers the same tool) is run in JSON mode instead, with a warning, for this and later turns.
+
+Pi runs its tools without asking: there are no approvals to route, only calls to report (:mod:`.events`).
+
+Cancelled, the turn closes its open calls and cancels its pending dialogs; in RPC mode it sends ``abort`` and reads
+on for ``cancel_grace`` seconds, then closes stdin; SIGINT to the group, and after another ``cancel_grace`` the
+group and every process carrying the child's mark are killed. Failing (not installed, exiting at start, printing
+no JSON, dying mid-turn, an assistant message ending in ``error``) it raises an error the runner classifies,
+quoting the end of Pi's stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hive_core.backends import BackendProbe
+from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.failures import ChatError
+from hive_core.tool_round import CANCELLED_CALL_TEXT
+from hive_core.tools import EventSink
+from hive_protocol import QuestionRequestEvent, UserMessageRequest, excerpt
+from hive_providers.backends.acp.connection import AgentProcessError
+from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.acp.transport import ProcessTransport
+from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.offline import PI_PROVIDER, prepare_offline, private_home
+from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.specs import BackendOptions, LaunchSpec
+
+from .events import RUN_ENDS, PiEventMapper, run_failure
+from .rpc import DIALOG_METHODS, QuestionDialog, answer_value, cancelled, read_dialog, write_extension
+
+__all__ = ["PiBackend"]
+
+_FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
+_STDERR_QUOTED: Final = 2000
+_EXIT_WAIT: Final = 2.0
+_WRITE_WAIT: Final = 1.0
+_log = logging.getLogger(__name__)
+
+
+class _ExtensionRefused(Exception):
+    """Pi exited at start with no output in RPC mode: it would not load hive's extension."""
+
+
+class PiBackend:
+    """Drives Pi: one hive session's turns, each in a process of its own, in Pi's own session."""
+
+    def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
+        self.name = spec.name
+        """The backend's canonical name."""
+        self.spec = spec
+        """How the CLI is found and started."""
+        self.options = options
+        """Where it works and who answers its questions."""
+        self.last_pid: int | None = None
+        """The process id of the last turn's Pi (its process group's too)."""
+        self.last_command: list[str] | None = None
+        """The command line of the last turn."""
+        self.json_fallback = False
+        """Whether Pi refused hive's extension, so turns run in JSON mode (no questions)."""
+        self._session_id = options.resume
+        self._call_ids: set[str] = set()
+        self._request_numbers = itertools.count(1)
+
+    @property
+    def session_id(self) -> str | None:
+        """Pi's session id once a turn reported it (or the id to resume, before)."""
+        return self._session_id
+
+    @property
+    def home(self) -> Path:
+        """The private home (sessions and the question extension live there): the options', else
+        ``<hive home>/agents/pi/home``."""
+        return private_home(self.spec, self.options)
+
+    @property
+    def uses_rpc(self) -> bool:
+        """Whether the next turn runs in RPC mode (a question service, and Pi took the extension)."""
+        return self.options.questions is not None and not self.json_fallback
+
+    async def probe(self) -> BackendProbe:
+        """Whether Pi is installed here, and its version."""
+        return await probe_backend(self.spec, self.options)
+
+    async def aclose(self) -> None:
+        """Nothing runs between turns: each turn's process ends with it."""
+
+    def command(self, *, rpc: bool) -> list[str]:
+        """The command line of the next turn; raises :class:`BackendNotInstalled`."""
+        options = self.options
+        executable = find_executable(self.spec, options)
+        if executable is None:
+            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        arguments = ["--mode", "rpc"] if rpc else ["--mode", "json", "-p"]
+        arguments += ["--session-dir", str(self.home / "sessions")]
+        if options.endpoint is not None:
+            arguments += ["--provider", PI_PROVIDER, "--model", options.endpoint.model]
+        elif options.model:
+            arguments += ["--model", options.model]
+        if self._session_id:
+            arguments += ["--session", self._session_id]
+        if rpc:
+            arguments += ["-e", str(write_extension(self.home / "extensions"))]
+        return [executable, *arguments, *(options.arguments or ())]
+
+    def environment(self) -> dict[str, str]:
+        """Pi's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
+        env = dict(os.environ)
+        env.update(self.spec.environment)
+        if self.options.endpoint is not None:
+            env.update(prepare_offline(self.spec, self.options))
+        env.update(self.options.environment)
+        return env
+
+    async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
+        """Run one turn in a new Pi process (RPC mode with questions, else JSON mode)."""
+        if self.uses_rpc:
+            try:
+                await self._run(request.content, emit, rpc=True)
+                return
+            except _ExtensionRefused as exc:
+                _log.warning(
+                    "Pi would not start with hive's ask_user_question extension; questions are off: %s", exc
+                )
+                self.json_fallback = True
+        await self._run(request.content, emit, rpc=False)
+
+    async def _run(self, prompt: str, emit: EventSink, *, rpc: bool) -> None:
+        command = self.command(rpc=rpc)
+        env = self.environment()
+        self.last_command = command
+        try:
+            process = await open_child(command, cwd=self.options.cwd, env=env)
+        except OSError as exc:
+            raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
+        self.last_pid = process.pid
+        turn = _Turn(self, process, emit, rpc=rpc)
+        try:
+            await turn.run(prompt)
+        finally:
+            # A session cancelled before its first answer was never written: resuming it would fail at start.
+            if turn.mapper.session_id is not None and (turn.mapper.persisted or self._session_id is not None):
+                self._session_id = turn.mapper.session_id
+            with anyio.CancelScope(shield=True):
+                await turn.close()
+
+    def next_request_id(self, kind: str) -> str:
+        """A command id of hive's own."""
+        return f"hive_{kind}_{next(self._request_numbers)}"
+
+
+class _Turn:
+    """One turn's process and stream."""
+
+    def __init__(self, backend: PiBackend, process: SupervisedProcess, emit: EventSink, *, rpc: bool) -> None:
+        self.backend = backend
+        self.process = process
+        self.rpc = rpc
+        self.options = backend.options
+        self.transport = ProcessTransport(process)
+        self.tracker = ToolCallTracker(emit, taken=backend._call_ids)  # pyright: ignore[reportPrivateUsage]
+        self.mapper = PiEventMapper(emit, self.tracker)
+        self._emit = emit
+        self._pending: dict[str, anyio.CancelScope] = {}
+        self._state_id = backend.next_request_id("get_state")
+        self._prompt_id = backend.next_request_id("prompt")
+        self._started = False
+        self._cancelling = False
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    async def run(self, prompt: str) -> None:
+        failure: Exception | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.transport.drain_stderr)
+            try:
+                await self._start(group, prompt)
+                await self._read(group)
+            except anyio.get_cancelled_exc_class():
+                # The runner writes the turn_end: it alone knows a cancel from a deadline.
+                with anyio.CancelScope(shield=True):
+                    await self._cancel(group)
+                raise
+            except Exception as exc:
+                # Raised below, outside the task group: the runner classifies the error itself, not a group.
+                failure = exc
+            finally:
+                group.cancel_scope.cancel()
+        if failure is not None:
+            with contextlib.suppress(Exception):
+                self.tracker.close_all(_FAILED_CALL_TEXT)
+            raise failure
+        problem = run_failure(self.mapper)
+        if problem is not None:
+            self.tracker.close_all(_FAILED_CALL_TEXT)
+            raise ChatError(self._describe(problem), code="internal")
+        self._emit(self.mapper.finish())
+
+    async def _start(self, group: TaskGroup, prompt: str) -> None:
+        """Until Pi is known to run: its first line (JSON mode) or the answer to ``get_state`` (RPC mode)."""
+        spec, options = self.backend.spec, self.options
+        timeout = options.startup_timeout if options.startup_timeout is not None else spec.startup_timeout
+        if self.rpc:
+            await self._send({"id": self._state_id, "type": "get_state"})
+        else:
+            await self._send_prompt_text(prompt)
+        try:
+            with anyio.fail_after(timeout):
+                while not self._started:
+                    message = await self.transport.receive()
+                    if message is None:
+                        await self._settle()
+                        if self.rpc and self.process.returncode == 1 and not self._said_anything():
+                            raise _ExtensionRefused(self._describe(self._ended("at start")))
+                        raise BackendStartError(self._describe(self._ended("at start")))
+                    if not self.rpc:
+                        self._started = True
+                    self._dispatch(group, message)
+        except TimeoutError:
+            await self._settle()
+            raise BackendStartError(
+                self._describe(f"{self.name} did not start within {timeout:g} s"), code="timeout"
+            ) from None
+        if self.rpc:
+            await self._send({"id": self._prompt_id, "type": "prompt", "message": prompt})
+
+    async def _send_prompt_text(self, prompt: str) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            await stdin.send(prompt.encode())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._settle()
+            raise BackendStartError(self._describe(self._ended("at start"))) from None
+        await self.transport.close()  # the end of stdin is the end of the prompt
+
+    async def _read(self, group: TaskGroup) -> None:
+        while not self.mapper.ended:
+            message = await self.transport.receive()
+            if message is None:
+                await self._settle()
+                raise AgentProcessError(self._describe(self._ended("during the turn")), code="internal")
+            self._dispatch(group, message)
+
+    def _dispatch(self, group: TaskGroup, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "response":
+            self._on_response(message)
+        elif kind == "extension_ui_request":
+            self._on_ui_request(group, message)
+        elif self._cancelling:
+            if kind in RUN_ENDS:
+                self.mapper.ended = True
+        else:
+            try:
+                self.mapper.on_event(message)
+            except Exception:
+                _log.exception("mapping a Pi event failed")
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        request_id = text_of(message.get("id"))
+        if message.get("success") is False and request_id in (self._state_id, self._prompt_id):
+            error = text_of(message.get("error")) or "no reason given"
+            what = "get_state" if request_id == self._state_id else "the prompt"
+            raise BackendStartError(self._describe(f"{self.name} refused {what}: {error}"))
+        if request_id == self._state_id:
+            data = message.get("data")
+            if isinstance(data, dict):
+                session = text_of(data.get("sessionId"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+                if session is not None:
+                    self.mapper.session_id = session
+            self._started = True
+
+    def _on_ui_request(self, group: TaskGroup, message: dict[str, Any]) -> None:
+        request_id = text_of(message.get("id"))
+        if request_id is None or message.get("method") not in DIALOG_METHODS:
+            return  # a notice (notify, setStatus, ...): nothing to answer
+        dialog = read_dialog(message)
+        if dialog is None or self._cancelling or self.options.questions is None:
+            group.start_soon(self._send_quietly, cancelled(request_id))
+            return
+        group.start_soon(self._ask, dialog)
+
+    async def _ask(self, dialog: QuestionDialog) -> None:
+        questions = self.options.questions
+        assert questions is not None
+        scope = anyio.CancelScope()
+        self._pending[dialog.request_id] = scope
+        reply = cancelled(dialog.request_id)
+        try:
+            with scope:
+                if dialog.questions:
+                    try:
+                        answers = await questions.ask(
+                            QuestionRequestEvent(
+                                id=dialog.tool_call_id or dialog.request_id,
+                                call_id=self._call_of(dialog.tool_call_id),
+                                questions=dialog.questions,
+                            )
+                        )
+                    except Exception:
+                        _log.exception("asking a Pi question failed")
+                        answers = None
+                    if answers is not None:
+                        reply = answer_value(dialog.request_id, dialog.questions, answers)
+        finally:
+            self._pending.pop(dialog.request_id, None)
+            with anyio.CancelScope(shield=True):
+                await self._send_quietly(reply)
+
+    def _call_of(self, tool_call_id: str | None) -> str | None:
+        if tool_call_id is None:
+            return None
+        return next(
+            (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
+            None,
+        )
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        try:
+            await self.transport.send(message)
+        except ConnectionError:
+            await self._settle()
+            if self.rpc and not self._started and self.process.returncode == 1 and not self._said_anything():
+                raise _ExtensionRefused(self._describe(self._ended("at start"))) from None
+            error = self._describe(self._ended("during the turn" if self._started else "at start"))
+            if self._started:
+                raise AgentProcessError(error, code="internal") from None
+            raise BackendStartError(error) from None
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionError), anyio.move_on_after(_WRITE_WAIT):
+            await self.transport.send(message)
+
+    async def _cancel(self, group: TaskGroup) -> None:
+        """The cancel sequence (see the module); shielded by the caller."""
+        self._cancelling = True
+        self.tracker.close_all(CANCELLED_CALL_TEXT)
+        for scope in list(self._pending.values()):
+            scope.cancel()  # their answer: cancelled (written by _ask as it ends)
+        if not self.rpc or self.process.returncode is not None or self.transport.at_eof:
+            return
+        await self._send_quietly({"id": self.backend.next_request_id("abort"), "type": "abort"})
+        with anyio.move_on_after(self.options.cancel_grace):
+            while not self.mapper.ended:
+                message = await self.transport.receive()
+                if message is None:
+                    break
+                self._dispatch(group, message)
+
+    async def close(self) -> None:
+        """End the process: close stdin, wait ``cancel_grace`` (RPC mode: Pi exits at the end of stdin; JSON mode
+        exits by itself after ``agent_end``), SIGINT the group, wait again, kill the group and every process
+        carrying the mark. Leaves no process behind."""
+        process, grace = self.process, self.options.cancel_grace
+        await self.transport.close()
+        if process.returncode is None and (self.rpc or self.mapper.ended):
+            with anyio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGINT)
+            with anyio.move_on_after(grace):
+                await process.wait()
+        process.kill_tree()
+        with anyio.move_on_after(_EXIT_WAIT):
+            await process.aclose()
+
+    async def _settle(self) -> None:
+        """After stdout ended: give the process a moment to exit and its stderr to be read, for the message."""
+        with anyio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                with anyio.move_on_after(_EXIT_WAIT):
+                    await self.process.wait()
+            with anyio.move_on_after(0.2):
+                await self.transport.stderr_closed.wait()
+
+    def _said_anything(self) -> bool:
+        return self._started or self.transport.invalid_lines > 0 or bool(self.transport.stderr_tail())
+
+    def _ended(self, during: str) -> str:
+        code = self.process.returncode
+        if code is None:
+            return f"{self.name} closed its output {during}"
+        if code < 0:
+            return f"{self.name} was killed by signal {-code} {during}"
+        return f"{self.name} exited with code {code} {during}"
+
+    def _describe(self, what: str) -> str:
+        parts = [what]
+        if noise := self.transport.describe_noise():
+            parts.append(noise.replace("JSON-RPC", "JSON"))
+        if tail := self.transport.stderr_tail():
+            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
+        return "; ".join(parts)
