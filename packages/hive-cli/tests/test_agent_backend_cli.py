@@ -57,9 +57,12 @@ def test_a_missing_cli_names_its_install_command(ws: Workspace, cli: FakeCli) ->
     assert "npm install" in scripted.document()["error"]
 
 
-def test_a_cli_hive_does_not_drive_yet_is_unavailable(ws: Workspace, cli: FakeCli) -> None:
-    line = _one_line_error(ws.run("-p", "hi", "--agent", "pi"))
-    assert "does not drive" in line
+def test_a_cli_that_needs_a_login_cannot_run_against_an_endpoint(ws: Workspace, cli: FakeCli) -> None:
+    line = _one_line_error(
+        ws.run("-p", "hi", "--agent", "qoder", "--model-endpoint", "http://127.0.0.1:9/v1")
+    )
+    assert "cannot run against --model-endpoint" in line
+    assert "Qoder account" in line
 
 
 def test_one_shot_prints_the_cli_text_and_records_the_session(ws: Workspace, cli: FakeCli) -> None:
