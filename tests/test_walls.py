@@ -51,6 +51,7 @@ KERNEL = (
     "testing",
     "tool_round",
     "tools",
+    "turn_deadline",
     "turn_request",
 )
 """hive-core's kernel (DESIGN §3): the SDK a host builds on. A module or package of hive_core by its name."""

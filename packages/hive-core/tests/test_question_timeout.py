@@ -7,16 +7,19 @@ delay is the thing measured, not a synchronisation.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
-from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, QuestionBridge, question_deadline
+from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, QuestionBridge, answer_refusal, question_deadline
 from hive_core.runners import SessionRunner
 from hive_core.tools import EventSink
+from hive_core.turn_deadline import PausingQuestions, TurnDeadline
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -76,7 +79,8 @@ async def serve(
         await anyio.sleep(delay)
         response = respond(event)
         if response is not None:
-            await send.send(response)
+            with contextlib.suppress(anyio.ClosedResourceError):  # the turn may have ended without it
+                await send.send(response)
 
     async def incoming() -> AsyncIterator[Request]:
         async with receive:
@@ -152,3 +156,134 @@ async def test_a_cancel_while_the_question_waits_ends_the_turn_and_closes_the_qu
     assert isinstance(end, TurnEndEvent)
     assert end.stop_reason == "cancelled"
     assert not bridge.answer(QuestionResponseRequest(id="q1", answers={QUESTION.question: "SQLite"}))
+
+
+def pausing(bridge: QuestionBridge, deadline: TurnDeadline, **work: float) -> Any:
+    """:func:`asking`, with its question asked through :class:`PausingQuestions` over ``deadline``."""
+    return asking(PausingQuestions(bridge, deadline), **work)  # type: ignore[arg-type]
+
+
+async def test_a_question_pauses_the_turn_deadline_and_the_answer_restores_it() -> None:
+    # The answer comes after twice the turn's timeout: only the pause lets the turn finish.
+    bridge = QuestionBridge()
+    deadline = TurnDeadline()
+    runner = SessionRunner(
+        pausing(bridge, deadline, before=0.05), questions=bridge, turn_timeout=0.3, deadline=deadline
+    )
+    events, took = await serve(runner, sqlite, delay=0.6)
+    assert text(events) == "SQLite"
+    assert errors(events) == []
+    assert took >= 0.6
+    assert not deadline.paused_now
+
+
+async def test_without_the_pause_the_same_wait_times_the_turn_out() -> None:
+    bridge = QuestionBridge()
+    runner = SessionRunner(asking(bridge, before=0.05), questions=bridge, turn_timeout=0.3)
+    events, _ = await serve(runner, sqlite, delay=0.6)
+    assert [error.code for error in errors(events)] == ["timeout"]
+
+
+async def test_a_stalled_agent_still_times_out_after_the_answer() -> None:
+    # 0.2 s of work before the question and 0.3 s after it: 0.5 s of the turn's own time, over its 0.4 s.
+    bridge = QuestionBridge()
+    deadline = TurnDeadline()
+    runner = SessionRunner(
+        pausing(bridge, deadline, before=0.2, after=0.3),
+        questions=bridge,
+        turn_timeout=0.4,
+        deadline=deadline,
+    )
+    events, _ = await serve(runner, sqlite, delay=0.5)
+    assert text(events) == ""
+    assert [error.code for error in errors(events)] == ["timeout"]
+
+
+def test_pauses_nest_and_only_the_last_one_restores_the_deadline() -> None:
+    async def main() -> None:
+        deadline = TurnDeadline()
+        with anyio.CancelScope(deadline=anyio.current_time() + 100) as scope, deadline.running(scope):
+            with deadline.paused():
+                with deadline.paused():
+                    assert scope.deadline == math.inf
+                assert scope.deadline == math.inf  # one question still waits
+            assert 99 < scope.deadline - anyio.current_time() <= 100
+            await anyio.lowlevel.checkpoint()  # the restored deadline is far away: nothing is cancelled
+        with deadline.paused():  # no turn runs: nothing to pause, nothing breaks
+            assert not scope.cancel_called
+
+    anyio.run(main)
+
+
+async def test_an_answer_to_an_unknown_id_is_an_error_and_the_question_still_waits() -> None:
+    bridge = QuestionBridge()
+    runner = SessionRunner(asking(bridge), questions=bridge)
+    answers = iter([QuestionResponseRequest(id="nosuch", answers={QUESTION.question: "SQLite"})])
+
+    def respond(event: QuestionRequestEvent) -> QuestionResponseRequest:
+        return next(answers, None) or sqlite(event)
+
+    events: list[Event] = []
+    send, receive = anyio.create_memory_object_stream[Request](16)
+
+    async def incoming() -> AsyncIterator[Request]:
+        async with receive:
+            async for request in receive:
+                yield request
+
+    def emit(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, QuestionRequestEvent):
+            send.send_nowait(respond(event))  # the wrong id first,
+        if isinstance(event, ErrorEvent):
+            send.send_nowait(
+                sqlite(QuestionRequestEvent(id="q1", questions=[QUESTION]))
+            )  # then the right one
+        if isinstance(event, TurnEndEvent):
+            send.close()
+
+    with anyio.fail_after(WAIT):
+        await send.send(UserMessageRequest(content="go"))
+        await runner.serve(incoming(), emit)
+    [error] = errors(events)
+    assert error.code == "request_rejected"
+    assert "'nosuch'" in error.message
+    assert text(events) == "SQLite"
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({QUESTION.question: "MySQL"}, "'MySQL' is not an option of 'Which database?'"),
+        ({QUESTION.question: ["SQLite", "PostgreSQL"]}, "takes one answer, not 2"),
+        ({QUESTION.question: []}, "is empty"),
+        ({"Which colour?": "red"}, "no question 'Which colour?' was asked"),
+    ],
+)
+async def test_answers_that_do_not_fit_decline_the_question_with_the_reason(
+    answer: dict[str, Any], why: str
+) -> None:
+    bridge = QuestionBridge()
+    runner = SessionRunner(asking(bridge), questions=bridge)
+    events, _ = await serve(runner, lambda event: QuestionResponseRequest(id=event.id, answers=answer), 0.0)
+    assert text(events) == "declined"  # fail closed: the agent is told the user declined
+    [error] = errors(events)
+    assert error.code == "request_rejected"
+    assert why in error.message
+    assert "declined" in error.message
+
+
+def test_free_text_and_multi_select_answers_are_checked_against_what_the_question_allows() -> None:
+    open_question = Question(
+        question="Which features?",
+        multi_select=True,
+        options=[QuestionOption(label="auth"), QuestionOption(label="search")],
+        allow_free_text=True,
+    )
+    request = QuestionRequestEvent(id="q2", questions=[open_question])
+    assert answer_refusal(request, {"Which features?": ["auth", "search"]}) is None
+    assert answer_refusal(request, {"Which features?": ["auth", "billing"]}) is None  # one free-text value
+    assert answer_refusal(request, {"Which features?": ["billing", "export"]}) == (
+        "'Which features?' takes one free-text answer, not 2"
+    )
+    assert answer_refusal(request, {}) is None  # unanswered questions stay unanswered

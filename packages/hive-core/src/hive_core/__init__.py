@@ -32,6 +32,7 @@ from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
 from .questions import QuestionBridge, QuestionService
 from .runners import Processor, SessionRunner, StdioRunner, collect_turn, open_turn, run_stdio
 from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome, tool
+from .turn_deadline import PausingQuestions, TurnDeadline
 
 __all__ = [
     "Agent",
@@ -58,6 +59,7 @@ __all__ = [
     "ModelLister",
     "NoticeUpdate",
     "PathJudge",
+    "PausingQuestions",
     "Pipeline",
     "Processor",
     "QuestionBridge",
@@ -78,6 +80,7 @@ __all__ = [
     "ToolOutcome",
     "ToolResultPart",
     "ToolSpec",
+    "TurnDeadline",
     "UsageUpdate",
     "classify",
     "collect_turn",

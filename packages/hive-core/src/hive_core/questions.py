@@ -23,6 +23,7 @@ __all__ = [
     "Answers",
     "QuestionBridge",
     "QuestionService",
+    "answer_refusal",
     "question_deadline",
 ]
 
@@ -51,8 +52,39 @@ class QuestionService(Protocol):
 
 @dataclass
 class _Wait:
+    request: QuestionRequestEvent
     done: anyio.Event = field(default_factory=anyio.Event)
     answers: Answers | None = None
+
+
+def answer_refusal(request: QuestionRequestEvent, answers: Answers) -> str | None:
+    """Why ``answers`` cannot answer ``request``, or ``None`` when they can.
+
+    Every answered question must be one that was asked, with at least one value; only a multi-select question
+    takes several; a value that is not an offered label is free text, accepted only where the question allows
+    it (once). Questions left out stay unanswered, which the agent sees as such.
+    """
+    asked = {question.question: question for question in request.questions}
+    for text, values in answers.items():
+        question = asked.get(text)
+        if question is None:
+            return f"no question {_quote(text)} was asked in {request.id!r}"
+        if not values:
+            return f"the answer to {_quote(text)} is empty"
+        if len(values) > 1 and not question.multi_select:
+            return f"{_quote(text)} takes one answer, not {len(values)}"
+        offered = {option.label for option in question.options}
+        free = [value for value in values if value not in offered]
+        if free and not question.allow_free_text:
+            labels = ", ".join(_quote(label) for label in sorted(offered)) or "none"
+            return f"{_quote(free[0])} is not an option of {_quote(text)} (offered: {labels})"
+        if len(free) > 1:
+            return f"{_quote(text)} takes one free-text answer, not {len(free)}"
+    return None
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 class QuestionBridge:
@@ -79,23 +111,37 @@ class QuestionBridge:
             wait.done.set()
 
     def answer(self, response: QuestionResponseRequest) -> bool:
-        """Settle the question ``response`` answers; ``False`` when none of that id waits."""
+        """Settle the question ``response`` answers; ``False`` when none of that id waits or the answers were
+        refused (see :meth:`settle`)."""
+        return self.settle(response) is None
+
+    def settle(self, response: QuestionResponseRequest) -> str | None:
+        """Settle the question ``response`` answers, and say why not when it cannot.
+
+        Returns ``None`` when it was settled. A response for an id nothing waits on changes nothing; answers that
+        do not fit the questions (see :func:`answer_refusal`) decline the request, failing closed: the agent is
+        told the user declined, the client is told why (the runner sends the reason as an ``error``).
+        """
         wait = self._waits.get(response.id)
         if wait is None or wait.done.is_set():
-            return False
+            return f"no question {response.id!r} is waiting for an answer"
+        refusal = None
         if response.answers is not None:
-            wait.answers = {
+            answers = {
                 question: [value] if isinstance(value, str) else list(value)
                 for question, value in response.answers.items()
             }
+            refusal = answer_refusal(wait.request, answers)
+            if refusal is None:
+                wait.answers = answers
         wait.done.set()
-        return True
+        return None if refusal is None else f"{refusal}: the question was declined"
 
     async def ask(self, request: QuestionRequestEvent) -> Answers | None:
         """Publish ``request`` and wait for its answer, or the decline."""
         if self._emit is None:
             return None
-        wait = _Wait()
+        wait = _Wait(request)
         self._waits[request.id] = wait  # registered before publishing: the answer cannot outrun its wait
         try:
             self._emit(request)

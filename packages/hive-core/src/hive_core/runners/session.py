@@ -30,6 +30,7 @@ from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
+from hive_core.turn_deadline import TurnDeadline
 from hive_core.turn_request import TurnRequest
 from hive_protocol import (
     PROTOCOL_VERSION,
@@ -89,6 +90,7 @@ class SessionRunner:
         max_queued_turns: int = MAX_QUEUED_TURNS,
         max_queued_text: int = MAX_QUEUED_TEXT,
         turn_timeout: float | None = None,
+        deadline: TurnDeadline | None = None,
     ) -> None:
         self.processor = processor
         self.session_id = session_id or new_session_id()
@@ -109,6 +111,10 @@ class SessionRunner:
         message larger than this still queues when nothing else waits)."""
         self.turn_timeout = turn_timeout
         """Seconds each served turn may take (see :meth:`run_turn`); ``None`` for no limit."""
+        self.deadline = deadline or TurnDeadline()
+        """The running turn's deadline: give the processor's question service a
+        :class:`~hive_core.turn_deadline.PausingQuestions` over it, and time spent waiting for answers does not
+        count against the turn's timeout."""
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
@@ -170,7 +176,13 @@ class SessionRunner:
                 if self.on_question is not None:
                     self.on_question(request)
                 elif self.questions is not None:
-                    self.questions.answer(request)
+                    refusal = self.questions.settle(request)
+                    if refusal is not None:
+                        emit(
+                            ErrorEvent(
+                                message=f"question_response refused: {refusal}", code="request_rejected"
+                            )
+                        )
             case UnreadableRequest():
                 emit(request.to_event())
             case LineTooLong():
@@ -236,12 +248,13 @@ class SessionRunner:
         """Run one turn with the runner's guarantees.
 
         A ``cancel`` meanwhile ends it with ``stop_reason: cancelled``. Running past ``timeout`` seconds is a
-        failure, not a cancellation: ``error{code: timeout}`` and a ``turn_end`` without stop reason.
+        failure, not a cancellation: ``error{code: timeout}`` and a ``turn_end`` without stop reason. Time during
+        which :attr:`deadline` is paused (a question waits for its user) does not count.
         """
         recorder = TurnRecorder(emit)
         self._cancelled = False
         deadline = math.inf if timeout is None else anyio.current_time() + timeout
-        with anyio.CancelScope(deadline=deadline) as scope:
+        with anyio.CancelScope(deadline=deadline) as scope, self.deadline.running(scope):
             self._current = scope
             try:
                 await self.processor(request, recorder)
