@@ -29,6 +29,7 @@ from agent_clis_harness import (
     model_requests,
     request_text,
     require_cli,
+    wait_until,
 )
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
@@ -252,4 +253,189 @@ async def test_cancel_while_the_approval_waits(tmp_path: Path, model_servers: Mo
     assert end.success is False
     assert not project.tool_ran, "Codex ran the command of a cancelled turn"
     assert end_of(after).stop_reason == "completed", after
+    assert_nothing_left(os.getpid())
+
+
+# -- thread fork, and the codex exec fallback -------------------------------------------------------------------
+
+FIRST_PROMPT: Final = "the first turn says hello"
+FORK_PROMPT: Final = "the forked turn goes on"
+ORIGINAL_PROMPT: Final = "the original goes on"
+
+
+def no_app_server(project: Project) -> Path:
+    """A ``codex`` that rejects ``app-server`` (as a build without it does) and runs the real one otherwise."""
+    wrapper = project.root / "codex-without-app-server"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = app-server ]; then echo "error: unrecognized subcommand \'app-server\'" >&2; exit 2; fi\n'
+        f'exec {require_cli("codex")} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def variant(
+    project: Project,
+    server_url: str,
+    *,
+    executable: Path | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+    mode: str | None = None,
+) -> CodexBackend:
+    options = BackendOptions(
+        cwd=project.project,
+        executable=str(executable or require_cli("codex")),
+        endpoint=ModelEndpoint(base_url=f"{server_url}/v1", model=MODEL),
+        home=project.root / "home",
+        resume=resume,
+        fork=fork,
+        mode=mode,
+        policy=AskEverything(),
+        approvals=Approvals(approve=None),
+        startup_timeout=60.0,
+        cancel_grace=3.0,
+    )
+    return CodexBackend(resolve_backend("codex"), options)
+
+
+async def one_turn(backend: CodexBackend, prompt: str) -> list[Event]:
+    try:
+        events = await run(backend, prompt)
+    finally:
+        await backend.aclose()
+    assert end_of(events).stop_reason == "completed", events
+    return events
+
+
+def sent_since(server: Any, since: int) -> list[str]:
+    return [request_text(r) for r in model_requests(server, since)]
+
+
+async def test_a_forked_thread_carries_the_earlier_turn_and_leaves_the_original_as_it_was(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    first = variant(project, server.url)
+    await one_turn(first, FIRST_PROMPT)
+    original = first.session_id
+    assert original
+
+    since = len(server.requests)
+    forked = variant(project, server.url, resume=original, fork=True)
+    await one_turn(forked, FORK_PROMPT)
+    assert forked.session_id
+    assert forked.session_id != original
+    assert forked.notes == []
+    assert any(FIRST_PROMPT in t and FORK_PROMPT in t for t in sent_since(server, since)), (
+        "the forked turn does not carry the first"
+    )
+
+    since = len(server.requests)
+    again = variant(project, server.url, resume=original)
+    await one_turn(again, ORIGINAL_PROMPT)
+    assert again.session_id == original
+    assert again.notes == []
+    texts = sent_since(server, since)
+    assert any(FIRST_PROMPT in t and ORIGINAL_PROMPT in t for t in texts), texts
+    assert not any(FORK_PROMPT in t for t in texts), "the fork's turn leaked into the original thread"
+    assert_nothing_left(os.getpid())
+
+
+async def test_without_app_server_turns_run_with_exec_read_only_resume_and_fork(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    wrapper = no_app_server(project)
+    codex = variant(project, server.url, executable=wrapper)
+    try:
+        events = await run(codex, TOOL_PROMPT)
+        assert codex.uses_exec
+        thread = codex.session_id
+        assert thread
+        since = len(server.requests)
+        again = await run(codex, RESUME_PROMPT)
+    finally:
+        await codex.aclose()
+    # exec cannot ask: the read-only sandbox kept the command from writing, and the model was told it failed.
+    assert not project.tool_ran, "codex exec wrote in the read-only sandbox"
+    assert end_of(events).stop_reason == "completed", events
+    assert "MOCK_REPLY done" in text(events)
+    assert len([n for n in codex.notes if "approvals" in n]) == 1, codex.notes
+    assert any("unrecognized subcommand 'app-server'" in n for n in codex.notes), codex.notes
+    assert end_of(again).stop_reason == "completed", again
+    assert "MOCK_REPLY ok" in text(again)
+    assert codex.session_id == thread
+    assert any(RESUME_PROMPT in t and TOOL_PROMPT in t for t in sent_since(server, since)), (
+        "exec resume does not carry the first turn"
+    )
+    assert_nothing_left(os.getpid())
+
+    since = len(server.requests)
+    forked = variant(project, server.url, executable=wrapper, resume=thread, fork=True)
+    await one_turn(forked, FORK_PROMPT)
+    assert forked.session_id
+    assert forked.session_id != thread
+    assert any(TOOL_PROMPT in t and FORK_PROMPT in t for t in sent_since(server, since))
+    assert_nothing_left(os.getpid())
+
+
+async def test_exec_in_the_bypass_mode_runs_the_command_and_reports_it(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    codex = variant(project, server.url, executable=no_app_server(project), mode="yolo")
+    events = await one_turn(codex, TOOL_PROMPT)
+    assert project.tool_ran
+    start, end = the_call(events)
+    assert (start.tool, start.input, end.success) == ("execute_command", {"command": DEFAULT_COMMAND}, True)
+    assert not [n for n in codex.notes if "approvals" in n]
+    turn_end = end_of(events)
+    assert turn_end.input_tokens
+    assert turn_end.output_tokens
+    assert_nothing_left(os.getpid())
+
+
+async def test_a_cancelled_exec_turn_ends_cancelled_and_leaves_no_process(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    require_cli("codex")
+    server = model_servers("codex")
+    project = Project.create(tmp_path)
+    codex = variant(project, server.url, executable=no_app_server(project))
+    runner = SessionRunner(codex)
+    events: list[Event] = []
+    started = anyio.Event()
+
+    def sink(event: Event) -> None:
+        events.append(event)
+
+    since = len(server.requests)
+
+    async def cancel_soon() -> None:
+        # exec sends no text deltas: cancel once the model was asked (its slow reply takes 8 s).
+        await anyio.to_thread.run_sync(
+            lambda: wait_until(lambda: len(server.requests) > since, what="the model request")
+        )
+        started.set()
+        runner.cancel()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_soon)
+            with anyio.fail_after(WAIT):
+                await runner.run_turn(UserMessageRequest(content=SLOW_PROMPT), sink)
+    finally:
+        await codex.aclose()
+    assert started.is_set()
+    checked(events)
+    assert end_of(events).stop_reason == "cancelled", events
+    assert "chunk79" not in text(events)
     assert_nothing_left(os.getpid())

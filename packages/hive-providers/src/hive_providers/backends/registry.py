@@ -255,6 +255,7 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         arguments=("app-server", "--listen", "stdio://"),
         wire="codex_app_server",
         environment=dict(_QUIET),
+        bypass_mode="yolo",
         install_hint=_npm("@openai/codex"),
         offline=True,
     ),

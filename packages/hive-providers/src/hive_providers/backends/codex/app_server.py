@@ -35,6 +35,7 @@ from hive_providers.backends.errors import BackendStartError
 __all__ = [
     "AppServerConnection",
     "AppServerError",
+    "AppServerUnavailable",
     "NotificationHandler",
     "RequestHandler",
     "RpcError",
@@ -55,6 +56,12 @@ _log = logging.getLogger(__name__)
 
 class AppServerError(ChatError):
     """Codex's process died, closed its output, or broke the protocol: the turn's ``error``."""
+
+
+class AppServerUnavailable(BackendStartError):
+    """The program started but serves no app-server: it rejected ``app-server`` (an old or a stripped build),
+    exited or closed its output before answering ``initialize``, or answered it with an error. The backend then
+    runs its turns with ``codex exec --json`` instead."""
 
 
 class RpcError(Exception):
@@ -102,6 +109,7 @@ class AppServerConnection:
         self._stderr = bytearray()
         self._group: TaskGroup | None = None
         self._eof = anyio.Event()
+        self._stderr_done = anyio.Event()
         self._closed = False
 
     # -- start ----------------------------------------------------------------------------------------------
@@ -116,7 +124,12 @@ class AppServerConnection:
         timeout: float,
         name: str = "codex",
     ) -> AppServerConnection:
-        """Start Codex and ``initialize`` it within ``timeout`` seconds; :class:`BackendStartError` if not."""
+        """Start Codex and ``initialize`` it within ``timeout`` seconds.
+
+        Raises :class:`AppServerUnavailable` when it exits, closes its output or fails ``initialize``, and
+        :class:`BackendStartError` when it cannot be started at all or does not answer in time (a program that
+        hangs is not retried another way).
+        """
         try:
             process = await open_child(command, cwd=cwd, env=env)
         except OSError as exc:
@@ -140,9 +153,11 @@ class AppServerConnection:
                         code="timeout",
                     ) from None
                 except AppServerError as exc:
-                    raise BackendStartError(str(exc), code=exc.code) from exc
+                    raise AppServerUnavailable(str(exc), code=exc.code) from exc
                 except RpcError as exc:
-                    raise BackendStartError(connection.describe(f"{name} failed initialize: {exc}")) from exc
+                    raise AppServerUnavailable(
+                        connection.describe(f"{name} failed initialize: {exc}")
+                    ) from exc
             connection.info = info
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -304,11 +319,13 @@ class AppServerConnection:
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
         if stream is None:
+            self._stderr_done.set()
             return
         while True:
             try:
                 chunk = await stream.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                self._stderr_done.set()
                 return
             self._stderr += chunk
             if len(self._stderr) > _STDERR_TAIL:
@@ -321,6 +338,10 @@ class AppServerConnection:
         if self.process.returncode is None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_EXIT_WAIT):
                 await self.process.wait()
+        if self.process.returncode is not None and self._group is not None:
+            # Its last words on stderr may still be in the pipe: they say why it ended.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_STDIN_EXIT_WAIT):
+                await self._stderr_done.wait()
         code = self.process.returncode
         if self.faulted_reason is not None:
             what = f"{self.name} {self.faulted_reason} during {during}"

@@ -13,6 +13,18 @@ Cancelled, the turn's open approvals are answered ``cancel``, ``turn/interrupt``
 ``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the process group, then SIGKILL to the group, and
 the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
 never pooled) and stopped by :meth:`CodexBackend.aclose`.
+
+With :attr:`~.BackendOptions.fork` (and ``resume``), the thread is opened with ``thread/fork`` of the resume id:
+Codex copies it under a new id, which becomes :attr:`CodexBackend.session_id`; the original is left as it was.
+Sub-agents (collab tool calls and their child threads on the same app-server) become ``agent_work`` snapshots
+(:mod:`.subagents`).
+
+Where the app-server is unavailable (:class:`~.app_server.AppServerUnavailable`: the program rejects
+``app-server``, exits at start, or fails ``initialize``), this and every later turn runs as one ``codex exec
+--json`` process per turn instead (:mod:`.exec_mode`, :mod:`.exec_events`): ``exec resume <thread>`` continues
+the thread and ``exec fork <thread>`` copies it. exec cannot ask for approvals, so it runs in the read-only
+sandbox unless the mode names another, with one warning (:attr:`CodexBackend.notes` and the log). Arguments that
+start with ``exec`` (``BackendOptions.arguments``) choose exec from the first turn.
 """
 
 from __future__ import annotations
@@ -22,25 +34,36 @@ import logging
 import os
 import signal
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import anyio
 
 from hive_core.approvals import ApprovalRequest, Verdict
 from hive_core.backends import BackendProbe
+from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.errors import BackendNotInstalled
+from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.offline import prepare_offline
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
-from .app_server import AppServerConnection, AppServerError, RpcError
+from .app_server import AppServerConnection, AppServerError, AppServerUnavailable, RpcError
+from .exec_events import ExecTurn, ExecUsage
+from .exec_mode import APPROVAL_WARNING, ASKING_MODES, BYPASS_MODE, exec_arguments, run_exec_turn
 from .items import TurnItems, command_line, item_arguments
+from .subagents import SubThreads
 
-__all__ = ["APPROVAL_POLICY", "APPROVAL_REQUESTS", "SANDBOX", "CodexBackend", "approval_decision"]
+__all__ = [
+    "APPROVAL_POLICY",
+    "APPROVAL_REQUESTS",
+    "SANDBOX",
+    "CodexBackend",
+    "Interface",
+    "approval_decision",
+]
 
 APPROVAL_POLICY: Final = "untrusted"
 """The thread's approval policy: Codex asks before every command outside its short list of safe ones."""
@@ -48,6 +71,8 @@ APPROVAL_POLICIES: Final = ("untrusted", "on-failure", "on-request", "never")
 """The policies ``--agent-mode`` may choose instead."""
 SANDBOX: Final = "workspace-write"
 """The thread's sandbox: writes inside the project only (bubblewrap on Linux, which runs as root here)."""
+Interface = Literal["auto", "app_server", "exec"]
+"""How turns run: the app-server with the exec fallback, the app-server only, or exec only."""
 APPROVAL_REQUESTS: Final = {
     "item/commandExecution/requestApproval": "execute_command",
     "item/fileChange/requestApproval": "edit_file",
@@ -68,7 +93,7 @@ def approval_decision(approved: bool, *, always: bool = False) -> dict[str, Any]
 class CodexBackend:
     """Drives Codex's app-server: one hive session's turns in one Codex thread."""
 
-    def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
+    def __init__(self, spec: LaunchSpec, options: BackendOptions, *, interface: Interface = "auto") -> None:
         self.name = spec.name
         """The backend's canonical name."""
         self.spec = spec
@@ -78,10 +103,23 @@ class CodexBackend:
         self.connection: AppServerConnection | None = None
         """The running app-server, between turns too; ``None`` before the first turn and after a kill."""
         self.notes: list[str] = []
-        """What could not be done as asked (a thread Codex could not resume)."""
+        """What could not be done as asked (a thread Codex could not resume, the exec fallback's warnings)."""
+        arguments = options.arguments or ()
+        self.uses_exec = interface == "exec" or (interface == "auto" and arguments[:1] == ("exec",))
+        """Whether turns run as ``codex exec --json`` processes (asked for, or the app-server was unavailable)."""
+        self.interface: Interface = interface
+        """How turns run (see :data:`Interface`)."""
+        self.subthreads = SubThreads()
+        """The thread's sub-agents, across its turns."""
+        self.last_pid: int | None = None
+        """The process id of the latest Codex process (the app-server, or the last turn's exec)."""
         self._thread_id = options.resume
         self._thread_open = False
+        self._forking = options.fork and options.resume is not None
         self._call_ids: set[str] = set()
+        self._exec_usage: ExecUsage | None = (0, 0, 0) if options.resume is None else None
+        self._warned = False
+        self._exec_started = False
 
     @property
     def session_id(self) -> str | None:
@@ -101,16 +139,46 @@ class CodexBackend:
     # -- a turn ---------------------------------------------------------------------------------------------
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
-        """Run one turn in Codex's thread."""
-        connection = await self._ready()
+        """Run one turn in Codex's thread (on the app-server, or as ``codex exec`` where it is unavailable)."""
+        if not self.uses_exec:
+            try:
+                connection = await self._ready()
+            except AppServerUnavailable as exc:
+                if self.interface != "auto" or self.options.arguments is not None:
+                    raise
+                note = f"{self.name}'s app-server is unavailable ({exc}); turns run with codex exec --json"
+                self.notes.append(note)
+                _log.warning("%s", note)
+                self.uses_exec = True
+                try:
+                    await self._exec_turn(request, emit)
+                except ChatError as failed:
+                    if self._exec_started:
+                        raise  # exec ran the turn: its failure is the turn's
+                    self.uses_exec = False  # neither way runs: the next turn tries the app-server again
+                    raise BackendStartError(
+                        f"{exc}; the codex exec fallback failed too: {failed}"
+                    ) from failed
+                return
+            await self._app_server_turn(connection, request, emit)
+            return
+        await self._exec_turn(request, emit)
+
+    async def _app_server_turn(
+        self, connection: AppServerConnection, request: UserMessageRequest, emit: EventSink
+    ) -> None:
         tracker = ToolCallTracker(emit, taken=self._call_ids)
         items = TurnItems(emit, tracker)
+        subthreads = self.subthreads
+        subthreads.main_thread = self._thread_id
         done = anyio.Event()
 
         def notified(method: str, params: dict[str, Any]) -> None:
+            if subthreads.on_notification(method, params):
+                return  # a sub-agent's thread
             thread = text_of(params.get("threadId"))
             if thread is not None and thread != self._thread_id:
-                return  # a sub-thread's, or another thread's
+                return  # another thread's
             items.on_notification(method, params)
             if items.completed is not None:
                 done.set()
@@ -119,6 +187,8 @@ class CodexBackend:
             return await self._approve(method, params, tracker)
 
         connection.on_notification, connection.on_request = notified, approve
+        subthreads.emit = emit
+        subthreads.flush()
         try:
             async with connection.reading():
                 started = await connection.request(
@@ -126,6 +196,7 @@ class CodexBackend:
                     {"threadId": self._thread_id, "input": [{"type": "text", "text": request.content}]},
                 )
                 items.turn_id = items.turn_id or text_of(_as_dict(started.get("turn")).get("id"))
+                subthreads.turn_id = subthreads.turn_id or items.turn_id
                 await _first(done, connection.ended)
                 if not done.is_set():
                     raise await connection.died("the turn")
@@ -134,6 +205,7 @@ class CodexBackend:
             with anyio.CancelScope(shield=True):
                 await self._interrupt(connection, items, done)
             tracker.close_all(CANCELLED_CALL_TEXT)
+            subthreads.stop_running()
             raise
         except BaseException:
             with contextlib.suppress(Exception):
@@ -141,7 +213,74 @@ class CodexBackend:
             raise
         finally:
             connection.on_notification = connection.on_request = None
+            subthreads.emit = None
         emit(items.finish())
+
+    # -- a turn with codex exec -----------------------------------------------------------------------------
+
+    async def _exec_turn(self, request: UserMessageRequest, emit: EventSink) -> None:
+        options = self.options
+        mode = options.mode
+        if (mode is None or mode in ASKING_MODES) and not self._warned:
+            self._warned = True
+            self.notes.append(APPROVAL_WARNING)
+            _log.warning("%s", APPROVAL_WARNING)
+        arguments = options.arguments or ()
+        extra = arguments[1:] if arguments[:1] == ("exec",) else ()
+        model = options.model or (options.endpoint.model if options.endpoint is not None else None)
+        command = [
+            self._executable(),
+            *exec_arguments(
+                prompt=request.content,
+                thread_id=self._thread_id,
+                fork=self._forking,
+                model=model,
+                mode=mode,
+                extra=extra,
+            ),
+        ]
+        tracker = ToolCallTracker(emit, taken=self._call_ids)
+        subthreads = self.subthreads
+        subthreads.emit = emit
+        turn = ExecTurn(emit, tracker, subthreads, usage_before=self._exec_usage)
+        pids: list[int] = []
+        try:
+            await run_exec_turn(
+                command,
+                turn,
+                cwd=options.cwd,
+                env=self._environment(),
+                grace=options.cancel_grace,
+                name=self.name,
+                started=pids,
+            )
+        except anyio.get_cancelled_exc_class():
+            tracker.close_all(CANCELLED_CALL_TEXT)
+            subthreads.stop_running()
+            raise
+        except BaseException:
+            with contextlib.suppress(Exception):
+                tracker.close_all(_FAILED_CALL_TEXT)
+            raise
+        finally:
+            subthreads.emit = None
+            self.last_pid = pids[0] if pids else self.last_pid
+            self._exec_started = turn.thread_id is not None
+            self._adopt_thread(turn.thread_id)
+            for warning in turn.warnings:
+                _log.info("%s said: %s", self.name, warning)
+        end = turn.finish()
+        self._exec_usage = turn.usage_after
+        emit(end)
+
+    def _adopt_thread(self, reported: str | None) -> None:
+        if reported is None:
+            return
+        # Forking, only a new id is the copy's: the original's must never be continued in place.
+        if self._forking and reported == self._thread_id:
+            return
+        self._forking = False
+        self._thread_id = reported
 
     async def _interrupt(self, connection: AppServerConnection, items: TurnItems, done: anyio.Event) -> None:
         grace = self.options.cancel_grace
@@ -233,6 +372,7 @@ class CodexBackend:
                 name=self.name,
             )
             self.connection = connection
+            self.last_pid = connection.pid
         if not self._thread_open:
             try:
                 async with connection.reading():
@@ -256,16 +396,34 @@ class CodexBackend:
 
     async def _open_thread(self, connection: AppServerConnection) -> None:
         options = self.options
+        bypass = options.mode == BYPASS_MODE
         settings: dict[str, Any] = {
             "cwd": str(options.cwd),
-            "approvalPolicy": options.mode if options.mode in APPROVAL_POLICIES else APPROVAL_POLICY,
-            "sandbox": SANDBOX,
+            "approvalPolicy": "never"
+            if bypass
+            else options.mode
+            if options.mode in APPROVAL_POLICIES
+            else APPROVAL_POLICY,
+            "sandbox": "danger-full-access" if bypass else SANDBOX,
         }
         model = options.model or (options.endpoint.model if options.endpoint is not None else None)
         if model:
             settings["model"] = model
         opened: dict[str, Any] | None = None
-        if self._thread_id is not None:
+        if self._forking and self._thread_id is not None:
+            try:
+                opened = await connection.request(
+                    "thread/fork", {"threadId": self._thread_id, "excludeTurns": True, **settings}
+                )
+            except RpcError as exc:
+                raise AppServerError(
+                    f"{self.name} could not fork thread {self._thread_id}: {exc}", code="request_rejected"
+                ) from exc
+            forked = text_of(_as_dict(opened.get("thread")).get("id"))
+            if forked == self._thread_id:
+                connection.faulted_reason = "answered thread/fork with the original thread's id"
+                raise await connection.died("thread/fork")
+        elif self._thread_id is not None:
             try:
                 opened = await connection.request(
                     "thread/resume", {"threadId": self._thread_id, "excludeTurns": True, **settings}
@@ -284,19 +442,24 @@ class CodexBackend:
             raise await connection.died("thread/start")
         self._thread_id = thread_id
         self._thread_open = True
+        self._forking = False
 
     @property
     def _startup_timeout(self) -> float:
         timeout = self.options.startup_timeout
         return timeout if timeout is not None else self.spec.startup_timeout
 
-    def _command(self) -> list[str]:
+    def _executable(self) -> str:
         options = self.options
         executable = options.executable or find_executable(self.spec, options)
         if executable is None:
             raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        return executable
+
+    def _command(self) -> list[str]:
+        options = self.options
         arguments = options.arguments if options.arguments is not None else self.spec.arguments
-        return [executable, *arguments]
+        return [self._executable(), *arguments]
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)

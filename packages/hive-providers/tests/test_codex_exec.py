@@ -1,0 +1,378 @@
+"""``codex exec --json`` as the Codex backend's fallback: recorded lines (Codex 0.171.0 against the scripted model)
+mapped to hive events, its command lines (read-only unless the mode says otherwise, the bypass only when asked),
+and the fallback itself against a fake ``codex`` that rejects ``app-server`` (a real subprocess): the turn runs as
+``exec``, the next as ``exec resume <thread>``, a fork as ``exec fork``, with one warning.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from hive_core.failures import ChatError
+from hive_core.runners import collect_turn
+from hive_protocol import (
+    AgentWorkEvent,
+    ErrorEvent,
+    Event,
+    PlanCompletedEvent,
+    PlanCreatedEvent,
+    PlanStepCompletedEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEndEvent,
+    UserMessageRequest,
+    verify,
+)
+from hive_providers.backends.acp.tool_calls import ToolCallTracker
+from hive_providers.backends.codex import CodexBackend
+from hive_providers.backends.codex.exec_events import ExecTurn
+from hive_providers.backends.codex.exec_mode import APPROVAL_WARNING, exec_arguments
+from hive_providers.backends.codex.subagents import SubThreads
+from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.registry import resolve_backend
+from hive_providers.backends.specs import BackendOptions
+
+THREAD: Final = "01a2327d-c1da-77f3-8827-86754225cc36"
+COMMAND: Final = "/bin/bash -lc 'touch hive_tool_ran.txt'"
+
+# `codex exec --json --skip-git-repo-check --sandbox danger-full-access "RUNTOOL go"`, Codex 0.171.0.
+TOOL_RUN: Final[list[dict[str, Any]]] = [
+    {"type": "thread.started", "thread_id": THREAD},
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_0",
+            "type": "error",
+            "message": "Model metadata for `local-model` not found. Defaulting to fallback metadata",
+        },
+    },
+    {"type": "turn.started"},
+    {
+        "type": "item.started",
+        "item": {
+            "id": "item_1",
+            "type": "command_execution",
+            "command": COMMAND,
+            "aggregated_output": "",
+            "exit_code": None,
+            "status": "in_progress",
+        },
+    },
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_1",
+            "type": "command_execution",
+            "command": COMMAND,
+            "aggregated_output": "",
+            "exit_code": 0,
+            "status": "completed",
+        },
+    },
+    {"type": "item.completed", "item": {"id": "item_2", "type": "agent_message", "text": "MOCK_REPLY done"}},
+    {
+        "type": "turn.completed",
+        "usage": {
+            "input_tokens": 20333,
+            "cached_input_tokens": 0,
+            "cache_write_input_tokens": 0,
+            "output_tokens": 10,
+            "reasoning_output_tokens": 0,
+        },
+    },
+]
+
+
+def mapped(
+    lines: list[dict[str, Any]], *, before: tuple[int, int, int] | None = (0, 0, 0)
+) -> tuple[list[Event], ExecTurn]:
+    events: list[Event] = []
+    subthreads = SubThreads()
+    subthreads.emit = events.append
+    turn = ExecTurn(events.append, ToolCallTracker(events.append), subthreads, usage_before=before)
+    for line in lines:
+        turn.on_event(line)
+    events.append(turn.finish())
+    return events, turn
+
+
+def checked(events: list[Event]) -> list[Event]:
+    violations = verify(events, turns=1)
+    assert violations == [], "\n".join(str(v) for v in violations)
+    return events
+
+
+def test_a_recorded_tool_run_maps_to_a_call_text_and_usage() -> None:
+    events, turn = mapped(TOOL_RUN)
+    checked(events)
+    assert turn.thread_id == THREAD
+    assert turn.warnings == ["Model metadata for `local-model` not found. Defaulting to fallback metadata"]
+    [start] = [e for e in events if isinstance(e, ToolStartEvent)]
+    [end] = [e for e in events if isinstance(e, ToolEndEvent)]
+    assert (start.tool, start.input, end.call_id, end.success) == (
+        "execute_command",
+        {"command": "touch hive_tool_ran.txt"},
+        start.call_id,
+        True,
+    )
+    assert [e.content for e in events if isinstance(e, TextDeltaEvent)] == ["MOCK_REPLY done"]
+    last = events[-1]
+    assert isinstance(last, TurnEndEvent)
+    assert (last.input_tokens, last.output_tokens, last.total_tokens, last.stop_reason) == (
+        20333,
+        10,
+        20343,
+        "completed",
+    )
+
+
+def test_usage_is_the_thread_total_less_the_previous_turns_and_unknown_after_a_resume() -> None:
+    events, turn = mapped(TOOL_RUN, before=(20000, 4, 0))
+    last = events[-1]
+    assert isinstance(last, TurnEndEvent)
+    assert (last.input_tokens, last.output_tokens) == (333, 6)
+    assert turn.usage_after == (20333, 10, 0)
+    events, _ = mapped(TOOL_RUN, before=None)
+    last = events[-1]
+    assert isinstance(last, TurnEndEvent)
+    assert (last.input_tokens, last.output_tokens, last.total_tokens) == (None, None, None)
+
+
+def test_declined_and_failed_calls_reasoning_plans_and_collab_calls() -> None:
+    lines: list[dict[str, Any]] = [
+        {"type": "thread.started", "thread_id": THREAD},
+        {"type": "item.completed", "item": {"id": "r", "type": "reasoning", "text": "thinking it over"}},
+        {
+            "type": "item.started",
+            "item": {
+                "id": "p",
+                "type": "todo_list",
+                "items": [{"text": "a", "completed": False}, {"text": "b", "completed": False}],
+            },
+        },
+        {
+            "type": "item.updated",
+            "item": {
+                "id": "p",
+                "type": "todo_list",
+                "items": [{"text": "a", "completed": True}, {"text": "b", "completed": False}],
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "c",
+                "type": "command_execution",
+                "command": "rm -rf x",
+                "aggregated_output": "",
+                "exit_code": None,
+                "status": "declined",
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "f",
+                "type": "file_change",
+                "changes": [{"path": "a.txt", "kind": "add"}],
+                "status": "failed",
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "s",
+                "type": "collab_tool_call",
+                "tool": "spawn_agent",
+                "sender_thread_id": THREAD,
+                "receiver_thread_ids": ["child-1"],
+                "prompt": "look around",
+                "agents_states": {"child-1": {"status": "pending_init", "message": None}},
+                "status": "completed",
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "p",
+                "type": "todo_list",
+                "items": [{"text": "a", "completed": True}, {"text": "b", "completed": False}],
+            },
+        },
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 5, "cached_input_tokens": 0, "output_tokens": 1},
+        },
+    ]
+    events, _ = mapped(lines)
+    checked(events)
+    assert [e.content for e in events if isinstance(e, ThinkingDeltaEvent)] == ["thinking it over"]
+    ends = {e.tool: e for e in events if isinstance(e, ToolEndEvent)}
+    assert (ends["execute_command"].success, ends["execute_command"].refusal) == (False, "rejected")
+    assert (ends["edit_file"].success, ends["edit_file"].refusal) == (False, None)
+    [created] = [e for e in events if isinstance(e, PlanCreatedEvent)]
+    assert created.step_descriptions == ["a", "b"]
+    assert [e.step_index for e in events if isinstance(e, PlanStepCompletedEvent)] == [0]
+    [plan_end] = [e for e in events if isinstance(e, PlanCompletedEvent)]
+    assert plan_end.success is False
+    [work] = [e for e in events if isinstance(e, AgentWorkEvent)]
+    [child] = work.items
+    assert (child.id, child.status, child.title) == ("codex:child-1", "running", "look around")
+
+
+def test_a_failed_turn_raises_codex_s_message() -> None:
+    lines: list[dict[str, Any]] = [
+        {"type": "thread.started", "thread_id": THREAD},
+        {"type": "error", "message": "stream disconnected before completion"},
+        {"type": "turn.failed", "error": {"message": "unexpected status 500: boom"}},
+    ]
+    with pytest.raises(ChatError, match="unexpected status 500: boom"):
+        mapped(lines)
+
+
+def test_command_lines_fail_closed() -> None:
+    fresh = exec_arguments(prompt="-hi", model="m")
+    assert fresh == [
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "-m",
+        "m",
+        "-c",
+        'sandbox_mode="read-only"',
+        "--",
+        "-hi",
+    ]
+    assert exec_arguments(prompt="p", thread_id="t", mode="untrusted")[:2] == ["exec", "resume"]
+    assert 'sandbox_mode="read-only"' in exec_arguments(prompt="p", thread_id="t", mode="on-request")
+    assert exec_arguments(prompt="p", thread_id="t", fork=True)[-2:] == ["t", "p"]
+    assert exec_arguments(prompt="p", thread_id="t", fork=True)[1] == "fork"
+    assert 'sandbox_mode="workspace-write"' in exec_arguments(prompt="p", mode="never")
+    for mode in (None, "untrusted", "never", "workspace-write", "danger-full-access"):
+        assert "--dangerously-bypass-approvals-and-sandbox" not in exec_arguments(prompt="p", mode=mode)
+    assert "--dangerously-bypass-approvals-and-sandbox" in exec_arguments(prompt="p", mode="yolo")
+
+
+# -- the fallback, against a fake codex -------------------------------------------------------------------------
+
+FAKE_CODEX: Final = """
+import json, os, sys
+args = sys.argv[1:]
+with open(os.environ["FAKE_CODEX_LOG"], "a") as log:
+    log.write(json.dumps(args) + "\\n")
+if args[:1] == ["app-server"]:
+    sys.stderr.write("error: unrecognized subcommand 'app-server'\\n"); sys.exit(2)
+if os.environ.get("FAKE_CODEX_EXEC") == "broken":
+    sys.stderr.write("error: exec is broken too\\n"); sys.exit(2)
+assert sys.stdin.read() == "", "stdin is not empty"
+def send(m): sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+thread = "thr-1"
+if args[1] == "resume":
+    thread = args[args.index("--") + 1]
+elif args[1] == "fork":
+    thread = "thr-copy"
+send({"type": "thread.started", "thread_id": thread})
+send({"type": "turn.started"})
+print("not json")
+prompt = args[-1]
+send({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "echo: " + prompt}})
+send({"type": "turn.completed", "usage": {"input_tokens": 10 * len(open(os.environ["FAKE_CODEX_LOG"]).readlines()),
+      "cached_input_tokens": 0, "output_tokens": 2}})
+"""
+
+
+def fake_codex(tmp_path: Path, **more: Any) -> tuple[CodexBackend, Path]:
+    script = tmp_path / "codex"
+    script.write_text(f"#!{sys.executable}\n" + textwrap.dedent(FAKE_CODEX))
+    script.chmod(0o755)
+    log = tmp_path / "calls.jsonl"
+    options = BackendOptions(
+        cwd=tmp_path,
+        executable=str(script),
+        startup_timeout=10.0,
+        cancel_grace=1.0,
+        environment={"FAKE_CODEX_LOG": str(log), **more.pop("environment", {})},
+        **more,
+    )
+    return CodexBackend(resolve_backend("codex"), options), log
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def text(events: list[Event]) -> str:
+    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
+
+
+@pytest.mark.anyio
+async def test_a_codex_without_app_server_runs_its_turns_with_exec(tmp_path: Path) -> None:
+    backend, log = fake_codex(tmp_path, model="m1")
+    try:
+        with anyio.fail_after(30):
+            first = checked(await collect_turn(backend, "hello"))
+            second = checked(await collect_turn(backend, "again"))
+    finally:
+        await backend.aclose()
+    assert text(first) == "echo: hello"
+    assert text(second) == "echo: again"
+    assert backend.session_id == "thr-1"
+    assert backend.uses_exec
+    made = calls(log)
+    assert [call[:2] for call in made] == [["app-server", "--listen"], ["exec", "--json"], ["exec", "resume"]]
+    assert made[1][-2:] == ["--", "hello"]
+    assert made[2][-3:] == ["--", "thr-1", "again"]
+    assert 'sandbox_mode="read-only"' in made[1]
+    assert 'sandbox_mode="read-only"' in made[2]
+    assert not any("--dangerously-bypass-approvals-and-sandbox" in call for call in made)
+    # One warning for the fallback, one that approvals are not available: not one per turn.
+    assert len(backend.notes) == 2
+    assert "unrecognized subcommand 'app-server'" in backend.notes[0]
+    assert backend.notes[1] == APPROVAL_WARNING
+    end = second[-1]
+    assert isinstance(end, TurnEndEvent)
+    # The thread's total was 20 after the first turn (10 per call logged) and 30 after the second.
+    assert (end.input_tokens, end.output_tokens) == (10, 0)
+
+
+@pytest.mark.anyio
+async def test_a_fork_in_exec_continues_in_the_copy(tmp_path: Path) -> None:
+    backend, log = fake_codex(tmp_path, resume="thr-1", fork=True, arguments=("exec",), mode="yolo")
+    try:
+        with anyio.fail_after(30):
+            checked(await collect_turn(backend, "forked"))
+            checked(await collect_turn(backend, "then"))
+    finally:
+        await backend.aclose()
+    made = calls(log)
+    assert [call[:2] for call in made] == [["exec", "fork"], ["exec", "resume"]]
+    assert made[0][-3:] == ["--", "thr-1", "forked"]
+    assert made[1][-3:] == ["--", "thr-copy", "then"]
+    assert "--dangerously-bypass-approvals-and-sandbox" in made[0]
+    assert backend.session_id == "thr-copy"
+    assert backend.notes == []  # the bypass mode asks nothing: no warning
+
+
+@pytest.mark.anyio
+async def test_when_exec_fails_too_the_error_names_both(tmp_path: Path) -> None:
+    backend, _ = fake_codex(tmp_path, environment={"FAKE_CODEX_EXEC": "broken"})
+    events: list[Event] = []
+    try:
+        with anyio.fail_after(30), pytest.raises(BackendStartError) as caught:
+            await backend(UserMessageRequest(content="hi"), events.append)
+    finally:
+        await backend.aclose()
+    message = str(caught.value)
+    assert "unrecognized subcommand 'app-server'" in message
+    assert "exec is broken too" in message
+    assert not backend.uses_exec
+    assert not [e for e in events if isinstance(e, ErrorEvent)]
