@@ -12,7 +12,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
-CORE_STACK = {"hive_protocol", "anyio", "httpx2", "mcp", "yaml", "msgspec", "tree_sitter", "tree_sitter_bash"}
+CORE_STACK = {
+    "hive_protocol",
+    "anyio",
+    "httpx2",
+    "mcp",
+    "yaml",
+    "msgspec",
+    "pathspec",
+    "tree_sitter",
+    "tree_sitter_bash",
+}
 PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "acp"}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {

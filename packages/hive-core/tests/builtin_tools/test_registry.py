@@ -49,9 +49,9 @@ def test_signatures() -> None:
         "edit_file": (["path", "old_text", "new_text", "replace_all"], ["path", "old_text", "new_text"]),
         "delete_file": (["path"], ["path"]),
         "move_file": (["source", "destination", "overwrite"], ["source", "destination"]),
-        "list_directory": (["path", "recursive"], []),
-        "glob_files": (["pattern", "path"], ["pattern"]),
-        "grep_files": (["pattern", "file_pattern", "path", "literal"], ["pattern"]),
+        "list_directory": (["path", "recursive", "include_ignored"], []),
+        "glob_files": (["pattern", "path", "include_ignored"], ["pattern"]),
+        "grep_files": (["pattern", "file_pattern", "path", "literal", "include_ignored"], ["pattern"]),
         "execute_command": (["command", "timeout_ms"], ["command"]),
         "manage_todo": (["action", "task", "id", "status", "priority", "dependencies"], ["action"]),
     }

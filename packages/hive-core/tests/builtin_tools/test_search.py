@@ -127,7 +127,7 @@ async def test_a_file_pattern_without_slash_matches_names_at_any_depth(project: 
     project.write("deep/er/mod.py", "needle\n")
     project.write("deep/notes.md", "needle\n")
     reply = await project.call(grep_files, pattern="needle", file_pattern="*.py")
-    assert reply == "Found 2 matches in 2 files:\n\ndeep/er/mod.py:\n  1: needle\n\ntop.py:\n  1: needle"
+    assert reply == "Found 2 matches in 2 files:\n\ntop.py:\n  1: needle\n\ndeep/er/mod.py:\n  1: needle"
     reply = await project.call(grep_files, pattern="needle", file_pattern="deep/*.md")
     assert reply == "Found 1 match in 1 file:\n\ndeep/notes.md:\n  1: needle"
 

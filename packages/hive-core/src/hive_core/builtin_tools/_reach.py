@@ -10,6 +10,11 @@ has none, by whether the entry lies inside the working directory:
   with ``read_file``, which goes through approval), but a search never reads it; the reply names it.
 - ``allow``: read, listed and entered.
 
+Entries the project ignores (``.gitignore`` at every level, ``.ignore``, ``.git/info/exclude``; see
+:mod:`._ignores`) are skipped after judging, unless the call asks to include them or names them: a start that is
+itself ignored (``path="build"``, or the literal base of ``build/**/*.js``) is walked as if nothing were ignored.
+The reply names what was skipped so the model can ask for it. A denied entry is never named, ignored or not.
+
 A symbolic link is followed, read or listed only when its target lies inside the walk's boundary: the project when
 the walk starts inside it, else the directory the walk starts from. A link leading out is skipped whatever the
 rules say, and counted. The start itself (the call's ``path``, or a pattern's literal base such as ``../data``) is
@@ -29,6 +34,8 @@ from pathlib import Path
 from hive_core.approvals import PermissionAction, Verdict
 from hive_core.permissions.paths import locate
 from hive_core.tools import ToolContext
+
+from ._ignores import Ignores
 
 __all__ = ["Node", "Reach", "Root"]
 
@@ -58,6 +65,8 @@ class Node:
     """A link whose target lies outside the walk's boundary: never followed, read or listed."""
     action: PermissionAction | None = None
     """The read rules' verdict, once judged."""
+    ignored: bool | None = None
+    """Whether the project's ignore files exclude it, once asked."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class Root:
     """The same with links resolved."""
     boundary: str
     """The project root when the walk starts inside the project, else :attr:`real` itself."""
+    ignores: Ignores | None = None
+    """The ignore files that apply below the start; ``None`` when nothing is skipped as ignored."""
 
 
 @dataclass
@@ -78,12 +89,16 @@ class _Withheld:
     asked: dict[str, None] = field(default_factory=dict[str, None])
     links_out: dict[str, bool] = field(default_factory=dict[str, bool])
     """Each link leading out, and whether it sits inside the project."""
+    ignored: dict[str, None] = field(default_factory=dict[str, None])
+    """Entries skipped as ignored, by path from the walk's start (directories ending in ``/``)."""
 
 
 class Reach:
     """The entries one tool call may reach, judged one by one; what it held back is counted for the reply."""
 
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, *, include_ignored: bool = False) -> None:
+        self._include_ignored = include_ignored
+        self._ignores: dict[str, Ignores] = {}
         self._judge = ctx.path_judge
         self._working_dir = str(ctx.working_dir)
         self._project = os.path.realpath(ctx.working_dir)
@@ -115,7 +130,31 @@ class Reach:
             raise PermissionError(f"reading {name} is not allowed: {verdict.reason}")
         real = os.path.realpath(directory)
         boundary = self._project if _within(self._project, real) else real
-        return Root(str(directory), real, boundary)
+        return Root(str(directory), real, boundary, self._ignores_below(str(directory), boundary))
+
+    def _ignores_below(self, start: str, top: str) -> Ignores | None:
+        if self._include_ignored:
+            return None
+        ignores = self._ignores.get(top)
+        if ignores is None:
+            ignores = self._ignores[top] = Ignores(top)
+        if start != top and ignores.ignored(start, is_dir=os.path.isdir(start)):
+            return None  # named by the call: what it holds is wanted, ignored or not
+        return ignores
+
+    def listable(self, root: Root, node: Node) -> bool:
+        """Whether ``node``, met walking ``root``, may be listed (or entered): :meth:`admit` allows it and the
+        project does not ignore it. What is ignored is remembered for the reply."""
+        if not self.admit(node, read=False):
+            return False
+        if root.ignores is None:
+            return True
+        if node.ignored is None:
+            node.ignored = root.ignores.ignored(node.path, is_dir=node.is_dir)
+        if node.ignored:
+            self._withheld.ignored[node.relative + ("/" if node.is_dir else "")] = None
+            return False
+        return True
 
     def admit(self, node: Node, *, read: bool, name: str | None = None) -> bool:
         """Whether ``node`` may be listed (``read`` false) or read (``read`` true); what it may not is counted, and
@@ -212,10 +251,10 @@ class Reach:
             for node in self.children(root, directory, real, relative):
                 if node.name.startswith("."):
                     continue
-                if not rest and node.is_file and self.admit(node, read=False):
+                if not rest and node.is_file and self.listable(root, node):
                     yield node
                 # A link back to a directory the walk is already in would otherwise loop for ever.
-                if node.is_dir and node.real not in ancestors and self.admit(node, read=False):
+                if node.is_dir and node.real not in ancestors and self.listable(root, node):
                     yield from self._match(
                         root, node.path, node.real, node.relative, segments, ancestors | {node.real}
                     )
@@ -228,11 +267,11 @@ class Reach:
             elif node.name != segment:
                 continue
             if rest:
-                if node.is_dir and self.admit(node, read=False):
+                if node.is_dir and self.listable(root, node):
                     yield from self._match(
                         root, node.path, node.real, node.relative, rest, ancestors | {node.real}
                     )
-            elif node.is_file and self.admit(node, read=False):
+            elif node.is_file and self.listable(root, node):
                 yield node
 
     def tree(self, root: Root) -> Iterator[Node]:
@@ -242,7 +281,7 @@ class Reach:
 
     def _tree(self, root: Root, directory: str, real: str, relative: str) -> Iterator[Node]:
         for node in self.children(root, directory, real, relative):
-            if not self.admit(node, read=False):
+            if not self.listable(root, node):
                 continue
             yield node
             if node.is_dir and not node.is_link:
@@ -270,6 +309,15 @@ class Reach:
             count = _count(len(withheld.links_out), "symbolic link")
             where = "the project" if all(withheld.links_out.values()) else "the searched directory"
             lines.append(f"(skipped: {count} leading outside {where})")
+        if withheld.ignored:
+            names = sorted(withheld.ignored)
+            shown = ", ".join(names[:_NAMED]) + (
+                f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+            )
+            lines.append(
+                f"(not {verb}: {_count(len(names), 'entry')} the project ignores in .gitignore or .ignore "
+                f"({shown}); set include_ignored to true to include them)"
+            )
         if self.unreadable:
             lines.append(f"(skipped: {_count(self.unreadable, 'directory')} that could not be read)")
         return "".join("\n" + line for line in lines)

@@ -295,31 +295,36 @@ def move_file(ctx: ToolContext, source: str, destination: str, overwrite: bool =
 
 
 @tool(read_only=True)
-def list_directory(ctx: ToolContext, path: str = ".", recursive: bool = False) -> str:
+def list_directory(
+    ctx: ToolContext, path: str = ".", recursive: bool = False, include_ignored: bool = False
+) -> str:
     """List a directory: a "[DIR]" line per subdirectory, and a "[FILE]" line with its size per file.
 
     Directories come first, then files, each in name order; at most 500 of each are shown. With recursive, the
     whole tree below is listed, paths relative to the listed directory (linked directories are shown but not
     entered). Hidden entries are listed too; entries the permission rules deny, and links leading outside the
-    project, are not.
+    project, are not. Entries the project ignores (.gitignore, .ignore) are left out and named at the end,
+    unless include_ignored is set or path names an ignored directory.
 
     Args:
         path: The directory to list, relative to the working directory or absolute. Defaults to the working
             directory.
         recursive: List everything below the directory, not just what it holds directly.
+        include_ignored: Also list entries the project's .gitignore or .ignore files exclude (such as
+            node_modules/ or build output).
     """
     target = resolve(ctx, path)
     if not target.exists():
         raise FileNotFoundError(f"there is no directory at {path}")
     if not target.is_dir():
         raise NotADirectoryError(f"{path} is a file, not a directory; read_file reads it")
-    reach = Reach(ctx)
+    reach = Reach(ctx, include_ignored=include_ignored)
     root = reach.start(target, path)
     if recursive:
         nodes = list(reach.tree(root))
     else:
         nodes = [
-            node for node in reach.children(root, root.path, root.real, "") if reach.admit(node, read=False)
+            node for node in reach.children(root, root.path, root.real, "") if reach.listable(root, node)
         ]
     notes = reach.notes(read=False)
     if not nodes:

@@ -8,6 +8,13 @@ Both tools judge every file they would list or read under the read rules (see :m
 neither listed nor read, a file the rules ask about is listed but never read by a search (``read_file`` asks for
 it), and no symbolic link is followed out of the project. Every ``{a,b}`` variant of a pattern is its own search,
 from its own base, so a pattern reaches exactly what the policy judged; ``..`` after a wildcard is refused.
+
+What the project ignores (``.gitignore`` at every level, ``.ignore``, ``.git/info/exclude``) is skipped unless the
+call sets ``include_ignored`` or names it in its path or a pattern's literal base; the reply names what was skipped.
+
+Results come in order of relevance rather than directory order: files nearer the search directory first (the
+project's own top-level files before ones deep in a tree), then by path; ``grep_files`` searches files in that order
+and shows the files with the most matching lines first, ties in the same order.
 """
 
 from __future__ import annotations
@@ -37,8 +44,8 @@ _GREP_FILE_LIMIT = 10 * 1024 * 1024
 def _matches(
     reach: Reach, ctx: ToolContext, base: Path, pattern: str, *, shown: str = "."
 ) -> list[tuple[str, Node]]:
-    """The files under ``base`` (``shown`` to the model) that ``pattern`` matches and ``reach`` lets be listed, by
-    sorted relative path.
+    """The files under ``base`` (``shown`` to the model) that ``pattern`` matches and ``reach`` lets be listed,
+    shallower first, then by relative path.
 
     Raises ``ValueError`` for a pattern that climbs with ``..`` after a wildcard or expands to too many variants,
     and ``PermissionError`` when the rules deny reading a variant's base directory.
@@ -61,7 +68,12 @@ def _matches(
             continue
         for node in reach.glob(root, segments):
             found.setdefault(posixpath.join(prefix, node.relative) if prefix else node.relative, node)
-    return sorted(found.items())
+    return sorted(found.items(), key=lambda item: _nearness(item[0]))
+
+
+def _nearness(name: str) -> tuple[int, str]:
+    """The sort key of relevance: shallower paths first, then by path."""
+    return name.count("/"), name
 
 
 def _variants(pattern: str) -> list[str]:
@@ -72,23 +84,27 @@ def _variants(pattern: str) -> list[str]:
 
 
 @tool(read_only=True)
-def glob_files(ctx: ToolContext, pattern: str, path: str = ".") -> str:
+def glob_files(ctx: ToolContext, pattern: str, path: str = ".", include_ignored: bool = False) -> str:
     """Find files whose paths match a glob pattern, such as "**/*.py" or "src/**/test_*.{js,ts}".
 
     "*" matches within one directory and "**" across any depth, so "*.py" finds only the files directly in the
     search directory. Hidden files and directories (names starting with a dot) are matched only when the
-    pattern spells the dot. Paths come back sorted, relative to the search directory, at most 100 of them.
-    Files the permission rules deny are not listed, and links leading outside the project are not followed.
+    pattern spells the dot. Files the project ignores (.gitignore, .ignore) are skipped and named in the reply,
+    unless include_ignored is set or the pattern's directory part names them. Paths come back relative to the
+    search directory, shallower ones first, then by path, at most 100 of them. Files the permission rules deny
+    are not listed, and links leading outside the project are not followed.
 
     Args:
         pattern: The glob pattern, relative to the search directory.
         path: The directory to search from, relative to the working directory or absolute. Defaults to the
             working directory.
+        include_ignored: Also find files the project's .gitignore or .ignore files exclude (such as
+            node_modules/ or build output).
     """
     if not pattern.strip():
         raise ValueError('the pattern is empty; use "**/*" to find every file')
     base = _directory(ctx, path)
-    reach = Reach(ctx)
+    reach = Reach(ctx, include_ignored=include_ignored)
     files = [name for name, _ in _matches(reach, ctx, base, pattern, shown=path)]
     notes = reach.notes(read=False)
     if not files:
@@ -102,14 +118,22 @@ def glob_files(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
 @tool(read_only=True)
 def grep_files(
-    ctx: ToolContext, pattern: str, file_pattern: str | None = None, path: str = ".", literal: bool = False
+    ctx: ToolContext,
+    pattern: str,
+    file_pattern: str | None = None,
+    path: str = ".",
+    literal: bool = False,
+    include_ignored: bool = False,
 ) -> str:
     """Search files for lines matching a regular expression (Python syntax), like grep.
 
     Matching is case-sensitive; start the pattern with (?i) to ignore case. Each line is searched on its own.
     Set literal to true to search for the text exactly as written, with no special characters. Binary files
-    and files over 10 MB are skipped. Each file with matches is named, followed by its matching lines with
-    their line numbers; at most 100 lines from 50 files are shown, each cut to 200 characters. Only files the
+    and files over 10 MB are skipped, and so are files the project ignores (.gitignore, .ignore) unless
+    include_ignored is set or path names them; the reply names those skipped. Files nearer the search directory
+    are searched first; each file with matches is named, the files with the most matching lines first, followed
+    by its matching lines with their line numbers; at most 100 lines from 50 files are shown, each cut to 200
+    characters. Only files the
     permission rules allow are read: the reply names the files the rules ask about (read them with read_file,
     which asks for approval) and counts those they deny; links leading outside the project are not followed.
 
@@ -120,6 +144,8 @@ def grep_files(
         path: The directory to search in (or a single file), relative to the working directory or absolute.
             Defaults to the working directory.
         literal: Take the pattern as plain text rather than a regular expression.
+        include_ignored: Also search files the project's .gitignore or .ignore files exclude (such as
+            node_modules/ or build output).
     """
     if not pattern:
         raise ValueError("the pattern is empty")
@@ -131,7 +157,7 @@ def grep_files(
             "set literal to true to search for it as plain text"
         ) from None
     target = resolve(ctx, path)
-    reach = Reach(ctx)
+    reach = Reach(ctx, include_ignored=include_ignored)
     if target.is_file():
         node = reach.file(reach.start(target, path), path)
         candidates = [] if node is None else [(path, node)]
@@ -160,7 +186,8 @@ class _Search:
 
     def __init__(self, regex: re.Pattern[str]) -> None:
         self.regex = regex
-        self.sections: list[str] = []
+        self.sections: list[tuple[int, int, str]] = []
+        """Per file with matches: how many, the order it was searched in, and its text."""
         self.matches = 0
         self.cut = False
         self.binary = 0
@@ -187,7 +214,7 @@ class _Search:
                 self.cut = True
                 return False
             self.matches += len(lines)
-            self.sections.append(f"{name}:\n" + "\n".join(lines))
+            self.sections.append((len(lines), len(self.sections), f"{name}:\n" + "\n".join(lines)))
         self.cut = more
         return not more
 
@@ -219,7 +246,9 @@ class _Search:
         else:
             matches = "match" if self.matches == 1 else "matches"
             head = f"Found {self.matches} {matches} in {len(self.sections)} {files}:"
-        return head + "\n\n" + "\n\n".join(self.sections) + skipped
+        # Most matches first; ties keep the search order (nearer files first).
+        ranked = sorted(self.sections, key=lambda section: (-section[0], section[1]))
+        return head + "\n\n" + "\n\n".join(text for _, _, text in ranked) + skipped
 
     def _skipped(self) -> str:
         notes: list[str] = []
