@@ -20,9 +20,9 @@ from hive_core.sandbox import SandboxSettings
 
 __all__ = ["DRIVEN_WIRES", "BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
 
-Wire = Literal["acp", "claude_stream", "codex_app_server", "opencode_http", "pi_rpc"]
+Wire = Literal["acp", "claude_stream", "codex_app_server", "opencode_http", "pi_rpc", "omp_rpc"]
 """The protocol hive speaks with the CLI: ACP, or a CLI's own (Claude Code's stream-json and control channel,
-Codex's app-server, OpenCode's HTTP server, Pi's RPC mode)."""
+Codex's app-server, OpenCode's HTTP server, Pi's JSON and RPC modes, OMP's JSON and rpc-ui modes)."""
 
 DRIVEN_WIRES: frozenset[Wire] = frozenset({"acp", "claude_stream", "codex_app_server", "pi_rpc"})
 """The wires hive drives today; a spec of another is listed and resolves by name but cannot run yet."""
@@ -126,6 +126,11 @@ class BackendOptions:
     """More variables for the CLI's process."""
     resume: str | None = None
     """The CLI's own session id to resume (``session/load`` or ``session/resume``)."""
+    fork: bool = False
+    """With :attr:`resume`: continue in a copy of that CLI session, leaving the original as it was. A backend
+    whose CLI cannot copy a session raises :class:`~hive_providers.backends.errors.BackendUnavailable` saying
+    so, before it starts anything; after the first turn :attr:`~hive_core.backends.AgentBackend.session_id` is
+    the copy's id."""
     session_key: str | None = None
     """The logical session key for the pool (hive's session id); ``None`` for an anonymous run."""
     policy: ToolCallPolicy | None = None
