@@ -108,3 +108,37 @@ def test_a_history_that_cannot_be_written_is_no_traceback_at_exit(
         assert term.wait() == 0
     assert "Traceback" not in term.output
     assert "Exception ignored" not in term.output
+
+
+def test_a_prompt_given_as_words_is_the_first_message_of_the_interactive_mode(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("First answer."), text("Second answer."))
+    with ws.use(server).terminal("why", "is", "it", "red?") as term:
+        term.expect("First answer.")
+        term.expect("> ")
+        term.type("and now?\r")
+        term.expect("Second answer.")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    assert user_texts(model_requests(server)[1]) == ["why is it red?", "and now?"]
+
+
+def test_an_unknown_slash_command_is_answered_locally_and_never_reaches_the_model(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Answered."))
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("/clear\r")
+        assert "unknown command /clear" in term.expect("> ")
+        term.type("/tokens\r")
+        assert "0 turn(s)" in term.expect("> ")
+        term.type("/usr/bin is a directory?\r")  # a path, not a command: sent as it is
+        term.expect("Answered.")
+        term.expect("> ")
+        term.type("/exit\r")
+        assert term.wait() == 0
+    [request] = model_requests(server)
+    assert user_texts(request) == ["/usr/bin is a directory?"]

@@ -112,7 +112,8 @@ def test_jsonl_starts_with_start_streams_each_delta_and_calls_and_ends_with_done
     records = result.records()
     session_id = ws.sessions()[0]["id"]
     assert records[0] == {"type": "start", "sessionId": session_id}
-    assert records[-1] == {"type": "done", "sessionId": session_id}
+    usage = {"inputTokens": 30, "outputTokens": 7, "totalTokens": 37}  # both rounds' usage, as in -o json
+    assert records[-1] == {"type": "done", "sessionId": session_id, "usage": usage}
     middle = records[1:-1]
     kinds = ["tool_call", "tool_result", "thinking", "thinking", "text", "text", "text"]
     assert [r["type"] for r in middle] == kinds
@@ -229,6 +230,7 @@ def test_ctrl_c_during_a_json_run_prints_the_cancelled_shape_and_exits_130(
 ) -> None:
     server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
     with ws.use(server).start("-p", "talk slowly", "-o", "json") as proc:
+        proc.close_stdin()  # nothing is piped in: -p need not wait for it
         wait_until(lambda: model_requests(server), what="the model request")
         proc.signal(signal.SIGINT)
         code = proc.wait()
@@ -243,6 +245,7 @@ def test_ctrl_c_during_a_jsonl_run_ends_with_a_cancelled_error_record(
 ) -> None:
     server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
     with ws.use(server).start("-p", "talk slowly", "-o", "jsonl") as proc:
+        proc.close_stdin()  # nothing is piped in: -p need not wait for it
         first = proc.next_event()
         assert first["type"] == "start"
         assert proc.next_event()["type"] == "text"
@@ -252,3 +255,55 @@ def test_ctrl_c_during_a_jsonl_run_ends_with_a_cancelled_error_record(
     assert code == 130, proc.stderr
     assert rest[-1] == {"type": "error", "error": "cancelled"}
     assert all(r["type"] == "text" for r in rest[:-1])
+
+
+def test_piped_text_and_the_prompt_are_sent_together(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("A typo on line 2."))
+    result = ws.use(server).run("-p", "find the bug", input="def f(:\n    return 1\n")
+    assert result.code == 0, result
+    assert user_texts(model_requests(server)[0]) == ["def f(:\n    return 1\n\nfind the bug"]
+
+
+def test_a_prompt_given_as_words_is_a_one_shot_without_a_terminal(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Because."), text("Still because."))
+    first = ws.use(server).run("why", "is", "it", "red?", "-o", "json")  # options may follow the words
+    assert first.code == 0, first
+    assert first.line_document()["content"] == "Because."
+    second = ws.use(server).run("--no-stream", "--", "-v is it?")  # after --, even a dash starts a prompt
+    assert second.code == 0, second
+    assert [user_texts(request)[-1] for request in model_requests(server)] == ["why is it red?", "-v is it?"]
+
+
+def test_a_mistyped_command_is_not_sent_as_a_prompt(ws: Workspace, server: ScriptedModelServer) -> None:
+    result = ws.use(server).run("sesions")
+    assert result.code == 2, result
+    assert "Did you mean 'sessions'?" in result.stderr
+    assert model_requests(server) == []
+    both = ws.use(server).run("hello", "there", "-p", "again")
+    assert both.code == 2, both
+    assert "not both" in both.stderr
+
+
+def test_a_pipe_that_stays_silent_does_not_hang_a_one_shot(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Hi."))
+    with ws.use(server).start("-p", "hi", "-o", "json") as proc:  # stdin: an open pipe nobody writes to
+        code = proc.wait()
+        stderr = proc.stderr
+    assert code == 0, stderr
+    assert "nothing arrived on stdin" in stderr
+    assert user_texts(model_requests(server)[0]) == ["hi"]
+
+
+def test_json_content_puts_a_blank_line_between_the_rounds_of_a_turn(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server.add(
+        calls(("call_1", "read_file", {"path": "a.txt"}), say="Let me read it."),
+        text("It says alpha."),
+    )
+    result = ws.use(server).allow_all().run("-p", "read a.txt", "-o", "json")
+    assert result.code == 0, result
+    assert result.line_document()["content"] == "Let me read it.\n\nIt says alpha."

@@ -218,6 +218,7 @@ def test_one_shot_leaves_no_process_behind(
     signum = _SIGNALS[name]
     sleeps, marker = _prepare(ws, server, activity)
     with ws.start("-p", "run the thing", "-o", "json") as proc:
+        proc.close_stdin()  # nothing is piped in: -p need not wait for it
         tree = _wait_busy(proc, reaper, sleeps, marker, activity)
         proc.signal(signum)
         code = proc.wait()

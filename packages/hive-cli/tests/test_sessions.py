@@ -82,6 +82,9 @@ def test_list_json_documents_each_session(ws: Workspace, server: ScriptedModelSe
     assert (elsewhere.code, elsewhere.stdout) == (0, "[]\n")
 
 
+USAGE_OF_ONE_TEXT_ROUND = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+
+
 def test_continue_and_resume_show_the_model_the_earlier_tool_calls(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
@@ -91,7 +94,7 @@ def test_continue_and_resume_show_the_model_the_earlier_tool_calls(
     assert continued.code == 0, continued
     records = continued.records()
     assert records[0] == {"type": "start", "sessionId": session_id}
-    assert records[-1] == {"type": "done", "sessionId": session_id}
+    assert records[-1] == {"type": "done", "sessionId": session_id, "usage": USAGE_OF_ONE_TEXT_ROUND}
     assert_shows_the_earlier_call(model_requests(server)[2])
     assert user_texts(model_requests(server)[2]) == ["read a.txt", "go on"]
 
@@ -167,6 +170,7 @@ def test_kill_9_mid_turn_keeps_the_finished_tool_round_for_the_resume(
         text("It ", "says ", *["more " for _ in range(40)], delay=0.5),
     )
     with ws.use(server).allow_all().start("-p", "read a.txt", "-o", "jsonl") as proc:
+        proc.close_stdin()  # nothing is piped in: -p need not wait for it
         start = proc.next_event()
         session_id = start["sessionId"]
         assert proc.next_event()["type"] == "tool_call"

@@ -17,6 +17,8 @@ _MAIN_EPILOG = """\b
 Examples:
   hive                                   interactive mode
   hive -p "Summarize this directory"     one prompt, then exit
+  hive "Why does the test fail?"         interactive, starting with this message
+  git diff | hive -p "Review this"       the piped text, then the prompt
   hive -p "Hello" -o json                one JSON document on stdout
   hive -p "Hello" -o jsonl               streaming JSON Lines
   hive -c                                continue the latest session here
@@ -57,6 +59,61 @@ def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None
         ctx.obj.debug = True
 
 
+POSITIONAL_PROMPT = "hive.positional_prompt"
+"""Where :class:`_PromptGroup` leaves the words of ``hive "question"`` in the context's ``meta``."""
+
+
+class _PromptGroup(click.Group):
+    """The ``hive`` group: words that name no command are a prompt (``hive "fix the test"``), as in ``claude``.
+
+    The group's options may stand before or after the words (``hive "fix it" -m sonnet``). A single word close to
+    a command's name is still the usage error it always was: ``hive sesions`` should not send "sesions" to a
+    model.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        kept, words = self._split(ctx, args)
+        if words:
+            if len(words) == 1 and " " not in words[0]:
+                import difflib
+
+                close = difflib.get_close_matches(words[0], list(self.commands), n=1, cutoff=0.75)
+                if close:
+                    raise click.UsageError(
+                        f"No such command {words[0]!r}. Did you mean {close[0]!r}? "
+                        f'(To send it as a prompt: hive -p "{words[0]}")',
+                        ctx,
+                    )
+            ctx.meta[POSITIONAL_PROMPT] = " ".join(words)
+        return super().parse_args(ctx, kept)
+
+    def _split(self, ctx: click.Context, args: list[str]) -> tuple[list[str], list[str]]:
+        """``args`` without the prompt's words, and those words (none when a command is named first)."""
+        takes_value = {
+            name
+            for param in self.get_params(ctx)
+            if isinstance(param, click.Option) and not param.is_flag and not param.count
+            for name in param.opts
+        }
+        kept: list[str] = []
+        words: list[str] = []
+        tokens = iter(args)
+        for token in tokens:
+            if token == "--":
+                words.extend(tokens)
+                break
+            if token.startswith("-") and token != "-":
+                kept.append(token)
+                value = next(tokens, None) if token in takes_value else None  # ``--model=x`` carries its own
+                if value is not None:
+                    kept.append(value)
+                continue
+            if not words and token in self.commands:
+                return args, []  # a command: everything after it is the command's
+            words.append(token)
+        return kept, words
+
+
 def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise click.BadParameter("must be greater than 0", param=param)
@@ -64,6 +121,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
 
 
 @click.group(
+    cls=_PromptGroup,
     invoke_without_command=True,
     epilog=_MAIN_EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
@@ -112,14 +170,18 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
 def cli(ctx: click.Context, **options: Any) -> None:
     """hive: an agent host for any model, in your terminal.
 
-    With no command it starts the interactive mode; with -p it answers one prompt and exits. It works with no key
-    at all, on the local model.
+    With no command it starts the interactive mode; with -p it answers one prompt and exits. `hive "question"`
+    starts the interactive mode with that first message at a terminal, and answers it like -p elsewhere. Text
+    piped in with -p is sent too, before the prompt. It works with no key at all, on the local model.
     """
     if ctx.invoked_subcommand is not None:
         return
     from .commands.chat import chat_main
 
-    ctx.exit(chat_main(**options))
+    positional = ctx.meta.get(POSITIONAL_PROMPT)
+    if positional is not None and options["prompt"] is not None:
+        raise click.UsageError("give the prompt once: as words or with -p, not both", ctx)
+    ctx.exit(chat_main(**options, first=positional))
 
 
 @cli.command(

@@ -23,6 +23,7 @@ from hive_protocol import (
 from .summary import TurnSummary
 
 __all__ = [
+    "done_record",
     "json_document",
     "jsonl_record",
     "question_outcome",
@@ -46,6 +47,16 @@ def _usage(summary: TurnSummary, *, snake: bool) -> dict[str, int] | None:
     return dict(
         zip(keys, (end.input_tokens or 0, end.output_tokens or 0, end.total_tokens or 0), strict=True)
     )
+
+
+def done_record(summary: TurnSummary, *, session_id: str | None) -> dict[str, Any]:
+    """The last ``-o jsonl`` record of a successful turn: ``{"type": "done", "sessionId"?, "usage"?}``."""
+    record: dict[str, Any] = {"type": "done"}
+    if session_id:
+        record["sessionId"] = session_id
+    if (usage := _usage(summary, snake=False)) is not None:
+        record["usage"] = usage
+    return record
 
 
 def question_record(request: QuestionRequestEvent) -> dict[str, Any]:

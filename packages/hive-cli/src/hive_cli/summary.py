@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import msgspec
@@ -64,13 +65,21 @@ class TurnSummary:
     end: TurnEndEvent | None = None
     error: ErrorEvent | None = None
 
+    _rounds: list[int] = field(default_factory=list[int])
+    """Where in :attr:`text` each later round's text begins (after a tool call, the model speaks again)."""
+    _called: bool = False
+
     def add(self, event: Event) -> None:
         """Take one event of the turn into account."""
         if isinstance(event, TextDeltaEvent):
+            if self._called and self.text:
+                self._rounds.append(len(self.text))
+            self._called = False
             self.text.append(event.content)
         elif isinstance(event, ThinkingDeltaEvent):
             self.thinking.append(event.content)
         elif isinstance(event, ToolStartEvent):
+            self._called = True
             self.calls[event.call_id] = CallRecord(event.call_id, event.tool, event.input)
         elif isinstance(event, ToolEndEvent):
             record = self.calls.setdefault(event.call_id, CallRecord(event.call_id, event.tool, None))
@@ -84,8 +93,11 @@ class TurnSummary:
 
     @property
     def content(self) -> str:
-        """The reply's text."""
-        return "".join(self.text)
+        """The reply's text: the text of each round (the model's answer before and after its tool calls) with a
+        blank line between rounds, never glued together."""
+        bounds = [0, *self._rounds, len(self.text)]
+        rounds = ("".join(self.text[start:end]).strip("\n") for start, end in pairwise(bounds))
+        return "\n\n".join(text for text in rounds if text)
 
     @property
     def thinking_text(self) -> str:

@@ -13,7 +13,8 @@ from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.opening import OpenSession, open_session
-from hive_cli.output import json_document, jsonl_record, question_outcome, question_record
+from hive_cli.output import done_record, json_document, jsonl_record, question_outcome, question_record
+from hive_cli.piped_input import PipedInputTooLarge, combine, read_piped
 from hive_cli.questioner import TerminalQuestioner
 from hive_cli.render import TextRenderer
 from hive_core.questions import Answers
@@ -49,8 +50,15 @@ def chat_main(
     agent: str | None = None,
     agent_mode: str | None = None,
     model_endpoint: str | None = None,
+    first: str | None = None,
 ) -> int:
-    """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled, 143 on SIGTERM)."""
+    """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled, 143 on SIGTERM).
+
+    ``first`` is the prompt given as words (``hive "question"``): the interactive mode's first message at a
+    terminal, a one-shot prompt elsewhere (or with ``-o``). Text piped in with a one-shot prompt goes before it.
+    """
+    if first is not None and not (output == "text" and sys.stdin.isatty() and sys.stdout.isatty()):
+        prompt, first = first, None
     if fork and not (continue_ or resume):
         sys.stderr.write("hive: --fork needs -c or -r ID\n")
         return 2
@@ -69,11 +77,16 @@ def chat_main(
         model_endpoint=model_endpoint,
     )
     choice = SessionChoice(continue_latest=continue_, resume=resume, fork=fork)
-    if prompt is None and not sys.stdin.isatty():
-        prompt = sys.stdin.read().strip()
-        if not prompt:
+    if first is None and not sys.stdin.isatty():
+        try:
+            piped = read_piped()
+        except PipedInputTooLarge as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 1
+        if prompt is None and piped is None:
             sys.stderr.write("hive: no prompt given (stdin was empty)\n")
             return 1
+        prompt = piped if prompt is None else combine(piped, prompt)
     try:
         session = open_session(options, choice)
     except USER_ERRORS as exc:
@@ -90,7 +103,7 @@ def chat_main(
     if prompt is None:
         from .interactive import interactive_main
 
-        return interactive_main(session, renderer, dry_run=dry_run)
+        return interactive_main(session, renderer, dry_run=dry_run, first=first)
     return anyio.run(_one_shot, session, prompt, output, renderer, dry_run)
 
 
@@ -156,7 +169,7 @@ async def _one_shot(
             )
         )
     elif output == "jsonl":
-        _print_json({"type": "done", "sessionId": session_id})
+        _print_json(done_record(summary, session_id=session_id))
     return 0
 
 

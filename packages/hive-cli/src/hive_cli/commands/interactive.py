@@ -8,6 +8,7 @@ leaves with 130; at the prompt, Ctrl+C clears the line and Ctrl+D or ``exit`` le
 from __future__ import annotations
 
 import atexit
+import re
 import sys
 from contextlib import suppress
 from pathlib import Path
@@ -30,8 +31,15 @@ _HELP = """\
   /session             the session id (continue it later with hive -r ID)
   /compact             compact the conversation now (what is sent; the session keeps everything)
   /agents              the coding-agent CLI in use and the warm-session pool's counters
+  /tokens              the tokens this session's turns have used so far
+  /exit, /quit         leave
   Ctrl+C               cancel the running turn (twice: leave)
+A line starting with / is always a command: an unknown one is answered here, never sent to the model
+(start the line with a space to send it as it is).
 """
+
+_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?:\s|$)")
+"""What a slash command looks like: ``/name`` alone or followed by arguments (``/usr/bin`` is not one)."""
 
 
 def _setup_line_editing() -> None:
@@ -87,8 +95,13 @@ def _agents(session: OpenSession) -> str:
     )
 
 
-def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: bool) -> int:
-    """Run the prompt loop over ``session``, showing each turn with ``renderer``; return the exit code."""
+def interactive_main(
+    session: OpenSession, renderer: TextRenderer, *, dry_run: bool, first: str | None = None
+) -> int:
+    """Run the prompt loop over ``session``, showing each turn with ``renderer``; return the exit code.
+
+    ``first`` is sent as if typed at the first prompt (``hive "question"``).
+    """
     host, runner = session.host, session.runner
     totals = {"turns": 0, "input": 0, "output": 0}
 
@@ -114,7 +127,11 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
     with session, start_blocking_portal() as portal, portal.wrap_async_context_manager(session.plugins()):
         while True:
             try:
-                line = input("> ")
+                if first is not None:
+                    line, first = first, None
+                    sys.stderr.write(f"> {line}\n")
+                else:
+                    line = input("> ")
             except EOFError:
                 sys.stderr.write("\n")
                 break
@@ -124,6 +141,7 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
             text = line.strip()
             if not text:
                 continue
+            command = line.startswith("/") and _COMMAND.match(text) is not None
             if text in ("exit", "quit", "/exit", "/quit"):
                 break
             if text == "/help":
@@ -141,6 +159,19 @@ def interactive_main(session: OpenSession, renderer: TextRenderer, *, dry_run: b
                 continue
             if text == "/compact":
                 sys.stderr.write(_compact(portal, session) + "\n")
+                continue
+            if text == "/tokens":
+                used = totals["input"] + totals["output"]
+                sys.stderr.write(
+                    f"{totals['turns']} turn(s) · {totals['input']} input + {totals['output']} output tokens = "
+                    f"{used}\n"
+                )
+                continue
+            if command:
+                name = text.split()[0]
+                sys.stderr.write(
+                    f"unknown command {name} (not sent to the model); /help lists the commands\n"
+                )
                 continue
             renderer.begin_turn()
             future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)
