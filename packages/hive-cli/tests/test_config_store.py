@@ -261,3 +261,32 @@ def test_signatures_the_commands_rely_on() -> None:
 def test_setting_a_key_nothing_reads_yet_says_so(home: Path) -> None:
     assert set_value("compaction.useAnchoredCompaction", "true", home=home).used is False
     assert set_value("openai.model", "gpt-4o-mini", home=home).used is True
+
+
+USER_FILE = """\
+# My hive setup: keys come from the password manager.
+anthropic:
+  model: 'claude-sonnet-4-5'   # the one the team pays for
+  apiKey: "sk-ant-old"
+
+# Local models for the train.
+ollama:
+  enabled: true
+  models: [llama3, qwen2]
+"""
+
+
+def test_set_and_unset_edit_the_file_in_place_keeping_comments_order_and_quotes(home: Path) -> None:
+    home.mkdir()
+    path = home / "config.yaml"
+    path.write_text(USER_FILE, encoding="utf-8")
+    set_value("anthropic.apiKey", "sk-ant-new", home=home)
+    set_value("openai.model", "gpt-5", home=home)  # a new section goes at the end
+    assert path.read_text(encoding="utf-8") == USER_FILE.replace("sk-ant-old", "sk-ant-new") + (
+        "openai:\n  model: gpt-5\n"
+    )
+    assert unset_value("ollama.models", home=home)
+    text = path.read_text(encoding="utf-8")
+    assert "models: [llama3" not in text
+    assert "# Local models for the train." in text
+    assert "'claude-sonnet-4-5'   # the one the team pays for" in text

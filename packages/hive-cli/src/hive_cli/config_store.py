@@ -1,20 +1,23 @@
 """``hive set``, ``get`` and ``unset``: reading and writing the global configuration file.
 
-Only ``<home>/config.yaml`` is touched. Writing keeps every other key of the file, including unknown ones, but
-not its comments, key quoting or anchors: the file is rewritten from its parsed content. The home is created
-with mode 0700 and the file written with mode 0600, since it holds API keys.
+Only ``<home>/config.yaml`` is touched. Writing edits the file in place through ruamel.yaml's round-trip mode, so
+every other key, the comments, the order, the quoting and the layout the user wrote are kept: only the value set
+(or the key removed) changes. The home is created with mode 0700 and the file written with mode 0600, since it
+holds API keys.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import tempfile
 from pathlib import Path
 from typing import cast
 
 import msgspec
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from hive_core.config import ConfigError, FieldSpec, SectionSpec, display_value, flatten, global_config_path
 from hive_core.config._values import infer_value, parse_for_field
@@ -51,6 +54,29 @@ def _read(path: Path) -> tuple[dict[object, object], Document | None]:
     if not isinstance(document.value, dict):
         raise ConfigError("the top level must be a mapping of sections", source=str(path), line=1, column=1)
     return cast("dict[object, object]", document.value), document
+
+
+def _round_trip() -> YAML:
+    editor = YAML(typ="rt")
+    editor.preserve_quotes = True
+    editor.width = 4096  # never fold a long value the user wrote on one line
+    return editor
+
+
+def _edit(path: Path) -> tuple[dict[object, object], Document | None]:
+    """The file as an editable round-trip tree (a mapping that keeps comments and layout), and its document for
+    error positions. Errors are those of :func:`_read`: the same reader judges the file first."""
+    data, document = _read(path)
+    if not data:
+        return {}, document
+    try:
+        tree = _round_trip().load(path.read_text(encoding="utf-8"))  # pyright: ignore[reportUnknownMemberType]
+    except (
+        OSError,
+        YAMLError,
+    ) as error:  # read_document accepted it: only a race or a dialect gap lands here
+        raise ConfigError(f"cannot edit the file ({error})", source=str(path)) from error
+    return cast("dict[object, object]", tree), document
 
 
 def _file_spelling(data: dict[object, object], segments: tuple[str, ...]) -> tuple[str, ...]:
@@ -100,7 +126,7 @@ def set_value(key: str, value: str, *, home: Path | None = None) -> SetResult:
     notes = _check_key(segments)
     spec = CONFIG_SCHEMA.lookup(segments)
     parsed = parse_for_field(value, spec, dotted) if isinstance(spec, FieldSpec) else infer_value(value)
-    data, document = _read(path)
+    data, document = _edit(path)
     node = data
     written = _file_spelling(data, segments)
     for depth, segment in enumerate(written[:-1]):
@@ -150,7 +176,7 @@ def unset_value(key: str, *, home: Path | None = None) -> bool:
     """Remove a dotted ``key`` (a value or a whole section) from the global file; sections left empty are
     removed too. ``False`` when the key was not set (the file is then not rewritten)."""
     path = global_config_path(home)
-    data, _ = _read(path)
+    data, _ = _edit(path)
     canonical = CONFIG_SCHEMA.normalize_key(key)
     as_written = tuple(segment.strip() for segment in key.strip().split("."))
     for segments in (_file_spelling(data, canonical), as_written):
@@ -173,8 +199,13 @@ def unset_value(key: str, *, home: Path | None = None) -> bool:
 
 
 def _write(path: Path, data: dict[object, object]) -> None:
-    """Replace the file atomically with ``data`` as YAML, mode 0600, creating its directory with mode 0700."""
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False) if data else ""
+    """Replace the file atomically with ``data`` as YAML (round-trip: what was read keeps its comments and
+    layout), mode 0600, creating its directory with mode 0700."""
+    text = ""
+    if data:
+        buffer = io.StringIO()
+        _round_trip().dump(data, buffer)  # pyright: ignore[reportUnknownMemberType]
+        text = buffer.getvalue()
     try:
         if not path.parent.exists():
             path.parent.mkdir(mode=_DIR_MODE, parents=True)
