@@ -59,6 +59,7 @@ KERNEL = (
     "runners",
     "session_id",
     "testing",
+    "tool_retrieval",
     "tool_round",
     "tools",
     "turn_deadline",

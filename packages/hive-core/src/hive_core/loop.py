@@ -52,6 +52,7 @@ from .context import CompactionReport, ContextManager, PreparedRequest
 from .failures import context_overflowed
 from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from .pipeline import Middleware, Pipeline, default_middlewares
+from .tool_retrieval import ToolSelector
 from .tool_round import ToolOffer, offer_tools, run_tool_round
 from .tools import EventSink, Tool
 from .turn_request import TurnRequest
@@ -85,6 +86,7 @@ class Agent:
         planning: bool = False,
         context: ContextManager | None = None,
         clock: Callable[[], float] = time.monotonic,
+        tool_selector: ToolSelector | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
@@ -96,6 +98,9 @@ class Agent:
                 raise ValueError(f"two tools are named {item.name!r}")
             self.tools[item.name] = item
         self.instructions = instructions
+        self.tool_selector = tool_selector
+        """Chooses the tools each turn offers from what its message asks for (small local models); ``None``
+        offers every registered tool."""
         self.policy = policy
         """The policy the approval gate asks; tools that reach many files ask it about each one when it judges
         paths (:class:`~hive_core.approvals.PathJudge`)."""
@@ -124,11 +129,15 @@ class Agent:
             self._probed = True
             await probed_capabilities(self.client)
 
-    def offer(self, options: TurnOptions) -> ToolOffer:
-        """The tools a turn with ``options`` offers the model: none when the model takes no tools."""
+    def offer(self, options: TurnOptions, prompt: str = "", history: Sequence[Message] = ()) -> ToolOffer:
+        """The tools a turn with ``options`` offers the model: none when the model takes no tools. With a
+        :attr:`tool_selector` and no tools named by the turn, the selector picks them for ``prompt``."""
         if not self.client.capabilities.tools:
             return ToolOffer((), "none")
-        return offer_tools(self.tools, options)
+        registered: Iterable[str] = self.tools
+        if self.tool_selector is not None and options.tool_names is None:
+            registered = self.tool_selector.select(prompt, history, self.tools)
+        return offer_tools(registered, options)
 
     def session(
         self, history: Iterable[Message] = (), *, context: ContextManager | None = None
@@ -252,8 +261,9 @@ class AgentSession:
             emit(TurnEndEvent())
             return
         await agent.probe()
-        chat_options, offered = self._chat_options(options, request.model)
-        self.conversation.append(Message("user", [TextPart(TurnRequest.of(request).prompt)]))
+        prompt = TurnRequest.of(request).prompt
+        chat_options, offered = self._chat_options(options, request.model, prompt)
+        self.conversation.append(Message("user", [TextPart(prompt)]))
         usage = _Usage()
         compactions: list[CompactionReport] = []
         try:
@@ -306,10 +316,12 @@ class AgentSession:
                 chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
         raise AssertionError("unreachable: the last round has no tools")
 
-    def _chat_options(self, options: TurnOptions, model: str | None) -> tuple[ChatOptions, tuple[str, ...]]:
+    def _chat_options(
+        self, options: TurnOptions, model: str | None, prompt: str = ""
+    ) -> tuple[ChatOptions, tuple[str, ...]]:
         agent = self.agent
         defaults = agent.defaults
-        offer = agent.offer(options)
+        offer = agent.offer(options, prompt, self.conversation)
         instructions = "\n\n".join(t for t in (agent.instructions, options.instructions) if t) or None
         chat = ChatOptions(
             tools=[agent.tools[name].spec for name in offer.names],

@@ -41,6 +41,7 @@ from hive_core.hitl import DEFAULT_APPROVAL_TIMEOUT, HitlBridge, hitl_id
 from hive_core.messages import ToolCallPart
 from hive_core.tool_round import ToolOffer, run_tool_round
 from hive_core.tools import EventSink, ToolOutcome
+from hive_core.turn_request import TurnRequest
 from hive_protocol import Event, HitlRequestEvent, TurnEndEvent, TurnOptions, UserMessageRequest
 
 from .recorder import TranscriptRecorder
@@ -216,7 +217,10 @@ class SuspendedTurn:
         )
         bridge.resume(suspension.pending)
         request = suspension.request
-        offer = session.agent.offer(request.options or TurnOptions())
+        # The suspended round's calls are in the history: a tool selector keeps offering what they call.
+        offer = session.agent.offer(
+            request.options or TurnOptions(), TurnRequest.of(request).prompt, suspension.messages
+        )
         outcomes: list[ToolOutcome] = []
 
         def settled(call: ToolCallPart) -> None:
