@@ -29,10 +29,19 @@ from hive_providers import CONFIG_SCHEMA
 
 T = TypeVar("T")
 
-AGENT_CLIS: Final = ("gemini", "copilot", "opencode", "kimi", "codebuddy", "reasonix", "hermes", "deepagents")
-"""The CLIs that run offline here, by hive's canonical backend name."""
+AGENT_CLIS: Final = (
+    "gemini",
+    "copilot",
+    "opencode-acp",
+    "kimi",
+    "codebuddy",
+    "reasonix",
+    "hermes",
+    "deepagents",
+)
+"""The ACP CLIs that run offline here, by hive's canonical backend name (OpenCode's own server has its tests)."""
 
-PROGRAMS: Final = {"deepagents": "dcode"}
+PROGRAMS: Final = {"deepagents": "dcode", "opencode-acp": "opencode"}
 """The program of a backend whose name is not its program's (the others are their own)."""
 
 BIN_VARIABLE: Final = "HIVE_AGENT_CLIS_BIN"

@@ -3,8 +3,11 @@
 Each turn runs under a :class:`~hive_core.runners.SessionRunner` and the whole stream is judged by
 :func:`hive_protocol.verify`: a text turn; a ``bash`` ``touch`` (Pi runs its tools without asking: the call is
 reported, never approved); a second backend resuming the first's session (the model is sent the first turn's
-words); a turn cancelled mid-text (``turn_end`` cancelled, no process left); and, in RPC mode with hive's
-``ask_user_question`` extension, a question answered and one declined on the wire. Skipped when Pi is missing.
+words); a fork (``--fork``) that copies the session and leaves the original as it was; a turn cancelled mid-text
+(``turn_end`` cancelled, no process left); in RPC mode with hive's ``ask_user_question`` extension, a question
+answered and one declined on the wire; and, with an approval service (hive's approval extension holding each call
+in Pi's ``tool_call`` hook), the ``touch`` approved (the file exists), rejected (it does not, and the model read
+the reason) and cancelled while the approval waits. Skipped when Pi is missing.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,11 +37,14 @@ from agent_clis_harness import (
 )
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
 from hive_protocol import (
     PROTOCOL_VERSION,
     Event,
+    HitlRequestEvent,
+    HitlResponseRequest,
     QuestionRequestEvent,
     QuestionResponseRequest,
     SessionStartedEvent,
@@ -71,12 +78,16 @@ class _Session:
         answer: str | None = None,
         ask: bool = False,
         resume: str | None = None,
+        approve: bool | None = None,
+        gated: bool = False,
     ) -> None:
         self.project = tmp / "project"
         self.project.mkdir(exist_ok=True)
         self.answer = answer
         self.questions = QuestionBridge(timeout=TIMEOUT) if ask else None
         self.asked: list[QuestionRequestEvent] = []
+        self.approve = approve
+        self.bridge = HitlBridge(timeout=TIMEOUT) if gated else None
         self.backend = PiBackend(
             resolve_backend("pi"),
             BackendOptions(
@@ -86,17 +97,20 @@ class _Session:
                 home=tmp / "home",
                 executable=str(require_cli("pi")),
                 questions=self.questions,
+                approvals=self.bridge,
                 resume=resume,
                 cancel_grace=3.0,
             ),
         )
-        self.runner = SessionRunner(self.backend, questions=self.questions)
+        self.runner = SessionRunner(self.backend, bridge=self.bridge, questions=self.questions)
         self.events: list[Event] = [
             SessionStartedEvent(session_id="pi-test", protocol_version=PROTOCOL_VERSION)
         ]
         self.on_event: Callable[[Event], None] | None = None
         if self.questions is not None:
             self.questions.attach(self._emit)
+        if self.bridge is not None:
+            self.bridge.attach(self._emit)
 
     def _emit(self, event: Event) -> None:
         self.events.append(event)
@@ -107,6 +121,12 @@ class _Session:
                 None if self.answer is None else {event.questions[0].question: self.answer}
             )
             self.questions.answer(QuestionResponseRequest(id=event.id, answers=answers))
+        if isinstance(event, HitlRequestEvent):
+            assert self.bridge is not None
+            assert self.approve is not None, f"the turn asked {event}"
+            self.bridge.answer(
+                HitlResponseRequest(id=event.id, approved=self.approve, reason="not in this test")
+            )
         if self.on_event is not None:
             self.on_event(event)
 
@@ -262,3 +282,109 @@ async def test_question(tmp_path: Path, model_servers: ModelServers, answer: str
         assert "PostgreSQL" in sent
     assert verify(session.stream()) == []
     _assert_gone(session.backend.last_pid)
+
+
+@pytest.mark.parametrize("ask", [False, True], ids=["approvals", "approvals+questions"])
+async def test_approved_touch_runs(tmp_path: Path, model_servers: ModelServers, ask: bool) -> None:
+    session = _Session(tmp_path, model_servers("pi"), gated=True, approve=True, ask=ask)
+    turn = await session.turn(TOOL_PROMPT)
+    starts = _of(turn, ToolStartEvent)
+    asked = _of(turn, HitlRequestEvent)
+    assert [s.tool for s in starts] == ["execute_command"], turn
+    assert len(asked) == 1, turn
+    assert asked[0].call_id == starts[0].call_id
+    assert asked[0].tool_name == "execute_command"
+    assert asked[0].arguments == {"command": f"touch {TOOL_FILE}"}
+    assert [e.success for e in _of(turn, ToolEndEvent)] == [True], turn
+    assert (session.project / TOOL_FILE).exists()
+    assert _text(turn) == "MOCK_REPLY done", turn
+    assert _stop(turn) == "completed"
+    assert session.backend.last_command is not None
+    assert session.backend.last_command[1:3] == ["--mode", "rpc"]
+    assert verify(session.stream()) == []
+    _assert_gone(session.backend.last_pid)
+
+
+async def test_rejected_touch_does_not_run(tmp_path: Path, model_servers: ModelServers) -> None:
+    server = model_servers("pi")
+    since = len(server.requests)
+    session = _Session(tmp_path, server, gated=True, approve=False)
+    turn = await session.turn(TOOL_PROMPT)
+    ends = _of(turn, ToolEndEvent)
+    assert len(_of(turn, HitlRequestEvent)) == 1, turn
+    assert [(e.success, e.refusal) for e in ends] == [(False, "rejected")], turn
+    assert not (session.project / TOOL_FILE).exists()
+    assert _text(turn) == "MOCK_REPLY done", turn
+    assert _stop(turn) == "completed"
+    # The model read the rejection and its reason (Pi's blocked-call result).
+    sent = [request_text(r) for r in model_requests(server, since)]
+    assert any("The user rejected this call: not in this test" in text for text in sent), sent[-1][-2000:]
+    assert verify(session.stream()) == []
+    _assert_gone(session.backend.last_pid)
+
+
+async def test_cancel_while_the_approval_waits(tmp_path: Path, model_servers: ModelServers) -> None:
+    session = _Session(tmp_path, model_servers("pi"), gated=True)
+    assert session.bridge is not None
+    asked: list[HitlRequestEvent] = []
+
+    def cancel_instead(event: Event) -> None:  # answers nothing: cancels as the request is published
+        session.events.append(event)
+        if isinstance(event, HitlRequestEvent):
+            asked.append(event)
+            assert session.runner.cancel()
+
+    session.bridge.attach(cancel_instead)
+    turn = await session.turn(TOOL_PROMPT)
+    assert len(asked) == 1, turn
+    assert _stop(turn) == "cancelled", turn
+    assert [e.success for e in _of(turn, ToolEndEvent)] == [False], turn
+    assert not (session.project / TOOL_FILE).exists()
+    _assert_gone(session.backend.last_pid)
+    assert verify(session.stream()) == []
+
+
+FORKED: Final = "MANGO-4861"
+"""A word only the forked session's turn says: resuming the original must not send it."""
+
+
+async def test_fork_copies_the_session_and_leaves_the_original(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    server = model_servers("pi")
+    original = _Session(tmp_path, server)
+    assert _stop(await original.turn(f"Remember the word {REMEMBERED}.")) == "completed"
+    original_id = original.backend.session_id
+    assert original_id is not None
+
+    forked = _Session(tmp_path, server)
+    forked.backend = PiBackend(
+        forked.backend.spec, replace(forked.backend.options, resume=original_id, fork=True)
+    )
+    forked.runner = SessionRunner(forked.backend)
+    since = len(server.requests)
+    assert _stop(await forked.turn(f"Now remember {FORKED} too.")) == "completed"
+    assert forked.backend.last_command is not None
+    assert forked.backend.last_command[forked.backend.last_command.index("--fork") + 1] == original_id
+    sent = [json.dumps(json.loads(request_text(r)).get("messages")) for r in model_requests(server, since)]
+    assert any(REMEMBERED in text and FORKED in text for text in sent), "the fork never saw turn 1"
+    fork_id = forked.backend.session_id
+    assert fork_id is not None
+    assert fork_id != original_id
+    # A later turn of the fork continues the copy, without copying it again.
+    assert _stop(await forked.turn("And the second word?")) == "completed"
+    assert "--fork" not in forked.backend.last_command
+    assert forked.backend.last_command[forked.backend.last_command.index("--session") + 1] == fork_id
+    assert forked.backend.session_id == fork_id
+
+    since = len(server.requests)
+    again = _Session(tmp_path, server, resume=original_id)
+    assert _stop(await again.turn("What was the word?")) == "completed"
+    sent = [json.dumps(json.loads(request_text(r)).get("messages")) for r in model_requests(server, since)]
+    assert any(REMEMBERED in text for text in sent), "the original lost turn 1"
+    assert not any(FORKED in text for text in sent), "the forked turn leaked into the original session"
+    assert again.backend.session_id == original_id
+    assert verify(forked.stream()) == []
+    assert verify(again.stream()) == []
+    _assert_gone(forked.backend.last_pid)
+    _assert_gone(again.backend.last_pid)

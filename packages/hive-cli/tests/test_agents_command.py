@@ -63,5 +63,5 @@ def test_doctor_counts_the_installed_clis(ws: Workspace) -> None:
     FakeCli.install(ws, "gemini", "opencode")
     result = ws.run("doctor")
     section = result.stdout.split("\nAgents\n", 1)[1].split("\n\n", 1)[0]
-    assert "2 of " in section, result
+    assert "3 of " in section, result  # one `opencode` program serves two backends: its server and its ACP
     assert "hive agents" in section, result

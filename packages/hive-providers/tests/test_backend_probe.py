@@ -233,25 +233,13 @@ async def test_a_dsh_that_is_deepseek_harness(tmp_path: Path, private: Path) -> 
     assert await check_identity(resolve_backend("gemini"), "/nonexistent/gemini") is None  # no check needed
 
 
-async def test_login_and_wire_problems(tmp_path: Path, private: Path) -> None:
+async def test_a_cli_that_needs_a_login_says_so(tmp_path: Path, private: Path) -> None:
     _program(private, "qodercli", "echo 1.1.76")
-    _program(private, "future-cli", "echo 0.1.0")
     qoder = await probe_backend(resolve_backend("qoder"), _options(tmp_path, private))
     assert qoder.installed
     assert qoder.version == "1.1.76"
     assert qoder.problem == resolve_backend("qodercli").needs_login
     assert not qoder.offline
-    future = LaunchSpec(
-        name="future",
-        title="Future CLI",
-        executables=("future-cli",),
-        wire="opencode_http",
-        install_hint="none",
-    )
-    probe = await probe_backend(future, _options(tmp_path, private))
-    assert probe.installed
-    assert probe.speaks_acp is False
-    assert probe.problem == "hive does not drive Future CLI's opencode_http protocol yet"
 
 
 async def test_offline_needs_a_recipe(tmp_path: Path, empty: Path) -> None:
@@ -265,6 +253,7 @@ REAL_VERSIONS = {
     "gemini": "0.61.0",
     "copilot": "1.0.102",
     "opencode": "1.18.33",
+    "opencode-acp": "1.18.33",
     "kimi": "2.1.0",
     "reasonix": "1.38.11",
     "hermes": "0.19.0",
@@ -290,4 +279,4 @@ async def test_real_cli_versions(tmp_path: Path, name: str, version: str) -> Non
     assert Path(probe.executable).parent == REAL_CLIS
     assert probe.version == version
     assert probe.problem is None
-    assert probe.speaks_acp
+    assert probe.speaks_acp == (spec.wire == "acp")

@@ -24,6 +24,7 @@ from hive_providers.backends import (
     create_backend,
     resolve_backend,
 )
+from hive_providers.backends.opencode.backend import OpenCodeServeBackend
 from hive_providers.backends.registry import BUILTIN_SPECS, backend_problems, reload_backends
 
 # seeds-upstream §E.3 and seed 002: canonical name -> the aliases that must resolve to it.
@@ -32,6 +33,7 @@ SEED_NAMES: dict[str, tuple[str, ...]] = {
     "codex": ("codex-cli", "openai-codex"),
     "copilot": ("github-copilot", "githubcopilot"),
     "opencode": ("open-code", "opencode-cli"),
+    "opencode-acp": ("opencode-acp-cli",),
     "deepagents": ("deepagents-acp",),
     "codebuddy": ("codebuddy-cli",),
     "gemini": ("gemini-cli",),
@@ -50,7 +52,7 @@ SEED_NAMES: dict[str, tuple[str, ...]] = {
 ACP_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "gemini": ("--acp",),
     "copilot": ("--acp",),
-    "opencode": ("acp",),
+    "opencode-acp": ("acp",),
     "kimi": ("acp",),
     "codebuddy": ("--acp",),
     "reasonix": ("acp",),
@@ -59,11 +61,20 @@ ACP_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "qodercli": ("--acp",),
     "kiro-cli": ("acp",),
     "junie": ("--acp=true", "--skip-update-check"),
-    "omp": ("acp",),
     "dsh": ("--profile", "acp"),
 }
 
-RUN_OFFLINE_HERE = {"gemini", "copilot", "opencode", "kimi", "codebuddy", "reasonix", "hermes", "deepagents"}
+RUN_OFFLINE_HERE = {
+    "gemini",
+    "copilot",
+    "opencode",
+    "opencode-acp",
+    "kimi",
+    "codebuddy",
+    "reasonix",
+    "hermes",
+    "deepagents",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -127,7 +138,7 @@ def test_environment_is_only_harmless_opt_outs(spec: LaunchSpec) -> None:
 
 
 def test_offline_and_login_flags() -> None:
-    offline = {spec.name for spec in BUILTIN_SPECS if spec.offline and spec.wire == "acp"}
+    offline = {spec.name for spec in BUILTIN_SPECS if spec.offline}
     assert offline >= RUN_OFFLINE_HERE
     for name in ("qodercli", "kiro-cli"):
         spec = resolve_backend(name)
@@ -139,6 +150,9 @@ def test_non_acp_clis_carry_their_wire() -> None:
     assert resolve_backend("claude").wire == "claude_stream"
     assert resolve_backend("codex").wire == "codex_app_server"
     assert resolve_backend("pi").wire == "pi_rpc"
+    assert resolve_backend("opencode").wire == "opencode_http"
+    assert resolve_backend("opencode-acp").wire == "acp"
+    assert resolve_backend("oh-my-pi").wire == "omp_rpc"
 
 
 def test_unknown_name_lists_every_name_and_alias() -> None:
@@ -166,17 +180,6 @@ def _options(tmp_path: Path, **environment: str) -> BackendOptions:
     return BackendOptions(cwd=tmp_path, environment=environment)
 
 
-def test_create_backend_refuses_wires_it_does_not_speak(tmp_path: Path) -> None:
-    # OpenCode's HTTP server is a wire of the contract that no built-in spec uses yet.
-    future = LaunchSpec(
-        name="future", title="Future CLI", executables=("sh",), wire="opencode_http", install_hint="none"
-    )
-    with pytest.raises(
-        BackendUnavailable, match="hive does not drive Future CLI's opencode_http protocol yet"
-    ):
-        create_backend(future, _options(tmp_path))
-
-
 def test_create_backend_for_a_missing_cli_names_programs_and_install_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,11 +204,14 @@ def _program(directory: Path, name: str, body: str = "echo 'x 1.0.0'") -> Path:
 def test_create_backend_builds_the_acp_client(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     _program(bin_dir, "opencode")
-    backend = create_backend("OpenCode-CLI", _options(tmp_path, PATH=str(bin_dir)))
+    backend = create_backend("OpenCode-ACP-CLI", _options(tmp_path, PATH=str(bin_dir)))
     assert isinstance(backend, AcpBackend)
     assert isinstance(backend, AgentBackend)
-    assert backend.name == "opencode"
+    assert backend.name == "opencode-acp"
     assert backend.session_id is None
+    served = create_backend("OpenCode-CLI", _options(tmp_path, PATH=str(bin_dir)))
+    assert isinstance(served, OpenCodeServeBackend)  # `opencode serve`: questions, subagents, fork
+    assert served.name == "opencode"
 
 
 def test_create_backend_takes_a_spec_of_ones_own(tmp_path: Path) -> None:

@@ -419,6 +419,7 @@ OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "gemini": gemini_recipe,
     "copilot": copilot_recipe,
     "opencode": opencode_recipe,
+    "opencode-acp": opencode_recipe,
     "kimi": kimi_recipe,
     "reasonix": reasonix_recipe,
     "hermes": hermes_recipe,

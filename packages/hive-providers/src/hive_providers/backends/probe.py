@@ -26,7 +26,7 @@ from anyio.abc import ByteReceiveStream
 
 from hive_core.backends import BackendProbe
 
-from .specs import DRIVEN_WIRES, BackendOptions, LaunchSpec
+from .specs import BackendOptions, LaunchSpec
 
 __all__ = [
     "IDENTITY_CHECKS",
@@ -248,8 +248,6 @@ async def probe_backend(
             return _replace(found, problem=mismatch)
         version, trouble = await _read_version(spec, executable, environment, cwd, timeout)
     problem = trouble or spec.needs_login
-    if problem is None and spec.wire not in DRIVEN_WIRES:
-        problem = f"hive does not drive {spec.title}'s {spec.wire} protocol yet"
     return _replace(found, installed=True, version=version, problem=problem)
 
 

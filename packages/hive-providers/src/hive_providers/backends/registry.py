@@ -28,7 +28,7 @@ import msgspec
 from hive_core.backends import HIVE_BACKEND, AgentBackend
 
 from .errors import BackendNotInstalled, BackendUnavailable, UnknownBackend
-from .specs import DRIVEN_WIRES, BackendOptions, LaunchSpec
+from .specs import BackendOptions, LaunchSpec
 
 if TYPE_CHECKING:
     from .pool import AcpSessionPool
@@ -88,9 +88,9 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         offline=True,
     ),
     LaunchSpec(
-        name="opencode",
-        title="OpenCode",
-        aliases=("open-code", "opencode-cli"),
+        name="opencode-acp",
+        title="OpenCode (ACP)",
+        aliases=("opencode-acp-cli",),
         executables=("opencode",),
         arguments=("acp",),
         environment={**_QUIET, "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"},
@@ -199,16 +199,6 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         poolable=False,
     ),
     LaunchSpec(
-        name="omp",
-        title="OMP (oh-my-pi)",
-        aliases=("omp-cli", "oh-my-pi"),
-        executables=("omp", "omp-cli"),
-        arguments=("acp",),
-        environment=dict(_QUIET),
-        install_hint=_npm("@oh-my-pi/pi-coding-agent") + "  (needs Bun >= 1.3.14)",
-        offline=True,
-    ),
-    LaunchSpec(
         name="dsh",
         title="DeepSeek Harness",
         aliases=("dsh-cli", "deepseek-harness"),
@@ -220,7 +210,20 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         install_hint=_npm("@deepseek-ai/dsh @deepseek-ai/dsh-acp"),
         offline=True,
     ),
-    # The CLIs with protocols of their own (part 2): named here so their names resolve and `hive agents` lists them.
+    # The CLIs driven on protocols of their own.
+    LaunchSpec(
+        name="opencode",
+        title="OpenCode",
+        aliases=("open-code", "opencode-cli"),
+        executables=("opencode",),
+        # The backend starts `opencode serve` on a free loopback port with a password of its own.
+        arguments=(),
+        wire="opencode_http",
+        environment={**_QUIET, "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"},
+        install_hint=_npm("opencode-ai"),
+        offline=True,
+        poolable=False,  # the backend keeps its own server warm between turns
+    ),
     LaunchSpec(
         name="claude-code",
         title="Claude Code",
@@ -258,6 +261,20 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         bypass_mode="yolo",
         install_hint=_npm("@openai/codex"),
         offline=True,
+    ),
+    LaunchSpec(
+        name="omp",
+        title="OMP (oh-my-pi)",
+        aliases=("omp-cli", "oh-my-pi"),
+        executables=("omp", "omp-cli"),
+        # Like Pi: `--mode json -p`, or `--mode rpc-ui` with its structured ask dialog when questions can be
+        # answered (the seed's way; `omp acp` is not used).
+        arguments=(),
+        wire="omp_rpc",
+        environment=dict(_QUIET),
+        install_hint=_npm("@oh-my-pi/pi-coding-agent") + "  (needs Bun >= 1.3.14)",
+        offline=True,
+        poolable=False,
     ),
     LaunchSpec(
         name="pi",
@@ -430,8 +447,6 @@ def create_backend(
         spec = definition.spec
     if definition.factory is not None:
         return _load_factory(definition.factory, spec)(spec, options)
-    if spec.wire not in DRIVEN_WIRES:
-        raise BackendUnavailable(f"hive does not drive {spec.title}'s {spec.wire} protocol yet")
     from .probe import find_executable
 
     if find_executable(spec, options) is None:
@@ -446,6 +461,14 @@ def create_backend(
         from .codex.backend import CodexBackend
 
         return CodexBackend(spec, options)  # keeps its own app-server between turns
+    if spec.wire == "opencode_http":
+        from .opencode.backend import OpenCodeServeBackend
+
+        return OpenCodeServeBackend(spec, options)  # keeps its own server between turns
+    if spec.wire == "omp_rpc":
+        from .omp.backend import OmpBackend
+
+        return OmpBackend(spec, options)  # one process per turn: never pooled
     if spec.wire == "pi_rpc":
         from .pi.backend import PiBackend
 

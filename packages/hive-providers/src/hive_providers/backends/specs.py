@@ -18,14 +18,12 @@ from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 
-__all__ = ["DRIVEN_WIRES", "BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
+__all__ = ["BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
 
 Wire = Literal["acp", "claude_stream", "codex_app_server", "opencode_http", "pi_rpc", "omp_rpc"]
 """The protocol hive speaks with the CLI: ACP, or a CLI's own (Claude Code's stream-json and control channel,
 Codex's app-server, OpenCode's HTTP server, Pi's JSON and RPC modes, OMP's JSON and rpc-ui modes)."""
 
-DRIVEN_WIRES: frozenset[Wire] = frozenset({"acp", "claude_stream", "codex_app_server", "pi_rpc"})
-"""The wires hive drives today; a spec of another is listed and resolves by name but cannot run yet."""
 
 ModelPassing = Literal[
     "set_model", "new_session_settings", "argument", "config_option", "offline_config", "none"

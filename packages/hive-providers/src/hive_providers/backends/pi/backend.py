@@ -2,14 +2,18 @@
 
 One process per turn, started through :func:`~hive_core.child_processes.open_child`, its sessions in a private
 ``--session-dir`` (``<private home>/sessions``) and resumed with ``--session ID``; with an endpoint, ``--provider
-local --model M`` of the offline recipe. Without a question service: ``pi --mode json -p`` with the prompt on stdin
-(never on the command line, where Pi reads ``@file`` and options); the ``session`` line gives the session id.
-With one: ``pi --mode rpc -e <hive's ask_user_question extension>``; ``get_state`` gives the session id, the
-prompt goes as the RPC ``prompt`` command, ``agent_end`` ends the run, and each question dialog is answered in a
-task of its own (:mod:`.rpc`). A Pi that will not start with the extension (exit 1 with no output: another
-extension registers the same tool) is run in JSON mode instead, with a warning, for this and later turns.
+local --model M`` of the offline recipe; with ``fork``, the first turn starts with ``--fork ID`` (Pi copies the
+session into a new one) and later turns resume the copy. Without a question service, permission rules or
+approval service: ``pi --mode json -p`` with the prompt on stdin (never on the command line, where Pi reads
+``@file`` and options); the ``session`` line gives the session id. With one: ``pi --mode rpc`` with hive's
+extensions (``-e``): ``ask_user_question`` for a question service, the approval extension for rules or an approval
+service; ``get_state`` gives the session id, the prompt goes as the RPC ``prompt`` command, ``agent_end`` ends the
+run, and each dialog is answered in a task of its own (:mod:`.rpc`, :mod:`.approvals`). A Pi that will not start
+with the question extension (exit 1 with no output: another extension registers the same tool) runs without it,
+with a warning, for this and later turns: in JSON mode, or in RPC mode with only the approval extension.
 
-Pi runs its tools without asking: there are no approvals to route, only calls to report (:mod:`.events`).
+Pi has no permission system of its own: without rules or an approval service its tools run unasked (the calls are
+only reported, :mod:`.events`); with them every call waits in Pi's ``tool_call`` hook for hive's verdict.
 
 Cancelled, the turn closes its open calls and cancels its pending dialogs; in RPC mode it sends ``abort`` and reads
 on for ``cancel_grace`` seconds, then closes stdin; SIGINT to the group, and after another ``cancel_grace`` the
@@ -36,7 +40,7 @@ from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import QuestionRequestEvent, UserMessageRequest, excerpt
+from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest, excerpt
 from hive_providers.backends.acp.connection import AgentProcessError
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.acp.transport import ProcessTransport
@@ -45,10 +49,21 @@ from hive_providers.backends.offline import PI_PROVIDER, prepare_offline, privat
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
+from .approvals import ToolJudge
 from .events import RUN_ENDS, PiEventMapper, run_failure
-from .rpc import DIALOG_METHODS, QuestionDialog, answer_value, cancelled, read_dialog, write_extension
+from .rpc import (
+    APPROVAL_EXTENSION,
+    DIALOG_METHODS,
+    ApprovalDialog,
+    QuestionDialog,
+    answer_value,
+    cancelled,
+    read_approval,
+    read_dialog,
+    write_extension,
+)
 
-__all__ = ["PiBackend"]
+__all__ = ["PiBackend", "PiTurn"]
 
 _FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
 _STDERR_QUOTED: Final = 2000
@@ -76,8 +91,9 @@ class PiBackend:
         self.last_command: list[str] | None = None
         """The command line of the last turn."""
         self.json_fallback = False
-        """Whether Pi refused hive's extension, so turns run in JSON mode (no questions)."""
+        """Whether Pi refused hive's question extension, so turns run without it (no questions)."""
         self._session_id = options.resume
+        self._fork_from = options.resume if options.fork else None
         self._call_ids: set[str] = set()
         self._request_numbers = itertools.count(1)
 
@@ -93,9 +109,19 @@ class PiBackend:
         return private_home(self.spec, self.options)
 
     @property
-    def uses_rpc(self) -> bool:
-        """Whether the next turn runs in RPC mode (a question service, and Pi took the extension)."""
+    def asks_questions(self) -> bool:
+        """Whether the next turn loads the question extension (a question service, and Pi took it)."""
         return self.options.questions is not None and not self.json_fallback
+
+    @property
+    def gates_tools(self) -> bool:
+        """Whether Pi's tool calls wait for hive's verdict (permission rules or an approval service were given)."""
+        return self.options.policy is not None or self.options.approvals is not None
+
+    @property
+    def uses_rpc(self) -> bool:
+        """Whether the next turn runs in RPC mode (questions asked, or tool calls judged)."""
+        return self.asks_questions or self.gates_tools
 
     async def probe(self) -> BackendProbe:
         """Whether Pi is installed here, and its version."""
@@ -116,10 +142,14 @@ class PiBackend:
             arguments += ["--provider", PI_PROVIDER, "--model", options.endpoint.model]
         elif options.model:
             arguments += ["--model", options.model]
-        if self._session_id:
+        if self._fork_from:
+            arguments += ["--fork", self._fork_from]
+        elif self._session_id:
             arguments += ["--session", self._session_id]
-        if rpc:
+        if rpc and self.asks_questions:
             arguments += ["-e", str(write_extension(self.home / "extensions"))]
+        if rpc and self.gates_tools:
+            arguments += ["-e", str(write_extension(self.home / "extensions", APPROVAL_EXTENSION))]
         return [executable, *arguments, *(options.arguments or ())]
 
     def environment(self) -> dict[str, str]:
@@ -132,17 +162,22 @@ class PiBackend:
         return env
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
-        """Run one turn in a new Pi process (RPC mode with questions, else JSON mode)."""
+        """Run one turn in a new Pi process (RPC mode with questions or approvals, else JSON mode)."""
         if self.uses_rpc:
             try:
                 await self._run(request.content, emit, rpc=True)
                 return
             except _ExtensionRefused as exc:
+                if not self.asks_questions:
+                    raise BackendStartError(str(exc)) from None
                 _log.warning(
                     "Pi would not start with hive's ask_user_question extension; questions are off: %s", exc
                 )
                 self.json_fallback = True
-        await self._run(request.content, emit, rpc=False)
+        try:
+            await self._run(request.content, emit, rpc=self.uses_rpc)
+        except _ExtensionRefused as exc:
+            raise BackendStartError(str(exc)) from None
 
     async def _run(self, prompt: str, emit: EventSink, *, rpc: bool) -> None:
         command = self.command(rpc=rpc)
@@ -153,23 +188,37 @@ class PiBackend:
         except OSError as exc:
             raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
         self.last_pid = process.pid
-        turn = _Turn(self, process, emit, rpc=rpc)
+        turn = self.open_turn(process, emit, rpc=rpc)
         try:
             await turn.run(prompt)
         finally:
-            # A session cancelled before its first answer was never written: resuming it would fail at start.
-            if turn.mapper.session_id is not None and (turn.mapper.persisted or self._session_id is not None):
-                self._session_id = turn.mapper.session_id
+            self._remember(turn.mapper)
             with anyio.CancelScope(shield=True):
                 await turn.close()
+
+    def open_turn(self, process: SupervisedProcess, emit: EventSink, *, rpc: bool) -> PiTurn:
+        """The turn that drives ``process``."""
+        return PiTurn(self, process, emit, rpc=rpc)
+
+    def _remember(self, mapper: PiEventMapper) -> None:
+        """Keep the session id a turn reported. A session cancelled before its first answer was never written:
+        resuming it would fail at start; a fork is kept only once written, else the next turn copies again."""
+        session = mapper.session_id
+        if session is None:
+            return
+        if self._fork_from is not None:
+            if mapper.persisted:
+                self._session_id, self._fork_from = session, None
+        elif mapper.persisted or self._session_id is not None:
+            self._session_id = session
 
     def next_request_id(self, kind: str) -> str:
         """A command id of hive's own."""
         return f"hive_{kind}_{next(self._request_numbers)}"
 
 
-class _Turn:
-    """One turn's process and stream."""
+class PiTurn:
+    """One turn's process and stream (OMP's turn refines it: :mod:`hive_providers.backends.omp`)."""
 
     def __init__(self, backend: PiBackend, process: SupervisedProcess, emit: EventSink, *, rpc: bool) -> None:
         self.backend = backend
@@ -179,6 +228,16 @@ class _Turn:
         self.transport = ProcessTransport(process)
         self.tracker = ToolCallTracker(emit, taken=backend._call_ids)  # pyright: ignore[reportPrivateUsage]
         self.mapper = PiEventMapper(emit, self.tracker)
+        self.judge = (
+            ToolJudge(
+                tracker=self.tracker,
+                cwd=self.options.cwd.absolute(),
+                policy=self.options.policy,
+                approvals=self.options.approvals,
+            )
+            if rpc and backend.gates_tools
+            else None
+        )
         self._emit = emit
         self._pending: dict[str, anyio.CancelScope] = {}
         self._state_id = backend.next_request_id("get_state")
@@ -211,11 +270,15 @@ class _Turn:
             with contextlib.suppress(Exception):
                 self.tracker.close_all(_FAILED_CALL_TEXT)
             raise failure
+        self._emit(self.outcome())
+
+    def outcome(self) -> TurnEndEvent:
+        """The ``turn_end`` of a run that ended; raises the :class:`ChatError` of one that failed."""
         problem = run_failure(self.mapper)
         if problem is not None:
             self.tracker.close_all(_FAILED_CALL_TEXT)
             raise ChatError(self._describe(problem), code="internal")
-        self._emit(self.mapper.finish())
+        return self.mapper.finish()
 
     async def _start(self, group: TaskGroup, prompt: str) -> None:
         """Until Pi is known to run: its first line (JSON mode) or the answer to ``get_state`` (RPC mode)."""
@@ -231,7 +294,7 @@ class _Turn:
                     message = await self.transport.receive()
                     if message is None:
                         await self._settle()
-                        if self.rpc and self.process.returncode == 1 and not self._said_anything():
+                        if self._refused_at_start():
                             raise _ExtensionRefused(self._describe(self._ended("at start")))
                         raise BackendStartError(self._describe(self._ended("at start")))
                     if not self.rpc:
@@ -296,6 +359,10 @@ class _Turn:
         request_id = text_of(message.get("id"))
         if request_id is None or message.get("method") not in DIALOG_METHODS:
             return  # a notice (notify, setStatus, ...): nothing to answer
+        approval = read_approval(message)
+        if approval is not None and self.judge is not None and not self._cancelling:
+            group.start_soon(self._approve, approval)
+            return
         dialog = read_dialog(message)
         if dialog is None or self._cancelling or self.options.questions is None:
             group.start_soon(self._send_quietly, cancelled(request_id))
@@ -329,6 +396,24 @@ class _Turn:
             with anyio.CancelScope(shield=True):
                 await self._send_quietly(reply)
 
+    async def _approve(self, dialog: ApprovalDialog) -> None:
+        """Judge one held call; cancelled or failing, the answer is ``cancelled`` (Pi blocks the call)."""
+        judge = self.judge
+        assert judge is not None
+        scope = anyio.CancelScope()
+        self._pending[dialog.request_id] = scope
+        reply = cancelled(dialog.request_id)
+        try:
+            with scope:
+                try:
+                    reply = await judge.judge(dialog)
+                except Exception:
+                    _log.exception("judging a Pi tool call failed")
+        finally:
+            self._pending.pop(dialog.request_id, None)
+            with anyio.CancelScope(shield=True):
+                await self._send_quietly(reply)
+
     def _call_of(self, tool_call_id: str | None) -> str | None:
         if tool_call_id is None:
             return None
@@ -342,7 +427,7 @@ class _Turn:
             await self.transport.send(message)
         except ConnectionError:
             await self._settle()
-            if self.rpc and not self._started and self.process.returncode == 1 and not self._said_anything():
+            if not self._started and self._refused_at_start():
                 raise _ExtensionRefused(self._describe(self._ended("at start"))) from None
             error = self._describe(self._ended("during the turn" if self._started else "at start"))
             if self._started:
@@ -395,6 +480,10 @@ class _Turn:
                     await self.process.wait()
             with anyio.move_on_after(0.2):
                 await self.transport.stderr_closed.wait()
+
+    def _refused_at_start(self) -> bool:
+        """Whether Pi exited at start the way it does when it will not load an extension (code 1, no output)."""
+        return self.rpc and self.process.returncode == 1 and not self._said_anything()
 
     def _said_anything(self) -> bool:
         return self._started or self.transport.invalid_lines > 0 or bool(self.transport.stderr_tail())

@@ -1,0 +1,413 @@
+"""The SSE events of ``opencode serve`` (1.18) as hive events: one :class:`OpenCodeEventMapper` per turn.
+
+The server's stream carries every session's events; only the prompted session's and its child sessions' count,
+the rest (other clients, plugins, catalogs) is ignored. What maps to what:
+
+* ``message.part.delta`` of a ``text`` (``reasoning``) part of an assistant message becomes ``text_delta``
+  (``thinking_delta``); the part's ``message.part.updated`` repeats the whole text, so only what the deltas did
+  not already carry is emitted (no double text). Parts of user messages (the prompt's echo) are skipped;
+* a ``tool`` part is one call through :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`, started
+  once its input is known (``running``) and ended by ``completed`` / ``error``;
+* each ``step-finish`` part adds its tokens; ``session.idle`` of the prompted session (after it went busy) ends
+  the turn; ``session.error`` records the failure (``MessageAbortedError``: the turn was cancelled); OpenCode
+  2.0's ``session.execution.succeeded`` / ``failed`` / ``interrupted`` are terminal too (the seed's wire);
+* a session whose ``parentID`` is the prompted session (or one of its children) is a subagent (the ``task``
+  tool): an ``agent_work`` snapshot item ``opencode:<childSessionId>`` with its title, status, latest text and
+  finished tool calls. A child's text and tools never enter the turn's own stream.
+
+Malformed events (missing fields, wrong types) are absorbed: they change nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hive_core.tools import EventSink
+from hive_protocol import (
+    AgentWorkEvent,
+    StopReason,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    TurnEndEvent,
+    WorkItem,
+    WorkItemStatus,
+)
+from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+
+__all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
+
+TOOL_KINDS: Final[Mapping[str, str]] = {
+    "bash": "execute",
+    "read": "read",
+    "edit": "edit",
+    "write": "edit",
+    "patch": "edit",
+    "multiedit": "edit",
+    "apply_patch": "edit",
+    "grep": "search",
+    "glob": "search",
+    "list": "search",
+    "webfetch": "fetch",
+}
+"""OpenCode's built-in tools by the ACP kind whose hive tool name their ``tool_start`` carries (``bash`` ->
+``execute_command``); other tools (``question``, ``task``, MCP tools) keep their own name."""
+
+_STATUSES: Final[Mapping[str, str]] = {
+    "pending": "pending",
+    "running": "in_progress",
+    "completed": "completed",
+    "error": "failed",
+}
+_STOP_REASONS: Final[Mapping[str, StopReason]] = {
+    "length": "output_limit",
+    "content-filter": "content_filter",
+}
+_ABORTED: Final = "MessageAbortedError"
+_UNFINISHED: Final = "Not finished: the turn ended before this call's outcome was reported."
+
+
+def mapping(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (tolerant reading)."""
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def tool_kind(tool: str) -> str | None:
+    """The ACP kind of OpenCode tool ``tool`` (``bash`` -> ``execute``), ``None`` for the others."""
+    return TOOL_KINDS.get(tool)
+
+
+@dataclass
+class _Child:
+    """One subagent session."""
+
+    session_id: str
+    title: str | None = None
+    status: WorkItemStatus = "running"
+    summary: str | None = None
+    tool_calls: int = 0
+    started: float = field(default_factory=time.monotonic)
+    texts: dict[str, str] = field(default_factory=dict[str, str])
+    ended_calls: set[str] = field(default_factory=set[str])
+
+
+class OpenCodeEventMapper:
+    """Maps one turn's OpenCode events to hive events (see the module)."""
+
+    def __init__(self, emit: EventSink, tracker: ToolCallTracker, session_id: str) -> None:
+        self._emit = emit
+        self.tracker = tracker
+        """The turn's tool calls."""
+        self.session_id = session_id
+        """The prompted session's id."""
+        self.busy = False
+        """Whether the prompted session went busy: an ``idle`` before that is left over from an earlier turn."""
+        self.idle = False
+        """Whether the prompted session is idle (after it went busy)."""
+        self.error: str | None = None
+        """The failure ``session.error`` (or an assistant message's ``error``) reported, if any."""
+        self.aborted = False
+        """Whether OpenCode reported the run aborted (``MessageAbortedError``)."""
+        self.finish_reason: str | None = None
+        """The last ``step-finish`` part's ``reason`` (``stop``, ``tool-calls``, ``length``)."""
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cached_tokens = 0
+        self.children: dict[str, _Child] = {}
+        """The subagent sessions seen, by session id."""
+        self._counted = False
+        self._roles: dict[str, str] = {}
+        self._parts: dict[str, str] = {}
+        self._emitted: dict[str, int] = {}
+        self._pending_tools: dict[str, dict[str, Any]] = {}
+        self._started = time.monotonic()
+
+    @property
+    def ended(self) -> bool:
+        """The prompted session is idle after its run and no subagent still runs (the hold-open rule)."""
+        return self.idle and not any(child.status == "running" for child in self.children.values())
+
+    def owns(self, session_id: str | None) -> bool:
+        """Whether ``session_id`` is the prompted session or one of its subagents."""
+        return session_id == self.session_id or (session_id is not None and session_id in self.children)
+
+    def on_event(self, event: Mapping[str, Any]) -> None:
+        """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
+        kind = event.get("type")
+        props = mapping(event.get("properties"))
+        match kind:
+            case "session.created" | "session.updated":
+                self._on_session(mapping(props.get("info")))
+            case "session.status":
+                self._on_status(
+                    text_of(props.get("sessionID")), text_of(mapping(props.get("status")).get("type"))
+                )
+            case "session.idle":
+                self._on_status(text_of(props.get("sessionID")), "idle")
+            case "session.error":
+                self._on_error(text_of(props.get("sessionID")), props.get("error"))
+            case "message.updated":
+                self._on_message(mapping(props.get("info")))
+            case "message.part.delta":
+                self._on_delta(props)
+            case "message.part.updated":
+                self._on_part(mapping(props.get("part")))
+            case "session.execution.succeeded" | "session.execution.interrupted" | "session.execution.failed":
+                self._on_execution(str(kind), props)
+            case _:
+                pass
+
+    # -- sessions -----------------------------------------------------------------------------------------------
+
+    def _on_session(self, info: Mapping[str, Any]) -> None:
+        child_id, parent = text_of(info.get("id")), text_of(info.get("parentID"))
+        if child_id is None or parent is None or child_id == self.session_id or not self.owns(parent):
+            return
+        child = self.children.get(child_id)
+        title = text_of(info.get("title"))
+        if child is None:
+            self.children[child_id] = _Child(session_id=child_id, title=title)
+            self._snapshot()
+        elif title is not None and title != child.title:
+            child.title = title
+            self._snapshot()
+
+    def _on_status(self, session_id: str | None, status: str | None) -> None:
+        if session_id == self.session_id:
+            if status in ("busy", "retry"):
+                self.busy, self.idle = True, False
+            elif status == "idle" and self.busy:
+                self.idle = True
+            return
+        child = self.children.get(session_id or "")
+        if child is not None and status == "idle" and child.status == "running":
+            child.status = "completed"
+            self._snapshot()
+        elif child is not None and status == "busy" and child.status != "running":
+            child.status = "running"
+            self._snapshot()
+
+    def _on_error(self, session_id: str | None, error: object) -> None:
+        fields = mapping(error)
+        name = text_of(fields.get("name"))
+        message = text_of(mapping(fields.get("data")).get("message")) or name or "no reason given"
+        if session_id == self.session_id or session_id is None:
+            if name == _ABORTED:
+                self.aborted = True
+            else:
+                self.error = message
+            return
+        child = self.children.get(session_id)
+        if child is not None:
+            child.status = "stopped" if name == _ABORTED else "failed"
+            child.summary = message if name != _ABORTED else child.summary
+            self._snapshot()
+
+    def _on_execution(self, kind: str, props: Mapping[str, Any]) -> None:
+        """OpenCode 2.0's run ends (the seed's wire): each is terminal for the prompted session."""
+        if text_of(props.get("sessionID")) != self.session_id:
+            return
+        if kind.endswith("interrupted"):
+            self.aborted = True
+        elif kind.endswith("failed"):
+            self.error = (
+                text_of(mapping(props.get("error")).get("message"))
+                or text_of(props.get("reason"))
+                or ("the run failed")
+            )
+        self.busy = self.idle = True
+
+    # -- messages and parts -------------------------------------------------------------------------------------
+
+    def _on_message(self, info: Mapping[str, Any]) -> None:
+        message_id, role = text_of(info.get("id")), text_of(info.get("role"))
+        if message_id is None or role is None or not self.owns(text_of(info.get("sessionID"))):
+            return
+        self._roles[message_id] = role
+
+    def _assistant(self, message_id: str | None, part: Mapping[str, Any] | None = None) -> bool:
+        role = self._roles.get(message_id or "")
+        if role is not None:
+            return role == "assistant"
+        # A part that arrived before its message: the prompt's echo has no timing, assistant text has.
+        return part is not None and "time" in part
+
+    def _on_delta(self, props: Mapping[str, Any]) -> None:
+        session_id, part_id = text_of(props.get("sessionID")), text_of(props.get("partID"))
+        delta = text_of(props.get("delta"))
+        if part_id is None or delta is None or props.get("field") != "text":
+            return
+        if not self._assistant(text_of(props.get("messageID"))):
+            return
+        if session_id == self.session_id:
+            self._stream(part_id, self._parts.get(part_id, "text"), delta)
+        elif (child := self.children.get(session_id or "")) is not None:
+            child.texts[part_id] = child.texts.get(part_id, "") + delta
+
+    def _stream(self, part_id: str, kind: str, delta: str) -> None:
+        self._emitted[part_id] = self._emitted.get(part_id, 0) + len(delta)
+        self._emit(
+            ThinkingDeltaEvent(content=delta) if kind == "reasoning" else TextDeltaEvent(content=delta)
+        )
+
+    def _on_part(self, part: Mapping[str, Any]) -> None:
+        session_id, part_id = text_of(part.get("sessionID")), text_of(part.get("id"))
+        kind = text_of(part.get("type"))
+        if part_id is None or kind is None:
+            return
+        if session_id == self.session_id:
+            self._parts[part_id] = kind
+            self._on_own_part(part_id, kind, part)
+        elif (child := self.children.get(session_id or "")) is not None:
+            self._on_child_part(child, part_id, kind, part)
+
+    def _on_own_part(self, part_id: str, kind: str, part: Mapping[str, Any]) -> None:
+        if kind in ("text", "reasoning"):
+            if not self._assistant(text_of(part.get("messageID")), part):
+                return
+            text = part.get("text")
+            if isinstance(text, str) and len(text) > self._emitted.get(part_id, 0):
+                self._stream(part_id, kind, text[self._emitted.get(part_id, 0) :])
+        elif kind == "tool":
+            self._on_tool(part)
+        elif kind == "step-finish":
+            self._on_step_finish(part)
+
+    def _on_tool(self, part: Mapping[str, Any]) -> None:
+        call_id, tool = text_of(part.get("callID")), text_of(part.get("tool")) or "tool"
+        if call_id is None:
+            return
+        state = mapping(part.get("state"))
+        status = _STATUSES.get(text_of(state.get("status")) or "")
+        if status is None:
+            return
+        started = self.tracker_has(call_id)
+        if status == "pending" and not started:
+            self._pending_tools[call_id] = {"tool": tool, "input": mapping(state.get("input"))}
+            return
+        update: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update" if started else "tool_call",
+            "toolCallId": call_id,
+            "title": tool,
+            "kind": tool_kind(tool),
+            "status": status,
+        }
+        raw_input = mapping(state.get("input"))
+        if raw_input:
+            update["rawInput"] = raw_input
+        output = state.get("output") if status == "completed" else state.get("error")
+        if isinstance(output, str) and output:
+            update["content"] = [{"type": "content", "content": {"type": "text", "text": output}}]
+        self._pending_tools.pop(call_id, None)
+        self.tracker.upsert(update)
+
+    def start_call(self, call_id: str, tool: str, arguments: Mapping[str, Any]) -> str:
+        """The hive call id of OpenCode call ``call_id``, starting it (with ``arguments`` when its part has no
+        input yet) when it has not started: a permission can come before the part says ``running``."""
+        pending = self._pending_tools.pop(call_id, None)
+        if not self.tracker_has(call_id):
+            raw = (pending or {}).get("input") or dict(arguments)
+            name = text_of((pending or {}).get("tool")) or tool
+            self.tracker.upsert(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": name,
+                    "kind": tool_kind(name),
+                    "rawInput": raw,
+                    "status": "pending",
+                }
+            )
+        return self.tracker.correlate({"toolCallId": call_id})
+
+    def tracker_has(self, call_id: str) -> bool:
+        """Whether OpenCode call ``call_id`` started (and has a hive call)."""
+        return any(call_id in call.acp_ids for call in self.tracker.calls)
+
+    def hive_call(self, call_id: str | None) -> str | None:
+        """The hive call id of the running OpenCode call ``call_id``."""
+        if call_id is None:
+            return None
+        return next(
+            (call.call_id for call in self.tracker.calls if call.running and call_id in call.acp_ids), None
+        )
+
+    def _on_step_finish(self, part: Mapping[str, Any]) -> None:
+        self.finish_reason = text_of(part.get("reason")) or self.finish_reason
+        tokens = mapping(part.get("tokens"))
+        cache = mapping(tokens.get("cache"))
+        fresh, output = _count(tokens.get("input")), _count(tokens.get("output"))
+        if fresh is None and output is None:
+            return
+        self._counted = True
+        read, write = _count(cache.get("read")) or 0, _count(cache.get("write")) or 0
+        self.input_tokens += (fresh or 0) + read + write
+        self.output_tokens += output or 0
+        self.cached_tokens += read
+
+    def _on_child_part(self, child: _Child, part_id: str, kind: str, part: Mapping[str, Any]) -> None:
+        if kind == "text" and isinstance(text := part.get("text"), str) and text:
+            child.texts[part_id] = text
+            if text != child.summary:
+                child.summary = text
+                self._snapshot()
+        elif kind == "tool":
+            call_id = text_of(part.get("callID"))
+            status = text_of(mapping(part.get("state")).get("status"))
+            if call_id is not None and status in ("completed", "error") and call_id not in child.ended_calls:
+                child.ended_calls.add(call_id)
+                child.tool_calls += 1
+                self._snapshot()
+
+    def _snapshot(self) -> None:
+        now = time.monotonic()
+        self._emit(
+            AgentWorkEvent(
+                items=[
+                    WorkItem(
+                        id=f"opencode:{child.session_id}",
+                        kind="subagent",
+                        status=child.status,
+                        title=child.title,
+                        summary=child.summary,
+                        blocks_completion=child.status == "running",
+                        tool_calls=child.tool_calls,
+                        duration_ms=int((now - child.started) * 1000),
+                    )
+                    for child in self.children.values()
+                ]
+            )
+        )
+
+    def stop_children(self) -> None:
+        """Mark every subagent still running as stopped (a cancelled or failed turn)."""
+        running = [child for child in self.children.values() if child.status == "running"]
+        for child in running:
+            child.status = "stopped"
+        if running:
+            self._snapshot()
+
+    def finish(self) -> TurnEndEvent:
+        """The turn's ``turn_end``; every call still open is ended. Returned, not emitted."""
+        self.tracker.close_all(_UNFINISHED)
+        self.stop_children()
+        counted = self._counted
+        stop: StopReason = (
+            "cancelled" if self.aborted else _STOP_REASONS.get(self.finish_reason or "", "completed")
+        )
+        return TurnEndEvent(
+            input_tokens=self.input_tokens if counted else None,
+            output_tokens=self.output_tokens if counted else None,
+            total_tokens=self.input_tokens + self.output_tokens if counted else None,
+            cached_input_tokens=self.cached_tokens or None,
+            stop_reason=stop,
+            duration_ms=int((time.monotonic() - self._started) * 1000),
+        )
+
+
+def _count(value: object) -> int | None:
+    return (
+        int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+    )
