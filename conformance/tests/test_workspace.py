@@ -39,6 +39,7 @@ def test_the_runner_gets_the_model_the_tools_and_a_fresh_home_and_nothing_else(t
         "HOME": str(tmp_path / "home"),
         "HIVE_HOME": str(tmp_path / "home" / ".hive"),
         "OPENAI_ENDPOINT": "http://127.0.0.1:1234/v1",
+        "OPENAI_API": "responses",
         "OPENAI_API_KEY": "conformance-key",
         "OPENAI_MODEL": "scripted-model",
         "HIVE_SESSION_ID": SESSION_ID,

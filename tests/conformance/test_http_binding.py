@@ -58,6 +58,7 @@ def runner_environment(suite: Suite) -> dict[str, str]:
     environment = {name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ}
     environment.update(
         OPENAI_ENDPOINT=suite.model.url.rstrip("/") + "/v1",
+        OPENAI_API="responses",
         OPENAI_API_KEY=API_KEY,
         OPENAI_MODEL=MODEL,
         NO_COLOR="1",

@@ -125,6 +125,8 @@ def prepare_workspace(
             "HOME": str(home),
             "HIVE_HOME": str(home / ".hive"),
             "OPENAI_ENDPOINT": model_url.rstrip("/") + "/v1",
+            # The kit's expected streams were recorded over the Responses API; another endpoint defaults to Chat.
+            "OPENAI_API": "responses",
             "OPENAI_API_KEY": API_KEY,
             "OPENAI_MODEL": MODEL,
             "HIVE_SESSION_ID": SESSION_ID,

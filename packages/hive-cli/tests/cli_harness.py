@@ -77,7 +77,7 @@ _FOREIGN: Final = (
     "FORCE_COLOR",
 )
 
-LOCAL_PROMPT: Final = "Say hello in one short sentence."
+LOCAL_PROMPT: Final = "Say hello in five words"
 """The prompt of the local-model test."""
 
 ALLOW_ALL: Final = """\
@@ -268,7 +268,12 @@ class Workspace:
 
     def use(self, server: ScriptedModelServer) -> Workspace:
         """Point the ``openai`` provider (Responses API) at the scripted server."""
-        self.env.update(OPENAI_API_KEY="test", OPENAI_MODEL=MODEL, OPENAI_ENDPOINT=server.url + "/v1")
+        self.env.update(
+            OPENAI_API_KEY="test",
+            OPENAI_MODEL=MODEL,
+            OPENAI_ENDPOINT=server.url + "/v1",
+            OPENAI_API="responses",
+        )
         return self
 
     def allow_all(self) -> Workspace:

@@ -524,11 +524,33 @@ def test_parser_in_forced_mode_reads_the_body_without_tags() -> None:
 
 def test_tool_prompt_lists_tools_and_the_call_format() -> None:
     prompt = tool_prompt([WEATHER, CLOCK], "auto")
-    assert "- get_weather: Get the current weather for a city." in prompt
-    assert '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}' in prompt
+    assert "- get_weather(city: string): Get the current weather for a city." in prompt
+    assert "- get_time(): Get the current time." in prompt
+    assert '"properties"' not in prompt  # a signature per tool, not its JSON Schema: small models read it
     assert '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>' in prompt
     assert "without a tool call" in prompt
     assert "Call a tool now." in tool_prompt([WEATHER], "required")
+
+
+def test_tool_signatures_mark_optional_arguments_enums_and_lists() -> None:
+    spec = ToolSpec(
+        "search",
+        "Search the files.\n\nLong details the model does not need. More.",
+        {
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "mode": {"enum": ["fast", "full"]},
+                "paths": {"type": "array", "items": {"type": "string"}},
+                "limit": {"type": ["integer", "null"]},
+            },
+            "required": ["pattern"],
+        },
+    )
+    assert tool_prompt([spec], "auto").splitlines()[1] == (
+        '- search(pattern: string, mode?: "fast" | "full", paths?: list of string, limit?: integer): '
+        "Search the files."
+    )
 
 
 def test_conversation_renders_calls_and_results_in_the_prompted_format() -> None:

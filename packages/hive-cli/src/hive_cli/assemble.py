@@ -12,8 +12,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import msgspec
-
 from hive_core import (
     Agent,
     ApprovalService,
@@ -32,10 +30,11 @@ from hive_core.context import CompactionSettings, ContextManager
 from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, load_permission_rules
 from hive_core.sandbox import SandboxSettings
+from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
 
-__all__ = ["AGENT_PROVIDER", "Host", "HostOptions", "build_host", "instructions_for"]
+__all__ = ["AGENT_PROVIDER", "SMALL_MODEL_PROVIDERS", "Host", "HostOptions", "build_host", "instructions_for"]
 
 
 @dataclass
@@ -110,13 +109,24 @@ AGENT_PROVIDER = "agent"
 """The provider a host built for a coding-agent CLI names (it has no model of its own)."""
 
 
-def instructions_for(root: Path, *, planning: bool) -> str:
-    """The system instructions of hive's agent."""
-    text = (
-        "You are hive, a careful coding agent working in the project at "
-        f"{root}. Use the tools to read, search, edit files and run commands; paths are relative to the "
-        "project. Make the smallest change that does the job, check your work, and say plainly what you did."
-    )
+SMALL_MODEL_PROVIDERS = frozenset({"local"})
+"""Providers whose models get the small-model profile: in-process llama.cpp runs models of a few hundred million
+to a few billion parameters on a CPU, where every prompt token costs time and long instructions cost sense."""
+
+
+def instructions_for(root: Path, *, planning: bool, small: bool = False) -> str:
+    """The system instructions of hive's agent; ``small`` gives the short ones of the small-model profile."""
+    if small:
+        # Chosen by trying variants through hive on SmolLM2-135M: this one greets, lists, sums and rhymes; longer
+        # ones, or naming the project, tools or paths (the tools bring their own text when a message needs them),
+        # made it drift or repeat itself.
+        text = "You are hive, a helpful assistant. Keep answers short."
+    else:
+        text = (
+            "You are hive, a careful coding agent working in the project at "
+            f"{root}. Use the tools to read, search, edit files and run commands; paths are relative to the "
+            "project. Make the smallest change that does the job, check your work, and say plainly what you did."
+        )
     if planning:
         text += " You are in planning mode: only read-only tools run. Investigate and propose a plan; change nothing."
     return text
@@ -138,7 +148,7 @@ def build_host(
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
     """
-    from hive_providers.registry import create_client, select_provider
+    from hive_providers.registry import choose_provider, create_client
 
     root = find_project_root(options.cwd)
     loaded = load_config(root, schema=CONFIG_SCHEMA)
@@ -151,9 +161,11 @@ def build_host(
         settings = ProviderSettings(provider=AGENT_PROVIDER, model=options.model)
         client = _NoModel()
     else:
-        settings = select_provider(loaded, options.provider or loaded.default_provider)
-        if options.model:
-            settings = msgspec.structs.replace(settings, model=options.model)
+        choice = choose_provider(loaded, options.provider, options.model)
+        settings = choice.settings
+        if warn:
+            for notice in choice.notices:
+                sys.stderr.write(f"hive: {notice}\n")
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
             create_client(settings),
@@ -163,10 +175,13 @@ def build_host(
     rules = load_permission_rules(root, loaded.permissions)
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior
+    # The small-model profile: short instructions, and only the tools a message points at (none for a question).
+    small = settings.provider in SMALL_MODEL_PROVIDERS
     agent = Agent(
         client,
         tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *extra_tools),
-        instructions=instructions_for(root, planning=options.planning),
+        instructions=instructions_for(root, planning=options.planning, small=small),
+        tool_selector=ToolRetrieval() if small else None,
         policy=policy,
         approvals=approvals,
         max_iterations=options.max_iterations or behavior.maximum_iterations_per_request,

@@ -20,6 +20,8 @@ TEXT_VARIABLES = {
     "OPENAI_API_KEY": "openai.apiKey",
     "OPENAI_MODEL": "openai.model",
     "OPENAI_ENDPOINT": "openai.endpoint",
+    # Beyond the seed: the openai SDK's own variable for the endpoint.
+    "OPENAI_BASE_URL": "openai.endpoint",
     "ANTHROPIC_API_KEY": "anthropic.apiKey",
     "ANTHROPIC_MODEL": "anthropic.model",
     "GOOGLEAI_API_KEY": "googleai.apiKey",
@@ -36,6 +38,8 @@ TEXT_VARIABLES = {
     "LMSTUDIO_ENDPOINT": "lmstudio.endpoint",
     "LMSTUDIO_MODEL": "lmstudio.model",
 }
+# Beyond the seed: variables of keys that take one of a few values.
+CHOICE_VARIABLES = {"OPENAI_API": ("openai.api", "chat")}
 BOOLEAN_VARIABLES = {
     "OLLAMA_ENABLED": ("ollama.enabled", False),
     "LMSTUDIO_ENABLED": ("lmstudio.enabled", False),
@@ -45,7 +49,8 @@ BOOLEAN_VARIABLES = {
 
 def test_the_table_is_exactly_the_seeds_list() -> None:
     variables = CONFIG_SCHEMA.environment
-    assert {variable.name for variable in variables} == set(TEXT_VARIABLES) | set(BOOLEAN_VARIABLES)
+    expected = set(TEXT_VARIABLES) | set(BOOLEAN_VARIABLES) | set(CHOICE_VARIABLES)
+    assert {variable.name for variable in variables} == expected
     assert not any(variable.name.startswith(("HIVE_", "IRONHIVE_")) for variable in variables)
 
 
@@ -86,6 +91,19 @@ def test_each_boolean_variable_sets_its_key(
     loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert loaded.get(key) is expected
     assert loaded.warnings == ()
+
+
+@pytest.mark.parametrize(("variable", "key_value"), sorted(CHOICE_VARIABLES.items()))
+def test_each_choice_variable_sets_its_key(
+    project: Path, env: dict[str, str], variable: str, key_value: tuple[str, str]
+) -> None:
+    key, value = key_value
+    env[variable] = value
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    assert loaded.get(key) == value
+    origin = loaded.origin(key)
+    assert origin is not None
+    assert origin.variable == variable
 
 
 @pytest.mark.parametrize("text", ["yes", "1", "on", "enabled"])
@@ -151,7 +169,7 @@ def test_hive_home_in_dotenv_is_ignored_with_a_warning(
 
 
 def test_unrelated_variables_are_ignored(project: Path, env: dict[str, str]) -> None:
-    env.update({"IRONHIVE_OPENAI_API_KEY": "x", "OPENAI_BASE_URL": "y", "PATH": "/bin"})
+    env.update({"IRONHIVE_OPENAI_API_KEY": "x", "OPENAI_ORG_ID": "y", "PATH": "/bin"})
     loaded = load_config(project, env, schema=CONFIG_SCHEMA)
     assert [name for name, origin in loaded.origins.items() if origin.layer != "default"] == []
     assert loaded.warnings == ()

@@ -132,8 +132,8 @@ def test_empty_text_never_overwrites(load: Load, env: dict[str, str]) -> None:
 
 
 def test_empty_text_alone_is_kept_but_means_unset(load: Load) -> None:
-    loaded = load(global_yaml="anthropic:\n  model: ''\n")
-    assert provider_settings(loaded, "anthropic").model is None
+    loaded = load(global_yaml="ollama:\n  model: ''\n")
+    assert provider_settings(loaded, "ollama").model is None
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import httpx2
 
 from hive_core import Capabilities, ChatError
 from hive_core.chat import WindowSource
-from hive_core.redaction import mask_urls
+from hive_core.redaction import mask_url, mask_urls
 
 from .catalog import catalog_window
 from .registry import required_setting
@@ -71,7 +71,19 @@ def transport_error(provider: str, exc: Exception, idle_timeout: float | None) -
         return ChatError(
             f"{provider}: the server sent nothing{waited} ({exc or 'timed out'})", code="timeout"
         )
-    return ChatError(f"{provider}: the connection failed ({type(exc).__name__}: {exc})", code="network")
+    return ChatError(
+        f"{provider}: the connection{_at(exc)} failed ({type(exc).__name__}: {exc})", code="network"
+    )
+
+
+def _at(exc: Exception) -> str:
+    """`` to URL`` for an HTTP error that knows its request (credentials masked), else nothing."""
+    try:
+        request = getattr(exc, "request", None)
+    except RuntimeError:  # httpx2 raises when the error was made without a request
+        return ""
+    url = getattr(request, "url", None)
+    return f" to {mask_url(str(url))}" if url is not None else ""
 
 
 class RemoteChatClient:

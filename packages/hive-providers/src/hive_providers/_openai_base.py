@@ -18,6 +18,7 @@ import httpx2
 import msgspec
 
 from hive_core import ChatError
+from hive_core.redaction import mask_url
 
 from ._client import Connection, RemoteChatClient, transport_error
 from .errors import chat_error_for_status, code_for_status, is_context_overflow
@@ -84,7 +85,8 @@ def sdk_error(provider: str, exc: Exception) -> ChatError:
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-        return ChatError(f"{provider}: could not reach the server{detail}", code="network")
+        where = f" at {mask_url(str(exc.request.url))}"
+        return ChatError(f"{provider}: could not reach the server{where}{detail}", code="network")
     if isinstance(exc, httpx2.TransportError):
         return transport_error(provider, exc, None)
     text = str(exc)

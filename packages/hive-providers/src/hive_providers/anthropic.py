@@ -23,6 +23,7 @@ import msgspec
 
 from hive_core import ChatError, chat
 from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from hive_core.redaction import mask_url
 from hive_protocol import ErrorCode
 
 from ._client import Connection, RemoteChatClient, keyed_connection, transport_error
@@ -468,7 +469,10 @@ def _sdk_error(exc: Exception) -> ChatError:
     if isinstance(exc, sdk.APITimeoutError):
         code = "timeout"
     elif isinstance(exc, sdk.APIConnectionError):
-        code = "network"
+        cause = exc.__cause__
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        where = mask_url(str(exc.request.url))
+        return ChatError(f"anthropic: could not reach the server at {where}{detail}", code="network")
     return ChatError(f"anthropic: {exc}", code=code)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["CATALOG", "catalog_window"]
+__all__ = ["CATALOG", "DEFAULT_MODELS", "MODEL_ALIASES", "catalog_window", "resolve_model"]
 
 # OpenAI: the model pages of the OpenAI platform documentation ("Models", each model's "Context window").
 _OPENAI: Final[Mapping[str, int]] = {
@@ -111,3 +111,59 @@ def catalog_window(model: str) -> int | None:
         if name.startswith(prefix) and (len(name) == len(prefix) or name[len(prefix)] in _BOUNDARIES):
             return window
     return None
+
+
+DEFAULT_MODELS: Final[Mapping[str, str]] = {
+    "openai": "gpt-5.1",
+    "anthropic": "claude-sonnet-4-5",
+    "google": "gemini-2.5-flash",
+    "xai": "grok-4",
+}
+"""Provider → the model used when a key is set but no model: each provider's current general-purpose model."""
+
+MODEL_ALIASES: Final[Mapping[str, tuple[str, str]]] = {
+    "sonnet": ("anthropic", "claude-sonnet-4-5"),
+    "opus": ("anthropic", "claude-opus-4-5"),
+    "haiku": ("anthropic", "claude-haiku-4-5"),
+    "gpt": ("openai", DEFAULT_MODELS["openai"]),
+    "gemini": ("google", DEFAULT_MODELS["google"]),
+    "flash": ("google", "gemini-2.5-flash"),
+    "pro": ("google", "gemini-2.5-pro"),
+    "grok": ("xai", DEFAULT_MODELS["xai"]),
+}
+"""Short model name (lower case) → (provider, current model id): what ``-m sonnet`` means."""
+
+# Model-name prefix → the provider whose API serves that family. gpt-oss is left out: it is an open-weight
+# model run by local servers, not the OpenAI service.
+_FAMILIES: Final[Mapping[str, str]] = {
+    "gpt": "openai",
+    "chatgpt": "openai",
+    "o1": "openai",
+    "o3": "openai",
+    "o4": "openai",
+    "codex": "openai",
+    "claude": "anthropic",
+    "gemini": "google",
+    "grok": "xai",
+}
+_NOT_INFERRED: Final = ("gpt-oss",)
+
+
+def resolve_model(model: str) -> tuple[str | None, str]:
+    """``(provider, model id)`` for a model named on the command line: an alias of :data:`MODEL_ALIASES`
+    becomes its current id; a name of a known family (``gpt-*``, ``o3*``, ``claude-*``, ``gemini-*``,
+    ``grok-*``...) names its provider; anything else (a local model, a router's ``vendor/model``) has no
+    provider (``None``) and stays as given."""
+    name = model.strip()
+    alias = MODEL_ALIASES.get(name.lower())
+    if alias is not None:
+        return alias
+    lowered = name.lower()
+    if "/" in lowered or lowered.startswith(_NOT_INFERRED):
+        return None, name
+    for prefix, provider in _FAMILIES.items():
+        if lowered.startswith(prefix) and (
+            len(lowered) == len(prefix) or lowered[len(prefix)] in _BOUNDARIES
+        ):
+            return provider, name
+    return None, name

@@ -22,7 +22,7 @@ from .settings import ProviderSettings
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["AZURE_API_VERSION", "LMSTUDIO_API_KEY", "from_settings"]
+__all__ = ["AZURE_API_VERSION", "COMPATIBLE_EFFORTS", "LMSTUDIO_API_KEY", "from_settings"]
 
 AZURE_API_VERSION: Final = "2024-10-21"
 """The Azure OpenAI data-plane API version used when ``api_version`` is not set."""
@@ -34,16 +34,16 @@ LMSTUDIO_API_KEY: Final = "lm-studio"
 _OLLAMA_API_KEY: Final = "ollama"
 
 # Local servers know low/medium/high; "none" is Ollama's switch for thinking off.
-_LOCAL_EFFORTS: Final[Mapping[str, str | None]] = {
+COMPATIBLE_EFFORTS: Final[Mapping[str, str | None]] = {
     "none": None,
     "low": "low",
     "medium": "medium",
     "high": "high",
     "extra_high": "high",
 }
-_OLLAMA_EFFORTS: Final[Mapping[str, str | None]] = {**_LOCAL_EFFORTS, "none": "none"}
+_OLLAMA_EFFORTS: Final[Mapping[str, str | None]] = {**COMPATIBLE_EFFORTS, "none": "none"}
 # xAI's reasoning models take "low" or "high".
-_XAI_EFFORTS: Final[Mapping[str, str | None]] = {**_LOCAL_EFFORTS, "medium": "high"}
+_XAI_EFFORTS: Final[Mapping[str, str | None]] = {**COMPATIBLE_EFFORTS, "medium": "high"}
 
 
 def _as_given(endpoint: str) -> str:
@@ -89,10 +89,10 @@ _PROFILES: Final[Mapping[str, _Profile]] = {
     "lmstudio": _Profile(
         _as_given,
         lambda settings: settings.api_key or LMSTUDIO_API_KEY,
-        _LOCAL_EFFORTS,
+        COMPATIBLE_EFFORTS,
         window_probe=lmstudio_window,
     ),
-    "gpustack": _Profile(_v1_openai, _configured_key, _LOCAL_EFFORTS, window_probe=gpustack_window),
+    "gpustack": _Profile(_v1_openai, _configured_key, COMPATIBLE_EFFORTS, window_probe=gpustack_window),
 }
 
 

@@ -13,7 +13,8 @@ provider imports no provider SDK.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 import msgspec
@@ -23,13 +24,16 @@ from hive_core.chat import probed_capabilities
 from hive_core.config import LoadedConfig
 from hive_core.errors import UserError
 
+from .catalog import resolve_model
 from .settings import ProviderSettings
 from .table import PROVIDERS, ProviderSpec
 
 __all__ = [
     "MissingSettingError",
+    "ProviderChoice",
     "ProviderSelectionError",
     "UnknownProviderError",
+    "choose_provider",
     "configured_providers",
     "create_client",
     "list_models",
@@ -105,26 +109,126 @@ def _nothing_configured() -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """The provider chosen, and what the user should be told about the choice."""
+
+    settings: ProviderSettings
+    """The chosen provider's settings, the model resolved."""
+    notices: tuple[str, ...] = ()
+    """Sentences for stderr: the default model picked, a half-configured provider passed over."""
+
+
+def _missing_text(spec: ProviderSpec, values: Mapping[str, object], *, model_given: bool) -> str:
+    return " and ".join(spec.place(key) for key in spec.missing_keys(values, model_given=model_given))
+
+
+def _named(
+    spec: ProviderSpec, values: Mapping[str, object], model: str | None, *, inferred_from: str | None
+) -> ProviderSettings:
+    """The settings of the provider the user named (or whose model they named), or the error naming what it
+    lacks."""
+    if spec.name == "local":
+        return spec.settings_from(values)
+    complete = spec.touched(values) and not spec.missing_keys(values, model_given=model is not None)
+    if complete or spec.is_configured(values):
+        return spec.settings_from(values)
+    if inferred_from is not None:
+        raise ProviderSelectionError(
+            f"model {inferred_from!r} is served by {spec.title}, which is not set up: set "
+            f"{_missing_text(spec, values, model_given=True)}; or pass --provider to send it elsewhere"
+        )
+    if spec.touched(values):
+        raise ProviderSelectionError(
+            f"provider {spec.name!r} is half-configured: set {_missing_text(spec, values, model_given=False)}"
+        )
+    raise ProviderSelectionError(
+        f"provider {spec.name!r} is not configured: set {spec.requirement()} "
+        f"(or the {spec.section.name} section of config.yaml)"
+    )
+
+
+def choose_provider(
+    config: LoadedConfig, provider: str | None = None, model: str | None = None
+) -> ProviderChoice:
+    """The provider and model to use, from ``--provider`` (``provider``), ``-m`` (``model``) and the
+    configuration.
+
+    ``model`` is resolved first (:func:`~hive_providers.catalog.resolve_model`: ``sonnet`` becomes its current
+    id). The provider is ``provider`` when given; else the one a known model family names (``gpt-*``,
+    ``claude-*``...), unless that provider is not set up at all and ``defaultProvider`` names another; else
+    ``defaultProvider``; else the first configured one by priority, local inference last. A provider
+    half-configured (a key without the endpoint it needs, an endpoint without its key...) is an error naming
+    what is missing when it would otherwise fall back to local inference, a notice when another provider is
+    used. Raises :class:`ProviderSelectionError` or :class:`UnknownProviderError`.
+    """
+    family, resolved = resolve_model(model) if model is not None and model.strip() else (None, None)
+    name, inferred_from = provider, None
+    if name is None and family is not None:
+        spec = provider_spec(family)
+        if spec.touched(_section(config, spec)) or config.default_provider is None:
+            name, inferred_from = family, model
+    if name is None:
+        name = config.default_provider
+    notices: list[str] = []
+    if name is not None:
+        spec = provider_spec(name)
+        values = _section(config, spec)
+        settings = _named(spec, values, resolved, inferred_from=inferred_from)
+    else:
+        settings = None
+        for spec in PROVIDERS:
+            values = _section(config, spec)
+            if spec.name == "local":
+                if spec.is_configured(values):
+                    settings = spec.settings_from(values)
+                break
+            if spec.touched(values) and spec.missing_keys(values, model_given=resolved is not None):
+                notices.append(
+                    f"{spec.title} is half-configured (missing {_missing_text(spec, values, model_given=False)})"
+                )
+                continue
+            if spec.is_configured(values) or (resolved is not None and spec.touched(values)):
+                settings = spec.settings_from(values)
+                break
+        if notices and (settings is None or settings.provider == "local"):
+            # Never a silent fall back to the local model: what is half set up is an error.
+            raise ProviderSelectionError(
+                "; ".join(notices) + ": set what is missing, or unset its keys to use local inference"
+            )
+        if settings is None:
+            raise ProviderSelectionError(_nothing_configured())
+        notices = [f"{notice}; using {settings.provider}" for notice in notices]
+    if resolved is not None:
+        settings = msgspec.structs.replace(settings, model=resolved)
+    elif settings.provider != "local":
+        spec = provider_spec(settings.provider)
+        values = _section(config, spec)
+        model_key = spec.key_of("model")
+        set_model = values.get(model_key.name) if model_key is not None else None
+        if (
+            model_key is not None
+            and not (isinstance(set_model, str) and set_model.strip())
+            and settings.model
+        ):
+            notices.append(
+                f"{spec.title}: no model set ({spec.place(model_key)}); using {settings.model}, its current default"
+            )
+    return ProviderChoice(settings, tuple(notices))
+
+
 def select_provider(config: LoadedConfig, name: str | None = None) -> ProviderSettings:
-    """The provider to use: ``name`` (canonical or alias) when given, else the default by priority.
+    """The provider to use: ``name`` (canonical or alias) when given, else the default by priority
+    (:func:`choose_provider` without a model, its notices dropped).
 
     A named provider must be configured, except local inference, which is always available by name (its
     ``enabled`` flag only decides whether it is the fallback). Raises :class:`ProviderSelectionError` with
     what to set, or :class:`UnknownProviderError` listing the known names.
     """
-    if name is not None:
-        spec = provider_spec(name)
-        values = _section(config, spec)
-        if spec.name == "local" or spec.is_configured(values):
-            return spec.settings_from(values)
-        raise ProviderSelectionError(
-            f"provider {spec.name!r} is not configured: set {spec.requirement()} "
-            f"(or the {spec.section.name} section of config.yaml)"
-        )
-    configured = configured_providers(config)
-    if not configured:
-        raise ProviderSelectionError(_nothing_configured())
-    return configured[0]
+    if name is None:
+        return choose_provider(config).settings
+    spec = provider_spec(name)
+    return _named(spec, _section(config, spec), None, inferred_from=None)
 
 
 def required_setting(settings: ProviderSettings, name: Literal["model", "api_key", "endpoint"]) -> str:

@@ -8,7 +8,7 @@ import msgspec
 
 __all__ = ["ProviderSettings", "SettingName"]
 
-SettingName = Literal["model", "api_key", "endpoint", "api_version", "context_length", "idle_timeout"]
+SettingName = Literal["model", "api_key", "endpoint", "api_version", "api", "context_length", "idle_timeout"]
 """A field of :class:`ProviderSettings` that a configuration key sets."""
 
 
@@ -28,6 +28,9 @@ class ProviderSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The base URL; ``None``: the provider's default."""
     api_version: str | None = None
     """Azure OpenAI's data-plane API version; ``None``: the adapter's default."""
+    api: str | None = None
+    """The OpenAI API the ``openai`` provider speaks, ``responses`` or ``chat``; ``None``: Responses for the
+    OpenAI service, Chat Completions for any other endpoint."""
     context_length: int | None = None
     """The model's context window in tokens (for local inference, the size it is loaded with); ``None``: the
     adapter's knowledge of the model (local inference: sized from the machine's memory)."""

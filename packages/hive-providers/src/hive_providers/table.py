@@ -22,6 +22,7 @@ import msgspec
 
 from hive_core.config import SCHEMA, ConfigSchema, FieldSpec, SectionSpec
 
+from .catalog import DEFAULT_MODELS
 from .settings import ProviderSettings, SettingName
 
 __all__ = ["CONFIG_SCHEMA", "PROVIDERS", "ProviderSpec"]
@@ -50,6 +51,12 @@ class ProviderSpec:
     default_models: frozenset[str] = frozenset()
     """Model names that mean "the provider's default model" (the setting is then ``None``), compared in lower
     case."""
+    current_model: str | None = None
+    """The model used when the key is set but no model (the catalog's :data:`~hive_providers.catalog.
+    DEFAULT_MODELS`); the model key is then not required. ``None``: a model must be set."""
+    keyless_elsewhere: bool = False
+    """At an endpoint other than the default (a local OpenAI-compatible server) no key is required, but a
+    model is (hive does not know that server's models)."""
 
     @property
     def default_endpoint(self) -> str | None:
@@ -65,12 +72,67 @@ class ProviderSpec:
         return None
 
     def requirement(self) -> str:
-        """What to set to configure the provider, for messages (``OPENAI_API_KEY + OPENAI_MODEL``)."""
+        """What to set to configure the provider, for messages (``ANTHROPIC_API_KEY (+ ANTHROPIC_MODEL,
+        default claude-sonnet-4-5)``)."""
         if not self.required:
             enabled = self.section.field("enabled")
             flag = enabled.env[0] if enabled is not None and enabled.env else f"{self.section.name}.enabled"
             return f"{flag}=true"
-        return " + ".join(_where(self._field(name), self.section) for name in self.required)
+        model = self.key_of("model")
+        if self.current_model is None or model is None:
+            return " + ".join(_where(self._field(name), self.section) for name in self.required)
+        needed = " + ".join(
+            _where(self._field(name), self.section) for name in self.required if name != model.name
+        )
+        return f"{needed} (+ {_where(model, self.section)}, default {self.current_model})"
+
+    def place(self, key: FieldSpec) -> str:
+        """Where a key is set, for messages: its variables, then its key in the config file."""
+        where = f"{self.section.name}.{key.name} in config.yaml"
+        return f"{' or '.join(key.env)} (or {where})" if key.env else where
+
+    def elsewhere(self, values: Mapping[str, object]) -> bool:
+        """Whether the merged ``values`` point the provider at an endpoint other than its default."""
+        endpoint = _text(values.get("endpoint"))
+        return endpoint is not None and endpoint.rstrip("/") != (self.default_endpoint or "").rstrip("/")
+
+    def model_default(self, values: Mapping[str, object]) -> str | None:
+        """The model used when ``values`` set none: :attr:`current_model`, except at another server's endpoint
+        (whose models hive does not know)."""
+        if self.keyless_elsewhere and self.elsewhere(values):
+            return None
+        return self.current_model
+
+    def touched(self, values: Mapping[str, object]) -> bool:
+        """Whether the user set any key that configures a provider reached with a key (its required keys, or an
+        endpoint other than the default): such a provider with a key missing is half-configured."""
+        if not self.required:
+            return False
+        return self.elsewhere(values) or any(_text(values.get(name)) is not None for name in self.required)
+
+    def missing_keys(
+        self, values: Mapping[str, object], *, model_given: bool = False
+    ) -> tuple[FieldSpec, ...]:
+        """The required keys ``values`` leave unset, the model key not counted when ``model_given`` (``-m``)
+        or when the provider has a default model, the key not counted at another server's endpoint when
+        :attr:`keyless_elsewhere`."""
+        model = self.key_of("model")
+        api_key = self.key_of("api_key")
+        missing: list[FieldSpec] = []
+        for name in self.required:
+            if _text(values.get(name)) is not None:
+                continue
+            if model is not None and name == model.name and (model_given or self.model_default(values)):
+                continue
+            if (
+                api_key is not None
+                and name == api_key.name
+                and self.keyless_elsewhere
+                and self.elsewhere(values)
+            ):
+                continue
+            missing.append(self._field(name))
+        return tuple(missing)
 
     def missing(self, setting: SettingName) -> str:
         """The message for a settings field a client cannot be built without: what sets it, variable and key."""
@@ -82,11 +144,11 @@ class ProviderSpec:
         return f"{self.name}: missing required setting {setting!r} ({where})"
 
     def is_configured(self, values: Mapping[str, object]) -> bool:
-        """Whether the section's merged ``values`` configure the provider: every required key set (not
-        empty), or ``enabled`` true."""
+        """Whether the section's merged ``values`` configure the provider: ``enabled`` true, or set up with
+        no required key missing (:meth:`missing_keys`)."""
         if not self.required:
             return values.get("enabled") is True
-        return all(_text(values.get(name)) is not None for name in self.required)
+        return self.touched(values) and not self.missing_keys(values)
 
     def settings_from(self, values: Mapping[str, object]) -> ProviderSettings:
         """The settings of the section's merged ``values`` (typed as the schema reads them)."""
@@ -99,6 +161,8 @@ class ProviderSpec:
                     value = None
             if value is not None:
                 fields[target] = value
+        if "model" not in fields and (current := self.model_default(values)) is not None:
+            fields["model"] = current
         return msgspec.convert(fields, ProviderSettings)
 
     def _field(self, name: str) -> FieldSpec:
@@ -150,19 +214,25 @@ def _cloud(
     factory: str,
     aliases: tuple[str, ...] = (),
     described: str | None = None,
+    more: tuple[FieldSpec, ...] = (),
+    settings: Mapping[str, SettingName] | None = None,
+    keyless_elsewhere: bool = False,
 ) -> ProviderSpec:
-    """A provider reached with a key: configured when ``apiKey`` and ``model`` are set."""
+    """A provider reached with a key: configured when ``apiKey`` is set, the model defaulting to the catalog's
+    current one."""
+    current = DEFAULT_MODELS[name]
     return ProviderSpec(
         name=name,
         title=title,
         aliases=aliases,
         section=SectionSpec(
             name=section,
-            doc=f"{described or title}; configured when apiKey and model are set.",
+            doc=f"{described or title}; configured when apiKey is set (model unset: {current}).",
             fields=(
                 _key("apiKey", "The provider's API key.", *key_env),
-                _key("model", "The model to use.", model_env),
+                _key("model", f"The model to use (unset: {current}).", model_env),
                 endpoint,
+                *more,
                 _IDLE,
             ),
         ),
@@ -171,9 +241,12 @@ def _cloud(
             "model": "model",
             "endpoint": "endpoint",
             "streamIdleTimeoutSeconds": "idle_timeout",
+            **(settings or {}),
         },
         required=("apiKey", "model"),
         factory=factory,
+        current_model=current,
+        keyless_elsewhere=keyless_elsewhere,
     )
 
 
@@ -256,12 +329,29 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "openai",
         "OpenAI",
         "openai",
+        described="OpenAI, or any OpenAI-compatible server at another endpoint (then a model is needed, a key is not)",
         key_env=("OPENAI_API_KEY",),
         model_env="OPENAI_MODEL",
         endpoint=_key(
-            "endpoint", "The base URL of the API.", "OPENAI_ENDPOINT", default="https://api.openai.com/v1"
+            "endpoint",
+            "The base URL of the API (the openai SDK's OPENAI_BASE_URL is read too).",
+            "OPENAI_ENDPOINT",
+            "OPENAI_BASE_URL",
+            default="https://api.openai.com/v1",
         ),
-        factory="hive_providers.openai_responses:from_settings",
+        more=(
+            FieldSpec(
+                name="api",
+                kind="str",
+                doc="The API spoken: responses or chat (Chat Completions); unset: responses for the OpenAI "
+                "service, chat for any other endpoint.",
+                choices=("responses", "chat"),
+                env=("OPENAI_API",),
+            ),
+        ),
+        settings={"api": "api"},
+        keyless_elsewhere=True,
+        factory="hive_providers.openai_api:from_settings",
     ),
     _cloud(
         "anthropic",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -30,14 +30,15 @@ def is_tool_aware(template: str) -> bool:
 
 
 def tool_prompt(tools: Sequence[ToolSpec], choice: str) -> str:
-    """The system text of the prompted fallback: the tools, and how to call them."""
+    """The system text of the prompted fallback: the tools, and how to call them.
+
+    Each tool is one line, its signature and the first sentence of its description
+    (``- read_file(path: string, offset?: integer): Read a text file.``): the models without native tool
+    calling are small, and a JSON Schema per tool cost them hundreds of tokens they read slowly and poorly.
+    """
     lines = [
         "You can call tools. Available tools:",
-        *(
-            f"- {spec.name}: {spec.description.strip()}\n  arguments (JSON Schema): "
-            f"{msgspec.json.encode(spec.parameters).decode()}"
-            for spec in tools
-        ),
+        *(f"- {_signature(spec)}: {_first_sentence(spec.description)}" for spec in tools),
         "",
         "To call a tool, write exactly this and nothing else, one block per call:",
         f'{TOOL_CALL_OPEN}{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}{TOOL_CALL_CLOSE}',
@@ -48,6 +49,38 @@ def tool_prompt(tools: Sequence[ToolSpec], choice: str) -> str:
     else:
         lines.append("Call a tool now.")
     return "\n".join(lines)
+
+
+def _signature(spec: ToolSpec) -> str:
+    properties = spec.parameters.get("properties")
+    required = {str(name) for name in cast("list[object]", spec.parameters.get("required") or [])}
+    if not isinstance(properties, dict):
+        return f"{spec.name}()"
+    arguments = [
+        f"{name}{'' if name in required else '?'}: {_type_of(schema)}"
+        for name, schema in cast("dict[str, object]", properties).items()
+    ]
+    return f"{spec.name}({', '.join(arguments)})"
+
+
+def _type_of(schema: object) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    fields = cast("dict[str, object]", schema)
+    enum, kind = fields.get("enum"), fields.get("type")
+    if isinstance(enum, list) and enum:
+        return " | ".join(msgspec.json.encode(value).decode() for value in cast("list[object]", enum))
+    if kind == "array":
+        return f"list of {_type_of(fields.get('items'))}"
+    if isinstance(kind, list):
+        return " | ".join(str(item) for item in cast("list[object]", kind) if item != "null") or "any"
+    return kind if isinstance(kind, str) else "any"
+
+
+def _first_sentence(text: str) -> str:
+    first = text.strip().split("\n\n", 1)[0].replace("\n", " ")
+    head, dot, _ = first.partition(". ")
+    return head + "." if dot else first
 
 
 def _call_text(call: ToolCallPart) -> str:
