@@ -93,6 +93,7 @@ permissions:
       action: allow
   ask_before_delete: false
   default_action: allow
+  inherit: false
 """
 """A rules file that lets every call run unasked."""
 

@@ -45,6 +45,8 @@ permissions:
   ask_before_delete: false
   default_action: deny
 """
+WHOLE_YAML = FULL_YAML + "  inherit: false\n"
+"""The same rules as the whole rule set (without the defaults)."""
 
 FULL_RULES = PermissionRules(
     read=(
@@ -80,18 +82,43 @@ def test_no_hive_directory_at_all_gives_the_defaults(tmp_path: Path) -> None:
 
 
 def test_yaml_file_is_read_whole(project: Path) -> None:
-    write(project, "permissions.yaml", FULL_YAML)
+    write(project, "permissions.yaml", WHOLE_YAML)
     assert load_permission_rules(project) == FULL_RULES
 
 
 def test_yml_and_json_files(project: Path) -> None:
-    write(project, "permissions.yml", FULL_YAML)
+    write(project, "permissions.yml", WHOLE_YAML)
     assert load_permission_rules(project) == FULL_RULES
     (project / ".hive" / "permissions.yml").unlink()
     import yaml
 
-    write(project, "permissions.json", json.dumps(yaml.safe_load(FULL_YAML)))
+    write(project, "permissions.json", json.dumps(yaml.safe_load(WHOLE_YAML)))
     assert load_permission_rules(project) == FULL_RULES
+
+
+def test_a_file_adds_to_the_defaults_and_wins_at_equal_priority(project: Path) -> None:
+    write(project, "permissions.yaml", FULL_YAML)
+    rules = load_permission_rules(project)
+    defaults = PermissionRules.default()
+    assert rules.bash[0] == PermissionRule(pattern="make *", action="allow")
+    assert set(defaults.bash) <= set(rules.bash)
+    assert rules.default_action == "deny"  # a field the file sets replaces the default's
+    policy = PermissionPolicy(rules, project)
+    assert policy.evaluate("execute_command", {"command": "make test"}).action == "allow"  # the file's rule
+    assert policy.evaluate("execute_command", {"command": "git status"}).action == "allow"  # a default's
+    assert policy.evaluate("execute_command", {"command": "sudo make"}).action == "deny"  # a default guard
+    assert policy.evaluate("read_file", {"path": "private/notes.md"}).action == "deny"
+    assert policy.evaluate("read_file", {"path": "secrets/key"}).action == "deny"  # still guarded
+    write(project, "permissions.yaml", 'permissions:\n  edit:\n    - pattern: "src/**/*"\n      action: ask\n')
+    edits = PermissionPolicy(load_permission_rules(project), project)
+    assert edits.evaluate("write_file", {"path": "src/app.py", "content": ""}).action == "ask"
+    assert edits.evaluate("write_file", {"path": "tests/t.py", "content": ""}).action == "allow"
+
+
+def test_inherit_must_be_a_boolean(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  inherit: maybe\n")
+    with pytest.raises(PermissionConfigError, match="must be true or false"):
+        load_permission_rules(project)
 
 
 def test_file_precedence_yaml_then_yml_then_json(project: Path) -> None:
@@ -116,8 +143,8 @@ def test_a_broken_file_is_an_error_even_with_a_config_section(project: Path) -> 
         load_permission_rules(project, {"defaultAction": "allow"})
 
 
-def test_a_file_replaces_the_defaults(project: Path) -> None:
-    write(project, "permissions.yaml", "permissions:\n  default_action: allow\n")
+def test_inherit_false_replaces_the_defaults(project: Path) -> None:
+    write(project, "permissions.yaml", "permissions:\n  inherit: false\n  default_action: allow\n")
     rules = load_permission_rules(project)
     assert rules.read == ()
     assert rules.tools == ()
@@ -125,15 +152,19 @@ def test_a_file_replaces_the_defaults(project: Path) -> None:
     assert PermissionPolicy(rules, project).evaluate("read_file", {"path": "secrets/k"}).action == "allow"
 
 
-def test_empty_permissions_section_means_no_rules(project: Path) -> None:
+def test_an_empty_permissions_section_is_the_defaults_and_inherit_false_alone_is_no_rules(
+    project: Path,
+) -> None:
     write(project, "permissions.yaml", "permissions:\n")
+    assert load_permission_rules(project) == PermissionRules.default()
+    write(project, "permissions.yaml", "permissions:\n  inherit: false\n")
     assert load_permission_rules(project) == PermissionRules()
 
 
 def test_rule_fields_default(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  tools:\n    - pattern: deploy\n")
-    assert load_permission_rules(project).tools == (
-        PermissionRule(pattern="deploy", action="ask", priority=0, reason=None),
+    assert load_permission_rules(project).tools[0] == PermissionRule(
+        pattern="deploy", action="ask", priority=0, reason=None
     )
 
 
@@ -169,6 +200,7 @@ def test_config_section_uses_camel_case(project: Path) -> None:
         "readOnlyTools": ["web_*"],
         "askBeforeDelete": False,
         "defaultAction": "deny",
+        "inherit": False,
     }
     rules = load_permission_rules(project, section)
     assert rules.read == (PermissionRule(pattern="**/*", action="allow"),)
@@ -179,8 +211,9 @@ def test_config_section_uses_camel_case(project: Path) -> None:
     assert rules.default_action == "deny"
 
 
-def test_empty_config_section_means_no_rules(project: Path) -> None:
-    assert load_permission_rules(project, {}) == PermissionRules()
+def test_an_empty_config_section_is_the_defaults(project: Path) -> None:
+    assert load_permission_rules(project, {}) == PermissionRules.default()
+    assert load_permission_rules(project, {"inherit": False}) == PermissionRules()
 
 
 def test_config_section_with_snake_case_key_is_an_error_with_a_hint(project: Path) -> None:

@@ -8,7 +8,13 @@ on it.
 
 from .evaluate import MCP_TOOL_PREFIX, PermissionPolicy
 from .glob import PatternKind, compile_glob, glob_matches
-from .loading import RULES_FILE_NAMES, PermissionConfigError, load_permission_rules, parse_permission_section
+from .loading import (
+    RULES_FILE_NAMES,
+    PermissionConfigError,
+    extend_rules,
+    load_permission_rules,
+    parse_permission_section,
+)
 from .paths import resolve_path
 from .rules import RULE_CATEGORIES, PermissionRule, PermissionRules, RuleCategory
 from .shell import ALWAYS_DENIED, always_denied, shell_risk_level
@@ -39,6 +45,7 @@ __all__ = [
     "SimpleCommand",
     "always_denied",
     "compile_glob",
+    "extend_rules",
     "glob_matches",
     "load_permission_rules",
     "parse_command",

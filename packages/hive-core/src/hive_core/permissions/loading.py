@@ -1,4 +1,10 @@
-"""Finding and reading the rules: the project's rules file, else the config section, else the defaults."""
+"""Finding and reading the rules: the project's rules file, else the config section, else the defaults.
+
+A rules file or section adds to the built-in defaults (:meth:`PermissionRules.default`): its rules are listed
+before the defaults' in each category, so at equal priority the project's rule wins, while the defaults' guards
+with a higher priority (``rm -rf``, ``sudo``, secrets) still apply; a field it sets (``default_action``,
+``ask_before_delete``) replaces the default's. ``inherit: false`` in the section makes it the whole rule set.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,13 @@ from hive_core.errors import UserError
 
 from .rules import PermissionRule, PermissionRules
 
-__all__ = ["RULES_FILE_NAMES", "PermissionConfigError", "load_permission_rules", "parse_permission_section"]
+__all__ = [
+    "RULES_FILE_NAMES",
+    "PermissionConfigError",
+    "extend_rules",
+    "load_permission_rules",
+    "parse_permission_section",
+]
 
 RULES_FILE_NAMES: Final = ("permissions.yaml", "permissions.yml", "permissions.json")
 """Rules file names looked for in ``<project>/.hive/``, in order; the first that exists is used."""
@@ -30,6 +42,7 @@ _FILE_KEYS: Final = {
     "read_only_tools": "read_only_tools",
     "ask_before_delete": "ask_before_delete",
     "default_action": "default_action",
+    "inherit": "inherit",
 }
 _CONFIG_KEYS: Final = {
     "read": "read",
@@ -41,6 +54,7 @@ _CONFIG_KEYS: Final = {
     "readOnlyTools": "read_only_tools",
     "askBeforeDelete": "ask_before_delete",
     "defaultAction": "default_action",
+    "inherit": "inherit",
 }
 _RULE_LISTS: Final = frozenset({"read", "edit", "bash", "external_directory", "mcp_tools", "tools"})
 _RULE_KEYS: Final = ("pattern", "action", "priority", "reason")
@@ -69,7 +83,8 @@ def load_permission_rules(
 
     The first of ``.hive/permissions.yaml``, ``.hive/permissions.yml`` and ``.hive/permissions.json`` that exists
     wins; otherwise ``config_section`` (the value of config.yaml's ``permissions`` key, camelCase keys) when it is
-    not ``None``; otherwise :meth:`PermissionRules.default`. ``config_origin`` names the section in errors.
+    not ``None``; either adds to :meth:`PermissionRules.default` unless it says ``inherit: false`` (see the
+    module); with neither, the defaults alone. ``config_origin`` names the section in errors.
 
     Raises :class:`PermissionConfigError` when the chosen source is malformed.
     """
@@ -83,14 +98,36 @@ def load_permission_rules(
                 f"cannot check for the file ({error.strerror})", source=str(path)
             ) from error
         if present:
-            return _load_file(path)
+            return _inherited(*_load_file(path))
     if config_section is not None:
-        return parse_permission_section(config_section, source=config_origin, camel_case=True)
+        document = Document(source=config_origin, value=config_section)
+        reader = _Reader(document, _CONFIG_KEYS)
+        return _inherited(reader.section(config_section, (_SECTION,)), reader)
     return PermissionRules.default()
 
 
+def extend_rules(base: PermissionRules, added: PermissionRules, given: frozenset[str]) -> PermissionRules:
+    """``added`` over ``base``: its rules first in each category, then the base's; the other fields named in
+    ``given`` from ``added``, the rest from ``base``."""
+    fields: dict[str, object] = {}
+    for name in base.__struct_fields__:
+        mine, theirs = getattr(added, name), getattr(base, name)
+        if name in _RULE_LISTS or name == "read_only_tools":
+            fields[name] = (*mine, *(item for item in theirs if item not in mine))
+        else:
+            fields[name] = mine if name in given else theirs
+    return PermissionRules(**fields)  # pyright: ignore[reportArgumentType]
+
+
+def _inherited(rules: PermissionRules, reader: _Reader) -> PermissionRules:
+    if not reader.inherit:
+        return rules
+    return extend_rules(PermissionRules.default(), rules, frozenset(reader.given))
+
+
 def parse_permission_section(section: object, *, source: str, camel_case: bool = False) -> PermissionRules:
-    """Validate the value of a ``permissions`` section and build the rules from it.
+    """Validate the value of a ``permissions`` section and build the rules from it, as written (without the
+    defaults it would add to; ``inherit`` is checked and otherwise ignored here).
 
     ``camel_case`` selects the config.yaml spelling of the keys (``externalDirectory`` ...) instead of the rules
     file's (``external_directory`` ...). Raises :class:`PermissionConfigError` naming ``source``.
@@ -99,7 +136,7 @@ def parse_permission_section(section: object, *, source: str, camel_case: bool =
     return _Reader(document, _CONFIG_KEYS if camel_case else _FILE_KEYS).section(section, (_SECTION,))
 
 
-def _load_file(path: Path) -> PermissionRules:
+def _load_file(path: Path) -> tuple[PermissionRules, _Reader]:
     document = read_document(path, error=PermissionConfigError)
     if document is None:  # a dangling link
         raise PermissionConfigError("cannot read the file (it is a link to nothing)", source=str(path))
@@ -116,7 +153,7 @@ def _load_file(path: Path) -> PermissionRules:
             raise reader.error((str(key),), f"unknown top-level key {key!r}; only '{_SECTION}' is allowed")
     if _SECTION not in top:
         raise reader.error((), f"the file has no top-level '{_SECTION}' section")
-    return reader.section(top[_SECTION], (_SECTION,))
+    return reader.section(top[_SECTION], (_SECTION,)), reader
 
 
 class _Reader:
@@ -131,6 +168,10 @@ class _Reader:
         self._respell = {
             spelling: mine[field] for spelling, field in other.items() if spelling != mine[field]
         }
+        self.inherit = True
+        """Whether the section adds to the defaults (``inherit``, default true)."""
+        self.given: set[str] = set()
+        """The fields the section set."""
 
     def error(self, at: KeyPath, problem: str) -> PermissionConfigError:
         mark = self._document.key_mark(at)
@@ -150,6 +191,12 @@ class _Reader:
             if field is None:
                 raise self.error((*at, str(key)), self._unknown_key(key, at))
             where = (*at, str(key))
+            if field == "inherit":
+                if not isinstance(item, bool):
+                    raise self.error(where, f"'{_dotted(where)}' must be true or false, not {item!r}")
+                self.inherit = item
+                continue
+            self.given.add(field)
             if field in _RULE_LISTS:
                 fields[field] = self._rules(item, where)
             elif field == "read_only_tools":

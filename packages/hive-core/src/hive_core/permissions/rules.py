@@ -40,7 +40,8 @@ class PermissionRule(msgspec.Struct, frozen=True, kw_only=True):
 class PermissionRules(msgspec.Struct, frozen=True, kw_only=True):
     """A whole rule set, as read from the rules file, the config section, or the built-in defaults.
 
-    A category left out of a file is empty: a rules file replaces the defaults rather than adding to them.
+    A category left out of a section is empty here; loading adds a section to the defaults unless it says
+    ``inherit: false`` (see :func:`~hive_core.permissions.load_permission_rules`).
     """
 
     read: tuple[PermissionRule, ...] = ()
