@@ -31,7 +31,7 @@ T = TypeVar("T")
 
 AGENT_CLIS: Final = (
     "gemini",
-    "copilot",
+    "copilot-acp",
     "opencode-acp",
     "kimi",
     "codebuddy",
@@ -39,9 +39,10 @@ AGENT_CLIS: Final = (
     "hermes",
     "deepagents",
 )
-"""The ACP CLIs that run offline here, by hive's canonical backend name (OpenCode's own server has its tests)."""
+"""The ACP CLIs that run offline here, by hive's canonical backend name (OpenCode's and Copilot's own servers
+have their tests)."""
 
-PROGRAMS: Final = {"deepagents": "dcode", "opencode-acp": "opencode"}
+PROGRAMS: Final = {"deepagents": "dcode", "opencode-acp": "opencode", "copilot-acp": "copilot"}
 """The program of a backend whose name is not its program's (the others are their own)."""
 
 BIN_VARIABLE: Final = "HIVE_AGENT_CLIS_BIN"

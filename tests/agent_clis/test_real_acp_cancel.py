@@ -27,7 +27,7 @@ from hive_protocol import verify
 
 pytestmark = pytest.mark.slow
 
-CANCEL_CLIS: Final = ("opencode-acp", "copilot", "kimi")
+CANCEL_CLIS: Final = ("opencode-acp", "copilot-acp", "kimi")
 """The CLIs the cancel tests drive."""
 
 

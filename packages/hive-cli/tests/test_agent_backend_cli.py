@@ -89,7 +89,7 @@ def test_one_shot_prints_the_cli_text_and_records_the_session(ws: Workspace, cli
     assert session["messageCount"] == 4
 
 
-def test_resuming_with_another_backend_or_forking_is_a_clear_error(ws: Workspace, cli: FakeCli) -> None:
+def test_resuming_with_another_backend_is_a_clear_error(ws: Workspace, cli: FakeCli) -> None:
     first = ws.run("run", "--json", "-p", "hello", "--agent", "gemini", env=cli.env("cli-hello"))
     assert first.code == 0, first
     assert "Hello from the fake CLI" in str(first.document())
@@ -97,10 +97,37 @@ def test_resuming_with_another_backend_or_forking_is_a_clear_error(ws: Workspace
     line = _one_line_error(ws.run("-p", "more", "-r", session["id"], "--agent", "hive"))
     assert "gemini" in line
     assert session["id"] in line
-    line = _one_line_error(ws.run("-p", "more", "-r", session["id"], "--fork"))
-    assert "fork" in line
-    assert "not supported" in line
     assert len(ws.sessions()) == 1
+
+
+def test_fork_copies_the_cli_session_and_leaves_the_original(ws: Workspace, cli: FakeCli) -> None:
+    assert ws.run("-p", "hello", "--agent", "gemini", env=cli.env("cli-hello")).code == 0
+    [original] = ws.sessions()
+    forked = ws.run(
+        "-p", "in the copy", "-r", original["id"], "--fork", "-o", "json", env=cli.env("cli-fork")
+    )
+    assert forked.code == 0, forked
+    document = forked.document()
+    assert "Forked session here" in document["content"]
+    assert document["sessionId"] != original["id"]
+    [fork] = [m for m in cli.log() if m.get("method") == "session/fork"]
+    assert fork["params"]["sessionId"] == "sess_cli_1"
+    assert _backend_session(ws, document["sessionId"]) == BackendSession(
+        backend="gemini", session_id="sess_cli_fork"
+    )
+    assert _backend_session(ws, original["id"]) == BackendSession(backend="gemini", session_id="sess_cli_1")
+
+
+def test_forking_with_a_cli_that_cannot_copy_is_a_clear_error_and_leaves_no_session(
+    ws: Workspace, cli: FakeCli
+) -> None:
+    assert ws.run("-p", "hello", "--agent", "gemini", env=cli.env("cli-hello")).code == 0
+    [original] = ws.sessions()
+    result = ws.run("-p", "more", "-r", original["id"], "--fork", env=cli.env("cli-no-fork"))
+    assert result.code == 1, result
+    assert "gemini cannot fork session sess_cli_1: it does not offer session/fork" in result.stderr
+    assert [m.get("method") for m in cli.log() if "method" in m] == ["initialize"]
+    assert [s["id"] for s in ws.sessions()] == [original["id"]]
 
 
 def test_jsonl_streams_the_cli_turn(ws: Workspace, cli: FakeCli) -> None:

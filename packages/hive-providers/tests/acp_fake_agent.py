@@ -1,8 +1,10 @@
 """A fake ACP agent that replays a recorded transcript over stdio (stdlib only).
 
-Usage: ``python acp_fake_agent.py TRANSCRIPT.jsonl [--log LOG.jsonl] [--wait SECONDS]``, or with several
-transcripts and ``--counter FILE``: the n-th start replays the n-th transcript (the last repeats), so a test can
-script a CLI that is restarted.
+Usage: ``python acp_fake_agent.py TRANSCRIPT.jsonl [--log LOG.jsonl] [--wait SECONDS] [--framed]``, or with
+several transcripts and ``--counter FILE``: the n-th start replays the n-th transcript (the last repeats), so a
+test can script a CLI that is restarted. With ``--framed`` every message is framed with a ``Content-Length``
+header instead of ending with a newline (Copilot's server protocol, LSP style), and the arguments that start
+Copilot's server (``--headless``, ``--stdio``...) are ignored, so the agent can stand in for ``copilot``.
 
 Each transcript line is one JSON object:
 
@@ -88,10 +90,37 @@ def marked_processes(mark: str) -> list[int]:
     return found
 
 
+_COPILOT_ARGUMENTS = ("--headless", "--no-auto-update", "--stdio", "--no-auto-login", "--no-ask-user")
+_framed = False
+
+
 def _reader(stdin: Any, lines: queue.Queue[object]) -> None:
     for raw in stdin:
         lines.put(raw)
     lines.put(_EOF)
+
+
+def _framed_reader(stdin: Any, lines: queue.Queue[object]) -> None:
+    """Puts the body of each ``Content-Length`` framed message, as the line reader puts a line."""
+    while True:
+        length = None
+        while True:
+            header = stdin.readline()
+            if not header:
+                lines.put(_EOF)
+                return
+            if not header.strip():
+                break
+            name, _, value = header.decode("ascii", "replace").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if length is None:
+            continue
+        body = stdin.read(length)
+        if len(body) < length:
+            lines.put(_EOF)
+            return
+        lines.put(body)
 
 
 class _Replay:
@@ -153,7 +182,7 @@ class _Replay:
         out = dict(message)
         if "method" not in out and "id" in out:
             out["id"] = self.ids.get(_key(out["id"]), out["id"])
-        _write(json.dumps(out) + "\n")
+        _write_message(json.dumps(out))
 
     def drain_until_eof(self) -> None:
         while not self.closed:
@@ -193,6 +222,15 @@ def _write(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
+def _write_message(text: str) -> None:
+    if _framed:
+        body = text.encode()
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.flush()
+    else:
+        _write(text + "\n")
+
+
 def _die(code: int, why: str) -> NoReturn:
     sys.stderr.write(f"acp_fake_agent: {why}\n")
     sys.stderr.flush()
@@ -223,6 +261,10 @@ def main(argv: list[str]) -> int:
         at = args.index("--wait")
         wait = float(args[at + 1])
         del args[at : at + 2]
+    global _framed
+    if "--framed" in args:
+        _framed = True
+        args = [arg for arg in args if arg != "--framed" and arg not in _COPILOT_ARGUMENTS]
     counter: str | None = None
     if "--counter" in args:
         at = args.index("--counter")
@@ -242,7 +284,8 @@ def main(argv: list[str]) -> int:
     ]
     log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
     replay = _Replay(log, wait)
-    threading.Thread(target=_reader, args=(sys.stdin.buffer, replay.lines), daemon=True).start()
+    reader = _framed_reader if _framed else _reader
+    threading.Thread(target=reader, args=(sys.stdin.buffer, replay.lines), daemon=True).start()
     for step in steps:
         if "comment" in step and "from" not in step:
             continue

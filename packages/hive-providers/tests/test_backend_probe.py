@@ -252,6 +252,7 @@ async def test_offline_needs_a_recipe(tmp_path: Path, empty: Path) -> None:
 REAL_VERSIONS = {
     "gemini": "0.61.0",
     "copilot": "1.0.102",
+    "copilot-acp": "1.0.102",
     "opencode": "1.18.33",
     "opencode-acp": "1.18.33",
     "kimi": "2.1.0",

@@ -32,6 +32,7 @@ SEED_NAMES: dict[str, tuple[str, ...]] = {
     "claude-code": ("claude", "claudecode", "anthropic-claude"),
     "codex": ("codex-cli", "openai-codex"),
     "copilot": ("github-copilot", "githubcopilot"),
+    "copilot-acp": ("github-copilot-acp",),
     "opencode": ("open-code", "opencode-cli"),
     "opencode-acp": ("opencode-acp-cli",),
     "deepagents": ("deepagents-acp",),
@@ -51,7 +52,7 @@ SEED_NAMES: dict[str, tuple[str, ...]] = {
 # The launch arguments for every ACP CLI.
 ACP_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "gemini": ("--acp",),
-    "copilot": ("--acp",),
+    "copilot-acp": ("--acp",),
     "opencode-acp": ("acp",),
     "kimi": ("acp",),
     "codebuddy": ("--acp",),
@@ -153,6 +154,8 @@ def test_non_acp_clis_carry_their_wire() -> None:
     assert resolve_backend("opencode").wire == "opencode_http"
     assert resolve_backend("opencode-acp").wire == "acp"
     assert resolve_backend("oh-my-pi").wire == "omp_rpc"
+    assert resolve_backend("github-copilot").wire == "copilot_server"
+    assert resolve_backend("copilot-acp").wire == "acp"
 
 
 def test_unknown_name_lists_every_name_and_alias() -> None:

@@ -57,9 +57,10 @@ def build_backend(
     questions: QuestionService | None,
     session_key: str,
     resume: str | None,
+    fork: bool = False,
 ) -> AgentBackend:
     """The backend ``name`` (canonical, not ``hive``) for the session ``session_key``, resuming the CLI's session
-    ``resume``.
+    ``resume`` (with ``fork``: in a copy of it).
 
     Raises a :class:`~hive_core.errors.UserError` fit for one line: the backend speaks a protocol hive does not
     drive yet, cannot run against a model endpoint, or is not installed (with the command that installs it).
@@ -86,6 +87,7 @@ def build_backend(
         mode=options.agent_mode,
         endpoint=endpoint,
         resume=resume,
+        fork=fork and resume is not None,
         session_key=session_key,
         policy=host.agent.policy,
         approvals=approvals,

@@ -1,8 +1,8 @@
 """Which conversation a command continues: a new session, the latest (``-c``), a given one (``-r``), or a fork.
 
 A session a coding-agent CLI serves (``--agent NAME``) keeps its conversation in the CLI's own session: resuming it
-resumes that session, with the backend it was recorded with, and it cannot be forked (no CLI can copy its
-session) or continued by another backend.
+resumes that session, with the backend it was recorded with, and forking it asks the CLI for a copy of its session
+(a backend whose CLI cannot copy one says so). It cannot be continued by another backend.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class Conversation:
     """The canonical name of the CLI that serves the session; ``None`` for hive's own loop."""
     backend_session: BackendSession | None = None
     """The CLI's own session recorded last, to resume; ``None`` for a new one."""
+    fork_backend: bool = False
+    """Whether this session is a fork whose CLI must continue in a copy of :attr:`backend_session`."""
 
     @property
     def session_id(self) -> str:
@@ -80,6 +82,7 @@ def open_conversation(
     """
     project = str(host.project_root)
     info, recorded, backend = _choose(store, project, choice, agent)
+    forked = info is not None and choice.fork
     if info is not None and choice.fork:
         info = store.fork(info.id)
     if info is None:
@@ -92,7 +95,7 @@ def open_conversation(
         )
     store.lease(info.id)
     if backend is not None:
-        return Conversation(info, None, backend, recorded)
+        return Conversation(info, None, backend, recorded, fork_backend=forked and recorded is not None)
     session = host.agent.session(store.restore(info.id))
     return Conversation(info, TranscriptRecorder(session, store, info.id))
 
@@ -112,13 +115,7 @@ def _choose(
     """The stored session (``None``: a new one), its CLI's session recorded last, and the backend to serve it."""
     info = _lookup(store, project, choice)
     recorded = _recorded(store, info)
-    backend = _backend_for(info, recorded, agent)
-    if backend is not None and info is not None and choice.fork:
-        raise SessionChoiceError(
-            f"forking a session served by agent backend {backend!r} is not supported: the CLI cannot copy its "
-            "own session; resume it without --fork"
-        )
-    return info, recorded, backend
+    return info, recorded, _backend_for(info, recorded, agent)
 
 
 def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:

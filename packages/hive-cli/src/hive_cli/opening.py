@@ -26,6 +26,7 @@ from hive_core.sessions import (
     SuspendedTurn,
     validate_session_id,
 )
+from hive_core.turn_deadline import PausingQuestions, TurnDeadline
 
 from .approver import TerminalApprover
 from .assemble import Host, HostOptions, build_host, plugins_for
@@ -98,7 +99,20 @@ class OpenSession:
         return plugins_for(self.host)
 
     def end(self, *, failed: bool = False) -> None:
-        """Record how the session ended: ``error`` when ``failed``, else ``ended``."""
+        """Record how the session ended: ``error`` when ``failed``, else ``ended``.
+
+        A fork whose CLI never got its copy (it cannot fork: an ACP CLI says so only once started) is removed
+        instead: it would otherwise resume the original's CLI session under another hive session.
+        """
+        conversation, backend = self.conversation, self.backend
+        copied_from = conversation.backend_session if conversation.fork_backend else None
+        if (
+            copied_from is not None
+            and backend is not None
+            and backend.session_id in (None, copied_from.session_id)
+        ):
+            self.store.delete(self.session_id)
+            return
         self.store.set_status(self.session_id, "error" if failed else "ended")
 
     def close(self) -> None:
@@ -177,9 +191,11 @@ def _backend(
             questions=questions,
             session_key=conversation.session_id,
             resume=resume,
+            fork=conversation.fork_backend,
         )
     except BaseException:
-        if not store.entries(conversation.session_id):  # made for this run: no empty session is left behind
+        # Made for this run (new, or a fork the CLI cannot copy): no session is left behind.
+        if conversation.fork_backend or not store.entries(conversation.session_id):
             store.delete(conversation.session_id)
         raise
     return BackendRecorder(backend, store, conversation.session_id, resumed=resume), backend
@@ -218,8 +234,11 @@ def _at_terminal(
         approver.on_stop = runner.cancel
         return OpenSession(host, store, conversation, runner, prompters=(approver,))
     questioner = TerminalQuestioner(timeout=question_timeout(host.config))
-    recorder, backend = _backend(host, options, conversation, store, approver, questioner)
-    runner = SessionRunner(recorder, session_id=conversation.session_id)
+    deadline = TurnDeadline()  # a question waiting for its user does not count against --timeout
+    recorder, backend = _backend(
+        host, options, conversation, store, approver, PausingQuestions(questioner, deadline)
+    )
+    runner = SessionRunner(recorder, session_id=conversation.session_id, deadline=deadline)
     approver.on_stop = runner.cancel
     return OpenSession(host, store, conversation, runner, backend, prompters=(approver, questioner))
 
@@ -238,8 +257,13 @@ def _served(
     if recorder is None:
         # A CLI's turn cannot be resumed mid-way: its process is gone; the CLI's session is resumed instead.
         questions = QuestionBridge(timeout=question_timeout(host.config))
-        processor, backend = _backend(host, options, conversation, store, bridge, questions)
-        runner = SessionRunner(processor, session_id=sid, bridge=bridge, questions=questions)
+        deadline = TurnDeadline()
+        processor, backend = _backend(
+            host, options, conversation, store, bridge, PausingQuestions(questions, deadline)
+        )
+        runner = SessionRunner(
+            processor, session_id=sid, bridge=bridge, questions=questions, deadline=deadline
+        )
         return OpenSession(host, store, conversation, runner, backend)
     suspended = SuspendedTurn.load(store, sid) if session_id else None
     resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None

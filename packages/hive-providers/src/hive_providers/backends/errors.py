@@ -48,8 +48,9 @@ class BackendNotInstalled(UserError):
         """The command that installs it."""
 
 
-class BackendUnavailable(UserError):
-    """A known backend that cannot run here: it needs a vendor login, or speaks a wire hive does not drive yet."""
+class BackendUnavailable(UserError, ValueError):
+    """A known backend that cannot do what was asked: it needs a vendor login here, or cannot copy its session
+    for ``--fork``."""
 
 
 class BackendStartError(ChatError):

@@ -418,6 +418,7 @@ def pi_recipe(ctx: OfflineContext) -> dict[str, str]:
 OFFLINE_RECIPES: dict[str, OfflineRecipe] = {
     "gemini": gemini_recipe,
     "copilot": copilot_recipe,
+    "copilot-acp": copilot_recipe,
     "opencode": opencode_recipe,
     "opencode-acp": opencode_recipe,
     "kimi": kimi_recipe,

@@ -78,9 +78,9 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         offline=True,
     ),
     LaunchSpec(
-        name="copilot",
-        title="GitHub Copilot CLI",
-        aliases=("github-copilot", "githubcopilot"),
+        name="copilot-acp",
+        title="GitHub Copilot CLI (ACP)",
+        aliases=("github-copilot-acp",),
         executables=("copilot",),
         arguments=("--acp",),
         environment=dict(_QUIET),
@@ -211,6 +211,20 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         offline=True,
     ),
     # The CLIs driven on protocols of their own.
+    LaunchSpec(
+        name="copilot",
+        title="GitHub Copilot CLI",
+        aliases=("github-copilot", "githubcopilot"),
+        executables=("copilot",),
+        # The backend starts `copilot --headless --stdio`: its server protocol carries `ask_user`, which ACP
+        # does not (verified against Copilot 1.0.102).
+        arguments=(),
+        wire="copilot_server",
+        environment=dict(_QUIET),
+        install_hint=_npm("@github/copilot"),
+        offline=True,
+        poolable=False,  # the backend keeps its own server between turns
+    ),
     LaunchSpec(
         name="opencode",
         title="OpenCode",
@@ -461,6 +475,10 @@ def create_backend(
         from .codex.backend import CodexBackend
 
         return CodexBackend(spec, options)  # keeps its own app-server between turns
+    if spec.wire == "copilot_server":
+        from .copilot.backend import CopilotBackend
+
+        return CopilotBackend(spec, options)  # keeps its own server between turns
     if spec.wire == "opencode_http":
         from .opencode.backend import OpenCodeServeBackend
 

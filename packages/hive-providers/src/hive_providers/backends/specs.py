@@ -20,9 +20,12 @@ from hive_core.sandbox import SandboxSettings
 
 __all__ = ["BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
 
-Wire = Literal["acp", "claude_stream", "codex_app_server", "opencode_http", "pi_rpc", "omp_rpc"]
+Wire = Literal[
+    "acp", "claude_stream", "codex_app_server", "copilot_server", "opencode_http", "pi_rpc", "omp_rpc"
+]
 """The protocol hive speaks with the CLI: ACP, or a CLI's own (Claude Code's stream-json and control channel,
-Codex's app-server, OpenCode's HTTP server, Pi's JSON and RPC modes, OMP's JSON and rpc-ui modes)."""
+Codex's app-server, Copilot's headless server, OpenCode's HTTP server, Pi's JSON and RPC modes, OMP's JSON and
+rpc-ui modes)."""
 
 
 ModelPassing = Literal[

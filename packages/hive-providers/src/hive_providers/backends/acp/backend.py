@@ -2,10 +2,13 @@
 
 Each turn leases a warm :class:`~.connection.AcpConnection` from the pool (by the options' session key and a
 fingerprint of what makes a process reusable), or keeps one of its own without a pool; opens or reuses the CLI's
-session (resuming the options' ``resume`` id on the first turn); maps the turn's updates to hive events and serves
-its requests under hive's rules; and ends with one ``turn_end``. Cancelled, it ends with ``stop_reason:
-cancelled`` and every started tool closed; failing (a CLI that exits at start, prints no JSON, dies mid-turn) it
-raises an error the runner classifies, bounded by the startup timeout and by the process's end.
+session (resuming the options' ``resume`` id on the first turn, or with ``fork`` copying it with the unstable
+``session/fork``, which an agent that does not advertise ``sessionCapabilities.fork`` refuses with
+:class:`~hive_providers.backends.errors.BackendUnavailable` before any session is opened); maps the turn's
+updates to hive events and serves its requests under hive's rules; and ends with one ``turn_end``. Cancelled,
+it ends with ``stop_reason: cancelled`` and every started tool closed; failing (a CLI that exits at start,
+prints no JSON, dies mid-turn) it raises an error the runner classifies, bounded by the startup timeout and by
+the process's end.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from hive_core.backends import BackendProbe
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
+from hive_providers.backends.errors import BackendUnavailable
 from hive_providers.backends.offline import prepare_offline
 from hive_providers.backends.pool import fingerprint
 from hive_providers.backends.probe import probe_backend
@@ -59,6 +63,8 @@ class AcpBackend:
         """The connection the last turn ran on (its process id, its notes)."""
         self._connection: AcpConnection | None = None
         self._session_id = options.resume
+        self._fork = options.fork and options.resume is not None
+        """Whether the first session opened is a copy of ``resume`` (``session/fork``), still to be made."""
         self._call_ids: set[str] = set()
         """Every hive call id given out, across turns: one session never repeats one."""
 
@@ -134,6 +140,17 @@ class AcpBackend:
 
     async def _ensure_session(self, connection: AcpConnection) -> None:
         wanted = self._session_id
+        if self._fork:
+            if not connection.can_fork:
+                # Before any session is opened: the original is left as it was, and nothing ran.
+                with anyio.CancelScope(shield=True):
+                    await connection.aclose(0.0)
+                raise BackendUnavailable(
+                    f"{self.name} cannot fork session {wanted}: it does not offer session/fork"
+                )
+            self._session_id = await connection.open_session(wanted, fork=True)
+            self._fork = False
+            return
         current = connection.session_id
         if current is not None and (
             current == wanted or (wanted is None and self.options.session_key is not None)

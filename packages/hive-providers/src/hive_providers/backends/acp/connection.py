@@ -33,7 +33,7 @@ from acp.task import TaskSupervisor
 from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode, excerpt
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.errors import BackendNotInstalled, BackendStartError, BackendUnavailable
 from hive_providers.backends.probe import find_executable
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
@@ -192,13 +192,35 @@ class AcpConnection:
 
     # -- session ----------------------------------------------------------------------------------------------
 
-    async def open_session(self, resume: str | None = None) -> str:
+    @property
+    def can_fork(self) -> bool:
+        """Whether the agent advertises ``sessionCapabilities.fork`` (the unstable ``session/fork``)."""
+        return _as_dict(self.capabilities.get("sessionCapabilities")).get("fork") is not None
+
+    async def open_session(self, resume: str | None = None, *, fork: bool = False) -> str:
         """Open the session: resume ``resume`` (``session/resume`` when offered, else ``session/load``, whose
-        replayed updates are not turn output), or a new one; then the mode and model the options ask for."""
+        replayed updates are not turn output), or a new one; then the mode and model the options ask for. With
+        ``fork``, ``session/fork`` copies ``resume`` and the copy is opened instead (:attr:`can_fork` must hold:
+        a refused fork is an error, never a silent new session or the original)."""
         spec, options = self._started()
         cwd = str(options.cwd)
         opened: dict[str, Any] | None = None
-        if resume is not None:
+        if fork:
+            if resume is None or not self.can_fork:
+                raise BackendUnavailable(f"{spec.name} cannot fork a session: it does not offer session/fork")
+            opened = _as_dict(
+                await self._session_request(
+                    "session/fork", {"sessionId": resume, "cwd": cwd, "mcpServers": []}
+                )
+            )
+            forked = opened.get("sessionId")
+            if not isinstance(forked, str) or not forked:
+                self._faulted = True
+                raise AgentProcessError(
+                    f"{spec.name} answered session/fork without a session id", code="internal"
+                )
+            resume = forked
+        elif resume is not None:
             session_capabilities = _as_dict(self.capabilities.get("sessionCapabilities"))
             params = {"sessionId": resume, "cwd": cwd, "mcpServers": []}
             method = (
@@ -412,13 +434,20 @@ class AcpConnection:
             if process is not None:
                 # The group too: what the agent started may outlive it in its group.
                 process.kill_tree()
+            # A handler still answering a dead agent fails its write; that is not the caller's error.
             if self._rpc is not None:
-                await self._rpc.close()
+                try:
+                    await self._rpc.close()
+                except Exception:
+                    _log.debug("closing the connection to %s failed", self.name, exc_info=True)
             if process is not None:
                 with anyio.move_on_after(_EXIT_WAIT):
                     await process.aclose()
             if self._tasks is not None:
-                await self._tasks.shutdown()
+                try:
+                    await self._tasks.shutdown()
+                except Exception:
+                    _log.debug("stopping the tasks of %s failed", self.name, exc_info=True)
 
     # -- the message hooks --------------------------------------------------------------------------------------
 

@@ -1,0 +1,379 @@
+"""GitHub Copilot CLI on its own server protocol, as an :class:`~hive_core.backends.AgentBackend`.
+
+``copilot --headless --no-auto-update --stdio`` speaks JSON-RPC with ``Content-Length`` framing (what the
+``github-copilot-sdk`` packages speak): ``connect`` (protocol version 3), ``session.create`` / ``session.resume``
+/ ``sessions.fork``, ``session.send`` for a prompt, ``session.abort`` to cancel; ``session.event`` notifications
+carry the turn (see :mod:`.turn`) and ``userInput.request`` its ``ask_user`` questions. Over ACP Copilot 1.0.102
+offers the model no ``ask_user`` tool and no client request for one, so questions need this protocol.
+
+One process per backend, kept between turns, in a process group of its own; its session is created with
+``requestPermission`` (every permission reaches hive) and, with a question service, ``requestUserInput`` (without
+one ``--no-ask-user`` is passed and the model has no ``ask_user``; with one it is never passed). With an endpoint,
+the model server goes in as the session's ``provider`` (the server ignores ``COPILOT_PROVIDER_*``). With
+``resume`` the first turn resumes that session; with ``fork`` too, ``sessions.fork`` copies it first and every turn
+runs in the copy. Cancelled, a
+turn sends ``session.abort`` and waits ``cancel_grace`` seconds for ``session.idle``; then the process group is
+killed and the next turn starts a new process that resumes the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable
+from typing import Any, Final
+
+import anyio
+from acp.connection import Connection
+from acp.exceptions import RequestError
+from acp.task import TaskSupervisor
+
+from hive_core.backends import BackendProbe
+from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.failures import ChatError
+from hive_core.tool_round import CANCELLED_CALL_TEXT
+from hive_core.tools import EventSink
+from hive_protocol import UserMessageRequest, excerpt
+from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.specs import BackendOptions, LaunchSpec
+
+from .transport import FramedTransport
+from .turn import CopilotTurn
+
+__all__ = ["NO_ASK_USER", "NO_AUTO_LOGIN", "PROTOCOL_VERSION", "SERVER_ARGUMENTS", "CopilotBackend"]
+
+SERVER_ARGUMENTS: Final = ("--headless", "--no-auto-update", "--stdio")
+"""The arguments that start Copilot's server on stdio."""
+NO_AUTO_LOGIN: Final = "--no-auto-login"
+"""Keeps the server off the user's stored GitHub login: passed with an endpoint, where no login is wanted."""
+NO_ASK_USER: Final = "--no-ask-user"
+"""The flag that removes the ``ask_user`` tool: passed only when no one can answer questions."""
+PROTOCOL_VERSION: Final = 3
+"""The server protocol version hive speaks (``connect`` answers it)."""
+_FAILED_CALL_TEXT: Final = "Not finished: Copilot failed before this call's outcome was reported."
+_STDERR_QUOTED: Final = 2000
+_EXIT_WAIT: Final = 2.0
+_log = logging.getLogger(__name__)
+
+
+class CopilotBackend:
+    """Drives ``copilot --headless --stdio``: one hive session's turns in one Copilot session."""
+
+    def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
+        self.name = spec.name
+        """The backend's canonical name."""
+        self.spec = spec
+        """How the CLI is found."""
+        self.options = options
+        """Where it works and who judges and answers its requests."""
+        self.last_pid: int | None = None
+        """The process id of the last server started (for tests that check it is gone)."""
+        self._session_id = options.resume
+        self._fork = options.fork and options.resume is not None
+        self._opened = False
+        self._process: SupervisedProcess | None = None
+        self._transport: FramedTransport | None = None
+        self._rpc: Connection | None = None
+        self._tasks: TaskSupervisor | None = None
+        self._turn: CopilotTurn | None = None
+        self._faulted = False
+        self._call_ids: set[str] = set()
+        self._questions_asked = 0
+
+    @property
+    def session_id(self) -> str | None:
+        """Copilot's session id once a turn opened it (or the id to resume, before)."""
+        return self._session_id
+
+    async def probe(self) -> BackendProbe:
+        """Whether the CLI is installed here, and its version."""
+        return await probe_backend(self.spec, self.options)
+
+    def command(self) -> list[str]:
+        """The command line of the server; raises :class:`BackendNotInstalled`."""
+        executable = self.options.executable or find_executable(self.spec, self.options)
+        if executable is None:
+            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        extra = [argument for argument in self.options.arguments or () if argument not in SERVER_ARGUMENTS]
+        if self.options.endpoint is not None and NO_AUTO_LOGIN not in extra:
+            extra.append(NO_AUTO_LOGIN)
+        if self.options.questions is not None:
+            extra = [argument for argument in extra if argument != NO_ASK_USER]
+        elif NO_ASK_USER not in extra:
+            extra.append(NO_ASK_USER)
+        return [executable, *SERVER_ARGUMENTS, *extra]
+
+    def environment(self) -> dict[str, str]:
+        """The server's environment: hive's, the spec's, the private offline configuration, the options'."""
+        env = dict(os.environ)
+        env.update(self.spec.environment)
+        if self.options.endpoint is not None:
+            env.update(prepare_offline(self.spec, self.options))
+        env.update(self.options.environment)
+        return env
+
+    async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
+        """Run one turn in Copilot's session."""
+        await self._ensure_started()
+        await self._ensure_session()
+        assert self._session_id is not None
+        turn = CopilotTurn(
+            emit=emit,
+            session_id=self._session_id,
+            send=self._send,
+            policy=self.options.policy,
+            approvals=self.options.approvals,
+            questions=self.options.questions,
+            taken=self._call_ids,
+            question_numbers=self._next_question,
+        )
+        self._turn = turn
+        try:
+            await self._send("session.send", {"sessionId": self._session_id, "prompt": request.content})
+            await turn.idle.wait()
+        except anyio.get_cancelled_exc_class():
+            turn.cancel()
+            with anyio.CancelScope(shield=True):
+                await self._abort(turn)
+            turn.tracker.close_all(CANCELLED_CALL_TEXT)
+            turn.stop_subagents()
+            raise
+        except BaseException:
+            turn.cancel()
+            with contextlib.suppress(Exception):
+                turn.tracker.close_all(_FAILED_CALL_TEXT)
+                turn.stop_subagents()
+            raise
+        finally:
+            self._turn = None
+        turn.cancel()
+        if self._faulted or turn.error is not None:
+            turn.stop_subagents()
+        if self._faulted and not turn.aborted and turn.error is None:
+            turn.tracker.close_all(_FAILED_CALL_TEXT)
+            await self._settle()
+            message = self._describe(self._ended("the turn"))
+            await self._stop(grace=0.0)
+            raise ChatError(message, code="internal")
+        if turn.error is not None:
+            turn.tracker.close_all(_FAILED_CALL_TEXT)
+            raise ChatError(f"{self.name}: {turn.error}", code="internal")
+        turn.tracker.close_all("Copilot ended the turn without reporting this call's result.")
+        emit(turn.finish())
+
+    async def aclose(self) -> None:
+        """Stop the server: close its stdin, then kill its process group. Leaves no process behind."""
+        await self._stop(grace=min(self.options.cancel_grace, 1.0))
+
+    # -- start and session -------------------------------------------------------------------------------------
+
+    async def _ensure_started(self) -> None:
+        if self._process is not None and (self._faulted or self._process.returncode is not None):
+            await self._stop(grace=0.0)
+        if self._process is not None:
+            return
+        command = self.command()
+        timeout = self.options.startup_timeout or self.spec.startup_timeout
+        try:
+            process = await open_child(command, cwd=self.options.cwd, env=self.environment())
+        except OSError as exc:
+            raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
+        self._process, self.last_pid, self._faulted, self._opened = process, process.pid, False, False
+        self._transport = FramedTransport(process, incoming=self._incoming)
+        self._transport.on_end = self._output_ended
+        self._tasks = TaskSupervisor(source="hive.copilot")
+        self._tasks.create(self._transport.drain_stderr(), name="hive.copilot.stderr")
+        self._tasks.create(self._watch_exit(process), name="hive.copilot.exit")
+        self._rpc = Connection(self._handle, self._transport)
+        try:
+            with anyio.fail_after(timeout):
+                result = await self._send("connect", {"supportedTaskKinds": ["agent", "client", "shell"]})
+        except TimeoutError:
+            await self._stop(grace=0.0)
+            raise BackendStartError(
+                self._describe(f"{self.name} did not answer connect within {timeout:g} s"), code="timeout"
+            ) from None
+        except (RequestError, ConnectionError, OSError) as exc:
+            message = self._describe(f"{self.name} failed connect: {exc}")
+            await self._stop(grace=0.0)
+            raise BackendStartError(message) from exc
+        version = _mapping(result).get("protocolVersion")
+        if version != PROTOCOL_VERSION:
+            await self._stop(grace=0.0)
+            raise BackendStartError(
+                f"{self.name} speaks server protocol {version!r}; hive speaks {PROTOCOL_VERSION}"
+            )
+
+    def _session_settings(self) -> dict[str, Any]:
+        options = self.options
+        settings: dict[str, Any] = {
+            "workingDirectory": str(options.cwd),
+            "requestPermission": True,
+            "requestUserInput": options.questions is not None,
+            "streaming": True,
+            "envValueMode": "direct",
+        }
+        endpoint = options.endpoint
+        model = options.model or (endpoint.model if endpoint is not None else None)
+        if model:
+            settings["model"] = model
+        if endpoint is not None:
+            settings["provider"] = {
+                "type": "openai",
+                "baseUrl": endpoint.base_url,
+                "apiKey": endpoint.api_key,
+            }
+        return settings
+
+    async def _ensure_session(self) -> None:
+        if self._opened:
+            return
+        settings = self._session_settings()
+        try:
+            if self._fork and self._session_id is not None:
+                forked = _mapping(await self._send("sessions.fork", {"sessionId": self._session_id}))
+                copy = forked.get("sessionId")
+                if not isinstance(copy, str) or not copy:
+                    raise ChatError(
+                        f"{self.name} answered sessions.fork without a session id", code="internal"
+                    )
+                self._session_id, self._fork = copy, False
+            if self._session_id is not None:
+                opened = await self._send("session.resume", {"sessionId": self._session_id, **settings})
+            else:
+                opened = await self._send("session.create", settings)
+        except RequestError as exc:
+            raise ChatError(
+                f"{self.name} could not open its session: {exc}", code="request_rejected"
+            ) from exc
+        except (ConnectionError, OSError) as exc:
+            raise ChatError(
+                self._describe(f"{self.name} exited opening its session"), code="internal"
+            ) from exc
+        session_id = _mapping(opened).get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise ChatError(f"{self.name} opened a session without an id", code="internal")
+        self._session_id, self._opened = session_id, True
+
+    # -- the connection --------------------------------------------------------------------------------------
+
+    async def _send(self, method: str, params: dict[str, Any]) -> Any:
+        rpc = self._rpc
+        if rpc is None or self._faulted:
+            raise ConnectionError(f"{self.name} is not running")
+        return await rpc.send_request(method, params)
+
+    def _incoming(self, message: dict[str, Any]) -> bool:
+        method = message.get("method")
+        if method == "session.event" and "id" not in message:
+            params = _mapping(message.get("params"))
+            turn = self._turn
+            if turn is not None and params.get("sessionId") == turn.session_id:
+                try:
+                    turn.on_event(_mapping(params.get("event")), self._spawn)
+                except Exception:
+                    _log.exception("mapping a Copilot session.event failed")
+            return True
+        return method == "session.lifecycle" and "id" not in message
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        if self._tasks is not None:
+            self._tasks.create(work, name="hive.copilot.permission")  # pyright: ignore[reportArgumentType]
+
+    async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
+        if is_notification:
+            return None
+        turn = self._turn
+        if method == "userInput.request" and turn is not None:
+            return await turn.ask(_mapping(params))
+        raise RequestError.method_not_found(method)
+
+    async def _watch_exit(self, process: SupervisedProcess) -> None:
+        await process.wait()
+        self._output_ended()
+        process.kill_tree()
+
+    def _output_ended(self) -> None:
+        """The server exited, closed its output or broke its framing: the turn ends now, never waits on it."""
+        self._faulted = True
+        turn = self._turn
+        if turn is not None:
+            turn.cancel()
+            turn.idle.set()
+
+    async def _abort(self, turn: CopilotTurn) -> None:
+        grace = self.options.cancel_grace
+        with contextlib.suppress(RequestError, ConnectionError, OSError), anyio.move_on_after(grace):
+            await self._send("session.abort", {"sessionId": turn.session_id})
+        with anyio.move_on_after(grace):
+            await turn.idle.wait()
+        if not turn.idle.is_set():
+            # It ignored the abort: not trusted again; the next turn resumes the session in a new process.
+            self._faulted = True
+            await self._stop(grace=0.0)
+
+    async def _stop(self, *, grace: float) -> None:
+        process, transport, rpc, tasks = self._process, self._transport, self._rpc, self._tasks
+        self._process = self._transport = self._rpc = self._tasks = None
+        self._opened = False
+        with anyio.CancelScope(shield=True):
+            if transport is not None:
+                await transport.close()
+            if process is not None and process.returncode is None:
+                with anyio.move_on_after(grace):
+                    await process.wait()
+            if process is not None:
+                process.kill_tree()
+            # A handler still answering a dead server fails its write; that is not the caller's error.
+            if rpc is not None:
+                try:
+                    await rpc.close()
+                except Exception:
+                    _log.debug("closing the connection to %s failed", self.name, exc_info=True)
+            if process is not None:
+                with anyio.move_on_after(_EXIT_WAIT):
+                    await process.aclose()
+            if tasks is not None:
+                try:
+                    await tasks.shutdown()
+                except Exception:
+                    _log.debug("stopping the tasks of %s failed", self.name, exc_info=True)
+
+    async def _settle(self) -> None:
+        """Give a failing server a moment to exit and its stderr to drain, so the error can say how it ended."""
+        process, transport = self._process, self._transport
+        with anyio.CancelScope(shield=True):
+            if process is not None and process.returncode is None:
+                with anyio.move_on_after(_EXIT_WAIT):
+                    await process.wait()
+            if transport is not None:
+                with anyio.move_on_after(0.2):
+                    await transport.stderr_closed.wait()
+
+    def _ended(self, during: str) -> str:
+        code = None if self._process is None else self._process.returncode
+        if code is None:
+            return f"{self.name} closed its output during {during}"
+        if code < 0:
+            return f"{self.name} was killed by signal {-code} during {during}"
+        return f"{self.name} exited with code {code} during {during}"
+
+    def _next_question(self) -> int:
+        self._questions_asked += 1
+        return self._questions_asked
+
+    def _describe(self, what: str) -> str:
+        parts = [what]
+        if self._transport is not None:
+            if noise := self._transport.describe_noise():
+                parts.append(noise)
+            if tail := self._transport.stderr_tail():
+                parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
+        return "; ".join(parts)
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownArgumentType]

@@ -1,0 +1,416 @@
+"""One Copilot turn: its ``session.event`` notifications as hive events, its permissions and its questions.
+
+Copilot's server streams everything as ``session.event`` ``{type, data}``: ``assistant.message_delta`` and
+``assistant.reasoning_delta`` are text and thinking (of the main agent: an event carrying an ``agentId`` is a
+subagent's, and ``subagent.started`` / ``completed`` / ``failed`` with the subagent's latest message and tool
+count become ``agent_work`` snapshots), ``tool.execution_start`` / ``tool.execution_complete`` a tool
+call (kept by :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`), ``assistant.usage`` one model
+call's tokens, ``session.error`` a failure and ``session.idle`` the end of the turn (``aborted`` after
+``session.abort``).
+
+``permission.requested`` is judged as Claude Code's ``can_use_tool`` is (a ``shell`` request as ``Bash``, a
+``write`` as ``Write``, a ``read`` as ``Read``; :class:`~hive_providers.backends.claude.control.PermissionResponder`)
+and answered with ``session.permissions.handlePendingPermissionRequest``: ``approve-once`` or ``reject`` with the
+reason as feedback. Copilot cannot take modified arguments: an approval that modified them is a ``reject`` whose
+feedback carries them, so the model may retry with them.
+
+The ``ask_user`` tool's ``userInput.request`` ``{question, choices, allowFreeform}`` is one question: one
+``question_request`` with the choices as options (no descriptions, no multi-select) and free text only when
+allowed (always, for a question without choices). The answer must be exactly one non-empty value, and an offered
+choice unless free text is allowed; anything else (no answer, a refused one, a timeout) declines: the request fails
+with :data:`DECLINED_QUESTION`, which is how Copilot learns the user gave no answer (the model reads "The user was
+unable to respond"), and the run goes on. The question's id is the ``toolCallId`` of the ``user_input.requested``
+event announcing it, else its ``requestId``, else ``copilot-input-<session>-<n>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+from acp.exceptions import RequestError
+
+from hive_core.approvals import ApprovalService, ToolCallPolicy
+from hive_core.questions import Answers, QuestionService
+from hive_core.tools import EventSink
+from hive_protocol import (
+    AgentWorkEvent,
+    Question,
+    QuestionOption,
+    QuestionRequestEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    TurnEndEvent,
+    WorkItem,
+    WorkItemStatus,
+)
+from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.claude.control import PermissionResponder
+
+__all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
+
+DECLINED_QUESTION: Final = "The user declined to answer the question."
+"""The error a declined ``userInput.request`` fails with."""
+
+TOOL_KINDS: Final[Mapping[str, str]] = {
+    "bash": "execute",
+    "view": "read",
+    "create": "edit",
+    "edit": "edit",
+    "grep": "search",
+    "glob": "search",
+}
+"""Copilot's built-in tool names to the ACP kind whose hive tool name their ``tool_start`` carries."""
+
+_PERMISSION_TOOLS: Final[Mapping[str, str]] = {"shell": "Bash", "write": "Write", "read": "Read"}
+_log = logging.getLogger(__name__)
+
+Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Sends one request to Copilot's server and returns its result."""
+
+
+def question_of(params: Mapping[str, Any]) -> Question | None:
+    """The hive question of a ``userInput.request``; ``None`` when it has no question text."""
+    text = text_of(params.get("question"))
+    if text is None:
+        return None
+    choices = [choice for choice in _list(params.get("choices")) if isinstance(choice, str) and choice]
+    free = params.get("allowFreeform")
+    return Question(
+        question=text,
+        multi_select=False,
+        options=[QuestionOption(label=choice) for choice in choices],
+        allow_free_text=not choices or free is not False,  # Copilot's default is true
+    )
+
+
+def validated_answer(question: Question, answers: Answers | None) -> str | None:
+    """The one answer Copilot can take, or ``None`` (a decline): exactly one non-empty value, and one of the
+    offered choices unless free text is allowed."""
+    if answers is None:
+        return None
+    values = answers.get(question.question)
+    if values is None or len(values) != 1 or not values[0].strip():
+        return None
+    value = values[0]
+    if not question.allow_free_text and value not in {option.label for option in question.options}:
+        return None
+    return value
+
+
+class CopilotTurn:
+    """The state of one running turn (see the module); :attr:`idle` is set when it ended, however it ended."""
+
+    def __init__(
+        self,
+        *,
+        emit: EventSink,
+        session_id: str,
+        send: Send,
+        policy: ToolCallPolicy | None,
+        approvals: ApprovalService | None,
+        questions: QuestionService | None,
+        taken: set[str],
+        question_numbers: Callable[[], int],
+    ) -> None:
+        self._emit = emit
+        self.session_id = session_id
+        """The Copilot session the turn runs in."""
+        self._send = send
+        self.tracker = ToolCallTracker(emit, taken=taken)
+        """The turn's tool calls."""
+        self._responder = PermissionResponder(
+            tracker=self.tracker, policy=policy, approvals=approvals, questions=None
+        )
+        self._questions = questions
+        self._question_numbers = question_numbers
+        self.idle = anyio.Event()
+        """Set by ``session.idle`` (or by the backend when the server died)."""
+        self.aborted = False
+        """Whether ``session.idle`` said the turn was aborted."""
+        self.error: str | None = None
+        """The ``session.error`` message, when Copilot reported one."""
+        self.cancelled = False
+        """Whether :meth:`cancel` ended the turn's pending work."""
+        self._scopes: set[anyio.CancelScope] = set()
+        self._streamed: set[str] = set()
+        self._announced: dict[str, list[str]] = {}
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._cached_tokens = 0
+        self._usage_seen = False
+        self._work: dict[str, _Subagent] = {}
+        self._agents: dict[str, str] = {}
+
+    # -- events ------------------------------------------------------------------------------------------------
+
+    def on_event(self, event: Mapping[str, Any], spawn: Callable[[Awaitable[None]], None]) -> None:
+        """Map one ``session.event``; ``spawn`` runs the async work a permission request needs."""
+        kind = event.get("type")
+        data = _mapping(event.get("data"))
+        agent = text_of(event.get("agentId"))
+        if kind == "permission.requested":
+            spawn(self._permission(data))  # a subagent's too: every permission reaches hive
+        elif kind == "user_input.requested":
+            text = text_of(data.get("question"))
+            ident = text_of(data.get("toolCallId")) or text_of(data.get("requestId"))
+            if text is not None and ident is not None:
+                self._announced.setdefault(text, []).append(ident)
+        elif isinstance(kind, str) and kind.startswith("subagent."):
+            self._subagent(kind, data, agent)
+        elif agent is not None:
+            self._subagent_progress(kind, data, agent)  # a subagent's own stream: not the reply
+        elif kind == "assistant.message_delta":
+            delta = data.get("deltaContent")
+            if isinstance(delta, str) and delta:
+                self._streamed.add(str(data.get("messageId")))
+                self._emit(TextDeltaEvent(content=delta))
+        elif kind == "assistant.reasoning_delta":
+            delta = data.get("deltaContent")
+            if isinstance(delta, str) and delta:
+                self._emit(ThinkingDeltaEvent(content=delta))
+        elif kind == "assistant.message":
+            content = data.get("content")
+            if isinstance(content, str) and content and str(data.get("messageId")) not in self._streamed:
+                self._emit(TextDeltaEvent(content=content))  # streaming was off for this one
+        elif kind == "tool.execution_start":
+            name = text_of(data.get("toolName")) or "tool"
+            self.tracker.upsert(
+                {
+                    "toolCallId": data.get("toolCallId"),
+                    "title": name,
+                    "kind": TOOL_KINDS.get(name),
+                    "status": "in_progress",
+                    "rawInput": data.get("arguments"),
+                }
+            )
+        elif kind == "tool.execution_complete":
+            self._complete(data)
+        elif kind == "assistant.usage":
+            self._usage(data)
+        elif kind == "session.error":
+            self.error = text_of(data.get("message")) or "Copilot reported an error"
+        elif kind == "session.idle":
+            self.aborted = data.get("aborted") is True
+            self.idle.set()
+
+    def _subagent(self, kind: str, data: Mapping[str, Any], agent: str | None) -> None:
+        key = text_of(data.get("toolCallId")) or agent or "subagent"
+        work = self._work.get(key)
+        if kind == "subagent.started":
+            if work is None:
+                work = self._work[key] = _Subagent(
+                    item_id=f"copilot-subagent-{key}", started=time.monotonic()
+                )
+            work.title = (
+                text_of(data.get("agentDescription")) or text_of(data.get("agentDisplayName")) or work.title
+            )
+            if agent is not None:
+                self._agents[agent] = key
+        elif work is None:
+            return
+        elif kind == "subagent.completed":
+            work.status = "stopped" if data.get("cancelled") is True else "completed"
+        elif kind == "subagent.failed":
+            work.status = "failed"
+            work.summary = text_of(data.get("error")) or work.summary
+        else:
+            return
+        self._snapshot()
+
+    def _subagent_progress(self, kind: object, data: Mapping[str, Any], agent: str) -> None:
+        key = self._agents.get(agent)
+        if key is None:
+            running = [k for k, work in self._work.items() if work.status == "running"]
+            if len(running) != 1:
+                return
+            key = self._agents[agent] = running[0]
+        work = self._work[key]
+        if kind == "assistant.message":
+            content = text_of(data.get("content"))
+            if content is None:
+                return
+            work.summary = content
+        elif kind == "tool.execution_start":
+            work.tool_calls += 1
+        else:
+            return
+        self._snapshot()
+
+    def stop_subagents(self) -> None:
+        """Mark every subagent still running as stopped (a cancelled or failed turn)."""
+        running = [work for work in self._work.values() if work.status == "running"]
+        for work in running:
+            work.status = "stopped"
+        if running:
+            self._snapshot()
+
+    def _snapshot(self) -> None:
+        now = time.monotonic()
+        self._emit(
+            AgentWorkEvent(
+                items=[
+                    WorkItem(
+                        id=work.item_id,
+                        kind="subagent",
+                        status=work.status,
+                        title=work.title,
+                        summary=work.summary,
+                        blocks_completion=work.status == "running",
+                        tool_calls=work.tool_calls,
+                        duration_ms=int((now - work.started) * 1000),
+                    )
+                    for work in self._work.values()
+                ]
+            )
+        )
+
+    def _complete(self, data: Mapping[str, Any]) -> None:
+        call_id = data.get("toolCallId")
+        success = data.get("success") is True
+        result = _mapping(data.get("result"))
+        text = (
+            text_of(result.get("content")) if success else text_of(_mapping(data.get("error")).get("message"))
+        )
+        update: dict[str, Any] = {"toolCallId": call_id, "status": "completed" if success else "failed"}
+        if text is not None:
+            update["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
+        self.tracker.upsert(update)
+
+    def _usage(self, data: Mapping[str, Any]) -> None:
+        for key, attribute in (
+            ("inputTokens", "_input_tokens"),
+            ("outputTokens", "_output_tokens"),
+            ("cacheReadTokens", "_cached_tokens"),
+        ):
+            value = data.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                setattr(self, attribute, getattr(self, attribute) + value)
+                self._usage_seen = True
+
+    def finish(self) -> TurnEndEvent:
+        """The turn's ``turn_end``: completed (or cancelled after an abort), with the summed usage."""
+        if not self._usage_seen:
+            return TurnEndEvent(stop_reason="cancelled" if self.aborted else "completed")
+        return TurnEndEvent(
+            stop_reason="cancelled" if self.aborted else "completed",
+            input_tokens=self._input_tokens,
+            output_tokens=self._output_tokens,
+            total_tokens=self._input_tokens + self._output_tokens,
+            cached_input_tokens=self._cached_tokens or None,
+        )
+
+    # -- permissions -------------------------------------------------------------------------------------------
+
+    async def _permission(self, data: Mapping[str, Any]) -> None:
+        request_id = text_of(data.get("requestId"))
+        if request_id is None:
+            return
+        asked = _mapping(data.get("permissionRequest"))
+        kind = text_of(asked.get("kind")) or "tool"
+        tool = _PERMISSION_TOOLS.get(kind, kind)
+        if kind == "shell":
+            tool_input: dict[str, Any] = {"command": text_of(asked.get("fullCommandText")) or ""}
+        elif kind in ("write", "read"):
+            tool_input = {"file_path": text_of(asked.get("fileName")) or text_of(asked.get("path")) or ""}
+        else:
+            tool_input = dict(asked)
+        with self._guarded():
+            answer = await self._responder.can_use_tool(
+                {"tool_name": tool, "input": tool_input, "tool_use_id": text_of(asked.get("toolCallId"))}
+            )
+            if answer.get("behavior") != "allow":
+                result: dict[str, Any] = {
+                    "kind": "reject",
+                    "feedback": str(answer.get("message") or "Permission denied"),
+                }
+            elif _mapping(answer.get("updatedInput")) != tool_input:
+                # Approved with other arguments, which Copilot cannot take: running the original would run
+                # what the human did not approve.
+                result = {
+                    "kind": "reject",
+                    "feedback": f"The user approved only a changed call: {answer.get('updatedInput')}",
+                }
+            else:
+                result = {"kind": "approve-once", "approvedInteractively": True}
+            try:
+                await self._send(
+                    "session.permissions.handlePendingPermissionRequest",
+                    {"sessionId": self.session_id, "requestId": request_id, "result": result},
+                )
+            except (RequestError, ConnectionError, OSError) as exc:
+                _log.warning("answering Copilot's permission request %s failed: %s", request_id, exc)
+
+    # -- questions ---------------------------------------------------------------------------------------------
+
+    async def ask(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer one ``userInput.request``: ``{answer, wasFreeform}``, or raise (a decline, see the module)."""
+        question = question_of(params)
+        if question is None:
+            raise RequestError(-32602, "Invalid params", {"question": "must be text"})
+        waiting = self._announced.get(question.question)
+        request_id = (
+            waiting.pop(0) if waiting else f"copilot-input-{self.session_id}-{self._question_numbers()}"
+        )
+        answer: str | None = None
+        with self._guarded():
+            if self._questions is not None:
+                answers = await self._questions.ask(
+                    QuestionRequestEvent(
+                        id=request_id, call_id=self._call_of(request_id), questions=[question]
+                    )
+                )
+                answer = validated_answer(question, answers)
+        if self.cancelled:
+            # The turn was cancelled while the question waited: closed with it, not declined.
+            raise RequestError(-32800, "Request cancelled", {"reason": "the turn was cancelled"})
+        if answer is None:
+            raise RequestError(-32603, DECLINED_QUESTION, {"declined": True})
+        return {"answer": answer, "wasFreeform": answer not in {option.label for option in question.options}}
+
+    def cancel(self) -> None:
+        """End every pending permission and question (the turn was cancelled or the server is gone); later ones
+        end at once."""
+        self.cancelled = True
+        for scope in list(self._scopes):
+            scope.cancel()
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Generator[None]:
+        with anyio.CancelScope() as scope:
+            if self.cancelled:
+                scope.cancel()
+            self._scopes.add(scope)
+            try:
+                yield
+            finally:
+                self._scopes.discard(scope)
+
+    def _call_of(self, tool_call_id: str) -> str | None:
+        return next(
+            (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
+            None,
+        )
+
+
+@dataclass
+class _Subagent:
+    item_id: str
+    started: float
+    status: WorkItemStatus = "running"
+    title: str | None = None
+    summary: str | None = None
+    tool_calls: int = 0
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]
