@@ -286,7 +286,9 @@ def test_a_mistyped_command_is_not_sent_as_a_prompt(ws: Workspace, server: Scrip
     assert "not both" in both.stderr
 
 
-def test_a_pipe_that_stays_silent_does_not_hang_a_one_shot(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_a_pipe_that_stays_silent_does_not_hang_a_one_shot(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
     server.add(text("Hi."))
     with ws.use(server).start("-p", "hi", "-o", "json") as proc:  # stdin: an open pipe nobody writes to
         code = proc.wait()
@@ -307,3 +309,32 @@ def test_json_content_puts_a_blank_line_between_the_rounds_of_a_turn(
     result = ws.use(server).allow_all().run("-p", "read a.txt", "-o", "json")
     assert result.code == 0, result
     assert result.line_document()["content"] == "Let me read it.\n\nIt says alpha."
+
+
+def test_allow_pre_approves_a_command_for_one_run_and_the_guards_still_refuse(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        calls(("call_1", "execute_command", {"command": "touch allowed.txt"})), text("Ran it."),
+        calls(("call_2", "execute_command", {"command": "sudo touch root.txt"})), text("Refused."),
+        calls(("call_3", "execute_command", {"command": "touch asked.txt"})), text("Not run."),
+    )  # fmt: skip
+    # The file a command writes is judged as an edit too: both are allowed for the run.
+    flags = ("--allow", "execute_command:touch *", "--allow", "write_file:*.txt")
+    allowed = ws.use(server).run("-p", "run it", "-o", "json", *flags)
+    assert allowed.code == 0, allowed
+    [call] = allowed.line_document()["toolCalls"]
+    assert call["success"] is True, call
+    assert (ws.project / "allowed.txt").exists()
+    guarded = ws.use(server).run(
+        "-p", "run it", "-o", "json", "--allow", "execute_command", "--allow", "write_file"
+    )
+    [call] = guarded.line_document()["toolCalls"]
+    assert call["success"] is False  # sudo is refused whatever --allow says
+    without = ws.use(server).run("-p", "run it", "-o", "json")
+    [call] = without.line_document()["toolCalls"]
+    assert call["success"] is False  # no terminal to ask, no --allow: refused
+    assert not (ws.project / "asked.txt").exists()
+    bad = ws.use(server).run("-p", "x", "--allow", "todo:*")
+    assert bad.code == 1
+    assert "--allow" in bad.stderr

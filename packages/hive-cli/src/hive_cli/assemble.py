@@ -28,7 +28,7 @@ from hive_core.builtin_tools import builtin_tools
 from hive_core.config import LoadedConfig, find_project_root, load_config
 from hive_core.context import CompactionSettings, ContextManager
 from hive_core.mcp import McpPlugins
-from hive_core.permissions import PermissionPolicy, load_permission_rules
+from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
 from hive_core.sandbox import SandboxSettings
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
@@ -64,6 +64,8 @@ class HostOptions:
     """The CLI's session mode (``--agent-mode``) instead of the one in which it asks before acting."""
     model_endpoint: str | None = None
     """An OpenAI-compatible base URL the CLI is pointed at (``--model-endpoint``), ``model`` naming the model."""
+    allow: tuple[str, ...] = ()
+    """``--allow TOOL[:PATTERN]`` flags: calls pre-approved for this run, over the project's rules."""
 
 
 @dataclass
@@ -172,7 +174,7 @@ def build_host(
             configured_window=compaction.max_context_tokens,
             refuse_on_default=not compaction.compact_on_overflow,
         )
-    rules = load_permission_rules(root, loaded.permissions)
+    rules = with_allowed(load_permission_rules(root, loaded.permissions), options.allow)
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).

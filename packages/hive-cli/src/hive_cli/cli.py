@@ -28,7 +28,15 @@ Examples:
 
 
 def _agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--agent``, ``--agent-mode`` and ``--model-endpoint``: a coding-agent CLI runs the turns."""
+    """``--allow``, and ``--agent``, ``--agent-mode`` and ``--model-endpoint``: a coding-agent CLI runs the turns."""
+    command = click.option(
+        "--allow",
+        "allow",
+        multiple=True,
+        metavar="TOOL[:PATTERN]",
+        help="Pre-approve calls for this run, on top of the rules (repeatable): execute_command:'pytest *', "
+        "write_file:'docs/**', read_file, mcp__github__list_issues. The rules' guards still apply.",
+    )(command)
     command = click.option(
         "--model-endpoint",
         metavar="URL",

@@ -50,6 +50,7 @@ def chat_main(
     agent: str | None = None,
     agent_mode: str | None = None,
     model_endpoint: str | None = None,
+    allow: tuple[str, ...] = (),
     first: str | None = None,
 ) -> int:
     """Run the default command; return the exit code (0, 1 on an error, 130 when cancelled, 143 on SIGTERM).
@@ -69,6 +70,7 @@ def chat_main(
         sys.stderr.write("hive: --agent-mode and --model-endpoint need --agent NAME\n")
         return 2
     options = HostOptions(
+        allow=allow,
         model=model,
         provider=provider,
         planning=plan or dry_run,

@@ -46,12 +46,14 @@ def run_main(
     agent: str | None = None,
     agent_mode: str | None = None,
     model_endpoint: str | None = None,
+    allow: tuple[str, ...] = (),
 ) -> int:
     """Run ``hive run``; return the exit code."""
     if (agent_mode or model_endpoint) and not (agent or (server and session_id)):
         sys.stderr.write("hive: --agent-mode and --model-endpoint need --agent NAME\n")
         return 2
     options = HostOptions(
+        allow=allow,
         agent=agent,
         agent_mode=agent_mode,
         model_endpoint=model_endpoint,

@@ -6,6 +6,7 @@ configuration, else :meth:`PermissionRules.default`. :class:`PermissionPolicy` t
 on it.
 """
 
+from .allow import allow_rules, with_allowed
 from .evaluate import MCP_TOOL_PREFIX, PermissionPolicy
 from .glob import PatternKind, compile_glob, glob_matches
 from .loading import (
@@ -43,6 +44,7 @@ __all__ = [
     "ShellRedirect",
     "ShellWord",
     "SimpleCommand",
+    "allow_rules",
     "always_denied",
     "compile_glob",
     "extend_rules",
@@ -52,4 +54,5 @@ __all__ = [
     "parse_permission_section",
     "resolve_path",
     "shell_risk_level",
+    "with_allowed",
 ]
