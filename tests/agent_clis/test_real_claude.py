@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -216,6 +217,52 @@ async def test_resume_continues_the_cli_session(tmp_path: Path, model_servers: M
     assert session.backend.session_id == claude_session
     assert verify(session.stream()) == []
     _assert_gone(session.backend.last_pid)
+
+
+FORKED: Final = "MANGO-4861"
+"""A word only the forked session's turn says: resuming the original must not send it."""
+
+
+async def test_fork_copies_the_session_and_leaves_the_original(
+    tmp_path: Path, model_servers: ModelServers
+) -> None:
+    server = model_servers("claude")
+    original = _Session(tmp_path, server, approve=None)
+    assert _stop(await original.turn(f"Remember the word {REMEMBERED}.")) == "completed"
+    original_id = original.backend.session_id
+    assert original_id is not None
+
+    forked = _Session(tmp_path, server, approve=None)
+    forked.backend = ClaudeCodeBackend(
+        forked.backend.spec, replace(forked.backend.options, resume=original_id, fork=True)
+    )
+    forked.runner = SessionRunner(forked.backend, bridge=forked.bridge)
+    since = len(server.requests)
+    assert _stop(await forked.turn(f"Now remember {FORKED} too.")) == "completed"
+    assert forked.backend.last_command is not None
+    assert forked.backend.last_command[-3:] == ["--resume", original_id, "--fork-session"]
+    sent = [json.dumps(json.loads(request_text(r)).get("messages")) for r in model_requests(server, since)]
+    assert any(REMEMBERED in text and FORKED in text for text in sent), "the fork never saw turn 1"
+    fork_id = forked.backend.session_id
+    assert fork_id is not None
+    assert fork_id != original_id
+    # A later turn of the fork continues the copy, without copying it again.
+    assert _stop(await forked.turn("And the second word?")) == "completed"
+    assert forked.backend.last_command[-2:] == ["--resume", fork_id]
+    assert forked.backend.session_id == fork_id
+
+    since = len(server.requests)
+    assert _stop(await original.turn("What was the word?")) == "completed"
+    assert original.backend.last_command is not None
+    assert original.backend.last_command[-2:] == ["--resume", original_id]
+    sent = [json.dumps(json.loads(request_text(r)).get("messages")) for r in model_requests(server, since)]
+    assert any(REMEMBERED in text for text in sent), "the original lost turn 1"
+    assert not any(FORKED in text for text in sent), "the forked turn leaked into the original session"
+    assert original.backend.session_id == original_id
+    assert verify(forked.stream()) == []
+    assert verify(original.stream()) == []
+    _assert_gone(forked.backend.last_pid)
+    _assert_gone(original.backend.last_pid)
 
 
 async def test_cancel_mid_text(tmp_path: Path, model_servers: ModelServers) -> None:

@@ -18,7 +18,9 @@ from hive_core.permissions import (
 
 
 def test_each_flag_is_an_allow_rule_in_its_tools_category() -> None:
-    rules = allow_rules(["execute_command:pytest *", "write_file:docs/**", "read_file", "mcp__gh__list", "todo"])
+    rules = allow_rules(
+        ["execute_command:pytest *", "write_file:docs/**", "read_file", "mcp__gh__list", "todo"]
+    )
     reason = "allowed for this run (--allow)"
     assert rules.bash == (PermissionRule(pattern="pytest *", action="allow", reason=reason),)
     assert rules.edit == (PermissionRule(pattern="docs/**", action="allow", reason=reason),)

@@ -109,7 +109,9 @@ def test_a_file_adds_to_the_defaults_and_wins_at_equal_priority(project: Path) -
     assert policy.evaluate("execute_command", {"command": "sudo make"}).action == "deny"  # a default guard
     assert policy.evaluate("read_file", {"path": "private/notes.md"}).action == "deny"
     assert policy.evaluate("read_file", {"path": "secrets/key"}).action == "deny"  # still guarded
-    write(project, "permissions.yaml", 'permissions:\n  edit:\n    - pattern: "src/**/*"\n      action: ask\n')
+    write(
+        project, "permissions.yaml", 'permissions:\n  edit:\n    - pattern: "src/**/*"\n      action: ask\n'
+    )
     edits = PermissionPolicy(load_permission_rules(project), project)
     assert edits.evaluate("write_file", {"path": "src/app.py", "content": ""}).action == "ask"
     assert edits.evaluate("write_file", {"path": "tests/t.py", "content": ""}).action == "allow"

@@ -2,12 +2,14 @@
 
 One process per turn, never pooled (the seed's rule for Claude Code): ``claude -p --input-format stream-json
 --output-format stream-json --verbose --include-partial-messages --permission-prompt-tool stdio [--model M]
-[--permission-mode MODE] [--resume ID]``, started through :func:`~hive_core.child_processes.open_child` (a process
-group of its own, marked as hive's). The turn sends the control channel's ``initialize`` and the prompt as one
+[--permission-mode MODE] [--resume ID [--fork-session]]``, started through
+:func:`~hive_core.child_processes.open_child` (a process group of its own, marked as hive's). The turn sends the control channel's ``initialize`` and the prompt as one
 stream-json ``user`` line, then reads stdout: control requests go to :class:`~.control.PermissionResponder`,
 each in a task of its own (a question waiting for its answer never stops the stream), everything else to
 :class:`~.stream.StreamMapper`, until the ``result``. Then stdin is closed and the process exits; the
-``session_id`` of ``system/init`` is the next turn's ``--resume``.
+``session_id`` of ``system/init`` is the next turn's ``--resume``. With :attr:`~.BackendOptions.fork`, the first
+turn resumes with ``--fork-session``: the CLI copies the session under a new id (``system/init`` reports it) and
+every later turn resumes that copy, the original left as it was.
 
 Cancelled, the turn closes its open calls, answers its pending requests ``deny``, sends the control request
 ``interrupt`` and reads on for ``cancel_grace`` seconds; then closes stdin, SIGINT to the group, and after
@@ -71,6 +73,8 @@ class ClaudeCodeBackend:
         self.last_command: list[str] | None = None
         """The command line of the last turn."""
         self._session_id = options.resume
+        self._forking = options.fork and options.resume is not None
+        """Whether the next turn still has to copy the resumed session (until a turn reports the copy's id)."""
         self._call_ids: set[str] = set()
         """Every hive call id given out, across turns: one session never repeats one."""
         self._request_numbers = itertools.count(1)
@@ -100,6 +104,8 @@ class ClaudeCodeBackend:
             arguments += ["--permission-mode", options.mode]
         if self._session_id:
             arguments += ["--resume", self._session_id]
+            if self._forking:
+                arguments.append("--fork-session")
         return [executable, *arguments]
 
     def environment(self) -> dict[str, str]:
@@ -125,8 +131,11 @@ class ClaudeCodeBackend:
         try:
             await turn.run(request.content)
         finally:
-            if turn.mapper.session_id is not None:
-                self._session_id = turn.mapper.session_id
+            reported = turn.mapper.session_id
+            # Forking, only a new id is the copy's: the original's must never be resumed in place.
+            if reported is not None and not (self._forking and reported == self._session_id):
+                self._session_id = reported
+                self._forking = False
             with anyio.CancelScope(shield=True):
                 await turn.close()
 
@@ -361,7 +370,13 @@ class _Turn:
                 os.killpg(process.pid, signal.SIGINT)
             with anyio.move_on_after(grace):
                 await process.wait()
-        process.kill_tree()
+        if process.returncode is None:
+            process.kill_tree()
+        else:
+            # It exited: kill what it left in its group; what left the group carries its mark and is killed as
+            # aclose reaps it. (kill_tree would scan /proc for the mark too: twice per turn, ~10 % of its CPU.)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
         with anyio.move_on_after(_EXIT_WAIT):
             await process.aclose()
 
