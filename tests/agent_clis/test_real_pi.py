@@ -344,6 +344,28 @@ async def test_cancel_while_the_approval_waits(tmp_path: Path, model_servers: Mo
     assert verify(session.stream()) == []
 
 
+async def test_cancel_while_the_question_waits(tmp_path: Path, model_servers: ModelServers) -> None:
+    session = _Session(tmp_path, model_servers("pi"), ask=True)
+    assert session.questions is not None
+    asked: list[QuestionRequestEvent] = []
+
+    def cancel_instead(event: Event) -> None:  # answers nothing: cancels as the question is published
+        session.events.append(event)
+        if isinstance(event, QuestionRequestEvent):
+            asked.append(event)
+            assert session.runner.cancel()
+
+    session.questions.attach(cancel_instead)
+    turn = await session.turn(ASK_PROMPT)
+    assert len(asked) == 1, turn
+    assert _stop(turn) == "cancelled", turn
+    # The question is closed with the turn: an answer arriving now settles nothing.
+    late = QuestionResponseRequest(id=asked[0].id, answers={"Which database?": "SQLite"})
+    assert session.questions.settle(late) is not None
+    _assert_gone(session.backend.last_pid)
+    assert verify(session.stream()) == []
+
+
 FORKED: Final = "MANGO-4861"
 """A word only the forked session's turn says: resuming the original must not send it."""
 
