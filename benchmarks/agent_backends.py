@@ -80,8 +80,9 @@ from hive_providers.backends.claude import ClaudeCodeBackend
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.offline import prepare_offline
 
-CLIS = ("gemini", "copilot", "opencode", "kimi", "codebuddy", "reasonix", "hermes", "deepagents")
-PROGRAMS = {"deepagents": "dcode"}
+CLIS = ("gemini", "copilot-acp", "opencode-acp", "kimi", "codebuddy", "reasonix", "hermes", "deepagents")
+"""The CLIs measured over ACP (Copilot and OpenCode through their ACP servers; their own servers are not ACP)."""
+PROGRAMS = {"deepagents": "dcode", "copilot-acp": "copilot", "opencode-acp": "opencode"}
 MODEL = "local-model"
 PROMPT = "hello"
 FIRST_OUTPUT = ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan")

@@ -154,3 +154,23 @@ async def test_the_transport_reads_huge_lines_and_counts_the_ones_past_its_cap()
     assert messages == [{"id": 2, "result": None}]
     assert transport.invalid_lines == 2
     assert "exceeds the limit of 4096 bytes" in transport.last_invalid[0]
+
+
+async def test_a_line_nested_past_the_decoders_depth_is_an_invalid_line_not_a_crash() -> None:
+    script = (
+        "import sys\n"
+        "sys.stdout.write('[' * 200000 + ']' * 200000 + '\\n')\n"
+        "sys.stdout.write('{\"id\": 3, \"result\": null}\\n')\n"
+    )
+    process = await open_child([sys.executable, "-c", script])
+    transport = ProcessTransport(process)
+    messages: list[dict[str, object]] = []
+    try:
+        with anyio.fail_after(WAIT):
+            while (message := await transport.receive()) is not None:
+                messages.append(message)
+    finally:
+        process.kill_tree()
+        await process.aclose()
+    assert messages == [{"id": 3, "result": None}]
+    assert transport.invalid_lines == 1

@@ -78,6 +78,8 @@ class ClaudeCodeBackend:
         self._call_ids: set[str] = set()
         """Every hive call id given out, across turns: one session never repeats one."""
         self._request_numbers = itertools.count(1)
+        self._offline: dict[str, str] | None = None
+        """The private configuration's variables, written once per backend (not per turn: 0.4 ms each)."""
 
     @property
     def session_id(self) -> str | None:
@@ -113,7 +115,9 @@ class ClaudeCodeBackend:
         env = dict(os.environ)
         env.update(self.spec.environment)
         if self.options.endpoint is not None:
-            env.update(prepare_offline(self.spec, self.options))
+            if self._offline is None:
+                self._offline = prepare_offline(self.spec, self.options)
+            env.update(self._offline)
         env.update(self.options.environment)
         return env
 
