@@ -321,9 +321,9 @@ class Workspace:
         )
         return Proc(process)
 
-    def terminal(self, *args: str) -> Terminal:
-        """Start ``hive args...`` on a pseudo-terminal."""
-        return Terminal(args, env=self.env, cwd=self.project)
+    def terminal(self, *args: str, term: str = "dumb") -> Terminal:
+        """Start ``hive args...`` on a pseudo-terminal (``term``: its ``TERM``)."""
+        return Terminal(args, env=self.env, cwd=self.project, term=term)
 
     def spawn(self, *args: str) -> Background:
         """Start ``hive args...`` in the background (stdin empty), its output going to files."""
@@ -498,19 +498,26 @@ class Proc:
 _TAKE_TERMINAL: Final = "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.argv[1], sys.argv[1:])"
 
 
+_CURSOR_QUERY: Final = b"\x1b[6n"
+"""A program asking the terminal where the cursor is (device status report)."""
+
+
 class Terminal:
     """``hive`` on a pseudo-terminal of its own: what it writes is collected, keys are typed into it."""
 
-    def __init__(self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> None:
+    def __init__(self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path, term: str = "dumb") -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.term = term
+        """The ``TERM`` hive is given: ``dumb`` (plain line input), or ``xterm-256color`` for prompt_toolkit's
+        editor and rich's live display, as a person's terminal emulator."""
         self.process = subprocess.Popen(
             [sys.executable, "-c", _TAKE_TERMINAL, str(HIVE), *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,
             cwd=cwd,
-            env={**env, "TERM": "dumb"},
+            env={**env, "TERM": term},
             start_new_session=True,
         )
         os.close(slave)
@@ -531,6 +538,9 @@ class Terminal:
                 return
             with self._lock:
                 self._output += data
+            # Answered as a terminal emulator does: prompt_toolkit asks where the cursor is.
+            for _ in range(data.count(_CURSOR_QUERY)):
+                os.write(self._master, b"\x1b[1;1R")
 
     @property
     def output(self) -> str:

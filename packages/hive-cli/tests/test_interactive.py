@@ -83,20 +83,6 @@ def test_ctrl_d_leaves_and_continue_restores_the_conversation(
     assert user_texts(model_requests(server)[1]) == ["one", "two"]
 
 
-def test_a_markdown_reply_is_rendered_on_a_terminal(ws: Workspace, server: ScriptedModelServer) -> None:
-    server.add(text("Steps:\n\n", "- **first** item\n", "- run `make`\n"))
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("plan\r")
-        term.expect("first")
-        screen = term.expect("> ")
-        term.type("exit\r")
-        assert term.wait() == 0
-    # Streamed as plain text first, then redrawn by the Markdown renderer: the bullet glyph replaces "- ".
-    assert "•" in screen
-    assert "\x1b[" in screen
-
-
 def test_a_history_that_cannot_be_written_is_no_traceback_at_exit(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
@@ -131,8 +117,8 @@ def test_an_unknown_slash_command_is_answered_locally_and_never_reaches_the_mode
     server.add(text("Answered."))
     with ws.use(server).terminal() as term:
         term.expect("> ")
-        term.type("/clear\r")
-        assert "unknown command /clear" in term.expect("> ")
+        term.type("/nope\r")
+        assert "unknown command /nope" in term.expect("> ")
         term.type("/tokens\r")
         assert "0 turn(s)" in term.expect("> ")
         term.type("/usr/bin is a directory?\r")  # a path, not a command: sent as it is

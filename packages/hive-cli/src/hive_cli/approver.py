@@ -1,15 +1,22 @@
-"""Approvals answered at the terminal: the ``ask`` verdicts of an interactive or ``-p`` run."""
+"""Approvals answered at the terminal: the ``ask`` verdicts of an interactive or ``-p`` run.
+
+A ``write_file`` or ``edit_file`` approval shows the unified diff of what the call would change in the file on
+disk (coloured on a terminal, plain under ``--plain`` or ``NO_COLOR``).
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import TextIO
 
 import anyio
 import anyio.to_thread
 
+from hive_cli.diffs import diff_preview, proposed_change
+from hive_cli.render import Held, clip, no_color
 from hive_core import ApprovalDecision, ApprovalRequest
 
 __all__ = ["TerminalApprover"]
@@ -32,6 +39,7 @@ class TerminalApprover:
         stderr: TextIO | None = None,
         interactive: bool | None = None,
         on_stop: Callable[[], object] | None = None,
+        root: Path | None = None,
     ) -> None:
         self._stdin = stdin or sys.stdin
         self._stderr = stderr or sys.stderr
@@ -44,6 +52,8 @@ class TerminalApprover:
         self.on_stop = on_stop
         self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
         """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
+        self.root = root or Path.cwd()
+        """Where relative paths of file tools start (the working directory), to read the file a diff is of."""
         self._lock = anyio.Lock()
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -57,11 +67,12 @@ class TerminalApprover:
                 "allow the call in .hive/permissions.yaml to run it unattended",
             )
         async with self._lock:
-            with self.screen():
-                return await self._ask(request)
+            with self.screen() as held:
+                color = held.color if isinstance(held, Held) else self._stderr.isatty() and not no_color()
+                return await self._ask(request, color=color)
 
-    async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        self._stderr.write(self._panel(request))
+    async def _ask(self, request: ApprovalRequest, *, color: bool = False) -> ApprovalDecision:
+        self._stderr.write(self._panel(request, color=color))
         self._stderr.flush()
         while True:
             answer = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
@@ -84,16 +95,19 @@ class TerminalApprover:
         line = self._stdin.readline()
         return line if line else "n"
 
-    def _panel(self, request: ApprovalRequest) -> str:
+    def _panel(self, request: ApprovalRequest, *, color: bool = False) -> str:
         lines = [
             "",
             f"╭─ approval needed: {request.tool_name} ({request.level or 'medium'} risk)",
             f"│ {request.reason or 'the rules ask before this call'}",
         ]
+        change = proposed_change(request.tool_name, request.arguments, self.root)
         for key, value in request.arguments.items():
+            if change is not None and key in ("content", "old_text", "new_text"):
+                continue  # the diff below shows them
             text = str(value).replace("\n", "⏎")
-            if len(text) > _VALUE_CAP:
-                text = text[:_VALUE_CAP] + "..."
-            lines.append(f"│   {key}: {text}")
+            lines.append(f"│   {key}: {clip(text, _VALUE_CAP)}")
+        if change is not None:
+            lines.extend(f"│ {line}" for line in diff_preview(change, color=color))
         lines.append("╰─ [y] approve once  [a] always for this tool  [n] reject  [s] reject and stop: ")
         return "\n".join(lines)

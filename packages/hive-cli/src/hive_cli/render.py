@@ -1,21 +1,25 @@
 """Showing a turn to a person: streamed text, compact tool lines, thinking and token usage.
 
-On a terminal (and without ``--plain``) the reply is rendered as Markdown while it streams, and a progress line
-shows while hive waits for the model (loading a local model included) or a tool. Redirected or ``--plain``
-output is the reply's plain text, written as it arrives.
+On a terminal (and without ``--plain`` or ``NO_COLOR``) the reply is rendered as Markdown while it streams, a
+progress line shows while hive waits for the model (loading a local model included) or a tool, a file tool's
+result says how many lines it changed and a command's shows its first lines of output. Redirected or ``--plain``
+output is the reply's plain text, written as it arrives, with no escape code.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
+import os
 import sys
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
-from typing import TextIO
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 import msgspec
+from rich.cells import cell_len, set_cell_size
 
+from hive_cli.diffs import FILE_TOOLS, change_counts, counts, read_text
 from hive_cli.spinner import Spinner
 from hive_core.context import PreparedRequest
 from hive_protocol import (
@@ -31,12 +35,43 @@ from hive_protocol import (
     TurnEndEvent,
 )
 
-__all__ = ["TextRenderer", "window_use"]
+if TYPE_CHECKING:
+    from hive_cli.markdown_stream import MarkdownStream
 
-_MARKDOWN = re.compile(r"(?m)^\s*(#{1,6} |[-*+] |\d+\. |```|> |\|)|\*\*[^*\n]+\*\*|`[^`\n]+`")
-"""Signs that a reply is Markdown worth rendering (headings, lists, code, quotes, tables, bold)."""
+__all__ = ["Held", "TextRenderer", "clip", "no_color", "window_use"]
 
 _DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
+
+COMMAND_TOOLS: Final = frozenset({"execute_command", "bash", "shell"})
+"""Tools whose result shows the first lines of the command's output."""
+
+OUTPUT_LINES: Final = 5
+"""Lines of a command's output shown under its result line."""
+
+_ARGUMENT_CELLS: Final = 100
+
+
+def no_color() -> bool:
+    """Whether ``NO_COLOR`` asks for output without escape codes (set and not empty, as no-color.org says)."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def _dumb_terminal() -> bool:
+    return os.environ.get("TERM", "").strip().lower() in ("dumb", "unknown")
+
+
+def clip(text: str, cells: int) -> str:
+    """``text`` cut to ``cells`` terminal cells (a CJK character takes two), ``…`` marking the cut."""
+    if cell_len(text) <= cells:
+        return text
+    return set_cell_size(text, max(0, cells - 1)).rstrip() + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a question holding the terminal may use: whether to colour what it prints."""
+
+    color: bool
 
 
 def window_use(prepared: PreparedRequest) -> str:
@@ -46,11 +81,22 @@ def window_use(prepared: PreparedRequest) -> str:
     return f"context: {prepared.estimated_tokens:,} / {window:,} tokens ({share}%)"
 
 
+def _command_output(output: str) -> tuple[str, list[str]]:
+    """A command result's status line (``Exit code: 0``) and the lines it printed (section headers dropped)."""
+    lines = output.rstrip("\n").splitlines()
+    if not lines:
+        return "", []
+    status, rest = lines[0], lines[1:]
+    if rest and rest[0] == "Output:":
+        rest = rest[1:]
+    return status, rest
+
+
 class TextRenderer:
     """Writes the reply to stdout as it streams; tool calls, thinking and notes go to stderr.
 
-    stdout holds the reply alone, so ``hive -p ... > answer.txt`` captures just the answer. Colour is used only
-    on a terminal and never with ``plain``.
+    stdout holds the reply alone, so ``hive -p ... > answer.txt`` captures just the answer. Colour, Markdown and
+    the progress line are used only on a terminal and never with ``plain`` or ``NO_COLOR``.
     """
 
     def __init__(
@@ -63,22 +109,29 @@ class TextRenderer:
         show_tokens: bool = False,
         stream: bool = True,
         spinner: Spinner | None = None,
+        root: Path | None = None,
     ) -> None:
         self.out = stdout or sys.stdout
         self.err = stderr or sys.stderr
+        plain = plain or no_color()
         self.color = not plain and self.err.isatty()
         self.show_thinking = show_thinking
         self.show_tokens = show_tokens
         self.stream = stream
+        self.root = root or Path.cwd()
+        """Where relative paths of file tools start (the working directory)."""
         self._buffer: list[str] = []
         self._line_open = False
         self._thinking_open = False
-        self.markdown = not plain and self.out.isatty()
-        """Render replies as Markdown (a terminal, not ``--plain``)."""
+        self.markdown = not plain and self.out.isatty() and not _dumb_terminal()
+        """Render replies as Markdown while they stream (a terminal that can redraw, not ``--plain``); on a dumb
+        terminal the reply is written as it arrives, since a block could not be redrawn once rendered."""
         self._spinner = spinner or (Spinner(self.err) if not plain and self.err.isatty() else None)
         self._showing: str | None = None
         self._held = 0
-        self._reply: list[str] = []
+        self._reply: MarkdownStream | None = None
+        self._before: dict[str, tuple[str, str | None]] = {}
+        """A file tool's path and the file's text when the call started, by call id."""
         self.last_request: Callable[[], PreparedRequest | None] = lambda: None
         """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
         shown at the turn's end."""
@@ -93,36 +146,29 @@ class TextRenderer:
             self._spinner.show(label)
 
     @contextmanager
-    def screen(self) -> Generator[None]:
-        """Hold the terminal for a question (an approval, an agent's question): the progress line is cleared and
-        not drawn while it is held, then the latest progress comes back."""
+    def screen(self) -> Generator[Held]:
+        """Hold the terminal for a question (an approval, an agent's question): the reply so far is printed, the
+        progress line is cleared and not drawn while it is held, then the latest progress comes back."""
         self._held += 1
+        self._end_line()
         if self._spinner is not None:
             self._spinner.hide()
         try:
-            yield
+            yield Held(color=self.color)
         finally:
             self._held -= 1
             if not self._held and self._showing is not None and self._spinner is not None:
                 self._spinner.show(self._showing)
 
-    def _end_markdown(self) -> None:
-        """A stretch of reply ended: redraw it as Markdown where that helps and the terminal still shows it."""
-        text = "".join(self._reply)
-        self._reply.clear()
-        if not text.strip() or not _MARKDOWN.search(text):
-            return
-        size = shutil.get_terminal_size()
-        rows = sum(max(1, -(-len(line) // max(size.columns, 1))) for line in text.split("\n"))
-        if self.stream:
-            if rows >= size.lines:
-                return  # part of it has scrolled away: leave the plain text as it is
-            self.out.write(f"\r\x1b[{rows - 1}A\x1b[J" if rows > 1 else "\r\x1b[J")
-        from rich.console import Console
-        from rich.markdown import Markdown
+    def _markdown(self) -> MarkdownStream:
+        if self._reply is None:
+            # Imported on first use: Markdown pulls in markdown-it and pygments, which -p into a pipe never needs.
+            from rich.console import Console
 
-        Console(file=self.out, width=size.columns).print(Markdown(text), end="")
-        self.out.flush()
+            from hive_cli.markdown_stream import MarkdownStream
+
+            self._reply = MarkdownStream(Console(file=self.out, highlight=False))
+        return self._reply
 
     def _paint(self, code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text
@@ -136,31 +182,73 @@ class TextRenderer:
         if self._thinking_open:
             self.err.write("\n")
             self._thinking_open = False
-        if self._reply:
-            self._end_markdown()
+        if self._reply is not None:
+            self._reply.close()
         if self._line_open:
             self.out.write("\n")
             self.out.flush()
             self._line_open = False
+
+    def _text(self, content: str) -> None:
+        if self._thinking_open:
+            self.err.write("\n")
+            self._thinking_open = False
+        if not self.stream:
+            self._buffer.append(content)
+        elif self.markdown:
+            self._markdown().feed(content)
+        else:
+            self.out.write(content)
+            self.out.flush()
+            self._line_open = not content.endswith("\n")
+
+    def _tool_start(self, event: ToolStartEvent) -> None:
+        arguments = event.input if isinstance(event.input, str) else msgspec.json.encode(event.input).decode()
+        self._note(self._paint(_DIM, f"→ {event.tool} {clip(arguments, _ARGUMENT_CELLS)}"))
+        if event.tool in FILE_TOOLS and isinstance(event.input, dict):
+            path: Any = cast("dict[str, Any]", event.input).get("path")
+            if isinstance(path, str) and path:
+                self._before[event.call_id] = (path, read_text(self._resolve(path)))
+        self._progress(f"running {event.tool}…")
+
+    def _resolve(self, path: str) -> Path:
+        target = Path(path).expanduser()
+        return target if target.is_absolute() else self.root / target
+
+    def _tool_end(self, event: ToolEndEvent) -> None:
+        output = event.output or ""
+        before = self._before.pop(event.call_id, None)
+        if not event.success:
+            first = output.strip().splitlines()[:1]
+            mark = f"✗ {event.tool}" + (f" ({event.refusal})" if event.refusal else "")
+            self._note(self._paint(_RED, mark) + f" {clip(first[0], _ARGUMENT_CELLS) if first else ''}")
+            return
+        done = self._paint(_GREEN, f"✓ {event.tool}")
+        if before is not None:
+            path, text = before
+            added, removed = counts(text, read_text(self._resolve(path)))
+            self._note(f"{done} {path}  {change_counts(added, removed, color=self.color)}")
+            return
+        if event.tool in COMMAND_TOOLS:
+            status, lines = _command_output(output)
+            shown = [self._paint(_DIM, f"  │ {clip(line, _ARGUMENT_CELLS)}") for line in lines[:OUTPUT_LINES]]
+            if len(lines) > OUTPUT_LINES:
+                shown.append(self._paint(_DIM, f"  … {len(lines) - OUTPUT_LINES} more lines"))
+            self._note("\n".join([done + self._paint(_DIM, f" {status}"), *shown]))
+            return
+        first = output.strip().splitlines()[:1]
+        self._note(done + self._paint(_DIM, f" {clip(first[0], _ARGUMENT_CELLS) if first else ''}"))
 
     def __call__(self, event: Event) -> None:
         self._showing = None
         if self._spinner is not None:
             self._spinner.hide()
         if isinstance(event, TextDeltaEvent):
-            if self._thinking_open:
-                self.err.write("\n")
-                self._thinking_open = False
-            if self.markdown:
-                self._reply.append(event.content)
-            if self.stream:
-                self.out.write(event.content)
-                self.out.flush()
-                self._line_open = not event.content.endswith("\n")
-            else:
-                self._buffer.append(event.content)
+            self._text(event.content)
         elif isinstance(event, ThinkingDeltaEvent):
             if not self.show_thinking:
+                if self._reply is not None:
+                    self._reply.close()  # the progress line is not drawn under a live display
                 self._progress("thinking…")
             else:
                 if not self._thinking_open:
@@ -169,21 +257,9 @@ class TextRenderer:
                 self.err.flush()
                 self._thinking_open = True
         elif isinstance(event, ToolStartEvent):
-            arguments = (
-                event.input if isinstance(event.input, str) else msgspec.json.encode(event.input).decode()
-            )
-            if len(arguments) > 100:
-                arguments = arguments[:97] + "..."
-            self._note(self._paint(_DIM, f"→ {event.tool} {arguments}"))
-            self._progress(f"running {event.tool}…")
+            self._tool_start(event)
         elif isinstance(event, ToolEndEvent):
-            first = (event.output or "").strip().splitlines()[:1]
-            summary = first[0][:100] if first else ""
-            if event.success:
-                self._note(self._paint(_GREEN, f"✓ {event.tool}") + self._paint(_DIM, f" {summary}"))
-            else:
-                mark = f"✗ {event.tool}" + (f" ({event.refusal})" if event.refusal else "")
-                self._note(self._paint(_RED, mark) + f" {summary}")
+            self._tool_end(event)
             self._progress("thinking…")
         elif isinstance(event, HitlRequestEvent):
             pass  # the terminal approver draws its own prompt
@@ -196,22 +272,27 @@ class TextRenderer:
                 self._paint(_RED, f"error: {event.message}") + (f" [{event.code}]" if event.code else "")
             )
         elif isinstance(event, TurnEndEvent):
-            if self._buffer:
-                if self.markdown and _MARKDOWN.search("".join(self._reply)):
-                    self._line_open = True  # the Markdown is printed by _end_line, without a final newline
-                else:
-                    self.out.write("".join(self._buffer))
-                    self._line_open = not self._buffer[-1].endswith("\n")
-                self._buffer.clear()
-            self._end_line()
-            if event.stop_reason not in (None, "completed"):
-                self._note(self._paint(_YELLOW, f"(stopped: {event.stop_reason})"))
-            if self.show_tokens and event.input_tokens is not None:
-                self._note(
-                    self._paint(
-                        _DIM,
-                        f"tokens: {event.input_tokens} in, {event.output_tokens} out, {event.total_tokens} total",
-                    )
+            self._turn_end(event)
+
+    def _turn_end(self, event: TurnEndEvent) -> None:
+        if self._buffer:
+            text = "".join(self._buffer)
+            self._buffer.clear()
+            if self.markdown:
+                self._markdown().feed(text)
+            else:
+                self.out.write(text)
+                self._line_open = not text.endswith("\n")
+        self._end_line()
+        self._before.clear()
+        if event.stop_reason not in (None, "completed"):
+            self._note(self._paint(_YELLOW, f"(stopped: {event.stop_reason})"))
+        if self.show_tokens and event.input_tokens is not None:
+            self._note(
+                self._paint(
+                    _DIM,
+                    f"tokens: {event.input_tokens} in, {event.output_tokens} out, {event.total_tokens} total",
                 )
-            if self.show_tokens and (prepared := self.last_request()) is not None:
-                self._note(self._paint(_DIM, window_use(prepared)))
+            )
+        if self.show_tokens and (prepared := self.last_request()) is not None:
+            self._note(self._paint(_DIM, window_use(prepared)))

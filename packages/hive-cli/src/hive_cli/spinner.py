@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from typing import TextIO
+
+from rich.cells import cell_len, set_cell_size
 
 __all__ = ["Spinner"]
 
@@ -26,7 +29,11 @@ class Spinner:
         self._thread: threading.Thread | None = None
 
     def show(self, label: str) -> None:
-        """Start (or relabel) the indicator."""
+        """Start (or relabel) the indicator; a label wider than the terminal is cut to fit (by cells, so CJK
+        text cannot wrap the line and leave a copy of it behind)."""
+        room = shutil.get_terminal_size().columns - 3
+        if cell_len(label) > room:
+            label = set_cell_size(label, max(0, room - 1)).rstrip() + "…"
         with self._lock:
             self._label = label
             if self._thread is None:

@@ -105,7 +105,7 @@ def chat_main(
     if prompt is None:
         from .interactive import interactive_main
 
-        return interactive_main(session, renderer, dry_run=dry_run, first=first)
+        return interactive_main(session, renderer, dry_run=dry_run, first=first, options=options)
     return anyio.run(_one_shot, session, prompt, output, renderer, dry_run)
 
 

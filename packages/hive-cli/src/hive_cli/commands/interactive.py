@@ -1,66 +1,68 @@
-"""The interactive mode: a prompt loop over one session.
+"""The interactive mode: a prompt loop over one session, which the slash commands can replace.
 
-The event loop runs in a background thread (an anyio blocking portal) so the main thread can sit in ``input()``
-with line editing and history, and receive Ctrl+C: during a turn the first Ctrl+C cancels the turn and a second
-leaves with 130; at the prompt, Ctrl+C clears the line and Ctrl+D or ``exit`` leaves.
+The event loop runs in a background thread (an anyio blocking portal) so the main thread can sit in the line
+editor (prompt_toolkit at a terminal) and receive Ctrl+C: during a turn the first Ctrl+C cancels the turn and a
+second leaves with 130; at the prompt, Ctrl+C clears the line and Ctrl+D or ``exit`` leaves. A line starting with
+``/`` is a command answered here (:mod:`hive_cli.slash_commands`), never sent to the model; ``@path`` attaches a
+file (:mod:`hive_cli.attachments`).
 """
 
 from __future__ import annotations
 
-import atexit
-import re
 import sys
-from contextlib import suppress
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from hive_cli import __version__
+from hive_cli.approver import TerminalApprover
+from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
+from hive_cli.attachments import AttachmentError, attach_files, mentions
+from hive_cli.backend_host import canonical_agent
+from hive_cli.conversation import SessionChoice
 from hive_cli.driver import drive_turn
+from hive_cli.errors import USER_ERRORS
+from hive_cli.line_editor import LineEditor, line_editor
+from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
+from hive_cli.slash_commands import command_of, help_text, parse_command
 from hive_core import ChatError
+from hive_core.backends import HIVE_BACKEND
+from hive_core.sessions import cut_title
 from hive_protocol import Event, TurnEndEvent, UserMessageRequest
 
 __all__ = ["interactive_main"]
 
-_HELP = """\
-  exit, quit, Ctrl+D   leave
-  /help                this help
-  /model               the provider and model in use
-  /session             the session id (continue it later with hive -r ID)
-  /compact             compact the conversation now (what is sent; the session keeps everything)
-  /agents              the coding-agent CLI in use and the warm-session pool's counters
-  /tokens              the tokens this session's turns have used so far
-  /exit, /quit         leave
-  Ctrl+C               cancel the running turn (twice: leave)
-A line starting with / is always a command: an unknown one is answered here, never sent to the model
-(start the line with a space to send it as it is).
-"""
-
-_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?:\s|$)")
-"""What a slash command looks like: ``/name`` alone or followed by arguments (``/usr/bin`` is not one)."""
+_PICKER_SIZE = 20
+"""Sessions ``/resume`` and ``/sessions`` list at most (newest first)."""
 
 
-def _setup_line_editing() -> None:
-    with suppress(ImportError):
-        import readline
+class _Totals:
+    """The tokens of this process's turns, whatever session they ran in."""
 
-        from hive_core.config import hive_home
+    def __init__(self) -> None:
+        self.turns = 0
+        self.input = 0
+        self.output = 0
 
-        history = hive_home() / "history"
-        with suppress(OSError):
-            history.parent.mkdir(parents=True, exist_ok=True)
-            readline.read_history_file(history)
-        readline.set_history_length(1000)
-        atexit.register(_save_history, history)
+    def add(self, event: TurnEndEvent) -> None:
+        self.turns += 1
+        self.input += event.input_tokens or 0
+        self.output += event.output_tokens or 0
+
+    def describe(self) -> str:
+        return (
+            f"{self.turns} turn(s) · {self.input} input + {self.output} output tokens = "
+            f"{self.input + self.output}"
+        )
 
 
-def _save_history(history: Path) -> None:
-    import readline
-
-    with suppress(OSError):  # a history that cannot be written is not worth a traceback at exit
-        readline.write_history_file(history)
+def _say(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    sys.stderr.flush()
 
 
 def _compact(portal: BlockingPortal, session: OpenSession) -> str:
@@ -95,98 +97,270 @@ def _agents(session: OpenSession) -> str:
     )
 
 
+def _banner(session: OpenSession, *, dry_run: bool) -> str:
+    recorder = session.conversation.recorder
+    restored = len(recorder.session.conversation) if recorder is not None else 0
+    resumed = " (resuming the agent's session)" if session.conversation.backend_session is not None else ""
+    return (
+        f"hive {__version__} · {session.label} · session {session.session_id}{resumed}"
+        + (f" ({restored} messages restored)" if restored else "")
+        + (" · planning mode" if session.host.agent.planning else "")
+        + (" · dry run" if dry_run else "")
+    )
+
+
+def _model(live: LiveSession, name: str) -> str:
+    session = live.session
+    if session.backend is not None:
+        backend = session.conversation.backend
+        return (
+            f"{session.label}: agent {backend} chooses its own model; start `hive --agent {backend} -m MODEL` "
+            "to run it with another, or /agent hive to switch to hive's own loop"
+        )
+    if not name:
+        return f"{session.label} (/model NAME switches for the next turns)"
+    error = live.reopen(live.with_options(model=name))
+    if error is not None:
+        return f"model unchanged ({live.session.label}): {error}"
+    return f"model: {live.session.label} for the next turns (session {live.session.session_id} goes on)"
+
+
+def _agent(live: LiveSession, name: str) -> str:
+    session = live.session
+    if not name:
+        return _agents(session) + "\nswitch with /agent NAME (a new session), /agent hive for hive's own loop"
+    try:
+        wanted = canonical_agent(name)
+    except USER_ERRORS as exc:
+        return str(exc)
+    current = session.conversation.backend or HIVE_BACKEND
+    if wanted == current:
+        return f"already using {session.label}"
+    old = session.session_id
+    # A conversation lives in one backend's own session: another backend cannot take it over mid-way.
+    error = live.replace(live.with_options(agent=wanted), SessionChoice())
+    if error is not None:
+        return f"agent unchanged ({session.label}): {error}"
+    return (
+        f"{live.session.label} runs the next turns, in a new session {live.session.session_id} (a backend keeps "
+        f"its own conversation, so {old} cannot move over; continue it with /resume {old})"
+    )
+
+
+def _clear(live: LiveSession) -> str:
+    old = live.session.session_id
+    error = live.replace(live.options, SessionChoice())
+    if error is not None:
+        return f"could not start a new session: {error}"
+    return f"new session {live.session.session_id} (the conversation so far is in {old}: /resume {old})"
+
+
+def _sessions_listing(live: LiveSession) -> tuple[list[str], str]:
+    """The ids of this project's sessions, newest first, and their numbered listing."""
+    session = live.session
+    infos = session.store.list_sessions(project_path=str(session.host.project_root), limit=_PICKER_SIZE)
+    ids: list[str] = []
+    lines: list[str] = []
+    for number, info in enumerate(infos, 1):
+        ids.append(info.id)
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+        title = cut_title((info.first_message or "").replace("\n", " ")) or "(no message yet)"
+        here = " ← this one" if info.id == session.session_id else ""
+        lines.append(f"  {number:>2}. {info.id}  {when}  {info.message_count:>3} msgs  {title}{here}")
+    return ids, "\n".join(lines)
+
+
+def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
+    ids, listing = _sessions_listing(live)
+    if argument:
+        picked = ids[int(argument) - 1] if argument.isdigit() and 1 <= int(argument) <= len(ids) else argument
+    else:
+        if not ids:
+            return "no sessions in this project yet"
+        _say(listing)
+        try:
+            answer = editor.ask(f"resume which (1-{len(ids)}, empty to cancel)? ").strip()
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if not answer:
+            return "not resumed"
+        if not (answer.isdigit() and 1 <= int(answer) <= len(ids)):
+            return f"no session {answer!r} in the list: not resumed"
+        picked = ids[int(answer) - 1]
+    if picked == live.session.session_id:
+        return f"already in session {picked}"
+    if picked not in ids and live.session.store.get(picked) is None:
+        return f"no session {picked!r} (/sessions lists this project's)"
+    # The backend the session was recorded with serves it again (agent None: whichever it was).
+    error = live.replace(live.with_options(agent=None), SessionChoice(resume=picked))
+    if error is not None:
+        return f"not resumed: {error}"
+    return _banner(live.session, dry_run=False)
+
+
+def _plan(live: LiveSession) -> str:
+    session = live.session
+    agent_session = session.agent_session
+    if agent_session is None:
+        return (
+            f"planning mode is a mode of hive's own loop; {session.label} has its own "
+            "(/agent hive switches to hive's loop)"
+        )
+    host = session.host
+    planning = not agent_session.planning
+    agent_session.planning = host.agent.planning = planning
+    small = host.settings.provider in SMALL_MODEL_PROVIDERS
+    host.agent.instructions = instructions_for(host.project_root, planning=planning, small=small)
+    live.options = live.with_options(planning=planning)
+    if planning:
+        return "planning mode on: only read-only tools run (/plan again to leave it)"
+    return "planning mode off: every tool runs, under the rules"
+
+
+def _tokens(live: LiveSession, totals: _Totals) -> str:
+    # hive keeps no price list: saying a number would be a guess.
+    return f"{totals.describe()} · cost unknown (hive has no prices for {live.session.label})"
+
+
+def _attach(portal: BlockingPortal, session: OpenSession, text: str) -> str | None:
+    """``text`` with the files it mentions attached; ``None`` when one cannot be (said why)."""
+    if not mentions(text):
+        return text
+    host = session.host
+    approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
+    future = portal.start_task_soon(
+        lambda: attach_files(text, root=host.project_root, policy=host.agent.policy, approvals=approver)
+    )
+    try:
+        return future.result()
+    except AttachmentError as exc:
+        _say(f"{exc} (nothing sent)")
+    except KeyboardInterrupt:
+        future.cancel()
+        _say("\n(nothing sent)")
+    return None
+
+
+def _command(
+    name: str, argument: str, live: LiveSession, portal: BlockingPortal, editor: LineEditor, totals: _Totals
+) -> bool:
+    """Run the slash command ``name``; ``False`` when it is the one that leaves."""
+    command = command_of(name)
+    if command is None:
+        _say(f"unknown command {name} (not sent to the model); /help lists the commands")
+        return True
+    session = live.session
+    match command.name:
+        case "/exit":
+            return False
+        case "/help":
+            _say(help_text())
+        case "/clear":
+            _say(_clear(live))
+        case "/compact":
+            _say(_compact(portal, session))
+        case "/model":
+            _say(_model(live, argument))
+        case "/agent":
+            _say(_agent(live, argument))
+        case "/agents":
+            _say(_agents(session))
+        case "/resume":
+            _say(_resume(live, editor, argument))
+        case "/sessions":
+            listing = _sessions_listing(live)[1]
+            _say(listing or "no sessions in this project yet")
+        case "/session":
+            _say(session.session_id)
+        case "/tokens":
+            _say(_tokens(live, totals))
+        case "/plan":
+            _say(_plan(live))
+        case _:  # pragma: no cover - every command of the table has its case
+            _say(f"{name} is not available here")
+    return True
+
+
 def interactive_main(
-    session: OpenSession, renderer: TextRenderer, *, dry_run: bool, first: str | None = None
+    session: OpenSession,
+    renderer: TextRenderer,
+    *,
+    dry_run: bool,
+    first: str | None = None,
+    options: HostOptions | None = None,
 ) -> int:
     """Run the prompt loop over ``session``, showing each turn with ``renderer``; return the exit code.
 
-    ``first`` is sent as if typed at the first prompt (``hive "question"``).
+    ``first`` is sent as if typed at the first prompt (``hive "question"``). ``options`` are what ``session`` was
+    opened with, for the commands that open another (``/clear``, ``/model``, ``/agent``, ``/resume``).
     """
-    host, runner = session.host, session.runner
-    totals = {"turns": 0, "input": 0, "output": 0}
+    from hive_core.config import hive_home
+
+    totals = _Totals()
 
     def sink(event: Event) -> None:
         renderer(event)
         if isinstance(event, TurnEndEvent):
-            totals["turns"] += 1
-            totals["input"] += event.input_tokens or 0
-            totals["output"] += event.output_tokens or 0
+            totals.add(event)
 
-    _setup_line_editing()
-    recorder = session.conversation.recorder
-    restored = len(recorder.session.conversation) if recorder is not None else 0
-    resumed = " (resuming the agent's session)" if session.conversation.backend_session is not None else ""
-    sys.stderr.write(
-        f"hive {__version__} · {session.label} · session {session.session_id}{resumed}"
-        + (f" ({restored} messages restored)" if restored else "")
-        + (" · planning mode" if host.agent.planning else "")
-        + (" · dry run" if dry_run else "")
-        + "\nType /help for help, exit to leave.\n"
-    )
+    editor = line_editor(session.host.project_root, hive_home() / "history")
+    _say(_banner(session, dry_run=dry_run) + "\nType /help for help, exit to leave.")
     code = 0
-    with session, start_blocking_portal() as portal, portal.wrap_async_context_manager(session.plugins()):
-        while True:
-            try:
-                if first is not None:
-                    line, first = first, None
-                    sys.stderr.write(f"> {line}\n")
-                else:
-                    line = input("> ")
-            except EOFError:
-                sys.stderr.write("\n")
-                break
-            except KeyboardInterrupt:
-                sys.stderr.write("\n(Ctrl+D or exit to leave)\n")
-                continue
-            text = line.strip()
-            if not text:
-                continue
-            command = line.startswith("/") and _COMMAND.match(text) is not None
-            if text in ("exit", "quit", "/exit", "/quit"):
-                break
-            if text == "/help":
-                sys.stderr.write(_HELP)
-                continue
-            if text == "/model":
-                change = "--agent or -m" if session.backend is not None else "-m or --provider"
-                sys.stderr.write(f"{session.label} (start hive with {change} to change it)\n")
-                continue
-            if text == "/agents":
-                sys.stderr.write(_agents(session) + "\n")
-                continue
-            if text == "/session":
-                sys.stderr.write(f"{session.session_id}\n")
-                continue
-            if text == "/compact":
-                sys.stderr.write(_compact(portal, session) + "\n")
-                continue
-            if text == "/tokens":
-                used = totals["input"] + totals["output"]
-                sys.stderr.write(
-                    f"{totals['turns']} turn(s) · {totals['input']} input + {totals['output']} output tokens = "
-                    f"{used}\n"
-                )
-                continue
-            if command:
-                name = text.split()[0]
-                sys.stderr.write(
-                    f"unknown command {name} (not sent to the model); /help lists the commands\n"
-                )
-                continue
-            renderer.begin_turn()
-            future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=text), sink)
+    chosen = options or HostOptions(cwd=Path.cwd(), planning=session.host.agent.planning)
+    with start_blocking_portal() as portal:
+        live = LiveSession(session, chosen, renderer, portal)
+        live.start()
+        try:
+            code = _loop(live, portal, editor, renderer, sink, totals, first)
+        finally:
+            live.stop()
+    _say(totals.describe())
+    return code
+
+
+def _loop(
+    live: LiveSession,
+    portal: BlockingPortal,
+    editor: LineEditor,
+    renderer: TextRenderer,
+    sink: Callable[[Event], None],
+    totals: _Totals,
+    first: str | None,
+) -> int:
+    while True:
+        try:
+            if first is not None:
+                line, first = first, None
+                sys.stderr.write(f"> {line}\n")
+            else:
+                line = editor.read("> ")
+        except EOFError:
+            sys.stderr.write("\n")
+            return 0
+        except KeyboardInterrupt:
+            sys.stderr.write("\n(Ctrl+D or exit to leave)\n")
+            continue
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("exit", "quit"):
+            return 0
+        parsed = parse_command(text) if line.startswith("/") else None
+        if parsed is not None:
+            if not _command(*parsed, live, portal, editor, totals):
+                return 0
+            continue
+        message = _attach(portal, live.session, text)
+        if message is None:
+            continue
+        runner = live.session.runner
+        renderer.begin_turn()
+        future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=message), sink)
+        try:
+            future.result()
+        except KeyboardInterrupt:
+            portal.call(runner.cancel)
             try:
                 future.result()
             except KeyboardInterrupt:
-                portal.call(runner.cancel)
-                try:
-                    future.result()
-                except KeyboardInterrupt:
-                    code = 130
-                    break
-        session.end()
-    sys.stderr.write(
-        f"{totals['turns']} turn(s) · {totals['input']} input + {totals['output']} output tokens "
-        f"= {totals['input'] + totals['output']}\n"
-    )
-    return code
+                return 130

@@ -1,0 +1,106 @@
+"""``@path`` in a message: the file's content attached after the message, as a fenced block.
+
+Each mention is judged as a ``read_file`` call by the host's policy: a denied file is refused with the reason, a
+file the rules ask about is asked at the terminal, and the file is read as ``read_file`` reads it (text only, up
+to its size limit). A mention of a missing file, or one refused, is a local error: nothing is sent. ``@`` inside a
+word (``a@b.c``) is no mention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from hive_core import ApprovalRequest, ApprovalService, ToolCallPolicy, ToolContext
+from hive_core.builtin_tools import read_file
+from hive_core.permissions import resolve_path
+from hive_protocol import Event
+
+__all__ = ["MENTION_START", "AttachmentError", "attach_files", "mentions"]
+
+MENTION_START: Final = "@"
+"""What starts a mention."""
+
+_MENTION: Final = re.compile(r"(?<![^\s(\[{\"'])@(\S+)")
+"""``@`` at the start, after a space or an opening bracket or quote: never inside a word (``a@b.c``)."""
+_TRAILING: Final = ".,;:!?)]}'\""
+"""Punctuation that ends a sentence rather than a path (``see @notes.md.``)."""
+
+
+class AttachmentError(Exception):
+    """A mention that cannot be attached; the message says why, and nothing is sent."""
+
+
+@dataclass(frozen=True)
+class _Attachment:
+    path: str
+    content: str
+
+
+def mentions(text: str) -> list[str]:
+    """The paths ``text`` mentions with ``@``, in order, each once."""
+    found: list[str] = []
+    for match in _MENTION.finditer(text):
+        path = match.group(1).rstrip(_TRAILING)
+        if path and path not in found:
+            found.append(path)
+    return found
+
+
+def _fence(content: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", content)), default=2)
+    return "`" * (longest + 1)
+
+
+def _ignore(event: Event) -> None:
+    del event
+
+
+async def attach_files(
+    text: str, *, root: Path, policy: ToolCallPolicy | None, approvals: ApprovalService | None
+) -> str:
+    """``text`` followed by a fenced block of each file it mentions; ``text`` itself when it mentions none.
+
+    Raises :class:`AttachmentError` for a missing file, a file the rules deny or the person refused, or one
+    ``read_file`` cannot read (binary, too large).
+    """
+    attached: list[_Attachment] = []
+    for number, path in enumerate(mentions(text), 1):
+        target = resolve_path(root, path)
+        if not target.is_file():
+            what = "a directory, not a file" if target.is_dir() else "no such file"
+            raise AttachmentError(f"@{path}: {what}")
+        arguments = {"path": path}
+        verdict = policy.evaluate("read_file", arguments) if policy is not None else None
+        if verdict is not None and verdict.action == "deny":
+            raise AttachmentError(f"@{path}: refused by the rules: {verdict.reason}")
+        if verdict is not None and verdict.action == "ask":
+            if approvals is None:
+                raise AttachmentError(f"@{path}: the rules ask before reading it, and there is no one to ask")
+            decision = await approvals.request(
+                ApprovalRequest(
+                    call_id=f"attach-{number}",
+                    tool_name="read_file",
+                    arguments=arguments,
+                    reason=verdict.reason,
+                    level=verdict.level,
+                )
+            )
+            if not decision.approved:
+                raise AttachmentError(f"@{path}: not attached ({decision.reason or 'declined'})")
+        context = ToolContext(
+            call_id=f"attach-{number}", tool_name="read_file", working_dir=root, emit=_ignore
+        )
+        outcome = await read_file.invoke(arguments, context)
+        if not outcome.success:
+            raise AttachmentError(f"@{path}: {outcome.error or outcome.content}")
+        attached.append(_Attachment(path, outcome.content))
+    if not attached:
+        return text
+    blocks = [text]
+    for item in attached:
+        fence = _fence(item.content)
+        blocks.append(f"{item.path}:\n{fence}\n{item.content.rstrip(chr(10))}\n{fence}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,82 @@
+"""The interactive mode's slash commands: one table that ``/help`` prints and completion offers.
+
+A line starting with ``/name`` is always a command, answered at the terminal and never sent to the model; an
+unknown one is answered too. ``/usr/bin is…`` is no command (a name followed by ``/`` is a path).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["COMMANDS", "SlashCommand", "command_of", "help_text", "parse_command"]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One command of the interactive mode."""
+
+    name: str
+    """The command with its slash: ``/model``."""
+    arguments: str
+    """What it takes, for people: ``NAME``, ``[ID]``; empty when nothing."""
+    help: str
+    """One line of what it does."""
+    aliases: tuple[str, ...] = ()
+    """Other spellings that run it (``/quit``)."""
+
+
+COMMANDS: Final[tuple[SlashCommand, ...]] = (
+    SlashCommand("/help", "", "this help"),
+    SlashCommand("/clear", "", "start a fresh conversation: a new hive session (the old one can be resumed)"),
+    SlashCommand("/compact", "", "compact the conversation now (what is sent; the session keeps everything)"),
+    SlashCommand("/model", "[NAME]", "the model in use; with NAME, switch to it for the next turns"),
+    SlashCommand(
+        "/agent", "[NAME]", "the agent backend in use; with NAME (or hive), switch to it in a new session"
+    ),
+    SlashCommand("/agents", "", "the coding-agent CLI in use and the warm-session pool's counters"),
+    SlashCommand("/resume", "[ID]", "pick one of this project's sessions and continue it"),
+    SlashCommand("/sessions", "", "list this project's sessions"),
+    SlashCommand("/session", "", "this session's id (continue it later with hive -r ID)"),
+    SlashCommand(
+        "/tokens", "", "the tokens this process's turns have used so far, and their cost where known"
+    ),
+    SlashCommand("/plan", "", "toggle planning mode (only read-only tools run)"),
+    SlashCommand("/exit", "", "leave (also exit, quit, Ctrl+D)", aliases=("/quit",)),
+)
+"""Every command, in the order ``/help`` lists them."""
+
+_BY_NAME: Final = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
+
+_COMMAND: Final = re.compile(r"(/[A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+"""What a slash command looks like: ``/name`` alone or followed by arguments (``/usr/bin`` is not one)."""
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """``(name, argument text)`` when ``text`` (stripped) is a slash command, known or not; else ``None``."""
+    match = _COMMAND.match(text)
+    if match is None:
+        return None
+    return match.group(1), (match.group(2) or "").strip()
+
+
+def command_of(name: str) -> SlashCommand | None:
+    """The command ``name`` (with its slash) runs, aliases included; ``None`` for an unknown one."""
+    return _BY_NAME.get(name)
+
+
+def help_text() -> str:
+    """What ``/help`` prints: the table, then the keys and the rules of a message."""
+    width = max(len(f"{c.name} {c.arguments}".strip()) for c in COMMANDS) + 2
+    lines = [f"  {f'{c.name} {c.arguments}'.strip():<{width}} {c.help}" for c in COMMANDS]
+    lines += [
+        "",
+        "  @path            attach a project file to the message (the read rules apply)",
+        "  Enter            send · Alt+Enter (Esc Enter) new line · a paste is one message",
+        "  Tab              complete /commands and @paths · Up/Down: history",
+        "  Ctrl+C           cancel the running turn (twice: leave)",
+        "A line starting with / is always a command: an unknown one is answered here, never sent to the model",
+        "(start the line with a space to send it as it is).",
+    ]
+    return "\n".join(lines) + "\n"

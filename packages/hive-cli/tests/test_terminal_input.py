@@ -1,0 +1,321 @@
+"""The interactive mode's input side on a real pseudo-terminal: prompt_toolkit line editing (a paste is one
+message, Alt+Enter a new line, history, completion), the slash commands, and ``@path`` attachments.
+
+Every assertion that matters is on what the scripted model server recorded: a command never reaches the model, a
+message reaches it whole, an attached file's content reaches it after the message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_cli_harness import FakeCli
+from cli_harness import Terminal, Workspace, model_requests, text, user_texts
+
+from hive_cli.attachments import mentions
+from hive_cli.line_editor import HiveCompleter
+from hive_cli.slash_commands import COMMANDS, help_text
+from hive_conformance.model_server import ScriptedModelServer
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+UP = "\x1b[A"
+ALT_ENTER = "\x1b\r"
+
+
+PROMPT_MARK = "\x1b[?2004h"
+"""What an xterm shows when the editor is ready for a message: prompt_toolkit turns bracketed paste on (it draws
+the prompt with cursor movements, so its ``> `` is not there as text)."""
+
+
+def ready(term: Terminal) -> str:
+    """Wait for the next prompt; return what came before it."""
+    return term.expect(PROMPT_MARK if term.term != "dumb" else "> ")
+
+
+def xterm(ws: Workspace, *args: str) -> Terminal:
+    return ws.terminal(*args, term="xterm-256color")
+
+
+def request_model(body: Any) -> str:
+    return str(body["model"])
+
+
+def test_a_paste_of_three_lines_is_one_message_and_alt_enter_inserts_a_new_line(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Got the paste."), text("Got two lines."))
+    ws.use(server)
+    with xterm(ws) as term:
+        ready(term)
+        term.type(f"{PASTE_START}def f():\n    return 1\nprint(f()){PASTE_END}")
+        term.type("\r")
+        term.expect("Got the paste.")
+        ready(term)
+        term.type(f"first line{ALT_ENTER}second line\r")
+        term.expect("Got two lines.")
+        ready(term)
+        term.type("\x04")
+        assert term.wait() == 0
+    requests = model_requests(server)
+    assert len(requests) == 2
+    assert user_texts(requests[1]) == ["def f():\n    return 1\nprint(f())", "first line\nsecond line"]
+
+
+def test_history_is_kept_in_the_hive_home_and_up_recalls_it(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("One."), text("Again."))
+    ws.use(server)
+    with xterm(ws) as term:
+        ready(term)
+        term.type("remember this line\r")
+        term.expect("One.")
+        ready(term)
+        term.type("\x04")
+        assert term.wait() == 0
+    assert "remember this line" in (ws.home / "history").read_text(encoding="utf-8")
+    with xterm(ws) as term:  # a new process: the history comes from the file
+        ready(term)
+        term.type(UP)
+        term.expect("remember this line")
+        term.type("\r")
+        term.expect("Again.")
+        ready(term)
+        term.type("\x04")
+        assert term.wait() == 0
+    assert user_texts(model_requests(server)[1]) == ["remember this line"]
+
+
+def test_tab_completes_commands_and_project_paths(ws: Workspace, server: ScriptedModelServer) -> None:
+    (ws.project / "docs").mkdir()
+    (ws.project / "docs" / "notes-on-design.md").write_text("Use small modules.\n", encoding="utf-8")
+    server.add(text("Read them."))
+    with xterm(ws.use(server)) as term:
+        ready(term)
+        term.type("/sess")
+        term.type("\t")
+        term.expect("ions")  # the only command starting so: completed (drawn as what changed)
+        term.type("\r")
+        ready(term)
+        term.type("summarise @do\t")
+        term.expect("cs/")
+        term.type("no\t")
+        term.expect("tes-on-design.md")
+        term.type("\r")
+        term.expect("Read them.")
+        ready(term)
+        term.type("\x04")
+        assert term.wait() == 0
+    [request] = model_requests(server)
+    [sent] = user_texts(request)
+    assert sent.startswith("summarise @docs/notes-on-design.md")
+    assert "Use small modules." in sent
+
+
+def test_slash_commands_are_answered_locally_and_switch_the_session_and_the_model(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("A1."), text("B1."), text("A2."), text("A3."))
+    with ws.use(server).terminal() as term:
+        banner = term.expect("> ")
+        [first] = ws.sessions()
+        assert first["id"] in banner
+        term.type("one\r")
+        term.expect("A1.")
+        term.expect("> ")
+
+        term.type("/help\r")
+        shown = term.expect("> ")
+        for name in ("/clear", "/model", "/agent", "/resume", "/sessions", "/tokens", "/plan", "/exit"):
+            assert name in shown
+
+        term.type("/clear\r")
+        cleared = term.expect("> ")
+        assert "new session" in cleared
+        term.type("two\r")
+        term.expect("B1.")
+        term.expect("> ")
+        second = next(s for s in ws.sessions() if s["id"] != first["id"])
+        assert second["id"] in cleared
+
+        term.type("/resume\r")
+        listing = term.expect("empty to cancel)? ")
+        number = next(
+            line.split(".")[0].strip()
+            for line in listing.splitlines()
+            if first["id"] in line and ". " in line
+        )
+        term.type(f"{number}\r")
+        assert first["id"] in term.expect("> ")
+        term.type("three\r")
+        term.expect("A2.")
+        term.expect("> ")
+
+        term.type("/model other-model\r")
+        assert "openai/other-model" in term.expect("> ")
+        term.type("four\r")
+        term.expect("A3.")
+        term.expect("> ")
+
+        term.type("/sessions\r")
+        assert second["id"] in term.expect("> ")
+        term.type("/resume no-such-session\r")
+        assert "no session 'no-such-session'" in term.expect("> ")
+        term.type("/tokens\r")
+        assert "cost unknown" in term.expect("> ")
+        term.type("/plan\r")
+        assert "planning mode on" in term.expect("> ")
+        term.type("/plan\r")
+        assert "planning mode off" in term.expect("> ")
+        term.type("/x\r")
+        assert "unknown command /x" in term.expect("> ")
+        term.type("/agent no-such-agent\r")
+        assert "no-such-agent" in term.expect("> ")
+        term.type("/agent hive\r")
+        assert "already using openai/other-model" in term.expect("> ")
+        term.type("/exit\r")
+        assert term.wait() == 0
+    requests = model_requests(server)
+    assert len(requests) == 4  # the commands reached nothing
+    assert user_texts(requests[1]) == ["two"]  # /clear: a fresh conversation
+    assert user_texts(requests[2]) == ["one", "three"]  # /resume: the first conversation goes on
+    assert user_texts(requests[3]) == ["one", "three", "four"]  # /model: the same conversation, another model
+    assert [request_model(r.body) for r in requests] == ["scripted", "scripted", "scripted", "other-model"]
+    assert len(ws.sessions()) == 2
+
+
+def test_an_at_path_attaches_the_file_and_a_missing_one_sends_nothing(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "bug.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    server.add(text("It subtracts."), text("Mailed."))
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("@missing.py what is wrong?\r")
+        assert "@missing.py: no such file (nothing sent)" in term.expect("> ")
+        term.type("what is wrong in @bug.py?\r")
+        term.expect("It subtracts.")
+        term.expect("> ")
+        term.type("write to a@b.co about it\r")  # an address, not a path
+        term.expect("Mailed.")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    requests = model_requests(server)
+    assert len(requests) == 2
+    assert user_texts(requests[1]) == [
+        "what is wrong in @bug.py?\n\nbug.py:\n```\ndef add(a, b):\n    return a - b\n```",
+        "write to a@b.co about it",
+    ]
+
+
+def test_an_at_path_is_judged_as_a_read_by_the_rules(ws: Workspace, server: ScriptedModelServer) -> None:
+    ws.permissions(
+        """\
+permissions:
+  read:
+    - pattern: "secret.txt"
+      action: deny
+    - pattern: "private/**"
+      action: ask
+"""
+    )
+    (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")
+    (ws.project / "private").mkdir()
+    (ws.project / "private" / "plan.md").write_text("The private plan.\n", encoding="utf-8")
+    server.add(text("Seen the plan."))
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("show @secret.txt\r")
+        refused = term.expect("> ")
+        assert "@secret.txt: refused by the rules" in refused
+        assert "nothing sent" in refused
+        term.type("and @private/plan.md\r")
+        panel = term.expect("[s] reject and stop: ")
+        assert "approval needed: read_file" in panel
+        assert "path: private/plan.md" in panel
+        term.type("n\r")
+        assert "not attached" in term.expect("> ")
+        term.type("and @private/plan.md\r")
+        term.expect("[s] reject and stop: ")
+        term.type("y\r")
+        term.expect("Seen the plan.")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    [request] = model_requests(server)
+    [sent] = user_texts(request)
+    assert "The private plan." in sent
+    assert "hunter2" not in str(request.body)
+
+
+def test_agent_switches_the_next_turns_to_a_coding_agent_cli_in_a_new_session(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    cli = FakeCli.install(ws, "gemini")
+    ws.env.update(cli.env("cli-hello"))
+    server.add(text("From hive's loop."))
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("first\r")
+        term.expect("From hive's loop.")
+        term.expect("> ")
+        [before] = ws.sessions()
+        term.type("/agent gemini\r")
+        switched = term.expect("> ")
+        assert "agent gemini runs the next turns, in a new session" in switched
+        assert f"/resume {before['id']}" in switched
+        term.type("/model other\r")
+        assert "agent gemini chooses its own model" in term.expect("> ")
+        term.type("/plan\r")
+        assert "planning mode is a mode of hive's own loop" in term.expect("> ")
+        term.type("hello\r")
+        term.expect("Hello from the fake CLI")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    assert len(model_requests(server)) == 1  # the CLI ran the second turn, not hive's model
+    assert "session/prompt" in cli.methods()
+    after = next(s for s in ws.sessions() if s["id"] != before["id"])
+    assert after["messageCount"] == 2
+
+
+def test_a_mention_is_an_at_after_a_space_and_ends_before_sentence_punctuation() -> None:
+    assert mentions("see @src/app.py, then @README.md.") == ["src/app.py", "README.md"]
+    assert mentions("mail a@b.co or me@example.org") == []
+    assert mentions("@a.py and @a.py (@b.txt) '@c.md'") == ["a.py", "b.txt", "c.md"]
+
+
+def test_help_and_completion_come_from_one_table(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    shown = help_text()
+    completer = HiveCompleter(tmp_path)
+    offered = [
+        c.text for c in completer.get_completions(Document("/"), CompleteEvent(completion_requested=True))
+    ]
+    for command in COMMANDS:
+        assert command.name in shown
+        assert command.name in offered
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("", encoding="utf-8")
+    paths = [c.text for c in completer.get_completions(Document("look at @src/m"), CompleteEvent())]
+    assert paths == ["src/main.py"]
+
+
+def test_a_history_that_cannot_be_read_or_written_is_no_traceback(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.home / "history").mkdir()
+    server.add(text("Fine."))
+    with xterm(ws.use(server)) as term:
+        ready(term)
+        term.type("hi\r")
+        term.expect("Fine.")
+        ready(term)
+        term.type("\x04")
+        assert term.wait() == 0
+    assert "Traceback" not in term.output
+    assert user_texts(model_requests(server)[0]) == ["hi"]
