@@ -160,7 +160,7 @@ async def test_a_line_nested_past_the_decoders_depth_is_an_invalid_line_not_a_cr
     script = (
         "import sys\n"
         "sys.stdout.write('[' * 200000 + ']' * 200000 + '\\n')\n"
-        "sys.stdout.write('{\"id\": 3, \"result\": null}\\n')\n"
+        'sys.stdout.write(\'{"id": 3, "result": null}\\n\')\n'
     )
     process = await open_child([sys.executable, "-c", script])
     transport = ProcessTransport(process)
