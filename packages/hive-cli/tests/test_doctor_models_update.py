@@ -1,5 +1,4 @@
-"""``hive doctor``, ``hive models`` and ``hive update``: checks and exit codes, model lists, and the update
-check against a package index that is unreachable or offers a newer hive-cli."""
+"""``hive doctor`` and ``hive models``: checks and exit codes, and model lists (``hive update``: test_update.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pytest
 from cli_harness import MODEL, Workspace
 from providers_metadata import metadata_server
 
-import hive_cli
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.context import DEFAULT_CONTEXT_WINDOW, ContextWindow
 from hive_core.sandbox import probe_bubblewrap
@@ -191,49 +189,3 @@ def test_doctor_and_models_ask_an_ollama_server_for_the_window(ws: Workspace) ->
         }
     ]
     assert asked == [{"model": "qwen3:8b"}, {"model": "qwen3:8b"}]
-
-
-# -- update ------------------------------------------------------------------------------------------------------
-
-
-def simple_index(root: Path, *versions: str) -> str:
-    """A PEP 503 simple index on disk offering hive-cli ``versions``; its file:// URL."""
-    page = root / "simple" / "hive-cli"
-    page.mkdir(parents=True)
-    links = "".join(
-        f'<a href="hive_cli-{v}-py3-none-any.whl">hive_cli-{v}-py3-none-any.whl</a>\n' for v in versions
-    )
-    (page / "index.html").write_text(
-        f"<!DOCTYPE html><html><body>\n{links}</body></html>\n", encoding="utf-8"
-    )
-    return (root / "simple").as_uri()
-
-
-def index_env(url: str) -> dict[str, str]:
-    # PIP_RETRIES=0: pip's default of 5 retries with back-off only makes the offline case slow.
-    return {"PIP_CONFIG_FILE": "/dev/null", "PIP_INDEX_URL": url, "PIP_RETRIES": "0", "PIP_NO_CACHE_DIR": "1"}
-
-
-def test_update_check_offline_says_so_and_exits_0(ws: Workspace) -> None:
-    result = ws.run("update", "--check", env=index_env(f"http://127.0.0.1:{closed_port()}/simple"))
-    assert result.code == 0, result
-    assert result.stdout == ""
-    assert f"hive {hive_cli.__version__}: could not check for updates" in result.stderr
-
-
-def test_update_check_is_exit_2_when_the_index_offers_a_newer_version(ws: Workspace) -> None:
-    env = index_env(simple_index(ws.root / "index", "0.0.5", "99.1.0", "99.0.3"))
-    checked = ws.run("update", "--check", env=env)
-    assert checked.code == 2, checked
-    assert checked.stdout.startswith(f"hive-cli 99.1.0 is available (you have {hive_cli.__version__}).\n")
-    told = ws.run("update", env=env)
-    assert told.code == 0, told
-    assert "99.1.0" in told.stdout
-
-
-def test_update_check_is_exit_0_when_up_to_date(ws: Workspace) -> None:
-    result = ws.run(
-        "update", "--check", env=index_env(simple_index(ws.root / "index", "0.0.5", hive_cli.__version__))
-    )
-    assert result.code == 0, result
-    assert result.stdout == f"hive {hive_cli.__version__} is up to date.\n"

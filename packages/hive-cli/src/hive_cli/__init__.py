@@ -1,4 +1,4 @@
-"""hive-cli: the ``hive`` command."""
+"""hive-agent-cli: the ``hive`` command."""
 
 __all__: list[str] = []
 
@@ -9,5 +9,5 @@ def __getattr__(name: str) -> str:
     if name == "__version__":
         from importlib.metadata import version
 
-        return version("hive-cli")
+        return version("hive-agent-cli")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

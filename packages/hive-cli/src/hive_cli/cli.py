@@ -135,7 +135,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
 )
 @click.version_option(
-    None, "--version", "-V", package_name="hive-cli", prog_name="hive", message="%(prog)s %(version)s"
+    None, "--version", "-V", package_name="hive-agent-cli", prog_name="hive", message="%(prog)s %(version)s"
 )
 @click.option("-p", "--prompt", help="Run one prompt and exit.")
 @click.option("-m", "--model", help="Model to use.")
@@ -252,12 +252,14 @@ def run(**options: Any) -> None:
 
 @cli.command(
     "set",
-    epilog="\b\nExamples:\n  hive set openai.apiKey sk-...\n  hive set chatBehavior.maxOutputTokens 8192",
+    epilog="\b\nExamples:\n  hive set openai.apiKey        (asks for the key, hidden)\n"
+    "  hive set openai.apiKey sk-...\n  hive set chatBehavior.maxOutputTokens 8192",
 )
 @click.argument("key")
-@click.argument("value")
-def set_(key: str, value: str) -> None:
-    """Set a value in the global configuration (~/.hive/config.yaml)."""
+@click.argument("value", required=False)
+def set_(key: str, value: str | None) -> None:
+    """Set a value in the global configuration (~/.hive/config.yaml). A secret (an API key) given without a
+    value is asked for at the terminal, hidden."""
     from .commands.settings import set_main
 
     sys.exit(set_main(key, value))
@@ -302,13 +304,18 @@ def models(provider: str | None, as_json: bool) -> None:
     sys.exit(models_main(provider=provider, as_json=as_json))
 
 
-@cli.command(epilog="\b\nExample:\n  hive doctor --verbose")
+@cli.command(epilog="\b\nExamples:\n  hive doctor --verbose\n  hive doctor --fix")
 @click.option("--verbose", is_flag=True, help="Show details of every check.")
-def doctor(verbose: bool) -> None:
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair hive's files: a missing home, modes of files holding keys, settings.json.",
+)
+def doctor(verbose: bool, fix: bool) -> None:
     """Check the configuration, the providers and their connectivity, and the environment."""
     from .commands.doctor import doctor_main
 
-    sys.exit(doctor_main(verbose=verbose))
+    sys.exit(doctor_main(verbose=verbose, fix=fix))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive agents\n  hive agents -o json --verbose")
@@ -323,13 +330,18 @@ def agents(output: str, verbose: bool) -> None:
     sys.exit(agents_main(as_json=output == "json", verbose=verbose))
 
 
-@cli.command(epilog="\b\nExamples:\n  hive update --check\n  hive update")
-@click.option("--check", is_flag=True, help="Only check; exit 2 when a newer version exists.")
-def update(check: bool) -> None:
-    """Check the package index for a newer hive-cli and say how to upgrade."""
+@cli.command(epilog="\b\nExamples:\n  hive update --check\n  hive update\n  hive update --force")
+@click.option(
+    "--check", is_flag=True, help="Only check; exit 2 when a newer version exists, 1 when the check fails."
+)
+@click.option("--pre", is_flag=True, help="Consider pre-releases too.")
+@click.option("--force", is_flag=True, help="Reinstall, even when up to date.")
+@click.option("--dry-run", is_flag=True, help="Say the upgrade command instead of running it.")
+def update(check: bool, pre: bool, force: bool, dry_run: bool) -> None:
+    """Check the package index for a newer hive and upgrade it the way it was installed (pipx, uv or pip)."""
     from .commands.update import update_main
 
-    sys.exit(update_main(check=check))
+    sys.exit(update_main(check=check, pre=pre, force=force, dry_run=dry_run))
 
 
 @cli.group(

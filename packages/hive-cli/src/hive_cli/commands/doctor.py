@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 
 from hive_core import Capabilities
-from hive_core.config import ConfigError, find_project_root, global_config_path, load_config
+from hive_core.config import ConfigError, find_project_root, global_config_path, hive_home, load_config
 from hive_core.context import CompactionSettings, ContextWindow, resolve_window
 from hive_core.redaction import mask_urls
 from hive_core.sandbox import SANDBOX_ADVICE, SandboxSettings, sandbox_status
@@ -83,6 +83,39 @@ class _Report:
             self.advice.append(advice)
 
 
+def _check_local(report: _Report, settings: ProviderSettings, *, alone: bool) -> bool:
+    """The local runtime (llama-cpp-python, imported to know) and model file: there, or what to install (an
+    error when local inference is the only provider, else a warning). Whether both are there."""
+    from hive_providers.local import DEFAULT_MODEL_DISTRIBUTION, local_status
+
+    status = local_status(settings.model)
+
+    def missing(text: str, advice: str, detail: str | None = None) -> None:
+        if alone:
+            report.error(text, advice, detail)
+        else:
+            report.warn(text, advice)
+
+    if status.runtime_version is not None:
+        report.ok(f"local runtime: llama-cpp-python {status.runtime_version}")
+    else:
+        missing(
+            "local runtime: llama-cpp-python is not installed",
+            status.runtime_advice(),
+            status.runtime_problem,
+        )
+    if status.model is not None and status.model_found:
+        report.ok(f"local model: {status.model.name} ({status.model.stat().st_size / 1e6:.0f} MB)")
+    elif status.model is None:
+        missing(
+            f"local model: the default model ({DEFAULT_MODEL_DISTRIBUTION}) is not installed",
+            status.model_advice(),
+        )
+    else:
+        missing(f"local model: {status.model} not found", status.model_advice())
+    return status.ready
+
+
 def _check_sandbox(report: _Report, settings: SandboxSettings) -> None:
     """How execute_command runs here: sandboxed, unconfined on purpose, unconfined for want of a sandbox
     (a warning), or refused (an error)."""
@@ -107,12 +140,35 @@ def _check_agents(report: _Report) -> None:
     report.ok(f"{len(found)} of {len(specs)} coding-agent CLIs installed{names} (`hive agents` lists them)")
 
 
-def doctor_main(*, verbose: bool) -> int:
-    """Run every check; exit 1 when any error was found."""
+def _check_files(report: _Report, root: Path, fix: bool) -> None:
+    """hive's own files: the home, the modes of files holding keys, a legacy settings.json; repaired with
+    ``fix`` (each repair said), else reported with the advice to run ``--fix``."""
+    from .repair import find_problems, repair_all
+
+    findings = find_problems(hive_home(), root)
+    if not fix:
+        for finding in findings:
+            report.warn(finding.problem, "`hive doctor --fix` repairs what is marked ! under Files")
+        if not findings:
+            report.ok("the hive home and the files holding keys are in order")
+        return
+    for finding, done, repaired in repair_all(findings):
+        if repaired:
+            report.ok(f"fixed: {done}")
+        else:
+            report.error(f"{finding.problem}: cannot fix ({done})")
+    if not findings:
+        report.ok("the hive home and the files holding keys are in order: nothing to fix")
+
+
+def doctor_main(*, verbose: bool, fix: bool = False) -> int:
+    """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
 
     report = _Report(verbose)
     root = find_project_root(Path.cwd())
+    report.section("Files")
+    _check_files(report, root, fix)
     report.section("Configuration")
     path = global_config_path()
     if path.exists():
@@ -132,9 +188,13 @@ def doctor_main(*, verbose: bool) -> int:
     providers = configured_providers(loaded) if loaded is not None else []
     remote = [p for p in providers if p.provider != "local"]
     configured = CompactionSettings.from_config(loaded).max_context_tokens if loaded is not None else None
+    local_missing = False
     for settings in providers:
         if settings.provider != "local" and not settings.model:
             report.warn(f"{settings.provider}: no model set", f"set {_model_key(settings)}")
+            continue
+        if settings.provider == "local" and not _check_local(report, settings, alone=not remote):
+            local_missing = True
             continue
         model = settings.model or "the default model"
         if settings.provider == "local" and settings.model:
@@ -148,7 +208,7 @@ def doctor_main(*, verbose: bool) -> int:
             "no provider configured and local inference is off",
             "set OPENAI_API_KEY and OPENAI_MODEL (or another provider), or turn local inference back on",
         )
-    elif not remote:
+    elif not remote and not local_missing:
         report.ok("Using local inference only (local model, no key needed)")
         report.advice.append(
             "for faster or stronger answers, configure a remote provider (e.g. `hive set openai.apiKey ...`)"
@@ -156,6 +216,8 @@ def doctor_main(*, verbose: bool) -> int:
 
     report.section("Connectivity")
     for settings in providers[:3]:
+        if settings.provider == "local" and local_missing:
+            continue  # said under Providers
         try:
             names = anyio.run(_list_within, settings)
             report.ok(f"{settings.provider}: reachable ({len(names)} model(s))")

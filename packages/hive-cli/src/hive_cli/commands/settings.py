@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hive_core.config import (
     ConfigError,
     find_project_root,
     global_config_path,
+    is_secret_key,
     load_config,
     project_config_path,
     project_env_path,
@@ -21,8 +23,41 @@ from hive_providers import CONFIG_SCHEMA
 __all__ = ["config_main", "get_main", "set_main", "unset_main"]
 
 
-def set_main(key: str, value: str) -> int:
-    """Write ``key`` in the global file; the echo masks secrets."""
+def _ask_hidden(key: str) -> str | None:
+    """The value of a secret ``key`` typed at the terminal without echo; ``None`` (after saying why) when there
+    is no terminal, nothing was typed, or the user gave up."""
+    if not sys.stdin.isatty():
+        sys.stderr.write(
+            f"hive: {key} is asked for at a terminal, and there is none: run `hive set {key}` in one, "
+            f"or give the value (`hive set {key} VALUE`)\n"
+        )
+        return None
+    try:
+        value = getpass.getpass(f"{key} (hidden): ").strip()
+    except (EOFError, KeyboardInterrupt):
+        sys.stderr.write(f"\nhive: {key} not changed\n")
+        return None
+    if not value:
+        sys.stderr.write(f"hive: nothing entered; {key} not changed\n")
+        return None
+    return value
+
+
+def set_main(key: str, value: str | None) -> int:
+    """Write ``key`` in the global file; the echo masks secrets. A secret key without a value is asked for
+    hidden (:func:`getpass.getpass`); any other key needs its value."""
+    if value is None:
+        try:
+            dotted = ".".join(CONFIG_SCHEMA.normalize_key(key))
+        except USER_ERRORS as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 1
+        if not is_secret_key(dotted):
+            sys.stderr.write(f"hive: {dotted} needs a value: hive set {dotted} VALUE\n")
+            return 2
+        value = _ask_hidden(dotted)
+        if value is None:
+            return 1
     try:
         result = set_value(key, value)
     except USER_ERRORS as exc:

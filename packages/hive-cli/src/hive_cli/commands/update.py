@@ -1,69 +1,251 @@
-"""``hive update``: is there a newer hive-cli on the package index, and how to get it."""
+"""``hive update``: is there a newer hive on the package index, and upgrading it the way it was installed.
+
+The index is asked through its simple API (PEP 691 JSON, with PEP 503 HTML understood too), so no pip is needed.
+Which index: ``PIP_INDEX_URL``, ``UV_INDEX_URL`` or ``UV_DEFAULT_INDEX`` (uv's first when uv installed hive),
+else ``index-url`` in pip's configuration files, else the default of the pip installed here (read from pip at run
+time: this file names no index).
+"""
 
 from __future__ import annotations
 
-import re
+import configparser
+import importlib
+import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from html.parser import HTMLParser
+from importlib import metadata
+from pathlib import Path
+from typing import cast
+from urllib.error import HTTPError, URLError
+from urllib.parse import urljoin, urlsplit
+from urllib.request import Request, urlopen
 
-from hive_cli import __version__
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
 
-__all__ = ["latest_version", "update_main"]
+from hive_core.redaction import mask_urls
+from hive_providers.installation import Installation, detect_installation
 
-_TIMEOUT = 30.0
+__all__ = ["UpdateError", "available_versions", "index_url", "update_main"]
+
+_TIMEOUT = 15.0
+_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+_PIP_DEFAULT = "import pip._internal.models.index as m; print(m.PyPI.simple_url)"
+
+Runner = Callable[[Sequence[str]], int]
+"""Runs an upgrade command and returns its exit status (tests record the command instead)."""
 
 
-def _parse(version: str) -> tuple[int | str, ...]:
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"[.+-]", version))
+class UpdateError(Exception):
+    """The index could not be found or asked, or said nothing usable."""
 
 
-def latest_version() -> str:
-    """The newest hive-cli the configured package index offers (asked through pip, which knows the index).
+def _pip_config_files(env: Mapping[str, str]) -> list[Path]:
+    """pip's configuration files from the least to the most specific (later ones win)."""
+    dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
+    files = [Path(d) / "pip" / "pip.conf" for d in reversed(dirs.split(os.pathsep)) if d]
+    files.append(Path("/etc/pip.conf"))
+    files.append(Path.home() / ".pip" / "pip.conf")
+    files.append(Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "pip" / "pip.conf")
+    files.append(Path(sys.prefix) / "pip.conf")
+    if chosen := env.get("PIP_CONFIG_FILE"):
+        if chosen == os.devnull:
+            return []
+        files.append(Path(chosen))
+    return files
 
-    Raises ``RuntimeError`` with pip's explanation when the index cannot be reached or has no hive-cli.
-    """
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "index",
-        "versions",
-        "hive-cli",
-        "--disable-pip-version-check",
-        "--retries",
-        "1",
-        "--timeout",
-        "15",
-    ]
+
+def _pip_configured(env: Mapping[str, str]) -> str | None:
+    found: str | None = None
+    for path in _pip_config_files(env):
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (OSError, configparser.Error):
+            continue
+        for section in ("global", "install"):
+            if parser.has_option(section, "index-url"):
+                found = parser.get(section, "index-url").strip()
+    return found or None
+
+
+def _pip_default() -> str | None:
+    """The default index of a pip: the one importable here (pipx's environments share one), else that of the
+    ``python3`` on ``PATH``. pip is optional, hence imported by name."""
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"could not ask the package index: {exc}") from None
-    match = re.search(r"^hive-cli \(([^)]+)\)", result.stdout, re.MULTILINE)
-    if result.returncode != 0 or match is None:
-        lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
-        detail = lines[-1] if lines else f"pip exited with {result.returncode}"
-        raise RuntimeError(detail.removeprefix("ERROR: "))
-    return match.group(1)
-
-
-def update_main(*, check: bool) -> int:
-    """Say whether an update exists. Exit 0, or 2 with ``--check`` when a newer version exists."""
+        models = importlib.import_module("pip._internal.models.index")
+        return str(models.PyPI.simple_url)
+    except (ImportError, AttributeError):
+        pass
+    python = shutil.which("python3") or shutil.which("python")
+    if python is None or Path(python).resolve() == Path(sys.executable).resolve():
+        return None
     try:
-        latest = latest_version()
-    except RuntimeError as exc:
-        sys.stderr.write(
-            f"hive {__version__}: could not check for updates (offline, or the package index is unreachable): {exc}\n"
+        done = subprocess.run(
+            [python, "-c", _PIP_DEFAULT], capture_output=True, text=True, timeout=_TIMEOUT, check=False
         )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def index_url(installation: Installation, env: Mapping[str, str] = os.environ) -> str:
+    """The simple-API root of the index to ask (see the module's docstring for the order)."""
+    names = ["PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX"]
+    if installation.method in ("uv", "uv-tool"):
+        names = [*names[1:], names[0]]
+    for name in names:
+        if value := env.get(name, "").strip():
+            return value.split()[0]
+    found = _pip_configured(env) or _pip_default()
+    if found is None:
+        raise UpdateError("no package index is known here: set PIP_INDEX_URL to the index's simple URL")
+    return found
+
+
+class _Links(HTMLParser):
+    """The file names of a PEP 503 project page, yanked files left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+        self._open: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a" and not any(name == "data-yanked" for name, _ in attrs):
+            href = dict(attrs).get("href") or ""
+            self._open = href.split("#", 1)[0].rsplit("/", 1)[-1]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._open is not None:
+            self.names.append(self._open)
+            self._open = None
+
+
+def _file_names(body: bytes, content_type: str) -> list[str]:
+    if "json" in content_type:
+        try:
+            document = json.loads(body)
+        except ValueError as exc:
+            raise UpdateError(f"the index answered with malformed JSON ({exc})") from None
+        files = cast("dict[str, object]", document).get("files") if isinstance(document, dict) else None
+        if not isinstance(files, list):
+            raise UpdateError("the index's answer has no list of files")
+        names: list[str] = []
+        for item in cast("list[object]", files):
+            if isinstance(item, dict):
+                entry = cast("dict[str, object]", item)
+                if not entry.get("yanked") and isinstance(name := entry.get("filename"), str):
+                    names.append(name)
+        return names
+    links = _Links()
+    links.feed(body.decode("utf-8", "replace"))
+    return links.names
+
+
+def _version_of(filename: str, project: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            name, version, *_ = parse_wheel_filename(filename)
+        elif filename.endswith((".tar.gz", ".zip")):
+            name, version = parse_sdist_filename(filename)
+        else:
+            return None
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return version if name == project else None
+
+
+def available_versions(index: str, distribution: str) -> list[Version]:
+    """Every version of ``distribution`` with a file on the index that is not yanked, oldest first."""
+    project = canonicalize_name(distribution)
+    if urlsplit(index).scheme not in ("http", "https"):
+        raise UpdateError(f"only an HTTP(S) index can be asked, not {mask_urls(index)}")
+    url = urljoin(index.rstrip("/") + "/", f"{project}/")
+    request = Request(url, headers={"Accept": _ACCEPT, "User-Agent": "hive-update"})
+    try:
+        with urlopen(request, timeout=_TIMEOUT) as response:
+            body = cast("bytes", response.read())
+            content_type = str(response.headers.get("Content-Type", ""))
+    except HTTPError as exc:
+        if exc.code == 404:
+            raise UpdateError(f"{distribution} is not on the index {mask_urls(index)}") from None
+        raise UpdateError(f"the index {mask_urls(index)} answered HTTP {exc.code}") from None
+    except (URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, URLError) else exc
+        raise UpdateError(f"the index {mask_urls(index)} cannot be reached ({reason})") from None
+    versions = {
+        v for name in _file_names(body, content_type) if (v := _version_of(name, project)) is not None
+    }
+    return sorted(versions)
+
+
+def _run(command: Sequence[str]) -> int:
+    try:
+        return subprocess.run(list(command), check=False).returncode
+    except OSError as exc:
+        sys.stderr.write(f"hive: cannot run {command[0]}: {exc.strerror or exc}\n")
+        return 1
+
+
+def update_main(
+    *,
+    check: bool,
+    pre: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    installation: Installation | None = None,
+    runner: Runner = _run,
+) -> int:
+    """Check the index; with ``check`` only say (exit 2 when a newer version exists), else upgrade the way hive
+    was installed (``force``: reinstall even when up to date). Exit 1 when the check fails."""
+    found = detect_installation() if installation is None else installation
+    name = found.distribution
+    try:
+        installed = Version(metadata.version(name))
+    except (metadata.PackageNotFoundError, InvalidVersion) as exc:
+        sys.stderr.write(f"hive: cannot read the installed version of {name}: {exc}\n")
+        return 1
+    try:
+        index = index_url(found)
+        versions = available_versions(index, name)
+    except UpdateError as exc:
+        sys.stderr.write(f"hive {installed}: could not check for updates: {exc}\n")
+        return 1
+    stable = [v for v in versions if pre or not v.is_prerelease]
+    if not stable:
+        sys.stderr.write(f"hive {installed}: the index {mask_urls(index)} offers no release of {name}\n")
+        return 1
+    latest = stable[-1]
+    command = found.upgrade_command(force=force, pre=pre)
+    shown = shlex.join(command) if command is not None else None
+    if latest <= installed and (check or not force):
+        sys.stdout.write(f"hive {installed} is up to date ({name} {latest} is the newest on the index).\n")
+        if versions[-1] > installed and not pre:
+            sys.stdout.write(f"{name} {versions[-1]} is a pre-release: `hive update --pre` installs it.\n")
         return 0
-    if _parse(latest) <= _parse(__version__):
-        sys.stdout.write(f"hive {__version__} is up to date.\n")
+    if latest > installed:
+        sys.stdout.write(f"{name} {latest} is available (you have {installed}).\n")
+    if check:
+        if latest > installed:
+            advice = f"`hive update` runs: {shown}" if shown else f"update the checkout at {found.source}"
+            sys.stdout.write(f"{advice}\n")
+            return 2
         return 0
-    sys.stdout.write(
-        f"hive-cli {latest} is available (you have {__version__}).\n"
-        "Upgrade with the tool you installed it with:\n"
-        "  pipx upgrade hive-cli\n"
-        "  uv tool upgrade hive-cli\n"
-        "  python -m pip install --upgrade hive-cli\n"
-    )
-    return 2 if check else 0
+    if command is None:
+        sys.stdout.write(f"hive runs from a source checkout ({found.source}): update it with git pull.\n")
+        return 1
+    sys.stdout.write(f"{'would run' if dry_run else 'running'}: {shown}\n")
+    sys.stdout.flush()
+    return 0 if dry_run else runner(command)

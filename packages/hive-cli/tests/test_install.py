@@ -1,0 +1,170 @@
+"""Installing hive as a new user does: the workspace's wheels built, ``hive-agent-host`` installed into an
+environment of its own the way pipx does (``uv tool install``, from those wheels and the package index for
+third-party packages only), and its ``hive -p`` answering from the local model with no key and an empty home; the
+CLI alone (``hive-agent-cli``) installed into a fresh virtual environment says in one line what brings the local
+model.
+
+Slow: the first install on a machine compiles llama-cpp-python (minutes); later ones take it from uv's cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from cli_fake_index import fake_index
+from cli_harness import LOCAL_PROMPT
+
+from hive_providers import CONFIG_SCHEMA
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+UV = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+INSTALL_TIMEOUT = 1800.0
+"""Seconds an install may take: a first one compiles llama.cpp."""
+RUN_TIMEOUT = 120.0
+
+if UV is None:
+    pytest.skip("needs uv to build and install the wheels", allow_module_level=True)
+UV_CACHE = subprocess.run(
+    [UV, "cache", "dir"], capture_output=True, text=True, check=True, timeout=60
+).stdout.strip()
+
+
+def user_env(home: Path, **extra: str) -> dict[str, str]:
+    """A new user's environment: no provider variable, no hive home yet, nothing of the workspace's venv."""
+    drop = {v.name for v in CONFIG_SCHEMA.environment} | {
+        "VIRTUAL_ENV",
+        "HIVE_HOME",
+        "PYTHONPATH",
+        "UV_PROJECT",
+    }
+    env = {
+        name: value for name, value in os.environ.items() if name not in drop and not name.startswith("HIVE_")
+    }
+    # uv's cache stays the developer's (it finds it under HOME otherwise): the one holding llama-cpp-python built.
+    env.update(HOME=str(home), UV_CACHE_DIR=UV_CACHE, UV_PYTHON_DOWNLOADS="never", **extra)
+    return env
+
+
+def run(
+    command: list[str], env: Mapping[str, str], cwd: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def install(command: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` (a uv install) offline first, then with the index: offline, uv reuses the llama-cpp-python it
+    built before, where a fresh look at the index makes it build the same wheel again (minutes) whenever the
+    index's cache entry has expired. A machine with nothing cached gets everything from the index."""
+    offline = run([*command, "--offline"], env, cwd, INSTALL_TIMEOUT)
+    return offline if offline.returncode == 0 else run(command, env, cwd, INSTALL_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheels of every workspace distribution, built from this checkout."""
+    out = tmp_path_factory.mktemp("wheels")
+    assert UV is not None
+    built = run([UV, "build", "--all-packages", "--wheel", "--out-dir", str(out)], os.environ, ROOT, 600)
+    assert built.returncode == 0, built.stderr
+    names = sorted(path.name.split("-")[0] for path in out.glob("*.whl"))
+    assert {"hive_agent_cli", "hive_agent_host", "hive_providers"} <= set(names), names
+    return out
+
+
+def test_hive_agent_host_installed_like_pipx_answers_from_the_local_model(
+    wheels: Path, tmp_path: Path
+) -> None:
+    assert UV is not None
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    user.mkdir()
+    env = user_env(user, UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(tmp_path / "bin"))
+    installed = install(
+        [UV, "tool", "install", "--python", sys.executable, "--find-links", str(wheels), "hive-agent-host"],
+        env,
+        project,
+    )
+    assert installed.returncode == 0, installed.stderr
+    hive = tmp_path / "bin" / "hive"
+    assert hive.exists(), installed.stderr
+
+    answered = run([str(hive), "-p", LOCAL_PROMPT, "-o", "json"], env, project, RUN_TIMEOUT)
+    assert answered.returncode == 0, answered.stderr
+    document = json.loads(answered.stdout)
+    assert document["content"].strip(), document
+    assert document["usage"]["inputTokens"] > 0, document
+    assert (user / ".hive").is_dir()  # the default home, created by the run
+
+    doctor = run([str(hive), "doctor"], env, project, RUN_TIMEOUT)
+    assert "✓ Using local inference only" in doctor.stdout, doctor.stdout
+    assert "✗" not in doctor.stdout, doctor.stdout
+
+    # The installed hive knows it was installed by `uv tool`, asks the index about hive-agent-host, and would
+    # upgrade itself with uv.
+    with fake_index() as index:
+        index.files["hive-agent-host"] = [
+            "hive_agent_host-0.1.0-py3-none-any.whl",
+            "hive_agent_host-99.0.0.tar.gz",
+        ]
+        variables = {"UV_INDEX_URL": index.url, "UV_DEFAULT_INDEX": "", "PIP_INDEX_URL": ""}
+        update = run([str(hive), "update", "--dry-run"], {**env, **variables}, project, RUN_TIMEOUT)
+    assert update.returncode == 0, update
+    assert update.stdout == (
+        "hive-agent-host 99.0.0 is available (you have 0.1.0).\nwould run: uv tool upgrade hive-agent-host\n"
+    )
+    unreachable = {**variables, "UV_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple"}
+    offline = run([str(hive), "update", "--check"], {**env, **unreachable}, project, RUN_TIMEOUT)
+    assert offline.returncode == 1, offline
+    assert "could not check for updates" in offline.stderr
+
+
+def test_the_cli_alone_says_in_one_line_what_brings_the_local_model(wheels: Path, tmp_path: Path) -> None:
+    assert UV is not None
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    user.mkdir()
+    env = user_env(user)
+    venv = tmp_path / "venv"
+    created = run([UV, "venv", "--python", sys.executable, str(venv)], env, project, RUN_TIMEOUT)
+    assert created.returncode == 0, created.stderr
+    python = venv / "bin" / "python"
+    installed = install(
+        [UV, "pip", "install", "--python", str(python), "--find-links", str(wheels), "hive-agent-cli"],
+        env,
+        project,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert not list(venv.glob("lib/python*/site-packages/llama_cpp"))  # cloud models only: nothing to compile
+    hive = venv / "bin" / "hive"
+
+    asked = run([str(hive), "-p", "hi"], env, project, RUN_TIMEOUT)
+    assert asked.returncode != 0, asked
+    assert asked.stdout == ""
+    assert asked.stderr.count("\n") == 1, asked.stderr
+    assert "hive-agent-host" in asked.stderr
+    assert f"`uv pip install --python {python} hive-agent-host`" in asked.stderr
+
+    doctor = run([str(hive), "doctor"], env, project, RUN_TIMEOUT)
+    assert "hive-agent-host" in doctor.stdout, doctor.stdout
+    assert doctor.returncode != 0 or "✗" in doctor.stdout, doctor.stdout
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
