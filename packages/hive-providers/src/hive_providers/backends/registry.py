@@ -243,9 +243,9 @@ BUILTIN_SPECS: Final[tuple[LaunchSpec, ...]] = (
         title="Claude Code",
         aliases=("claude", "claudecode", "anthropic-claude"),
         executables=("claude", "claude-code"),
-        # stream-json both ways, text deltas, and every permission on the control channel (stdin and stdout).
+        # stream-json both ways, text deltas, and every permission on the control channel (stdin and stdout). No
+        # `-p`, as claude-agent-sdk drives it: print mode cost about 140 ms more per turn (benchmarks/agent_backends).
         arguments=(
-            "-p",
             "--input-format",
             "stream-json",
             "--output-format",

@@ -1,6 +1,6 @@
 """Claude Code on its own stream, as an :class:`~hive_core.backends.AgentBackend`.
 
-One process per turn, never pooled (the seed's rule for Claude Code): ``claude -p --input-format stream-json
+One process per turn, never pooled (the seed's rule for Claude Code): ``claude --input-format stream-json
 --output-format stream-json --verbose --include-partial-messages --permission-prompt-tool stdio [--model M]
 [--permission-mode MODE] [--resume ID [--fork-session]]``, started through
 :func:`~hive_core.child_processes.open_child` (a process group of its own, marked as hive's). The turn sends the control channel's ``initialize`` and the prompt as one
