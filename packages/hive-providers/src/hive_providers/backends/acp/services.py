@@ -46,6 +46,7 @@ from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings, SandboxUnavailable, launch_command
 from hive_core.tools import EventSink
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent, RefusalKind
+from hive_providers.backends.judging import judge_call, verdict_of
 
 from .tool_calls import TOOL_NAMES, ToolCallTracker, TrackedCall, text_of
 
@@ -159,29 +160,15 @@ class AcpClientServices:
         call = self._tracker.get(call_id)
         assert call is not None
         tool, arguments = permission_arguments(call, tool_call)
-        verdict = self._verdict(tool, arguments)
-        if verdict.action == "allow":
-            return _select(options, ("allow_once", "allow_always"))
-        if verdict.action == "deny":
-            self._tracker.refuse(call_id, "denied")
-            return _select(options, ("reject_once",))
-        if self._approvals is None:
-            self._tracker.refuse(call_id, "approval_unavailable")
-            return _select(options, ("reject_once",))
-        decision = await self._approvals.request(
-            ApprovalRequest(
-                call_id=call_id,
-                tool_name=tool,
-                arguments=arguments,
-                reason=verdict.reason,
-                level=verdict.level,
-            )
+        judged = await judge_call(
+            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
         )
-        if not decision.approved:
-            self._tracker.refuse(call_id, "rejected")
+        if not judged.runs:
             return _select(options, ("reject_once",))
+        if judged.decision is None:  # the rules allowed it
+            return _select(options, ("allow_once", "allow_always"))
         self._grant(call_id, tool, arguments)
-        if decision.always_approve:
+        if judged.decision.always_approve:
             return _select(options, ("allow_always", "allow_once"))
         return _select(options, ("allow_once", "allow_always"))
 
@@ -392,9 +379,7 @@ class AcpClientServices:
     # -- judging ------------------------------------------------------------------------------------------------
 
     def _verdict(self, tool: str, arguments: Mapping[str, Any]) -> Verdict:
-        if self._policy is None:
-            return Verdict.ask("no permission rules apply to the agent's requests")
-        return self._policy.evaluate(tool, arguments)
+        return verdict_of(self._policy, tool, arguments)
 
     async def _authorise(self, tool: str, arguments: dict[str, Any], verdict: Verdict, what: str) -> None:
         """Raise the refusal ``RequestError`` unless ``verdict`` allows or the human approves (inside the running

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from hive_core.approvals import ApprovalRequest, ApprovalService, ToolCallPolicy, Verdict
+from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.judging import judge_call
 
 from .stream import TOOL_KINDS
 
@@ -167,32 +168,22 @@ class PermissionResponder:
             }
         )
         tool, arguments = hive_arguments(tool_name, tool_input)
-        verdict = (
-            Verdict.ask("no permission rules apply to the agent's requests")
-            if self._policy is None
-            else self._policy.evaluate(tool, arguments)
+        judged = await judge_call(
+            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
         )
-        if verdict.action == "allow":
-            return allow(tool_input)
-        if verdict.action == "deny":
-            self._tracker.refuse(call_id, "denied")
-            return deny(f"Permission denied: {verdict.reason}")
-        if self._approvals is None:
-            self._tracker.refuse(call_id, "approval_unavailable")
-            return deny(f"Permission denied: {verdict.reason}; no one can approve it")
-        decision = await self._approvals.request(
-            ApprovalRequest(
-                call_id=call_id,
-                tool_name=tool,
-                arguments=arguments,
-                reason=verdict.reason,
-                level=verdict.level,
-            )
-        )
-        if not decision.approved:
-            self._tracker.refuse(call_id, "rejected")
-            return deny(f"The user rejected this call: {decision.reason or 'no reason given'}")
-        return allow(_claude_input(tool, tool_input, decision.modified_arguments))
+        match judged.outcome:
+            case "allowed":
+                return allow(tool_input)
+            case "denied":
+                return deny(f"Permission denied: {judged.verdict.reason}")
+            case "unavailable":
+                return deny(f"Permission denied: {judged.verdict.reason}; no one can approve it")
+            case "rejected":
+                assert judged.decision is not None
+                return deny(f"The user rejected this call: {judged.decision.reason or 'no reason given'}")
+            case "approved":
+                assert judged.decision is not None
+                return allow(_claude_input(tool, tool_input, judged.decision.modified_arguments))
 
     async def _ask(self, tool_input: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
         questions = questions_of(tool_input)

@@ -30,7 +30,6 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.approvals import ApprovalRequest, Verdict
 from hive_core.backends import BackendProbe
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
@@ -39,6 +38,7 @@ from hive_protocol import QuestionRequestEvent, UserMessageRequest
 from hive_providers.backends.acp.connection import AgentProcessError
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.judging import judge_call
 from hive_providers.backends.offline import prepare_offline, private_home
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
@@ -322,33 +322,33 @@ class _Turn:
 
     async def _judge(self, call_id: str, permission: PermissionAsked) -> dict[str, Any]:
         """The reply to ``permission``: the rules' verdict, else the human's."""
-        policy, approvals = self.options.policy, self.options.approvals
-        tool, arguments = permission.tool, permission.arguments
-        if policy is None:
-            verdict = Verdict.ask("no permission rules apply to the agent's requests")
-        else:
-            verdict = policy.evaluate(tool, arguments)
-        if verdict.action == "allow":
-            return {"reply": "once"}
-        if verdict.action == "deny":
-            self.tracker.refuse(call_id, "denied")
-            return {"reply": "reject", "message": verdict.reason}
-        if approvals is None or self._cancelling:
-            self.tracker.refuse(call_id, "approval_unavailable")
-            return {"reply": "reject"}
-        decision = await approvals.request(
-            ApprovalRequest(
-                call_id=call_id,
-                tool_name=tool,
-                arguments=arguments,
-                reason=verdict.reason,
-                level=verdict.level,
-            )
+        approvals = None if self._cancelling else self.options.approvals
+        judged = await judge_call(
+            call_id,
+            permission.tool,
+            permission.arguments,
+            policy=self.options.policy,
+            approvals=approvals,
+            tracker=self.tracker,
         )
-        if not decision.approved:
-            self.tracker.refuse(call_id, "rejected")
-            return {"reply": "reject", "message": decision.reason} if decision.reason else {"reply": "reject"}
-        return {"reply": "always" if decision.always_approve else "once"}
+        decision = judged.decision
+        match judged.outcome:
+            case "allowed":
+                return {"reply": "once"}
+            case "denied":
+                return {"reply": "reject", "message": judged.verdict.reason}
+            case "unavailable":
+                return {"reply": "reject"}
+            case "rejected":
+                assert decision is not None
+                return (
+                    {"reply": "reject", "message": decision.reason}
+                    if decision.reason
+                    else {"reply": "reject"}
+                )
+            case "approved":
+                assert decision is not None
+                return {"reply": "always" if decision.always_approve else "once"}
 
     # -- questions ----------------------------------------------------------------------------------------------
 

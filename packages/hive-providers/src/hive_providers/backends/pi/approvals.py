@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from hive_core.approvals import ApprovalRequest, ApprovalService, ToolCallPolicy, Verdict
+from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_providers.backends.acp.services import permission_arguments
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, TrackedCall, text_of
 from hive_providers.backends.acp.tool_calls import tool_name as hive_tool_name
+from hive_providers.backends.judging import judge_call
 
 from .events import TOOL_KINDS
 from .rpc import ApprovalDialog, approval_value
@@ -102,43 +103,26 @@ class ToolJudge:
             }
         )
         tool, arguments = hive_arguments(dialog.tool_name, dialog.tool_input, self._cwd)
-        verdict = (
-            Verdict.ask("no permission rules apply to the agent's requests")
-            if self._policy is None
-            else self._policy.evaluate(tool, arguments)
+        judged = await judge_call(
+            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
         )
         request_id = dialog.request_id
-        if verdict.action == "allow":
-            return approval_value(request_id, approved=True)
-        if verdict.action == "deny":
-            self._tracker.refuse(call_id, "denied")
-            return approval_value(request_id, approved=False, reason=f"Permission denied: {verdict.reason}")
-        if self._approvals is None:
-            self._tracker.refuse(call_id, "approval_unavailable")
-            return approval_value(
-                request_id,
-                approved=False,
-                reason=f"Permission denied: {verdict.reason}; no one can approve it",
-            )
-        decision = await self._approvals.request(
-            ApprovalRequest(
-                call_id=call_id,
-                tool_name=tool,
-                arguments=arguments,
-                reason=verdict.reason,
-                level=verdict.level,
-            )
-        )
-        if not decision.approved:
-            self._tracker.refuse(call_id, "rejected")
-            return approval_value(
-                request_id,
-                approved=False,
-                reason=f"The user rejected this call: {decision.reason or 'no reason given'}",
-            )
-        return approval_value(
-            request_id, approved=True, tool_input=_pi_input(tool, decision.modified_arguments)
-        )
+        match judged.outcome:
+            case "allowed":
+                return approval_value(request_id, approved=True)
+            case "denied":
+                reason = f"Permission denied: {judged.verdict.reason}"
+            case "unavailable":
+                reason = f"Permission denied: {judged.verdict.reason}; no one can approve it"
+            case "rejected":
+                assert judged.decision is not None
+                reason = f"The user rejected this call: {judged.decision.reason or 'no reason given'}"
+            case "approved":
+                assert judged.decision is not None
+                return approval_value(
+                    request_id, approved=True, tool_input=_pi_input(tool, judged.decision.modified_arguments)
+                )
+        return approval_value(request_id, approved=False, reason=reason)
 
 
 def _mapping(value: object) -> dict[str, Any]:
