@@ -20,6 +20,8 @@ CORE_STACK = {
     "yaml",
     "msgspec",
     "pathspec",
+    "wcmatch",
+    "bracex",
     "tree_sitter",
     "tree_sitter_bash",
 }

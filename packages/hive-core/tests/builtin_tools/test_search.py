@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hive_core.builtin_tools import glob_files, grep_files
-from hive_core.permissions.paths import expand_braces
+from hive_core.permissions.glob import expand_braces
 
 if TYPE_CHECKING:
     from .conftest import Project

@@ -29,7 +29,9 @@ def test_each_flag_is_an_allow_rule_in_its_tools_category() -> None:
     assert rules.tools == (PermissionRule(pattern="todo", action="allow", reason=reason),)
 
 
-@pytest.mark.parametrize("flag", ["", ":x", "read_file:", "mcp__gh__list:repo", "todo:*"])
+@pytest.mark.parametrize(
+    "flag", ["", ":x", "read_file:", "mcp__gh__list:repo", "todo:*", "edit_file:src**", "read_file:**.md"]
+)
 def test_malformed_flags_are_errors(flag: str) -> None:
     with pytest.raises(PermissionConfigError, match="--allow"):
         allow_rules([flag])

@@ -264,6 +264,12 @@ MALFORMED_YAML: list[tuple[str, str, int | None]] = [
     ("permissions:\n  read:\n    - pattern: a\n      priority: high\n", "whole number", 4),
     ("permissions:\n  read:\n    - pattern: a\n      priority: true\n", "whole number", 4),
     ("permissions:\n  read:\n    - pattern: a\n      priority: 1.5\n", "whole number", 4),
+    ("permissions:\n  read:\n    - pattern: '**.pem'\n      action: deny\n", "whole segment", 3),
+    (
+        "permissions:\n  edit:\n    - pattern: 'x{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}'\n",
+        "braces expand",
+        3,
+    ),
     ("permissions:\n  read:\n    - pattern: a\n      reason: [x]\n", "reason", 4),
     ("permissions:\n  read:\n    - pattern: a\n      level: high\n", "unknown key 'level'", 4),
     ("permissions:\n  default_action: never\n", "default_action", 2),

@@ -28,10 +28,10 @@ import os
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 from hive_core.approvals import PermissionAction, Verdict
+from hive_core.permissions.glob import segment_matcher
 from hive_core.permissions.paths import locate
 from hive_core.tools import ToolContext
 
@@ -39,7 +39,7 @@ from ._ignores import Ignores
 
 __all__ = ["Node", "Reach", "Root"]
 
-_MAGIC = frozenset("*?[")
+_MAGIC = frozenset("*?[\\")
 _NAMED = 10
 
 
@@ -223,9 +223,10 @@ class Reach:
     def glob(self, root: Root, segments: Sequence[str]) -> Iterator[Node]:
         """The files below ``root`` that ``segments`` (a pattern split by ``/``, with no ``..``) match.
 
-        Shell rules: ``*`` and ``?`` stay in one segment, ``**`` spans any depth, ``[abc]`` is a set; a name
-        starting with a dot matches only a segment that spells the dot, and ``**`` never enters such a
-        directory. Entries the rules deny, and links leading out, are neither entered nor returned.
+        hive's glob dialect (:mod:`hive_core.permissions.glob`): ``*`` and ``?`` stay in one segment, ``**`` spans
+        any depth, ``[abc]`` is a set, ``\\`` escapes; case counts; a name starting with a dot matches only a
+        segment that spells the dot, and ``**`` never enters such a directory. Entries the rules deny, and links
+        leading out, are neither entered nor returned.
         """
         if not os.path.isdir(root.real):
             return
@@ -259,10 +260,10 @@ class Reach:
                         root, node.path, node.real, node.relative, segments, ancestors | {node.real}
                     )
             return
-        magic = not _MAGIC.isdisjoint(segment)
+        matches = segment_matcher(segment) if not _MAGIC.isdisjoint(segment) else None
         for node in self.children(root, directory, real, relative):
-            if magic:
-                if not fnmatchcase(node.name, segment) or (node.name.startswith(".") and segment[0] != "."):
+            if matches is not None:
+                if not matches(node.name):
                     continue
             elif node.name != segment:
                 continue

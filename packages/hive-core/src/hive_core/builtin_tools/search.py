@@ -24,7 +24,8 @@ import posixpath
 import re
 from pathlib import Path
 
-from hive_core.permissions.paths import expand_braces, split_glob
+from hive_core.permissions.glob import expand_braces, literal_brackets
+from hive_core.permissions.paths import split_glob
 from hive_core.tools import ToolContext, tool
 
 from ._paths import format_size, resolve
@@ -77,10 +78,15 @@ def _nearness(name: str) -> tuple[int, str]:
 
 
 def _variants(pattern: str) -> list[str]:
+    """The brace variants of ``pattern``, each also with its brackets read literally (``pages/[id].tsx`` finds
+    that file as well as ``pages/i.tsx``); the literal spelling reaches no directory the variant does not."""
     try:
-        return expand_braces(pattern)
+        variants = expand_braces(pattern)
     except ValueError as error:
         raise ValueError(f"the pattern {pattern!r} cannot be searched: {error}") from None
+    return list(
+        dict.fromkeys(spelling for variant in variants for spelling in (variant, literal_brackets(variant)))
+    )
 
 
 @tool(read_only=True)

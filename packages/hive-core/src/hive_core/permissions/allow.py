@@ -14,6 +14,7 @@ from typing import Final
 
 import msgspec
 
+from .glob import path_pattern_problem
 from .loading import PermissionConfigError, extend_rules
 from .rules import PermissionRule, PermissionRules, RuleCategory
 
@@ -51,6 +52,9 @@ def allow_rules(flags: Iterable[str]) -> PermissionRules:
         if known is not None:
             category, everything = known
             rule_pattern = pattern or everything
+            problem = path_pattern_problem(rule_pattern) if category != "bash" else None
+            if problem is not None:
+                raise PermissionConfigError(f"--allow {flag!r}: {problem}", source="--allow")
         elif pattern:
             raise PermissionConfigError(
                 f"--allow {flag!r}: only {', '.join(sorted(_BY_TOOL))} take a pattern; name the tool alone",

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
-from .glob import PatternKind, glob_matches
-from .paths import Location, expand_braces, glob_base, locate
+from .glob import PatternKind, expand_braces, glob_matches
+from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell_judging import ShellRules, judge_command
 

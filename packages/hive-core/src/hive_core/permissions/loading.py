@@ -16,6 +16,7 @@ from hive_core.approvals import PERMISSION_ACTIONS, PermissionAction
 from hive_core.config.structured import Document, KeyPath, read_document
 from hive_core.errors import UserError
 
+from .glob import path_pattern_problem
 from .rules import PermissionRule, PermissionRules
 
 __all__ = [
@@ -57,6 +58,7 @@ _CONFIG_KEYS: Final = {
     "inherit": "inherit",
 }
 _RULE_LISTS: Final = frozenset({"read", "edit", "bash", "external_directory", "mcp_tools", "tools"})
+_PATH_RULE_LISTS: Final = frozenset({"read", "edit", "external_directory"})
 _RULE_KEYS: Final = ("pattern", "action", "priority", "reason")
 
 
@@ -198,7 +200,7 @@ class _Reader:
                 continue
             self.given.add(field)
             if field in _RULE_LISTS:
-                fields[field] = self._rules(item, where)
+                fields[field] = self._rules(item, where, paths=field in _PATH_RULE_LISTS)
             elif field == "read_only_tools":
                 fields[field] = self._names(item, where)
             elif field == "ask_before_delete":
@@ -224,11 +226,11 @@ class _Reader:
             raise self.error(at, f"'{_dotted(at)}' must be a list of {what}")
         return cast("list[object]", value)
 
-    def _rules(self, value: object, at: KeyPath) -> tuple[PermissionRule, ...]:
+    def _rules(self, value: object, at: KeyPath, *, paths: bool) -> tuple[PermissionRule, ...]:
         items = self._list(value, at, "rules")
-        return tuple(self._rule(item, (*at, index)) for index, item in enumerate(items))
+        return tuple(self._rule(item, (*at, index), paths=paths) for index, item in enumerate(items))
 
-    def _rule(self, value: object, at: KeyPath) -> PermissionRule:
+    def _rule(self, value: object, at: KeyPath, *, paths: bool) -> PermissionRule:
         if not isinstance(value, Mapping):
             raise self.error(
                 at, f"'{_dotted(at)}' must be a mapping with a pattern (and action, priority, reason)"
@@ -245,6 +247,11 @@ class _Reader:
             raise self.error(at, f"rule '{_dotted(at)}' has no pattern")
         if not isinstance(pattern, str) or not pattern:
             raise self.error((*at, "pattern"), f"the pattern of rule '{_dotted(at)}' must be non-empty text")
+        problem = path_pattern_problem(pattern) if paths else None
+        if problem is not None:
+            raise self.error(
+                (*at, "pattern"), f"the pattern of rule '{_dotted(at)}' cannot be used: {problem}"
+            )
         action = self._action(rule.get("action", "ask"), (*at, "action"))
         priority = rule.get("priority", 0)
         if isinstance(priority, bool) or not isinstance(priority, int):

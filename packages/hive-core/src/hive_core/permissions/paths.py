@@ -8,20 +8,14 @@ from pathlib import Path, PurePath
 from typing import NamedTuple
 
 __all__ = [
-    "MAX_BRACE_VARIANTS",
     "Location",
-    "expand_braces",
     "glob_base",
     "locate",
     "resolve_path",
     "split_glob",
 ]
 
-MAX_BRACE_VARIANTS = 256
-"""The most patterns one glob may expand to; more is refused rather than judged or searched one by one."""
-
 _GLOB_MAGIC = re.compile(r"[*?\[{]")
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 class Location(NamedTuple):
@@ -78,28 +72,6 @@ def _posix(path: str) -> str:
     return path if os.sep == "/" else PurePath(path).as_posix()
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """The patterns the ``{a,b}`` groups of ``pattern`` stand for: ``*.{js,ts}`` → ``*.js``, ``*.ts``.
-
-    Nested groups expand too; a group without a comma (``{x}``) stays as written. The policy and the search tools
-    both expand with this function, so every variant a search runs is a variant the policy judged. Raises
-    ``ValueError`` when there would be more than :data:`MAX_BRACE_VARIANTS` of them.
-    """
-    group = _BRACES.search(pattern)
-    if group is None:
-        return [pattern]
-    head, tail = pattern[: group.start()], pattern[group.end() :]
-    expanded: dict[str, None] = {}
-    for choice in group.group(1).split(","):
-        for variant in expand_braces(head + choice + tail):
-            expanded[variant] = None
-            if len(expanded) > MAX_BRACE_VARIANTS:
-                raise ValueError(
-                    f"its braces expand to more than {MAX_BRACE_VARIANTS} patterns; use fewer {{a,b}} groups"
-                )
-    return list(expanded)
-
-
 def split_glob(pattern: str) -> tuple[str, list[str]] | None:
     """A brace-free glob ``pattern`` as its literal base directory and the segments matched below it.
 
@@ -133,7 +105,7 @@ def glob_base(pattern: str) -> str | None:
     """The directory a brace-free glob ``pattern`` starts its search from (see :func:`split_glob`).
 
     ``../data/*.csv`` → ``../data``, ``**/*.py`` → ``""``, ``/etc/*`` → ``/etc``; ``None`` when a ``..`` segment
-    follows a wildcard. Expand braces first (:func:`expand_braces`): ``{..,x}/*`` has a base per variant.
+    follows a wildcard. Expand braces first (:func:`~hive_core.permissions.glob.expand_braces`): ``{..,x}/*`` has a base per variant.
     """
     split = split_glob(pattern)
     return None if split is None else split[0]
