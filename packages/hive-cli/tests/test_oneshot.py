@@ -11,7 +11,7 @@ import signal
 from cli_harness import MODEL, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import ContextLengthFailure, HttpFailure, Round
+from hive_conformance.script import ContextLengthFailure, HttpFailure, Round, ScriptText, Usage
 
 START_KEYS = {"type", "sessionId"}
 
@@ -37,6 +37,20 @@ def test_json_is_one_document_with_content_session_and_usage(
     assert request.body["stream"] is True
     assert user_texts(request) == ["hi"]
     server.assert_consumed()
+
+
+def test_usage_names_the_cached_input_tokens_when_the_provider_reports_them(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    cached = Usage(input_tokens=40, output_tokens=3, cached_input_tokens=32)
+    server.add(Round(parts=[ScriptText(chunks=["Hi"])], usage=cached))
+    server.add(Round(parts=[ScriptText(chunks=["Hi"])], usage=cached))
+    ws.use(server)
+    usage = {"inputTokens": 40, "outputTokens": 3, "totalTokens": 43, "cachedInputTokens": 32}
+    assert ws.run("-p", "hi", "-o", "json").line_document()["usage"] == usage
+    records = [json.loads(line) for line in ws.run("-p", "hi", "-o", "jsonl").stdout.splitlines()]
+    assert records[-1]["type"] == "done"
+    assert records[-1]["usage"] == usage
 
 
 def test_json_lists_tool_calls_with_json_string_arguments_and_their_results(

@@ -290,6 +290,16 @@ def test_an_edit_approval_shows_the_diff_and_stays_visible_until_answered(
     assert not any(frame in panel.split("approval needed")[1] for frame in _FRAMES)
 
 
+def test_a_dumb_terminal_gets_no_spinner(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("Slow ", "but ", "sure.", delay=0.4))
+    ws.use(server).allow_all()
+    with ws.terminal("-p", "wait for it", term="dumb") as term:
+        term.expect("sure.")
+        assert term.wait() == 0
+    assert not any(frame in term.output for frame in _FRAMES)
+    assert "\x1b[2K" not in term.output
+
+
 def test_markdown_is_rendered_while_the_reply_still_streams(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:

@@ -44,9 +44,12 @@ def _usage(summary: TurnSummary, *, snake: bool) -> dict[str, int] | None:
         if snake
         else ("inputTokens", "outputTokens", "totalTokens")
     )
-    return dict(
+    usage = dict(
         zip(keys, (end.input_tokens or 0, end.output_tokens or 0, end.total_tokens or 0), strict=True)
     )
+    if end.cached_input_tokens:  # part of the input tokens, served from the provider's prompt cache
+        usage["cached_input_tokens" if snake else "cachedInputTokens"] = end.cached_input_tokens
+    return usage
 
 
 def done_record(summary: TurnSummary, *, session_id: str | None) -> dict[str, Any]:

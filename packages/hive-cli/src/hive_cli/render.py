@@ -126,7 +126,10 @@ class TextRenderer:
         self.markdown = not plain and self.out.isatty() and not _dumb_terminal()
         """Render replies as Markdown while they stream (a terminal that can redraw, not ``--plain``); on a dumb
         terminal the reply is written as it arrives, since a block could not be redrawn once rendered."""
-        self._spinner = spinner or (Spinner(self.err) if not plain and self.err.isatty() else None)
+        # A dumb terminal cannot erase a line: a spinner there would leave its frames in the transcript.
+        self._spinner = spinner or (
+            Spinner(self.err) if not plain and self.err.isatty() and not _dumb_terminal() else None
+        )
         self._showing: str | None = None
         self._held = 0
         self._reply: MarkdownStream | None = None
