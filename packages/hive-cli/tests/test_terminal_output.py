@@ -16,9 +16,10 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from hive_cli.approver import TerminalApprover
+from hive_cli.cells import clip
 from hive_cli.diffs import Change, counts, diff_preview, proposed_change
 from hive_cli.markdown_stream import MarkdownStream
-from hive_cli.render import Held, TextRenderer, clip
+from hive_cli.render import Held, TextRenderer
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core import ApprovalRequest
 from hive_protocol import TextDeltaEvent, ToolEndEvent, ToolStartEvent, TurnEndEvent
@@ -72,6 +73,18 @@ def test_a_new_file_shows_its_first_lines_and_how_many_more(tmp_path: Path) -> N
     assert "+line 6" in lines  # 3 header lines and the first 7 of the file
     assert "+line 7" not in lines
     assert lines[-1] == "… 93 more lines"  # 103 lines of diff (2 headers, a hunk header, 100 added), 10 shown
+
+
+def test_diff_lines_are_cut_to_the_width_so_they_cannot_wrap() -> None:
+    wide = "x = '" + "漢字" * 30 + "'"
+    change = Change("app.py", "a = 1\n", f"a = 1\n{wide}\n\tindented = True\n")
+    lines = diff_preview(change, color=True, width=24)
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+    assert all(cell_len(line) <= 24 for line in plain)
+    assert "+x = '漢字漢字漢字漢字…" in plain  # cut by cells: a CJK character takes two
+    assert "+       indented = True" in plain  # tabs expanded before measuring
+    assert "\x1b[32m" in lines[-1]  # still coloured
+    assert diff_preview(change, color=False)[-2].endswith("漢字'")  # no width: whole lines
 
 
 def test_counts_are_lines_added_and_removed() -> None:

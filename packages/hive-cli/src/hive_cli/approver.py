@@ -6,6 +6,7 @@ disk (coloured on a terminal, plain under ``--plain`` or ``NO_COLOR``).
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -15,8 +16,9 @@ from typing import TextIO
 import anyio
 import anyio.to_thread
 
+from hive_cli.cells import clip
 from hive_cli.diffs import diff_preview, proposed_change
-from hive_cli.render import Held, clip, no_color
+from hive_cli.render import Held, no_color
 from hive_core import ApprovalDecision, ApprovalRequest
 
 __all__ = ["TerminalApprover"]
@@ -108,6 +110,7 @@ class TerminalApprover:
             text = str(value).replace("\n", "⏎")
             lines.append(f"│   {key}: {clip(text, _VALUE_CAP)}")
         if change is not None:
-            lines.extend(f"│ {line}" for line in diff_preview(change, color=color))
+            width = shutil.get_terminal_size().columns - 2  # after "│ "
+            lines.extend(f"│ {line}" for line in diff_preview(change, color=color, width=width))
         lines.append("╰─ [y] approve once  [a] always for this tool  [n] reject  [s] reject and stop: ")
         return "\n".join(lines)

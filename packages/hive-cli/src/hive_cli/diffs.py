@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from hive_cli.cells import clip
+
 __all__ = ["FILE_TOOLS", "Change", "change_counts", "counts", "diff_preview", "proposed_change", "read_text"]
 
 FILE_TOOLS: Final = frozenset({"write_file", "edit_file"})
@@ -118,13 +120,19 @@ def change_counts(added: int, removed: int, *, color: bool) -> str:
     return f"{plus} {minus}"
 
 
-def diff_preview(change: Change, *, color: bool, limit: int = PREVIEW_LINES) -> list[str]:
+def diff_preview(
+    change: Change, *, color: bool, limit: int = PREVIEW_LINES, width: int | None = None
+) -> list[str]:
     """The diff of ``change`` as lines to print (coloured when ``color``), at most ``limit`` of them and then
-    ``… N more lines``. A new file shows its first lines, each marked ``+``."""
+    ``… N more lines``. A new file shows its first lines, each marked ``+``. With ``width`` each line is cut to
+    that many terminal cells (tabs expanded), so a long line cannot wrap and push the question off the screen."""
     lines = _diff(change)
     if not lines:
         return ["(no change)"]
-    shown = [_paint(line, color) for line in lines[:limit]]
+    head = lines[:limit]
+    if width is not None:
+        head = [clip(line.expandtabs(), max(width, 8)) for line in head]
+    shown = [_paint(line, color) for line in head]
     if len(lines) > limit:
         more = f"… {len(lines) - limit} more lines"
         shown.append(f"{_DIM}{more}{_RESET}" if color else more)

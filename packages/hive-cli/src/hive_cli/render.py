@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 import msgspec
-from rich.cells import cell_len, set_cell_size
 
+from hive_cli.cells import clip
 from hive_cli.diffs import FILE_TOOLS, change_counts, counts, read_text
 from hive_cli.spinner import Spinner
 from hive_core.context import PreparedRequest
@@ -38,7 +38,7 @@ from hive_protocol import (
 if TYPE_CHECKING:
     from hive_cli.markdown_stream import MarkdownStream
 
-__all__ = ["Held", "TextRenderer", "clip", "no_color", "window_use"]
+__all__ = ["Held", "TextRenderer", "no_color", "window_use"]
 
 _DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
 
@@ -58,13 +58,6 @@ def no_color() -> bool:
 
 def _dumb_terminal() -> bool:
     return os.environ.get("TERM", "").strip().lower() in ("dumb", "unknown")
-
-
-def clip(text: str, cells: int) -> str:
-    """``text`` cut to ``cells`` terminal cells (a CJK character takes two), ``…`` marking the cut."""
-    if cell_len(text) <= cells:
-        return text
-    return set_cell_size(text, max(0, cells - 1)).rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import shutil
 import threading
 from typing import TextIO
 
-from rich.cells import cell_len, set_cell_size
+from hive_cli.cells import clip
 
 __all__ = ["Spinner"]
 
@@ -31,9 +31,7 @@ class Spinner:
     def show(self, label: str) -> None:
         """Start (or relabel) the indicator; a label wider than the terminal is cut to fit (by cells, so CJK
         text cannot wrap the line and leave a copy of it behind)."""
-        room = shutil.get_terminal_size().columns - 3
-        if cell_len(label) > room:
-            label = set_cell_size(label, max(0, room - 1)).rstrip() + "…"
+        label = clip(label, shutil.get_terminal_size().columns - 3)
         with self._lock:
             self._label = label
             if self._thread is None:
