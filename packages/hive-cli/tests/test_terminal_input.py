@@ -266,8 +266,8 @@ def test_agent_switches_the_next_turns_to_a_coding_agent_cli_in_a_new_session(
         switched = term.expect("> ")
         assert "agent gemini runs the next turns, in a new session" in switched
         assert f"/resume {before['id']}" in switched
-        term.type("/model other\r")
-        assert "agent gemini chooses its own model" in term.expect("> ")
+        term.type("/model\r")
+        assert "agent gemini (Gemini CLI) runs on its own default model" in term.expect("> ")
         term.type("/plan\r")
         assert "planning mode is a mode of hive's own loop" in term.expect("> ")
         term.type("hello\r")

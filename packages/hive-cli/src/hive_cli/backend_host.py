@@ -68,7 +68,7 @@ def build_backend(
     from hive_providers.backends.errors import BackendUnavailable
     from hive_providers.backends.pool import default_pool
     from hive_providers.backends.registry import create_backend, resolve_backend
-    from hive_providers.backends.specs import BackendOptions, ModelEndpoint
+    from hive_providers.backends.specs import ENDPOINT_MODEL, BackendOptions, ModelEndpoint
 
     spec = resolve_backend(name)
     endpoint = None
@@ -79,7 +79,7 @@ def build_backend(
                 f"agent backend {spec.name!r} cannot run against --model-endpoint: {reason}"
             )
         endpoint = ModelEndpoint(
-            base_url=_endpoint_url(options.model_endpoint), model=options.model or "local-model"
+            base_url=_endpoint_url(options.model_endpoint), model=options.model or ENDPOINT_MODEL
         )
     backend_options = BackendOptions(
         cwd=host.project_root,

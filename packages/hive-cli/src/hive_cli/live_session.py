@@ -13,7 +13,7 @@ from dataclasses import replace
 from anyio.from_thread import BlockingPortal
 
 from .assemble import HostOptions
-from .conversation import SessionChoice
+from .conversation import SessionChoice, SessionChoiceError
 from .errors import USER_ERRORS
 from .opening import OpenSession, open_session
 from .render import TextRenderer
@@ -77,12 +77,21 @@ class LiveSession:
         try:
             opened = open_session(options, choice)
         except USER_ERRORS as exc:
-            self.session = open_session(self.options, current)
+            self.session = self._back(current)
             self.start()
             return str(exc)
         self.session, self.options = opened, options
         self.start()
         return None
+
+    def _back(self, current: SessionChoice) -> OpenSession:
+        """The current session opened again after a switch failed."""
+        try:
+            return open_session(self.options, current)
+        except SessionChoiceError:
+            # A CLI's session with no turn yet is deleted when a backend for it cannot be built (opening.py):
+            # nothing was said in it, so a new one takes its place.
+            return open_session(self.options, SessionChoice())
 
     def with_options(self, **changes: object) -> HostOptions:
         """The current options with ``changes``."""

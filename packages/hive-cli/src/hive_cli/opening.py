@@ -88,7 +88,8 @@ class OpenSession:
         """What runs the turns, for humans: ``provider/model``, or ``agent NAME`` (and its model)."""
         if self.conversation.backend is None:
             return self.host.model_label
-        model = self.conversation.info.model
+        # The model asked for now (``-m``, ``/model``) before the one the session was created with.
+        model = self.host.settings.model or self.conversation.info.model
         return f"agent {self.conversation.backend}" + (f" ({model})" if model else "")
 
     def plugins(self) -> AbstractAsyncContextManager[None]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from hive_cli import __version__
+from hive_cli.agent_model import describe_agent_model, switch_agent_model
 from hive_cli.approver import TerminalApprover
 from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
 from hive_cli.attachments import AttachmentError, attach_files, mentions
@@ -112,11 +113,7 @@ def _banner(session: OpenSession, *, dry_run: bool) -> str:
 def _model(live: LiveSession, name: str) -> str:
     session = live.session
     if session.backend is not None:
-        backend = session.conversation.backend
-        return (
-            f"{session.label}: agent {backend} chooses its own model; start `hive --agent {backend} -m MODEL` "
-            "to run it with another, or /agent hive to switch to hive's own loop"
-        )
+        return switch_agent_model(live, name) if name else describe_agent_model(live)
     if not name:
         return f"{session.label} (/model NAME switches for the next turns)"
     error = live.reopen(live.with_options(model=name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -18,7 +18,7 @@ from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 
-__all__ = ["BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
+__all__ = ["ENDPOINT_MODEL", "BackendOptions", "LaunchSpec", "ModelEndpoint", "ModelPassing", "Wire"]
 
 Wire = Literal[
     "acp", "claude_stream", "codex_app_server", "copilot_server", "opencode_http", "pi_rpc", "omp_rpc"
@@ -85,13 +85,17 @@ class LaunchSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Whether warm sessions of it may be kept for reuse (see ``pool.py``)."""
 
 
+ENDPOINT_MODEL: Final = "local-model"
+"""The model a CLI asks a ``--model-endpoint`` for when ``-m`` names none."""
+
+
 class ModelEndpoint(msgspec.Struct, frozen=True, kw_only=True):
     """A model server a CLI is pointed at instead of its vendor's service (``--model-endpoint``)."""
 
     base_url: str
     """The OpenAI-compatible base URL, ``http://127.0.0.1:8080/v1`` (a CLI that speaks another wire API gets the
     same server's root; hive's scripted model server and LiteLLM answer all of them)."""
-    model: str = "local-model"
+    model: str = ENDPOINT_MODEL
     """The model name sent to the endpoint."""
     api_key: str = "hive-local-dummy-key"
     """The key sent; local servers ignore it, but most CLIs refuse to start without one."""

@@ -1,0 +1,272 @@
+"""``/model`` in the interactive mode of a session a coding-agent CLI serves, on a real pseudo-terminal.
+
+A switch restarts the CLI on the new model in its own session: the real Pi (``$HIVE_AGENT_CLIS_BIN``, skipped when
+it is not installed) run offline against the scripted model server, whose recorded requests show the model named
+and the conversation carried on. A CLI that cannot switch (it takes no model from hive, or cannot resume its
+session) is told so and left as it was: the fake ACP CLI, and a backend a package declares with an entry point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+import pytest
+from agent_cli_harness import FAKE_AGENT, TRANSCRIPTS, FakeCli
+from cli_harness import Terminal, Workspace
+
+from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
+from hive_conformance.model_server.agent_cli import OK_REPLY, agent_cli_responder
+
+REMEMBERED: Final = "PINEAPPLE-7319"
+"""A word of the first turn that the second turn's model request must still carry."""
+
+_APIS: Final = ("openai_chat", "openai_responses", "anthropic_messages", "gemini")
+
+
+def _clis_bin() -> Path:
+    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
+    if configured:
+        return Path(configured)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "hive" / "agent-clis" / "bin"
+
+
+def _model_requests(server: ScriptedModelServer, start: int, end: int | None = None) -> list[RecordedRequest]:
+    """The requests to a model API (not model lists) from index ``start`` to ``end``."""
+    return [r for r in server.requests[start:end] if r.endpoint in _APIS and r.body is not None]
+
+
+@pytest.fixture
+def agent_server() -> Iterator[ScriptedModelServer]:
+    """A scripted model that answers a coding-agent CLI (``MOCK_REPLY ok`` to a plain message)."""
+    with ScriptedModelServer(model="local-model", responder=agent_cli_responder()) as server:
+        yield server
+
+
+KIMI_KEEPS_ITS_MODEL: Final = (
+    "Kimi Code 2.1 resumes a session on the model it was recorded with (local/local-model), which the "
+    "configuration hive writes for the endpoint no longer names: the turn fails inside Kimi (config.invalid in "
+    "its session's wire.jsonl) and no model is asked"
+)
+
+REAL_CLIS: Final = [
+    pytest.param("pi", "pi", "Pi", id="pi"),
+    pytest.param("opencode-acp", "opencode", "OpenCode (ACP)", id="opencode-acp"),
+    pytest.param(
+        "kimi",
+        "kimi",
+        "Kimi Code",
+        id="kimi",
+        marks=pytest.mark.xfail(reason=KIMI_KEEPS_ITS_MODEL, strict=True),
+    ),
+]
+"""Real CLIs (backend, program, title) that resume their session offline: Pi on its own RPC, two over ACP."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("backend", "program", "title"), REAL_CLIS)
+def test_model_restarts_the_cli_on_the_new_model_and_the_conversation_goes_on(
+    ws: Workspace, agent_server: ScriptedModelServer, backend: str, program: str, title: str
+) -> None:
+    executable = _clis_bin() / program
+    if not os.access(executable, os.X_OK):
+        pytest.skip(
+            f"{backend}: {executable} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)"
+        )
+    home = ws.root / "home"
+    home.mkdir()
+    ws.env.update(
+        PATH=f"{executable.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1"
+    )
+    endpoint = f"{agent_server.url}/v1"
+    with Terminal(
+        ["--agent", backend, "--model-endpoint", endpoint, "-m", "local-model"], env=ws.env, cwd=ws.project
+    ) as term:
+        banner = term.expect("> ")
+        assert f"agent {backend} (local-model)" in banner
+        term.type("/model\r")
+        described = term.expect("> ")
+        assert f"agent {backend} ({title}) runs on model local-model" in described
+        assert "/model NAME restarts it on NAME" in described
+        term.type(f"Remember the word {REMEMBERED}.\r")
+        term.expect(OK_REPLY)
+        term.expect("> ")
+        [session] = ws.sessions()
+        since = len(agent_server.requests)
+        term.type("/model other-model\r")
+        switched = term.expect("> ")
+        assert f"model: agent {backend} (other-model) for the next turns" in switched
+        assert f"{title} restarts on other-model in its session" in switched
+        assert f"session {session['id']} goes on" in switched
+        term.type("/model other-model\r")
+        assert "already on model other-model" in term.expect("> ")
+        term.type("What was the word?\r")
+        assert OK_REPLY in term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    first = _model_requests(agent_server, 0, since)
+    second = _model_requests(agent_server, since)
+    assert first, f"{backend} never asked the model"
+    assert second, f"{backend} did not ask the model after the switch"
+    assert {r.body["model"] for r in first} == {"local-model"}
+    assert {r.body["model"] for r in second} == {"other-model"}
+    # The CLI resumed its own session: the second turn's request still carries the first turn's words.
+    texts = [json.dumps(r.body) for r in second]
+    assert any(REMEMBERED in text and "What was the word?" in text for text in texts), texts
+    assert [s["id"] for s in ws.sessions()] == [session["id"]]
+    assert ws.sessions()[0]["messageCount"] == 4
+
+
+def test_model_refuses_to_restart_a_cli_that_cannot_resume_its_session(ws: Workspace) -> None:
+    cli = FakeCli.install(ws, "gemini")
+    transcript = ws.root / "cli-hello-no-load.jsonl"
+    hello = (Path(__file__).with_name("acp_transcripts") / "cli-hello.jsonl").read_text(encoding="utf-8")
+    transcript.write_text(
+        hello.replace('"agentCapabilities": {"loadSession": true}', '"agentCapabilities": {}')
+    )
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(transcript))
+    with ws.terminal("--agent", "gemini") as term:
+        term.expect("> ")
+        term.type("/model\r")
+        described = term.expect("> ")
+        assert "agent gemini (Gemini CLI) runs on its own default model" in described
+        assert "/model NAME restarts it on NAME" in described  # no turn yet: nothing to lose
+        term.type("hello\r")
+        term.expect("Hello from the fake CLI")
+        term.expect("> ")
+        term.type("/model other\r")
+        refused = term.expect("> ")
+        assert "model unchanged: Gemini CLI cannot resume its session in a new process" in refused
+        assert "/clear, then /model NAME" in refused
+        term.type("/model\r")
+        assert "its own default model" in term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    methods = cli.methods()
+    assert methods.count("initialize") == 1  # the CLI was never restarted
+    assert "session/set_model" not in methods
+
+
+SPEC_MODULE: Final = """\
+from hive_providers.backends.specs import LaunchSpec
+
+SPEC = LaunchSpec(
+    name="mute",
+    title="Mute CLI",
+    executables=("mute",),
+    model_passing="none",
+    ask_mode="default",
+    install_hint="it is a test's",
+)
+"""
+
+
+def _declare_backend(ws: Workspace, module: str, text: str, entry: str) -> Path:
+    """A package declaring the backend ``entry`` (``name = module:ATTRIBUTE``): its entry point is read from a
+    .dist-info on the path of the hive processes the workspace starts; returns the folder."""
+    site = ws.root / "site"
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[hive.backends]\n{entry}\n")
+    (site / f"{module}.py").write_text(text)
+    ws.env.update(PYTHONPATH=str(site))
+    return site
+
+
+def test_model_says_a_cli_that_takes_no_model_cannot_switch(ws: Workspace) -> None:
+    _declare_backend(ws, "mute_backend_spec", SPEC_MODULE, "mute = mute_backend_spec:SPEC")
+    cli = FakeCli.install(ws, "mute")
+    ws.env.update(cli.env("cli-hello"))
+    with ws.terminal("--agent", "mute") as term:
+        banner = term.expect("> ")
+        assert "agent mute" in banner
+        term.type("/model\r")
+        described = term.expect("> ")
+        assert "agent mute (Mute CLI) runs on its own default model" in described
+        assert "Mute CLI takes no model from hive" in described
+        term.type("/model big-model\r")
+        refused = term.expect("> ")
+        assert "model unchanged: Mute CLI takes no model from hive" in refused
+        term.type("hello\r")
+        term.expect("Hello from the fake CLI")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    assert cli.methods().count("initialize") == 1
+    assert "session/set_model" not in cli.methods()
+
+
+PICKY_MODULE: Final = """\
+from hive_providers.backends.acp.backend import AcpBackend
+from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.pool import default_pool
+from hive_providers.backends.registry import BackendDefinition
+from hive_providers.backends.specs import LaunchSpec
+
+SPEC = LaunchSpec(
+    name="picky", title="Picky CLI", executables=("picky",), ask_mode="default", install_hint="it is a test's"
+)
+
+
+def make(spec, options):
+    if options.model == "unknown-model":
+        raise BackendUnavailable("Picky CLI has no model 'unknown-model'")
+    return AcpBackend(spec, options, pool=default_pool())
+
+
+DEFINITION = BackendDefinition(spec=SPEC, factory="picky_backend:make")
+"""
+
+PICKY_CLI: Final = """\
+#!/bin/sh
+if [ "$1" = "--version" ]; then echo "picky 1.0"; exit 0; fi
+exec "{python}" "{agent}" "{first}" "{then}" --counter "{counter}" --log "{log}" --wait 30
+"""
+
+
+def test_a_switch_the_cli_cannot_start_leaves_the_session_as_it_was(ws: Workspace) -> None:
+    _declare_backend(ws, "picky_backend", PICKY_MODULE, "picky = picky_backend:DEFINITION")
+    cli = FakeCli.install(ws)
+    log = ws.root / "picky.log.jsonl"
+    (cli.bin / "picky").write_text(
+        PICKY_CLI.format(
+            python=sys.executable,
+            agent=FAKE_AGENT,
+            first=TRANSCRIPTS / "cli-hello.jsonl",
+            then=TRANSCRIPTS / "cli-resume.jsonl",
+            counter=ws.root / "picky.count",
+            log=log,
+        )
+    )
+    (cli.bin / "picky").chmod(0o755)
+    with ws.terminal("--agent", "picky") as term:
+        term.expect("> ")
+        [before] = ws.sessions()
+        # No turn yet: the failed open drops the empty session, and a new one takes its place.
+        term.type("/model unknown-model\r")
+        refused = term.expect("> ")
+        assert "model unchanged (agent picky): Picky CLI has no model 'unknown-model'" in refused
+        [empty] = ws.sessions()
+        term.type("hello\r")
+        term.expect("Hello from the fake CLI")
+        term.expect("> ")
+        term.type("/model unknown-model\r")
+        assert "model unchanged (agent picky): Picky CLI has no model" in term.expect("> ")
+        term.type("again\r")
+        term.expect("Welcome back")  # the old session went on: its CLI session resumed
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    assert before["id"] != empty["id"]
+    [after] = ws.sessions()
+    assert after["id"] == empty["id"]
+    assert after["messageCount"] == 4
+    sent = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    load = next(m for m in sent if m.get("method") == "session/load")
+    assert load["params"]["sessionId"] == "sess_cli_1"
