@@ -2,7 +2,7 @@
 environment of its own the way pipx does (``uv tool install``, from those wheels and the package index for
 third-party packages only), and its ``hive -p`` answering from the local model with no key and an empty home; the
 CLI alone (``hive-agent-cli``) installed into a fresh virtual environment says in one line what brings the local
-model.
+model; the CLI alone installed with pipx itself knows it and would upgrade itself with pipx.
 
 Slow: the first install on a machine compiles llama-cpp-python (minutes); later ones take it from uv's cache.
 """
@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ from hive_providers import CONFIG_SCHEMA
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
-UV = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+_TOOLS = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+UV = shutil.which("uv", path=_TOOLS)
+PIPX = shutil.which("pipx", path=_TOOLS)
 INSTALL_TIMEOUT = 1800.0
 """Seconds an install may take: a first one compiles llama.cpp."""
 RUN_TIMEOUT = 120.0
@@ -70,7 +73,32 @@ def install(command: list[str], env: Mapping[str, str], cwd: Path) -> subprocess
     return offline if offline.returncode == 0 else run(command, env, cwd, INSTALL_TIMEOUT)
 
 
-@pytest.fixture(scope="module")
+def no_index_configured(**chosen: str) -> dict[str, str]:
+    """Variables that leave ``hive update`` only the index ``chosen`` names (none of pip's files, no extras)."""
+    names = (
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "UV_INDEX_URL",
+        "UV_DEFAULT_INDEX",
+        "UV_EXTRA_INDEX_URL",
+        "UV_INDEX",
+    )
+    return {**dict.fromkeys(names, ""), "PIP_CONFIG_FILE": os.devnull, **chosen}
+
+
+def developer_pip_config() -> dict[str, str]:
+    """``PIP_CONFIG_FILE`` naming the developer's own pip configuration (its index), which the new user's HOME
+    would hide; nothing when pip is not configured per user (or ``PIP_CONFIG_FILE`` already says)."""
+    if os.environ.get("PIP_CONFIG_FILE"):
+        return {}
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    for path in (config_home / "pip" / "pip.conf", Path.home() / ".pip" / "pip.conf"):
+        if path.is_file():
+            return {"PIP_CONFIG_FILE": str(path)}
+    return {}
+
+
+@pytest.fixture(scope="session")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheels of every workspace distribution, built from this checkout."""
     out = tmp_path_factory.mktemp("wheels")
@@ -118,7 +146,7 @@ def test_hive_agent_host_installed_like_pipx_answers_from_the_local_model(
             "hive_agent_host-0.1.0-py3-none-any.whl",
             "hive_agent_host-99.0.0.tar.gz",
         ]
-        variables = {"UV_INDEX_URL": index.url, "UV_DEFAULT_INDEX": "", "PIP_INDEX_URL": ""}
+        variables = no_index_configured(UV_INDEX_URL=index.url)
         update = run([str(hive), "update", "--dry-run"], {**env, **variables}, project, RUN_TIMEOUT)
     assert update.returncode == 0, update
     assert update.stdout == (
@@ -160,6 +188,71 @@ def test_the_cli_alone_says_in_one_line_what_brings_the_local_model(wheels: Path
     doctor = run([str(hive), "doctor"], env, project, RUN_TIMEOUT)
     assert "hive-agent-host" in doctor.stdout, doctor.stdout
     assert doctor.returncode != 0 or "✗" in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.skipif(PIPX is None, reason="needs pipx (the dev group's)")
+def test_the_cli_installed_with_pipx_would_upgrade_itself_with_pipx(wheels: Path, tmp_path: Path) -> None:
+    assert PIPX is not None
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    user.mkdir()
+    pipx_home = tmp_path / "pipx"
+    env = user_env(
+        user,
+        PIPX_HOME=str(pipx_home),
+        PIPX_BIN_DIR=str(tmp_path / "bin"),
+        PIPX_MAN_DIR=str(tmp_path / "man"),
+        **developer_pip_config(),
+    )
+    # pip, not uv, builds the environment: pipx as most users have it (uv's own way is tested above).
+    installed = run(
+        [
+            PIPX,
+            "install",
+            "--backend",
+            "pip",
+            "--python",
+            sys.executable,
+            "--pip-args",
+            f"--find-links {wheels}",
+            "hive-agent-cli",
+        ],
+        env,
+        project,
+        INSTALL_TIMEOUT,
+    )
+    assert installed.returncode == 0, installed.stderr
+    hive = tmp_path / "bin" / "hive"
+    assert hive.exists(), installed.stdout + installed.stderr
+    venv = pipx_home / "venvs" / "hive-agent-cli"
+    assert (venv / "pipx_metadata.json").is_file()
+    assert not list(venv.glob("lib/python*/site-packages/llama_cpp"))
+
+    version = metadata.version("hive-agent-cli")
+    shown = run([str(hive), "--version"], env, project, RUN_TIMEOUT)
+    assert (shown.returncode, shown.stdout) == (0, f"hive {version}\n"), shown
+
+    asked = run([str(hive), "-p", "hi"], env, project, RUN_TIMEOUT)
+    assert asked.returncode != 0, asked
+    assert "`pipx uninstall hive-agent-cli && pipx install hive-agent-host`" in asked.stderr, asked.stderr
+
+    with fake_index() as index:
+        index.files["hive-agent-cli"] = [
+            f"hive_agent_cli-{version}-py3-none-any.whl",
+            "hive_agent_cli-99.0.0-py3-none-any.whl",
+        ]
+        index.files["hive-agent-host"] = ["hive_agent_host-100.0.0-py3-none-any.whl"]  # not this install's
+        variables = {**env, **no_index_configured(PIP_INDEX_URL=index.url)}
+        check = run([str(hive), "update", "--check"], variables, project, RUN_TIMEOUT)
+        dry = run([str(hive), "update", "--dry-run"], variables, project, RUN_TIMEOUT)
+    news = f"hive-agent-cli 99.0.0 is available (you have {version}).\n"
+    assert (check.returncode, check.stdout) == (
+        2,
+        f"{news}`hive update` runs: pipx upgrade hive-agent-cli\n",
+    ), check
+    assert (dry.returncode, dry.stdout) == (0, f"{news}would run: pipx upgrade hive-agent-cli\n"), dry
+    assert [path for path, _ in index.requests] == ["/simple/hive-agent-cli/"] * 2
 
 
 def closed_port() -> int:

@@ -13,7 +13,7 @@ import pytest
 from cli_fake_index import FakeIndex, fake_index
 from cli_harness import Workspace
 
-from hive_cli.commands.update import index_url, update_main
+from hive_cli.commands.update import index_url, index_urls, update_main
 from hive_providers.installation import Installation, detect_installation, local_runtime_advice
 
 INSTALLED = metadata.version("hive-agent-host")
@@ -30,8 +30,17 @@ def wheel(version: str, name: str = "hive_agent_host") -> str:
     return f"{name}-{version}-py3-none-any.whl"
 
 
-def index_env(url: str) -> dict[str, str]:
-    return {"PIP_INDEX_URL": url, "UV_INDEX_URL": "", "UV_DEFAULT_INDEX": "", "PIP_CONFIG_FILE": "/dev/null"}
+def index_env(url: str, **extra: str) -> dict[str, str]:
+    return {
+        "PIP_INDEX_URL": url,
+        "UV_INDEX_URL": "",
+        "UV_DEFAULT_INDEX": "",
+        "PIP_EXTRA_INDEX_URL": "",
+        "UV_EXTRA_INDEX_URL": "",
+        "UV_INDEX": "",
+        "PIP_CONFIG_FILE": "/dev/null",
+        **extra,
+    }
 
 
 def closed_port() -> int:
@@ -112,6 +121,151 @@ def test_a_source_checkout_is_not_upgraded(ws: Workspace, index: FakeIndex) -> N
     result = ws.run("update", env=index_env(index.url))
     assert result.code == 1, result
     assert "hive runs from a source checkout" in result.stdout
+
+
+# -- extra indexes --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def extra() -> Iterator[FakeIndex]:
+    with fake_index() as fake:
+        yield fake
+
+
+def asked(fake: FakeIndex) -> list[str]:
+    return [path for path, _ in fake.requests]
+
+
+def test_a_newer_version_on_an_extra_index_wins(ws: Workspace, index: FakeIndex, extra: FakeIndex) -> None:
+    index.files["hive-agent-host"] = [wheel(INSTALLED)]
+    extra.files["hive-agent-host"] = [wheel("0.0.1"), wheel("99.3.0")]
+    result = ws.run("update", "--check", env=index_env(index.url, PIP_EXTRA_INDEX_URL=f"  {extra.url}  "))
+    assert result.code == 2, result
+    assert result.stdout.startswith(f"hive-agent-host 99.3.0 is available (you have {INSTALLED}).\n")
+    assert result.stderr == ""
+    assert asked(index) == asked(extra) == ["/simple/hive-agent-host/"]
+
+
+def test_the_default_index_newest_wins_over_an_older_extra_one(
+    ws: Workspace, index: FakeIndex, extra: FakeIndex
+) -> None:
+    index.files["hive-agent-host"] = [wheel("99.4.0")]
+    extra.files["hive-agent-host"] = [wheel("99.0.0"), wheel(INSTALLED)]
+    result = ws.run("update", "--check", env=index_env(index.url, UV_EXTRA_INDEX_URL=extra.url))
+    assert result.code == 2, result
+    assert result.stdout.startswith("hive-agent-host 99.4.0 is available")
+    assert asked(extra) == ["/simple/hive-agent-host/"]
+
+
+def test_uv_index_entries_may_be_named_and_an_index_without_hive_is_no_failure(
+    ws: Workspace, index: FakeIndex, extra: FakeIndex
+) -> None:
+    index.files["hive-agent-host"] = [wheel(INSTALLED)]
+    extra.files["other"] = [wheel("1.0", "other")]  # hive is not on it: 404, said nowhere
+    with fake_index() as third:
+        third.files["hive-agent-host"] = [wheel("99.5.0")]
+        result = ws.run(
+            "update", "--check", env=index_env(index.url, UV_INDEX=f"mine={extra.url} {third.url}")
+        )
+    assert result.code == 2, result
+    assert result.stdout.startswith("hive-agent-host 99.5.0 is available")
+    assert result.stderr == ""
+    assert asked(extra) == asked(third) == ["/simple/hive-agent-host/"]
+
+
+def test_an_unreachable_extra_index_is_a_warning_when_another_answered(
+    ws: Workspace, index: FakeIndex
+) -> None:
+    index.files["hive-agent-host"] = [wheel(INSTALLED)]
+    gone = f"http://127.0.0.1:{closed_port()}/simple"
+    result = ws.run("update", "--check", env=index_env(index.url, PIP_EXTRA_INDEX_URL=gone))
+    assert result.code == 0, result
+    assert result.stdout.startswith(f"hive {INSTALLED} is up to date")
+    assert result.stderr.startswith(f"hive: warning: the index {gone} cannot be reached (")
+    assert result.stderr.count("\n") == 1, result.stderr
+
+
+def test_an_unreachable_default_index_is_a_warning_when_an_extra_one_answered(
+    ws: Workspace, extra: FakeIndex
+) -> None:
+    extra.files["hive-agent-host"] = [wheel("99.6.0")]
+    gone = f"http://127.0.0.1:{closed_port()}/simple"
+    result = ws.run("update", "--check", env=index_env(gone, UV_EXTRA_INDEX_URL=extra.url))
+    assert result.code == 2, result
+    assert result.stdout.startswith("hive-agent-host 99.6.0 is available")
+    assert result.stderr.startswith(f"hive: warning: the index {gone} cannot be reached")
+
+
+def test_when_no_index_answers_the_check_fails_naming_each(ws: Workspace) -> None:
+    first = f"http://127.0.0.1:{closed_port()}/simple"
+    second = f"http://127.0.0.1:{closed_port()}/extra"
+    result = ws.run("update", "--check", env=index_env(first, PIP_EXTRA_INDEX_URL=second))
+    assert result.code == 1, result
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"hive {INSTALLED}: could not check for updates: the index {first} cannot"
+    )
+    assert f"; the index {second} cannot be reached" in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+
+
+def test_when_no_index_holds_hive_the_check_fails_naming_them(
+    ws: Workspace, index: FakeIndex, extra: FakeIndex
+) -> None:
+    result = ws.run("update", "--check", env=index_env(index.url, UV_EXTRA_INDEX_URL=extra.url))
+    assert result.code == 1, result
+    assert result.stderr == (
+        f"hive {INSTALLED}: could not check for updates: hive-agent-host is not on the indexes "
+        f"{index.url}, {extra.url}\n"
+    )
+
+
+def test_a_file_index_is_read_from_the_disk(ws: Workspace, index: FakeIndex, tmp_path: Path) -> None:
+    index.files["hive-agent-host"] = [wheel(INSTALLED)]
+    local = tmp_path / "local index"
+    page = local / "hive-agent-host" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f'<html><body><a href="../../files/{wheel("99.7.0")}#sha256=00">x</a></body></html>')
+    result = ws.run("update", "--check", env=index_env(index.url, PIP_EXTRA_INDEX_URL=local.as_uri()))
+    assert result.code == 2, result
+    assert result.stdout.startswith("hive-agent-host 99.7.0 is available")
+    assert result.stderr == ""
+    page.unlink()  # the project is not on it: no failure while the default index answers
+    again = ws.run("update", "--check", env=index_env(index.url, PIP_EXTRA_INDEX_URL=local.as_uri()))
+    assert (again.code, again.stderr) == (0, ""), again
+
+
+def test_the_extra_indexes_come_from_the_variables_then_pips_configuration(tmp_path: Path) -> None:
+    pip = installation("pip", tmp_path)
+    config = tmp_path / "pip.conf"
+    config.write_text(
+        "[global]\nindex-url = http://conf.test/simple\n"
+        "extra-index-url =\n    http://one.test/simple\n    http://two.test/simple\n"
+    )
+    files = {
+        "PIP_CONFIG_FILE": str(config),
+        "XDG_CONFIG_DIRS": str(tmp_path / "none"),
+        "XDG_CONFIG_HOME": str(tmp_path / "none"),
+    }
+    assert index_urls(pip, files) == [
+        "http://conf.test/simple",
+        "http://one.test/simple",
+        "http://two.test/simple",
+    ]
+    # The variable replaces pip's option, as in pip; uv's are added; each index is asked once.
+    variables = {
+        **files,
+        "PIP_EXTRA_INDEX_URL": "http://env.test/simple http://conf.test/simple",
+        "UV_EXTRA_INDEX_URL": "http://uv-extra.test/simple",
+        "UV_INDEX": "named=http://uv-named.test/simple http://uv.test/simple?token=a=b",
+    }
+    assert index_urls(pip, variables) == [
+        "http://conf.test/simple",
+        "http://env.test/simple",
+        "http://uv-extra.test/simple",
+        "http://uv-named.test/simple",
+        "http://uv.test/simple?token=a=b",
+    ]
 
 
 # -- which index ------------------------------------------------------------------------------------------------

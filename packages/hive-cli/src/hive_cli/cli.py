@@ -182,6 +182,10 @@ def cli(ctx: click.Context, **options: Any) -> None:
     starts the interactive mode with that first message at a terminal, and answers it like -p elsewhere. Text
     piped in with -p is sent too, before the prompt. It works with no key at all, on the local model.
     """
+    if ctx.invoked_subcommand != "doctor":  # doctor reports a legacy file; `doctor --fix` migrates it
+        from .legacy_settings import migrate_on_first_run
+
+        migrate_on_first_run()
     if ctx.invoked_subcommand is not None:
         return
     from .commands.chat import chat_main

@@ -3,24 +3,19 @@ modes that let others read a file holding keys, and a legacy ``settings.json`` n
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, cast
+from typing import Final
 
-from hive_cli.config_store import get_value, set_value
 from hive_cli.errors import USER_ERRORS
-from hive_core.config import flatten, global_config_path, is_secret_key, project_config_path, project_env_path
+from hive_cli.legacy_settings import LEGACY_SETTINGS, migrate
+from hive_core.config import global_config_path, is_secret_key, project_config_path, project_env_path
 from hive_core.redaction import is_secret_name
-from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["LEGACY_SETTINGS", "Finding", "find_problems", "repair_all"]
-
-LEGACY_SETTINGS: Final = "settings.json"
-"""The configuration file of earlier versions, in the hive home: migrated into ``config.yaml`` once."""
 
 _DIR_MODE: Final = 0o700
 _FILE_MODE: Final = 0o600
@@ -66,55 +61,6 @@ def _holds_keys(path: Path) -> bool:
     return any(is_secret_key(word) for word in words if word and not word.startswith("#"))
 
 
-def _setting_text(value: object) -> str | None:
-    """A legacy value as ``hive set`` takes it; ``None`` for what it cannot take (a list of mappings)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str | int | float):
-        return str(value)
-    if isinstance(value, list) and all(
-        isinstance(item, str | int | float) and not isinstance(item, bool)
-        for item in cast("list[object]", value)
-    ):
-        return ",".join(str(item) for item in cast("list[object]", value))
-    return None
-
-
-def _migrate(legacy: Path, home: Path) -> str:
-    """Copy every value of ``legacy`` that ``config.yaml`` does not set into it, then rename ``legacy`` to
-    ``settings.json.migrated``; what cannot be copied is named and ``legacy`` is kept."""
-    try:
-        document: object = json.loads(legacy.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise OSError(f"{legacy} is not JSON ({exc}); fix or remove it") from None
-    if not isinstance(document, dict):
-        raise OSError(f"{legacy} does not hold an object of settings; fix or remove it")
-    values = flatten(cast("Mapping[str, object]", document))
-    present = get_value(home=home, raw=True)
-    copied: list[str] = []
-    kept: list[str] = []
-    left: list[str] = []
-    for key, value in values.items():
-        if value is None:
-            continue
-        text = _setting_text(value)
-        if text is None:
-            left.append(key)
-            continue
-        dotted = ".".join(CONFIG_SCHEMA.normalize_key(key))
-        if dotted in present:
-            kept.append(dotted)
-        else:
-            copied.append(set_value(dotted, text, home=home).key)
-    done = f"migrated {len(copied)} value(s) of {legacy} into {global_config_path(home)}"
-    if kept:
-        done += f"; kept config.yaml's {', '.join(kept)}"
-    if left:
-        return f"{done}; not migrated (copy by hand, then delete {legacy.name}): {', '.join(left)}"
-    legacy.rename(legacy.with_name(f"{LEGACY_SETTINGS}.migrated"))
-    return f"{done}; the old file is now {LEGACY_SETTINGS}.migrated"
-
-
 def find_problems(home: Path, project_root: Path) -> list[Finding]:
     """Every problem of hive's files for this home and project, in the order they are best repaired."""
     found: list[Finding] = []
@@ -138,7 +84,9 @@ def find_problems(home: Path, project_root: Path) -> list[Finding]:
     legacy = home / LEGACY_SETTINGS
     if legacy.is_file():
         found.append(
-            Finding(f"a legacy {legacy} is not migrated to config.yaml", lambda: _migrate(legacy, home))
+            Finding(
+                f"a legacy {legacy} is not migrated to config.yaml", lambda: migrate(legacy, home).summary()
+            )
         )
     return found
 

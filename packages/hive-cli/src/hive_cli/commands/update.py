@@ -3,7 +3,10 @@
 The index is asked through its simple API (PEP 691 JSON, with PEP 503 HTML understood too), so no pip is needed.
 Which index: ``PIP_INDEX_URL``, ``UV_INDEX_URL`` or ``UV_DEFAULT_INDEX`` (uv's first when uv installed hive),
 else ``index-url`` in pip's configuration files, else the default of the pip installed here (read from pip at run
-time: this file names no index).
+time: this file names no index). The extra indexes are asked too, after it: ``PIP_EXTRA_INDEX_URL`` (else pip's
+``extra-index-url``), ``UV_EXTRA_INDEX_URL`` and ``UV_INDEX`` (each a space-separated list). The versions of every
+index that answered are pooled and the newest wins; an index that fails is a warning while another answered. A
+``file:`` index (a directory of ``<project>/index.html`` pages, as pip reads one) is read from the disk.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
 from typing import cast
 from urllib.error import HTTPError, URLError
 from urllib.parse import urljoin, urlsplit
-from urllib.request import Request, urlopen
+from urllib.request import Request, url2pathname, urlopen
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -37,7 +41,7 @@ from packaging.version import InvalidVersion, Version
 from hive_core.redaction import mask_urls
 from hive_providers.installation import Installation, detect_installation
 
-__all__ = ["UpdateError", "available_versions", "index_url", "update_main"]
+__all__ = ["UpdateError", "available_versions", "index_url", "index_urls", "update_main"]
 
 _TIMEOUT = 15.0
 _ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -49,6 +53,10 @@ Runner = Callable[[Sequence[str]], int]
 
 class UpdateError(Exception):
     """The index could not be found or asked, or said nothing usable."""
+
+
+class _NotOnIndex(UpdateError):
+    """The index answered that it does not hold the project (normal for an extra index)."""
 
 
 def _pip_config_files(env: Mapping[str, str]) -> list[Path]:
@@ -66,7 +74,8 @@ def _pip_config_files(env: Mapping[str, str]) -> list[Path]:
     return files
 
 
-def _pip_configured(env: Mapping[str, str]) -> str | None:
+def _pip_configured(env: Mapping[str, str], option: str = "index-url") -> str | None:
+    """The value of ``option`` in pip's configuration files (the most specific file and section winning)."""
     found: str | None = None
     for path in _pip_config_files(env):
         parser = configparser.RawConfigParser()
@@ -75,8 +84,8 @@ def _pip_configured(env: Mapping[str, str]) -> str | None:
         except (OSError, configparser.Error):
             continue
         for section in ("global", "install"):
-            if parser.has_option(section, "index-url"):
-                found = parser.get(section, "index-url").strip()
+            if parser.has_option(section, option):
+                found = parser.get(section, option).strip()
     return found or None
 
 
@@ -112,6 +121,23 @@ def index_url(installation: Installation, env: Mapping[str, str] = os.environ) -
     if found is None:
         raise UpdateError("no package index is known here: set PIP_INDEX_URL to the index's simple URL")
     return found
+
+
+def _index_entry(entry: str) -> str:
+    """The URL of one entry of ``UV_INDEX``, which may name it: ``name=https://...``."""
+    name, equals, rest = entry.partition("=")
+    return rest if equals and rest and not any(mark in name for mark in ":/") else entry
+
+
+def index_urls(installation: Installation, env: Mapping[str, str] = os.environ) -> list[str]:
+    """Every index to ask, the default one (:func:`index_url`) first, then the extra ones, each once."""
+    extra = (
+        env.get("PIP_EXTRA_INDEX_URL", "").strip() or _pip_configured(env, "extra-index-url") or ""
+    ).split()
+    extra += env.get("UV_EXTRA_INDEX_URL", "").split()
+    extra += [_index_entry(entry) for entry in env.get("UV_INDEX", "").split()]
+    urls = [index_url(installation, env), *extra]
+    return list(dict.fromkeys(url for url in urls if url))
 
 
 class _Links(HTMLParser):
@@ -167,28 +193,80 @@ def _version_of(filename: str, project: str) -> Version | None:
     return version if name == project else None
 
 
+def _local_page(index: str, project: str, distribution: str) -> bytes:
+    """The project page of a ``file:`` index (a directory of ``<project>/index.html``, as pip reads one)."""
+    page = Path(url2pathname(urlsplit(index).path)) / project / "index.html"
+    try:
+        return page.read_bytes()
+    except FileNotFoundError:
+        raise _NotOnIndex(f"{distribution} is not on the index {mask_urls(index)}") from None
+    except OSError as exc:
+        raise UpdateError(f"the index {mask_urls(index)} cannot be read ({exc.strerror or exc})") from None
+
+
 def available_versions(index: str, distribution: str) -> list[Version]:
     """Every version of ``distribution`` with a file on the index that is not yanked, oldest first."""
     project = canonicalize_name(distribution)
-    if urlsplit(index).scheme not in ("http", "https"):
-        raise UpdateError(f"only an HTTP(S) index can be asked, not {mask_urls(index)}")
-    url = urljoin(index.rstrip("/") + "/", f"{project}/")
-    request = Request(url, headers={"Accept": _ACCEPT, "User-Agent": "hive-update"})
-    try:
-        with urlopen(request, timeout=_TIMEOUT) as response:
-            body = cast("bytes", response.read())
-            content_type = str(response.headers.get("Content-Type", ""))
-    except HTTPError as exc:
-        if exc.code == 404:
-            raise UpdateError(f"{distribution} is not on the index {mask_urls(index)}") from None
-        raise UpdateError(f"the index {mask_urls(index)} answered HTTP {exc.code}") from None
-    except (URLError, OSError) as exc:
-        reason = exc.reason if isinstance(exc, URLError) else exc
-        raise UpdateError(f"the index {mask_urls(index)} cannot be reached ({reason})") from None
+    scheme = urlsplit(index).scheme
+    if scheme == "file":
+        body, content_type = _local_page(index, project, distribution), "text/html"
+    elif scheme not in ("http", "https"):
+        raise UpdateError(f"only an HTTP(S) or file: index can be asked, not {mask_urls(index)}")
+    else:
+        body, content_type = _fetch_page(index, project, distribution)
     versions = {
         v for name in _file_names(body, content_type) if (v := _version_of(name, project)) is not None
     }
     return sorted(versions)
+
+
+def _fetch_page(index: str, project: str, distribution: str) -> tuple[bytes, str]:
+    """The project page of an HTTP(S) index, and its content type."""
+    url = urljoin(index.rstrip("/") + "/", f"{project}/")
+    request = Request(url, headers={"Accept": _ACCEPT, "User-Agent": "hive-update"})
+    try:
+        with urlopen(request, timeout=_TIMEOUT) as response:
+            return cast("bytes", response.read()), str(response.headers.get("Content-Type", ""))
+    except HTTPError as exc:
+        if exc.code == 404:
+            raise _NotOnIndex(f"{distribution} is not on the index {mask_urls(index)}") from None
+        raise UpdateError(f"the index {mask_urls(index)} answered HTTP {exc.code}") from None
+    except (URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, URLError) else exc
+        raise UpdateError(f"the index {mask_urls(index)} cannot be reached ({reason})") from None
+
+
+def _ask_every(indexes: Sequence[str], distribution: str) -> tuple[list[Version] | None, list[str]]:
+    """The versions of ``distribution`` on all of ``indexes`` together (asked at once), oldest first, and why
+    each index that failed did; ``None`` when none answered. An index that does not hold the project is no
+    failure while another does."""
+
+    def ask(index: str) -> list[Version] | UpdateError:
+        try:
+            return available_versions(index, distribution)
+        except UpdateError as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=min(len(indexes), 8)) as pool:
+        answers = list(pool.map(ask, indexes))
+    pooled: set[Version] = set()
+    answered = False
+    failures: list[str] = []
+    absent: list[str] = []
+    for index, answer in zip(indexes, answers, strict=True):
+        if isinstance(answer, _NotOnIndex):
+            absent.append(index)
+        elif isinstance(answer, UpdateError):
+            failures.append(str(answer))
+        else:
+            answered = True
+            pooled.update(answer)
+    if answered:
+        return sorted(pooled), failures
+    if absent:
+        where = ", ".join(mask_urls(index) for index in absent)
+        failures.insert(0, f"{distribution} is not on the index{'es' if len(absent) > 1 else ''} {where}")
+    return None, failures
 
 
 def _run(command: Sequence[str]) -> int:
@@ -218,14 +296,23 @@ def update_main(
         sys.stderr.write(f"hive: cannot read the installed version of {name}: {exc}\n")
         return 1
     try:
-        index = index_url(found)
-        versions = available_versions(index, name)
+        indexes = index_urls(found)
     except UpdateError as exc:
         sys.stderr.write(f"hive {installed}: could not check for updates: {exc}\n")
         return 1
+    versions, failures = _ask_every(indexes, name)
+    if versions is None:
+        sys.stderr.write(f"hive {installed}: could not check for updates: {'; '.join(failures)}\n")
+        return 1
+    for failure in failures:
+        sys.stderr.write(f"hive: warning: {failure}\n")
     stable = [v for v in versions if pre or not v.is_prerelease]
     if not stable:
-        sys.stderr.write(f"hive {installed}: the index {mask_urls(index)} offers no release of {name}\n")
+        shown_indexes = ", ".join(mask_urls(index) for index in indexes)
+        offer = (
+            f"the index {shown_indexes} offers" if len(indexes) == 1 else f"the indexes {shown_indexes} offer"
+        )
+        sys.stderr.write(f"hive {installed}: {offer} no release of {name}\n")
         return 1
     latest = stable[-1]
     command = found.upgrade_command(force=force, pre=pre)
