@@ -31,11 +31,6 @@ from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_a_fork_continues_a_copy_and_leaves_the_original(
     tmp_path: Path, model_servers: ModelServers
 ) -> None:

@@ -11,7 +11,6 @@ Skipped, saying why, when Codex is not installed (``.ci/agent-clis`` installs it
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,17 +30,21 @@ from agent_clis_harness import (
     require_cli,
     wait_until,
 )
+from agent_clis_turns import (
+    Approvals,
+    AskEverything,
+    CancelLater,
+    cancelled_at_first_text,
+    checked,
+    end_of,
+    reply_text,
+    the_call,
+    turn_events,
+)
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner, collect_turn
 from hive_protocol import (
     Event,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
 )
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.registry import resolve_backend
@@ -52,34 +55,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 WAIT: Final = 120.0
 """Seconds a turn may take before the test fails (a bound, not a synchronisation)."""
 RESUME_PROMPT: Final = "hello again"
-
-
-class AskEverything:
-    """A policy that asks about every call: the approval service decides."""
-
-    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
-        return Verdict.ask(f"{tool_name} needs approval")
-
-    def is_read_only(self, tool_name: str) -> bool:
-        return False
-
-
-class Approvals:
-    """Answers every request ``approve`` (``None``: runs ``on_request`` and never answers), recording them."""
-
-    def __init__(self, approve: bool | None, on_request: Callable[[], None] | None = None) -> None:
-        self.approve = approve
-        self.on_request = on_request
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        if self.approve is not None:
-            return ApprovalDecision(approved=self.approve, reason=None if self.approve else "not this time")
-        if self.on_request is not None:
-            self.on_request()
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
 
 
 def backend(
@@ -97,28 +72,6 @@ def backend(
         cancel_grace=3.0,
     )
     return CodexBackend(resolve_backend("codex"), options)
-
-
-def checked(events: list[Event]) -> list[Event]:
-    violations = verify(events, turns=1)
-    assert violations == [], "\n".join(str(v) for v in violations)
-    return events
-
-
-def text(events: list[Event]) -> str:
-    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-
-
-def end_of(events: list[Event]) -> TurnEndEvent:
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent), events
-    return end
-
-
-def the_call(events: list[Event]) -> tuple[ToolStartEvent, ToolEndEvent]:
-    [start] = [e for e in events if isinstance(e, ToolStartEvent)]
-    [end] = [e for e in events if isinstance(e, ToolEndEvent) and e.call_id == start.call_id]
-    return start, end
 
 
 async def run(backend: CodexBackend, prompt: str) -> list[Event]:
@@ -153,7 +106,7 @@ async def test_an_approved_command_runs_and_a_new_backend_resumes_the_thread(
     assert turn_end.stop_reason == "completed"
     assert turn_end.input_tokens, turn_end
     assert turn_end.output_tokens, turn_end
-    assert "MOCK_REPLY done" in text(events)
+    assert "MOCK_REPLY done" in reply_text(events)
     thread = first.session_id
     assert thread, "no thread id after the turn"
     assert pid is not None
@@ -169,7 +122,7 @@ async def test_an_approved_command_runs_and_a_new_backend_resumes_the_thread(
     assert end_of(again).stop_reason == "completed", again
     assert second.session_id == thread
     assert second.notes == []
-    assert "MOCK_REPLY ok" in text(again)
+    assert "MOCK_REPLY ok" in reply_text(again)
     texts = [request_text(r) for r in model_requests(server, since)]
     assert any(RESUME_PROMPT in t and TOOL_PROMPT in t for t in texts), (
         "the resumed turn does not carry the first"
@@ -182,7 +135,7 @@ async def test_a_rejected_command_does_not_run(tmp_path: Path, model_servers: Mo
     require_cli("codex")
     server = model_servers("codex")
     project = Project.create(tmp_path)
-    approvals = Approvals(approve=False)
+    approvals = Approvals(approve=False, reason="not this time")
     codex = backend(project, server.url, approvals)
     try:
         events = await run(codex, TOOL_PROMPT)
@@ -193,7 +146,7 @@ async def test_a_rejected_command_does_not_run(tmp_path: Path, model_servers: Mo
     _, end = the_call(events)
     assert (end.success, end.refusal) == (False, "rejected")
     assert end_of(events).stop_reason == "completed"
-    assert "MOCK_REPLY done" in text(events)
+    assert "MOCK_REPLY done" in reply_text(events)
     assert_nothing_left(os.getpid())
 
 
@@ -204,17 +157,8 @@ async def test_cancel_mid_text_interrupts_the_turn_and_the_thread_goes_on(
     server = model_servers("codex")
     project = Project.create(tmp_path)
     codex = backend(project, server.url, Approvals(approve=None))
-    runner = SessionRunner(codex)
-    events: list[Event] = []
-
-    def sink(event: Event) -> None:
-        events.append(event)
-        if isinstance(event, TextDeltaEvent) and sum(isinstance(e, TextDeltaEvent) for e in events) == 1:
-            runner.cancel()
-
     try:
-        with anyio.fail_after(WAIT):
-            await runner.run_turn(UserMessageRequest(content=SLOW_PROMPT), sink)
+        events = await cancelled_at_first_text(SessionRunner(codex), SLOW_PROMPT)
         pid = codex.connection.pid if codex.connection is not None else None
         after = await run(codex, "hello")
     finally:
@@ -222,7 +166,7 @@ async def test_cancel_mid_text_interrupts_the_turn_and_the_thread_goes_on(
     checked(events)
     assert end_of(events).stop_reason == "cancelled", events
     # 80 chunks 0.1 s apart: the cancelled turn ended long before the last.
-    assert "chunk79" not in text(events)
+    assert "chunk79" not in reply_text(events)
     assert end_of(after).stop_reason == "completed", after
     assert pid is not None, "the interrupt did not keep the app-server: it was killed"
     assert_nothing_left(os.getpid())
@@ -232,18 +176,11 @@ async def test_cancel_while_the_approval_waits(tmp_path: Path, model_servers: Mo
     require_cli("codex")
     server = model_servers("codex")
     project = Project.create(tmp_path)
-    runner: SessionRunner | None = None
-
-    def cancel() -> None:
-        assert runner is not None
-        runner.cancel()
-
+    cancel = CancelLater()
     codex = backend(project, server.url, Approvals(approve=None, on_request=cancel))
-    runner = SessionRunner(codex)
-    events: list[Event] = []
+    cancel.runner = SessionRunner(codex)
     try:
-        with anyio.fail_after(WAIT):
-            await runner.run_turn(UserMessageRequest(content=TOOL_PROMPT), events.append)
+        events = await turn_events(cancel.runner, TOOL_PROMPT)
         after = await run(codex, "hello")
     finally:
         await codex.aclose()
@@ -365,11 +302,11 @@ async def test_without_app_server_turns_run_with_exec_read_only_resume_and_fork(
     # exec cannot ask: the read-only sandbox kept the command from writing, and the model was told it failed.
     assert not project.tool_ran, "codex exec wrote in the read-only sandbox"
     assert end_of(events).stop_reason == "completed", events
-    assert "MOCK_REPLY done" in text(events)
+    assert "MOCK_REPLY done" in reply_text(events)
     assert len([n for n in codex.notes if "approvals" in n]) == 1, codex.notes
     assert any("unrecognized subcommand 'app-server'" in n for n in codex.notes), codex.notes
     assert end_of(again).stop_reason == "completed", again
-    assert "MOCK_REPLY ok" in text(again)
+    assert "MOCK_REPLY ok" in reply_text(again)
     assert codex.session_id == thread
     assert any(RESUME_PROMPT in t and TOOL_PROMPT in t for t in sent_since(server, since)), (
         "exec resume does not carry the first turn"
@@ -413,10 +350,6 @@ async def test_a_cancelled_exec_turn_ends_cancelled_and_leaves_no_process(
     runner = SessionRunner(codex)
     events: list[Event] = []
     started = anyio.Event()
-
-    def sink(event: Event) -> None:
-        events.append(event)
-
     since = len(server.requests)
 
     async def cancel_soon() -> None:
@@ -430,12 +363,11 @@ async def test_a_cancelled_exec_turn_ends_cancelled_and_leaves_no_process(
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_soon)
-            with anyio.fail_after(WAIT):
-                await runner.run_turn(UserMessageRequest(content=SLOW_PROMPT), sink)
+            events = await turn_events(runner, SLOW_PROMPT)
     finally:
         await codex.aclose()
     assert started.is_set()
     checked(events)
     assert end_of(events).stop_reason == "cancelled", events
-    assert "chunk79" not in text(events)
+    assert "chunk79" not in reply_text(events)
     assert_nothing_left(os.getpid())

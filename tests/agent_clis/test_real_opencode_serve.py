@@ -14,9 +14,9 @@ Skipped, saying why, when OpenCode is not installed (``.ci/agent-clis`` installs
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import anyio
 import pytest
@@ -32,19 +32,23 @@ from agent_clis_harness import (
     request_text,
     require_cli,
 )
+from agent_clis_turns import (
+    Approvals,
+    AskEverything,
+    CancelLater,
+    cancelled_at_first_text,
+    checked,
+    end_of,
+    reply_text,
+    the_call,
+    turn_events,
+)
 
 from hive_conformance.model_server.agent_cli import ANSWERED_REPLY, QUESTION_TEXT
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner
 from hive_protocol import (
     Event,
     QuestionRequestEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
 )
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend
@@ -52,44 +56,9 @@ from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-WAIT: Final = 120.0
-"""Seconds a turn may take before the test fails (a bound, not a synchronisation)."""
 ASK_PROMPT: Final = "ASKME go"
 ANSWER: Final = 'User has answered your questions: "Which database?"="SQLite"'
 DISMISSED: Final = "The user dismissed this question"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-class AskEverything:
-    """A policy that asks about every call: the approval service decides."""
-
-    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
-        return Verdict.ask(f"{tool_name} needs approval")
-
-    def is_read_only(self, tool_name: str) -> bool:
-        return False
-
-
-class Approvals:
-    """Answers every request ``approve`` (``None``: runs ``on_request`` and never answers), recording them."""
-
-    def __init__(self, approve: bool | None, on_request: Callable[[], None] | None = None) -> None:
-        self.approve = approve
-        self.on_request = on_request
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        if self.approve is not None:
-            return ApprovalDecision(approved=self.approve)
-        if self.on_request is not None:
-            self.on_request()
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
 
 
 class Questions:
@@ -133,33 +102,8 @@ def backend(
     return OpenCodeServeBackend(resolve_backend("opencode"), options)
 
 
-def checked(events: list[Event]) -> list[Event]:
-    violations = verify(events, turns=1)
-    assert violations == [], "\n".join(str(v) for v in violations)
-    return events
-
-
-def text(events: list[Event]) -> str:
-    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-
-
-def end_of(events: list[Event]) -> TurnEndEvent:
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent), events
-    return end
-
-
-def the_call(events: list[Event], tool: str) -> tuple[ToolStartEvent, ToolEndEvent]:
-    [start] = [e for e in events if isinstance(e, ToolStartEvent) and e.tool == tool]
-    [end] = [e for e in events if isinstance(e, ToolEndEvent) and e.call_id == start.call_id]
-    return start, end
-
-
 async def run(agent: OpenCodeServeBackend, prompt: str) -> list[Event]:
-    events: list[Event] = []
-    with anyio.fail_after(WAIT):
-        await SessionRunner(agent).run_turn(UserMessageRequest(content=prompt), events.append)
-    return checked(events)
+    return checked(await turn_events(SessionRunner(agent), prompt))
 
 
 def server_pid(agent: OpenCodeServeBackend) -> int:
@@ -202,7 +146,7 @@ async def test_an_approved_command_runs_and_a_new_backend_resumes_the_session(
     assert turn_end.stop_reason == "completed"
     assert turn_end.input_tokens, turn_end
     assert turn_end.output_tokens, turn_end
-    assert text(events) == "MOCK_REPLY done"
+    assert reply_text(events) == "MOCK_REPLY done"
     session = first.session_id
     assert session is not None
     assert session.startswith("ses_")
@@ -216,7 +160,7 @@ async def test_an_approved_command_runs_and_a_new_backend_resumes_the_session(
     finally:
         await second.aclose()
     assert end_of(again).stop_reason == "completed", again
-    assert text(again) == "MOCK_REPLY ok"
+    assert reply_text(again) == "MOCK_REPLY ok"
     assert second.session_id == session
     texts = [request_text(r) for r in model_requests(server, since)]
     assert any("hello again" in t and TOOL_PROMPT in t for t in texts), (
@@ -271,7 +215,7 @@ async def test_a_question_answered_on_the_wire(tmp_path: Path, model_servers: Mo
     start, end = the_call(events, "question")
     assert asked.call_id == start.call_id
     assert end.success is True
-    assert text(events).startswith(ANSWERED_REPLY + ANSWER), text(events)
+    assert reply_text(events).startswith(ANSWERED_REPLY + ANSWER), reply_text(events)
     assert end_of(events).stop_reason == "completed"
     assert_nothing_left(os.getpid())
 
@@ -291,7 +235,7 @@ async def test_a_declined_question_is_dismissed(tmp_path: Path, model_servers: M
     _, end = the_call(events, "question")
     assert end.success is False
     assert end_of(events).stop_reason == "completed"
-    assert ANSWERED_REPLY not in text(events)
+    assert ANSWERED_REPLY not in reply_text(events)
     # OpenCode ends the run on a dismissed question; the model is told with the next request.
     texts = [request_text(r) for r in model_requests(server, since)]
     assert any(DISMISSED in t for t in texts), texts
@@ -303,24 +247,15 @@ async def test_cancel_during_text(tmp_path: Path, model_servers: ModelServers) -
     server = model_servers("opencode")
     project = Project.create(tmp_path)
     agent = backend(project, server.url)
-    runner = SessionRunner(agent)
-    events: list[Event] = []
-
-    def sink(event: Event) -> None:
-        events.append(event)
-        if isinstance(event, TextDeltaEvent) and sum(isinstance(e, TextDeltaEvent) for e in events) == 1:
-            runner.cancel()
-
     try:
-        with anyio.fail_after(WAIT):
-            await runner.run_turn(UserMessageRequest(content=SLOW_PROMPT), sink)
+        events = await cancelled_at_first_text(SessionRunner(agent), SLOW_PROMPT)
         after = await run(agent, "hello")
         pid = server_pid(agent)
     finally:
         await agent.aclose()
     checked(events)
     assert end_of(events).stop_reason == "cancelled", events
-    assert "chunk79" not in text(events)
+    assert "chunk79" not in reply_text(events)
     assert end_of(after).stop_reason == "completed", after
     assert_group_gone(pid)
     assert_nothing_left(os.getpid())
@@ -329,18 +264,11 @@ async def test_cancel_during_text(tmp_path: Path, model_servers: ModelServers) -
 async def test_cancel_during_the_approval(tmp_path: Path, model_servers: ModelServers) -> None:
     server = model_servers("opencode")
     project = Project.create(tmp_path)
-    runner: SessionRunner | None = None
-
-    def cancel() -> None:
-        assert runner is not None
-        runner.cancel()
-
+    cancel = CancelLater()
     agent = backend(project, server.url, approvals=Approvals(approve=None, on_request=cancel))
-    runner = SessionRunner(agent)
-    events: list[Event] = []
+    cancel.runner = SessionRunner(agent)
     try:
-        with anyio.fail_after(WAIT):
-            await runner.run_turn(UserMessageRequest(content=TOOL_PROMPT), events.append)
+        events = await turn_events(cancel.runner, TOOL_PROMPT)
         pid = server_pid(agent)
     finally:
         await agent.aclose()
@@ -356,19 +284,12 @@ async def test_cancel_during_the_approval(tmp_path: Path, model_servers: ModelSe
 async def test_cancel_during_the_question(tmp_path: Path, model_servers: ModelServers) -> None:
     server = model_servers("opencode")
     project = Project.create(tmp_path)
-    runner: SessionRunner | None = None
-
-    def cancel() -> None:
-        assert runner is not None
-        runner.cancel()
-
+    cancel = CancelLater()
     questions = Questions(answer=None, on_ask=cancel)
     agent = backend(project, server.url, questions=questions)
-    runner = SessionRunner(agent)
-    events: list[Event] = []
+    cancel.runner = SessionRunner(agent)
     try:
-        with anyio.fail_after(WAIT):
-            await runner.run_turn(UserMessageRequest(content=ASK_PROMPT), events.append)
+        events = await turn_events(cancel.runner, ASK_PROMPT)
         after = await run(agent, "hello")
         pid = server_pid(agent)
     finally:

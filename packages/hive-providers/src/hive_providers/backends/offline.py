@@ -10,6 +10,7 @@ recipes were verified against the pinned CLIs of ``.ci/agent-clis`` and hive's s
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ __all__ = [
     "PI_PROVIDER",
     "OfflineContext",
     "OfflineRecipe",
+    "cli_environment",
     "prepare_offline",
     "private_home",
 ]
@@ -450,6 +452,19 @@ def prepare_offline(spec: LaunchSpec, options: BackendOptions) -> dict[str, str]
     home = private_home(spec, options)
     home.mkdir(parents=True, exist_ok=True)
     return recipe(OfflineContext(home=home, cwd=options.cwd, endpoint=options.endpoint))
+
+
+def cli_environment(
+    spec: LaunchSpec, options: BackendOptions, offline: Callable[[], Mapping[str, str]] | None = None
+) -> dict[str, str]:
+    """A CLI's environment: hive's, the spec's quiet settings, with an endpoint the offline recipe's (``offline()``,
+    by default :func:`prepare_offline`), then the options' (which win)."""
+    env = dict(os.environ)
+    env.update(spec.environment)
+    if options.endpoint is not None:
+        env.update(offline() if offline is not None else prepare_offline(spec, options))
+    env.update(options.environment)
+    return env
 
 
 def private_home(spec: LaunchSpec, options: BackendOptions) -> Path:

@@ -26,6 +26,7 @@ from anyio.abc import ByteReceiveStream
 
 from hive_core.backends import BackendProbe
 
+from .errors import BackendNotInstalled
 from .specs import BackendOptions, LaunchSpec
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "parse_version",
     "probe_backend",
     "program_environment",
+    "require_executable",
 ]
 
 PRIVATE_PREFIX: Final = Path("~/.local/share/hive/agents")
@@ -80,6 +82,14 @@ def find_executable(spec: LaunchSpec, options: BackendOptions | None = None) -> 
         if found is not None:
             return found
     return None
+
+
+def require_executable(spec: LaunchSpec, options: BackendOptions | None = None) -> str:
+    """:func:`find_executable`, or :class:`BackendNotInstalled` when there is none."""
+    executable = find_executable(spec, options)
+    if executable is None:
+        raise BackendNotInstalled(spec.name, spec.executables, spec.install_hint)
+    return executable
 
 
 def program_environment(

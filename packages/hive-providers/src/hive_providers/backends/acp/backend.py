@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,7 +25,7 @@ from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.errors import BackendUnavailable
-from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.pool import fingerprint
 from hive_providers.backends.probe import probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
@@ -131,12 +130,7 @@ class AcpBackend:
         return connection
 
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        if self.options.endpoint is not None:
-            env.update(prepare_offline(self.spec, self.options))
-        env.update(self.options.environment)
-        return env
+        return cli_environment(self.spec, self.options)
 
     async def _ensure_session(self, connection: AcpConnection) -> None:
         wanted = self._session_id

@@ -46,6 +46,7 @@ from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings, SandboxUnavailable, launch_command
 from hive_core.tools import EventSink
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent, RefusalKind
+from hive_providers.backends.json_values import as_list, as_mapping
 from hive_providers.backends.judging import judge_call, verdict_of
 
 from .tool_calls import TOOL_NAMES, ToolCallTracker, TrackedCall, text_of
@@ -152,7 +153,7 @@ class AcpClientServices:
     async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         """``session/request_permission``: the engine's verdict, else the human's, as one of the offered options
         chosen by kind; a Reasonix question becomes a ``question_request``."""
-        tool_call = _mapping(params.get("toolCall"))
+        tool_call = as_mapping(params.get("toolCall"))
         options = _options(params.get("options"))
         if is_question(tool_call, options):
             return await self._question(tool_call, options)
@@ -174,7 +175,7 @@ class AcpClientServices:
 
     async def _question(self, tool_call: Mapping[str, Any], options: list[Option]) -> dict[str, Any]:
         request_id = text_of(tool_call.get("toolCallId")) or f"ask-{uuid.uuid4().hex[:12]}"
-        raw = _asked(_mapping(tool_call.get("rawInput")), options)
+        raw = _asked(as_mapping(tool_call.get("rawInput")), options)
         text = (
             text_of(raw.get("question")) or text_of(tool_call.get("title")) or "The agent asks you a question"
         )
@@ -276,7 +277,7 @@ class AcpClientServices:
         command = text_of(params.get("command"))
         if command is None:
             raise RequestError.invalid_params({"command": "must be a command"})
-        args = [arg for arg in _list(params.get("args")) if isinstance(arg, str)]
+        args = [arg for arg in as_list(params.get("args")) if isinstance(arg, str)]
         cwd = self._resolve(text_of(params.get("cwd")) or ".")
         line = shlex.join([command, *args]) if args else command
         judged = line if cwd == self._cwd else f"cd {shlex.quote(str(cwd))} && {line}"
@@ -295,8 +296,8 @@ class AcpClientServices:
         except SandboxUnavailable as error:
             raise RequestError(REFUSED, str(error), {"command": line}) from None
         env = dict(launch.env)
-        for entry in _list(params.get("env")):
-            fields = _mapping(entry)
+        for entry in as_list(params.get("env")):
+            fields = as_mapping(entry)
             name, value = fields.get("name"), fields.get("value")
             if (
                 isinstance(name, str)
@@ -461,11 +462,11 @@ def is_question(tool_call: Mapping[str, Any], options: list[Option]) -> bool:
 def _asked(raw: dict[str, Any], options: list[Option]) -> dict[str, Any]:
     """The question's own fields: ``raw`` itself, or its entry in the ask call's ``questions`` list (the N of the
     ``qN:`` option ids, 1-based)."""
-    questions = _list(raw.get("questions"))
+    questions = as_list(raw.get("questions"))
     if not questions:
         return raw
     number = int(options[0].option_id[1:].split(":", 1)[0])
-    return _mapping(questions[number - 1]) if 0 < number <= len(questions) else {}
+    return as_mapping(questions[number - 1]) if 0 < number <= len(questions) else {}
 
 
 def permission_arguments(call: TrackedCall, tool_call: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -476,8 +477,8 @@ def permission_arguments(call: TrackedCall, tool_call: Mapping[str, Any]) -> tup
     judged as one too. The input is the request's ``rawInput``, else the call's, else what it streamed as text.
     """
     raw = (
-        _mapping(tool_call.get("rawInput"))
-        or _mapping(call.raw_input)
+        as_mapping(tool_call.get("rawInput"))
+        or as_mapping(call.raw_input)
         or (dict(call.content_input) if call.content_input else {})
     )
     title = text_of(tool_call.get("title")) or call.title
@@ -523,8 +524,8 @@ def _command(raw: Mapping[str, Any]) -> str | None:
 
 
 def _location(tool_call: Mapping[str, Any]) -> str | None:
-    for entry in _list(tool_call.get("locations")):
-        path = text_of(_mapping(entry).get("path"))
+    for entry in as_list(tool_call.get("locations")):
+        path = text_of(as_mapping(entry).get("path"))
         if path is not None:
             return path
     return None
@@ -532,7 +533,7 @@ def _location(tool_call: Mapping[str, Any]) -> str | None:
 
 def _location_of(call: TrackedCall) -> str | None:
     for entry in call.locations:
-        path = text_of(_mapping(entry).get("path"))
+        path = text_of(as_mapping(entry).get("path"))
         if path is not None:
             return path
     return None
@@ -540,8 +541,8 @@ def _location_of(call: TrackedCall) -> str | None:
 
 def _options(value: object) -> list[Option]:
     options: list[Option] = []
-    for entry in _list(value):
-        fields = _mapping(entry)
+    for entry in as_list(value):
+        fields = as_mapping(entry)
         option_id = fields.get("optionId")
         if isinstance(option_id, str) and option_id:
             kind = fields.get("kind")
@@ -559,7 +560,7 @@ def _options(value: object) -> list[Option]:
 def _choices(offered: list[Option], described: object) -> list[tuple[Option, str, str | None]]:
     """Each offered option with its label and description: from the question's own ``options`` entry (the ``i`` of
     ``qN:i``, 1-based; Reasonix spells the keys ``Label`` and ``Description``), else the option's name."""
-    entries = [_mapping(entry) for entry in _list(described)]
+    entries = [as_mapping(entry) for entry in as_list(described)]
     choices: list[tuple[Option, str, str | None]] = []
     for option in offered:
         index = option.option_id.rsplit(":", 1)[-1]
@@ -571,8 +572,8 @@ def _choices(offered: list[Option], described: object) -> list[tuple[Option, str
 
 
 def _content_text(content: object) -> str | None:
-    for entry in _list(content):
-        block = _mapping(_mapping(entry).get("content"))
+    for entry in as_list(content):
+        block = as_mapping(as_mapping(entry).get("content"))
         if block.get("type") == "text":
             text = text_of(block.get("text"))
             if text is not None:
@@ -638,14 +639,6 @@ def _positive(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return None
     return value
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _first_text(fields: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:

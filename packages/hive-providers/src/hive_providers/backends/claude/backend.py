@@ -20,28 +20,24 @@ classifies, quoting the end of the CLI's stderr.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
-import os
-import signal
 from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
 from hive_core.backends import BackendProbe
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
-from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import UserMessageRequest, excerpt
-from hive_providers.backends.acp.connection import AgentProcessError
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.acp.transport import ProcessTransport
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.offline import prepare_offline
-from hive_providers.backends.probe import find_executable, probe_backend
+from hive_protocol import TurnEndEvent, UserMessageRequest, excerpt
+from hive_providers.backends.acp.tool_calls import text_of
+from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.json_values import as_mapping
+from hive_providers.backends.offline import cli_environment, prepare_offline
+from hive_providers.backends.probe import probe_backend, require_executable
+from hive_providers.backends.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .control import PermissionResponder, deny
@@ -50,11 +46,7 @@ from .stream import StreamMapper, result_failure
 __all__ = ["ClaudeCodeBackend"]
 
 
-_FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
 _CANCELLED_REQUEST: Final = "The turn was cancelled."
-_STDERR_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
-_WRITE_WAIT: Final = 1.0
 _log = logging.getLogger(__name__)
 
 
@@ -96,9 +88,7 @@ class ClaudeCodeBackend:
     def command(self) -> list[str]:
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
         options = self.options
-        executable = find_executable(self.spec, options)
-        if executable is None:
-            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        executable = require_executable(self.spec, options)
         arguments = list(options.arguments if options.arguments is not None else self.spec.arguments)
         if options.model:
             arguments += ["--model", options.model]
@@ -112,24 +102,19 @@ class ClaudeCodeBackend:
 
     def environment(self) -> dict[str, str]:
         """The CLI's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        if self.options.endpoint is not None:
-            if self._offline is None:
-                self._offline = prepare_offline(self.spec, self.options)
-            env.update(self._offline)
-        env.update(self.options.environment)
-        return env
+        return cli_environment(self.spec, self.options, self._offline_environment)
+
+    def _offline_environment(self) -> dict[str, str]:
+        if self._offline is None:
+            self._offline = prepare_offline(self.spec, self.options)
+        return self._offline
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn in a new Claude Code process."""
         command = self.command()
         env = self.environment()
         self.last_command = command
-        try:
-            process = await open_child(command, cwd=self.options.cwd, env=env)
-        except OSError as exc:
-            raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
+        process = await open_turn_process(self.name, command, self.options, env)
         self.last_pid = process.pid
         turn = _Turn(self, process, emit)
         try:
@@ -148,15 +133,20 @@ class ClaudeCodeBackend:
         return f"hive_{kind}_{next(self._request_numbers)}"
 
 
-class _Turn:
+class _Turn(ProcessTurn):
     """One turn's process, stream and control channel."""
 
+    stream_format = "stream-json"
+
     def __init__(self, backend: ClaudeCodeBackend, process: SupervisedProcess, emit: EventSink) -> None:
+        super().__init__(
+            backend.spec,
+            backend.options,
+            process,
+            emit,
+            call_ids=backend._call_ids,  # pyright: ignore[reportPrivateUsage]
+        )
         self.backend = backend
-        self.process = process
-        self.options = backend.options
-        self.transport = ProcessTransport(process)
-        self.tracker = ToolCallTracker(emit, taken=backend._call_ids)  # pyright: ignore[reportPrivateUsage]
         self.mapper = StreamMapper(emit, self.tracker)
         self.responder = PermissionResponder(
             tracker=self.tracker,
@@ -164,50 +154,32 @@ class _Turn:
             approvals=self.options.approvals,
             questions=self.options.questions,
         )
-        self._emit = emit
-        self._pending: dict[str, anyio.CancelScope] = {}
         self._initialize_id = backend.next_request_id("initialize")
-        self._initialized = anyio.Event()
-        self._cancelling = False
 
-    @property
-    def name(self) -> str:
-        return self.backend.name
-
-    async def run(self, prompt: str) -> None:
-        failure: Exception | None = None
-        async with anyio.create_task_group() as group:
-            group.start_soon(self.transport.drain_stderr)
-            try:
-                await self._start(group, prompt)
-                await self._read(group)
-            except anyio.get_cancelled_exc_class():
-                # The runner writes the turn_end: it alone knows a cancel from a deadline.
-                with anyio.CancelScope(shield=True):
-                    await self._cancel(group)
-                raise
-            except Exception as exc:
-                # Raised below, outside the task group: the runner classifies the error itself, not a group.
-                failure = exc
-            finally:
-                group.cancel_scope.cancel()
-        if failure is not None:
-            with contextlib.suppress(Exception):
-                self.tracker.close_all(_FAILED_CALL_TEXT)
-                self.mapper.stop_subagents()
-            raise failure
+    def outcome(self) -> TurnEndEvent:
         result = self.mapper.result
         assert result is not None
         problem = result_failure(result)
         if problem is not None:
-            self.tracker.close_all(_FAILED_CALL_TEXT)
-            self.mapper.stop_subagents()
+            self._close_calls(FAILED_CALL_TEXT)
             raise ChatError(self._describe(problem), code="internal")
-        self._emit(self.mapper.finish())
+        return self.mapper.finish()
+
+    def _close_calls(self, text: str) -> None:
+        self.tracker.close_all(text)
+        self.mapper.stop_subagents()
+
+    def _done(self) -> bool:
+        return self.mapper.result is not None
+
+    def _interrupt(self) -> dict[str, Any]:
+        return {
+            "type": "control_request",
+            "request_id": self.backend.next_request_id("interrupt"),
+            "request": {"subtype": "interrupt"},
+        }
 
     async def _start(self, group: TaskGroup, prompt: str) -> None:
-        spec, options = self.backend.spec, self.options
-        timeout = options.startup_timeout if options.startup_timeout is not None else spec.startup_timeout
         await self._send(
             {
                 "type": "control_request",
@@ -215,19 +187,7 @@ class _Turn:
                 "request": {"subtype": "initialize", "hooks": None},
             }
         )
-        try:
-            with anyio.fail_after(timeout):
-                while not self._initialized.is_set():
-                    message = await self.transport.receive()
-                    if message is None:
-                        await self._settle()
-                        raise BackendStartError(self._describe(self._ended("at start")))
-                    self._dispatch(group, message)
-        except TimeoutError:
-            await self._settle()
-            raise BackendStartError(
-                self._describe(f"{self.name} did not answer initialize within {timeout:g} s"), code="timeout"
-            ) from None
+        await self._await_start(group, lambda: self._started, "did not answer initialize")
         await self._send(
             {
                 "type": "user",
@@ -237,25 +197,17 @@ class _Turn:
             }
         )
 
-    async def _read(self, group: TaskGroup) -> None:
-        while self.mapper.result is None:
-            message = await self.transport.receive()
-            if message is None:
-                await self._settle()
-                raise AgentProcessError(self._describe(self._ended("during the turn")), code="internal")
-            self._dispatch(group, message)
-
     def _dispatch(self, group: TaskGroup, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "control_request":
             self._on_control_request(group, message)
         elif kind == "control_response":
-            response = _mapping(message.get("response"))
+            response = as_mapping(message.get("response"))
             if response.get("request_id") == self._initialize_id:
                 if response.get("subtype") == "error":
                     error = text_of(response.get("error")) or "no reason given"
                     raise BackendStartError(self._describe(f"{self.name} failed initialize: {error}"))
-                self._initialized.set()
+                self._started = True
             # Anything else: the answer to an interrupt, or the CLI echoing hive's own answers.
         elif kind == "control_cancel_request":
             scope = self._pending.get(text_of(message.get("request_id")) or "")
@@ -271,7 +223,7 @@ class _Turn:
 
     def _on_control_request(self, group: TaskGroup, message: dict[str, Any]) -> None:
         request_id = text_of(message.get("request_id"))
-        request = _mapping(message.get("request"))
+        request = as_mapping(message.get("request"))
         if request_id is None:
             _log.warning("%s sent a control request without an id: %s", self.name, excerpt(str(message), 200))
             return
@@ -321,94 +273,3 @@ class _Turn:
                 "response": {"subtype": "error", "request_id": request_id, "error": error},
             }
         )
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        try:
-            await self.transport.send(message)
-        except ConnectionError:
-            await self._settle()
-            during = "during the turn" if self._initialized.is_set() else "at start"
-            error = self._describe(self._ended(during))
-            if self._initialized.is_set():
-                raise AgentProcessError(error, code="internal") from None
-            raise BackendStartError(error) from None
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(ConnectionError), anyio.move_on_after(_WRITE_WAIT):
-            await self.transport.send(message)
-
-    async def _cancel(self, group: TaskGroup) -> None:
-        """The cancel sequence (see the module); shielded by the caller."""
-        self._cancelling = True
-        self.tracker.close_all(CANCELLED_CALL_TEXT)
-        self.mapper.stop_subagents()
-        for scope in list(self._pending.values()):
-            scope.cancel()  # their answers: deny (written by _answer as it ends)
-        grace = self.options.cancel_grace
-        if self.process.returncode is not None or self.transport.at_eof:
-            return
-        await self._send_quietly(
-            {
-                "type": "control_request",
-                "request_id": self.backend.next_request_id("interrupt"),
-                "request": {"subtype": "interrupt"},
-            }
-        )
-        with anyio.move_on_after(grace):
-            while self.mapper.result is None:
-                message = await self.transport.receive()
-                if message is None:
-                    break
-                self._dispatch(group, message)
-
-    async def close(self) -> None:
-        """End the process: close stdin, wait ``cancel_grace``, SIGINT the group, wait again, kill the group and
-        every process carrying the mark. Leaves no process behind."""
-        process, grace = self.process, self.options.cancel_grace
-        await self.transport.close()
-        if process.returncode is None:
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGINT)
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None:
-            process.kill_tree()
-        else:
-            # It exited: kill what it left in its group; what left the group carries its mark and is killed as
-            # aclose reaps it. (kill_tree would scan /proc for the mark too: twice per turn, ~10 % of its CPU.)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-        with anyio.move_on_after(_EXIT_WAIT):
-            await process.aclose()
-
-    async def _settle(self) -> None:
-        """After stdout ended: give the process a moment to exit and its stderr to be read, for the message."""
-        with anyio.CancelScope(shield=True):
-            if self.process.returncode is None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await self.process.wait()
-            with anyio.move_on_after(0.2):
-                await self.transport.stderr_closed.wait()
-
-    def _ended(self, during: str) -> str:
-        code = self.process.returncode
-        if code is None:
-            return f"{self.name} closed its output {during}"
-        if code < 0:
-            return f"{self.name} was killed by signal {-code} {during}"
-        return f"{self.name} exited with code {code} {during}"
-
-    def _describe(self, what: str) -> str:
-        parts = [what]
-        if noise := self.transport.describe_noise():
-            parts.append(noise.replace("JSON-RPC", "stream-json"))
-        if tail := self.transport.stderr_tail():
-            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownArgumentType]

@@ -21,8 +21,10 @@ from typing import Any, Final
 
 from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import QuestionService
-from hive_protocol import Question, QuestionOption, QuestionRequestEvent
+from hive_protocol import QuestionRequestEvent
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.ask_user_question import DECLINED_QUESTION, question_answers, questions_of
+from hive_providers.backends.json_values import as_mapping
 from hive_providers.backends.judging import judge_call
 
 from .stream import TOOL_KINDS
@@ -34,15 +36,10 @@ __all__ = [
     "allow",
     "deny",
     "hive_arguments",
-    "question_answers",
-    "questions_of",
 ]
 
 QUESTION_TOOL: Final = "AskUserQuestion"
 """The tool through which Claude Code asks its user questions."""
-
-DECLINED_QUESTION: Final = "The user declined to answer the question."
-"""The deny message of a question that got no answer."""
 
 # Claude's argument keys for the hive arguments a human may modify, per hive tool.
 _CLAUDE_KEYS: Final[Mapping[str, Mapping[str, str]]] = {
@@ -99,43 +96,6 @@ def _claude_input(
     return updated
 
 
-def questions_of(tool_input: Mapping[str, Any]) -> list[Question]:
-    """The questions of an ``AskUserQuestion`` input (each allows free text: Claude offers "Other")."""
-    questions: list[Question] = []
-    for entry in map(_mapping, _list(tool_input.get("questions"))):
-        text = text_of(entry.get("question"))
-        if text is None:
-            continue
-        options = [
-            QuestionOption(label=label, description=text_of(option.get("description")))
-            for option in map(_mapping, _list(entry.get("options")))
-            if (label := text_of(option.get("label"))) is not None
-        ]
-        questions.append(
-            Question(
-                question=text,
-                header=text_of(entry.get("header")),
-                multi_select=entry.get("multiSelect") is True,
-                options=options,
-                allow_free_text=True,
-            )
-        )
-    return questions
-
-
-def question_answers(questions: list[Question], answers: Mapping[str, list[str]]) -> dict[str, str] | None:
-    """Claude's ``answers`` (question text to one string) from hive's, or ``None`` when a question went
-    unanswered: several labels are joined with ``", "``; a single-choice question answered with more than one
-    value, or with nothing, counts as unanswered."""
-    written: dict[str, str] = {}
-    for question in questions:
-        chosen = [value for value in answers.get(question.question, []) if value]
-        if not chosen or (len(chosen) > 1 and not question.multi_select):
-            return None
-        written[question.question] = ", ".join(chosen)
-    return written
-
-
 class PermissionResponder:
     """Answers one turn's ``can_use_tool`` requests (see the module)."""
 
@@ -155,7 +115,7 @@ class PermissionResponder:
     async def can_use_tool(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The answer to one ``can_use_tool`` request's ``request`` object."""
         tool_name = text_of(request.get("tool_name")) or "tool"
-        tool_input = _mapping(request.get("input"))
+        tool_input = as_mapping(request.get("input"))
         tool_use_id = text_of(request.get("tool_use_id"))
         if tool_name == QUESTION_TOOL:
             return await self._ask(tool_input, tool_use_id)
@@ -207,11 +167,3 @@ class PermissionResponder:
             (call.call_id for call in self._tracker.calls if call.running and tool_use_id in call.acp_ids),
             None,
         )
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

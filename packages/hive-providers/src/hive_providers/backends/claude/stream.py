@@ -22,20 +22,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from hive_core.tools import EventSink
 from hive_protocol import (
-    AgentWorkEvent,
     StopReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     TurnEndEvent,
-    WorkItem,
-    WorkItemStatus,
 )
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, excerpt, text_of
+from hive_providers.backends.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
 
 __all__ = ["SUBAGENT_TOOLS", "TOOL_KINDS", "StreamMapper", "result_failure"]
 
@@ -68,16 +66,6 @@ _MAX_TURNS: Final = "error_max_turns"
 _SUMMARY_LIMIT: Final = 2000
 
 
-@dataclass
-class _Subagent:
-    item_id: str
-    title: str | None
-    started: float
-    status: WorkItemStatus = "running"
-    summary: str | None = None
-    tool_calls: int = 0
-
-
 class StreamMapper:
     """Maps one turn's stream-json messages to hive events (see the module)."""
 
@@ -93,7 +81,7 @@ class StreamMapper:
         """Whether any text reached the client."""
         self._streamed_messages: set[str] = set()
         self._current_message: str | None = None
-        self._subagents: dict[str, _Subagent] = {}
+        self._subagents: dict[str, Subagent] = {}
         self._started = time.monotonic()
 
     # -- input ----------------------------------------------------------------------------------------------
@@ -110,17 +98,17 @@ class StreamMapper:
                     self.session_id = session
             case "stream_event":
                 if parent is None:
-                    self._on_stream_event(_mapping(message.get("event")))
+                    self._on_stream_event(as_mapping(message.get("event")))
             case "assistant":
                 if parent is not None:
-                    self._on_subagent_message(parent, _mapping(message.get("message")))
+                    self._on_subagent_message(parent, as_mapping(message.get("message")))
                 else:
-                    self._on_assistant(_mapping(message.get("message")))
+                    self._on_assistant(as_mapping(message.get("message")))
             case "user":
                 if parent is not None:
-                    self._on_subagent_results(parent, _mapping(message.get("message")))
+                    self._on_subagent_results(parent, as_mapping(message.get("message")))
                 else:
-                    self._on_user(_mapping(message.get("message")))
+                    self._on_user(as_mapping(message.get("message")))
             case "result":
                 self.result = dict(message)
             case _:
@@ -129,11 +117,11 @@ class StreamMapper:
     def _on_stream_event(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
         if kind == "message_start":
-            self._current_message = text_of(_mapping(event.get("message")).get("id"))
+            self._current_message = text_of(as_mapping(event.get("message")).get("id"))
             return
         if kind != "content_block_delta":
             return
-        delta = _mapping(event.get("delta"))
+        delta = as_mapping(event.get("delta"))
         match delta.get("type"):
             case "text_delta":
                 text = text_of(delta.get("text"))
@@ -156,7 +144,7 @@ class StreamMapper:
     def _on_assistant(self, message: Mapping[str, Any]) -> None:
         message_id = text_of(message.get("id"))
         streamed = message_id is not None and message_id in self._streamed_messages
-        for block in map(_mapping, _list(message.get("content"))):
+        for block in map(as_mapping, as_list(message.get("content"))):
             match block.get("type"):
                 case "text" if not streamed:
                     text = text_of(block.get("text"))
@@ -177,7 +165,7 @@ class StreamMapper:
         name = text_of(block.get("name")) or "tool"
         if tool_use_id is None:
             return
-        tool_input = _mapping(block.get("input"))
+        tool_input = as_mapping(block.get("input"))
         self.tracker.upsert(
             {
                 "sessionUpdate": "tool_call",
@@ -190,13 +178,11 @@ class StreamMapper:
         )
         if name in SUBAGENT_TOOLS and tool_use_id not in self._subagents:
             title = text_of(tool_input.get("description")) or text_of(tool_input.get("prompt"))
-            self._subagents[tool_use_id] = _Subagent(
-                item_id=f"claude:{tool_use_id}", title=title, started=time.monotonic()
-            )
+            self._subagents[tool_use_id] = Subagent(item_id=f"claude:{tool_use_id}", title=title)
             self._snapshot()
 
     def _on_user(self, message: Mapping[str, Any]) -> None:
-        for block in map(_mapping, _list(message.get("content"))):
+        for block in map(as_mapping, as_list(message.get("content"))):
             if block.get("type") != "tool_result":
                 continue
             tool_use_id = text_of(block.get("tool_use_id"))
@@ -229,7 +215,7 @@ class StreamMapper:
             return
         texts = [
             text
-            for block in map(_mapping, _list(message.get("content")))
+            for block in map(as_mapping, as_list(message.get("content")))
             if block.get("type") == "text" and (text := text_of(block.get("text"))) is not None
         ]
         if texts:
@@ -241,7 +227,9 @@ class StreamMapper:
         if subagent is None:
             return
         finished = sum(
-            1 for block in map(_mapping, _list(message.get("content"))) if block.get("type") == "tool_result"
+            1
+            for block in map(as_mapping, as_list(message.get("content")))
+            if block.get("type") == "tool_result"
         )
         if finished:
             subagent.tool_calls += finished
@@ -249,31 +237,11 @@ class StreamMapper:
 
     def stop_subagents(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        running = [subagent for subagent in self._subagents.values() if subagent.status == "running"]
-        for subagent in running:
-            subagent.status = "stopped"
-        if running:
+        if stop_running(self._subagents.values()):
             self._snapshot()
 
     def _snapshot(self) -> None:
-        now = time.monotonic()
-        self._emit(
-            AgentWorkEvent(
-                items=[
-                    WorkItem(
-                        id=subagent.item_id,
-                        kind="subagent",
-                        status=subagent.status,
-                        title=subagent.title,
-                        summary=subagent.summary,
-                        blocks_completion=subagent.status == "running",
-                        tool_calls=subagent.tool_calls,
-                        duration_ms=int((now - subagent.started) * 1000),
-                    )
-                    for subagent in self._subagents.values()
-                ]
-            )
-        )
+        self._emit(subagent_work(self._subagents.values()))
 
     # -- the end --------------------------------------------------------------------------------------------
 
@@ -287,11 +255,11 @@ class StreamMapper:
                 self._emit(TextDeltaEvent(content=text))
         self.tracker.close_all("Not finished: the turn ended before this call's outcome was reported.")
         self.stop_subagents()
-        usage = _mapping(result.get("usage"))
-        fresh = _count(usage.get("input_tokens"))
-        written = _count(usage.get("cache_creation_input_tokens")) or 0
-        cached = _count(usage.get("cache_read_input_tokens")) or 0
-        output = _count(usage.get("output_tokens"))
+        usage = as_mapping(result.get("usage"))
+        fresh = as_count(usage.get("input_tokens"))
+        written = as_count(usage.get("cache_creation_input_tokens")) or 0
+        cached = as_count(usage.get("cache_read_input_tokens")) or 0
+        output = as_count(usage.get("output_tokens"))
         total_input = None if fresh is None else fresh + written + cached
         reason = result.get("stop_reason")
         stop: StopReason = (
@@ -316,7 +284,7 @@ def result_failure(result: Mapping[str, Any]) -> str | None:
     or ``None`` when it did not. Running out of turns is a stop reason, not a failure."""
     if result.get("subtype") == _MAX_TURNS:
         return None
-    errors = [text for text in map(text_of, _list(result.get("errors"))) if text is not None]
+    errors = [text for text in map(text_of, as_list(result.get("errors"))) if text is not None]
     if result.get("is_error") is not True and not errors:
         return None
     detail = (
@@ -329,22 +297,10 @@ def _result_text(content: object) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in map(_mapping, _list(content)):
+    for block in map(as_mapping, as_list(content)):
         text = text_of(block.get("text"))
         if text is not None:
             parts.append(text)
         elif block:
             parts.append(json.dumps(block, ensure_ascii=False, default=str))
     return "\n".join(parts)
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

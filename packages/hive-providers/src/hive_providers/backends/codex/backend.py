@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 from collections.abc import Mapping
 from typing import Any, Final, Literal
@@ -46,7 +45,7 @@ from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
@@ -462,13 +461,7 @@ class CodexBackend:
         return [self._executable(), *arguments]
 
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        options = self.options
-        if options.endpoint is not None:
-            env.update(prepare_offline(self.spec, options))
-        env.update(options.environment)
-        return env
+        return cli_environment(self.spec, self.options)
 
 
 async def _first(*events: anyio.Event) -> None:

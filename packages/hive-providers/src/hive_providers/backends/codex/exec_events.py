@@ -31,6 +31,7 @@ from hive_protocol import (
     TurnEndEvent,
 )
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.json_values import as_list, as_mapping
 
 from .items import command_line
 from .subagents import SubThreads
@@ -95,12 +96,12 @@ class ExecTurn:
             case "thread.started":
                 self.thread_id = self.thread_id or text_of(event.get("thread_id"))
             case "item.started" | "item.updated" | "item.completed" as kind:
-                self._item(_mapping(event.get("item")), completed=kind == "item.completed")
+                self._item(as_mapping(event.get("item")), completed=kind == "item.completed")
             case "turn.completed":
                 self.completed = dict(event)
             case "turn.failed":
                 self.failed = True
-                self.failure = text_of(_mapping(event.get("error")).get("message")) or self.failure
+                self.failure = text_of(as_mapping(event.get("error")).get("message")) or self.failure
             case "error":
                 self.failure = text_of(event.get("message")) or self.failure
             case _:
@@ -114,7 +115,7 @@ class ExecTurn:
         self.tracker.close_all(_OPEN_AT_END)
         if self.failed and not cancelled:
             raise ChatError(f"codex: {self.failure or 'Codex reported the turn failed'}", code="unknown")
-        usage = _mapping((self.completed or {}).get("usage"))
+        usage = as_mapping((self.completed or {}).get("usage"))
         total = (_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
         cached = _int(usage.get("cached_input_tokens")) or 0
         input_tokens = output_tokens = cached_tokens = None
@@ -178,7 +179,7 @@ class ExecTurn:
             if not output and isinstance(code, int) and not isinstance(code, bool) and code != 0:
                 output = f"exit code {code}"
         elif kind == "file_change":
-            changes = [_mapping(change) for change in _list(item.get("changes"))]
+            changes = [as_mapping(change) for change in as_list(item.get("changes"))]
             paths = [path for path in (text_of(change.get("path")) for change in changes) if path]
             arguments: dict[str, Any] = {"path": paths[0]} if paths else {}
             if len(paths) > 1:
@@ -198,13 +199,15 @@ class ExecTurn:
             )
         else:
             server, tool = text_of(item.get("server")) or "mcp", text_of(item.get("tool")) or "tool"
-            arguments = _mapping(item.get("arguments"))
+            arguments = as_mapping(item.get("arguments"))
             update = {"kind": "other", "title": f"{server}.{tool}", "rawInput": arguments}
-            error = text_of(_mapping(item.get("error")).get("message"))
-            result = _mapping(item.get("result"))
+            error = text_of(as_mapping(item.get("error")).get("message"))
+            result = as_mapping(item.get("result"))
             output = error or "\n".join(
                 text
-                for text in (text_of(_mapping(block).get("text")) for block in _list(result.get("content")))
+                for text in (
+                    text_of(as_mapping(block).get("text")) for block in as_list(result.get("content"))
+                )
                 if text
             )
         update.update(
@@ -221,7 +224,7 @@ class ExecTurn:
         self.tracker.upsert({"sessionUpdate": "tool_call_update", "toolCallId": item_id, "status": status})
 
     def _plan(self, plan_id: str, item: Mapping[str, Any], *, completed: bool) -> None:
-        entries = [_mapping(entry) for entry in _list(item.get("items"))]
+        entries = [as_mapping(entry) for entry in as_list(item.get("items"))]
         steps = [text_of(entry.get("text")) or "" for entry in entries]
         done = [entry.get("completed") is True for entry in entries]
         if not steps or plan_id in self._plans_done:
@@ -259,11 +262,3 @@ _CHANGES: Final = {"add": "created", "delete": "deleted", "update": "edited"}
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

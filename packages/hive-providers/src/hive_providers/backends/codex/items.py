@@ -22,6 +22,7 @@ from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import ErrorCode, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.json_values import as_list, as_mapping
 
 __all__ = [
     "ERROR_CODES",
@@ -91,7 +92,7 @@ def item_arguments(item: Mapping[str, Any]) -> dict[str, Any]:
     ``{path, paths?, diff}`` for a file change (the first changed path, every one when there are more)."""
     if item.get("type") == "commandExecution":
         return {"command": command_line(item.get("command"))}
-    changes = [_mapping(change) for change in _list(item.get("changes"))]
+    changes = [as_mapping(change) for change in as_list(item.get("changes"))]
     paths = [path for path in (text_of(change.get("path")) for change in changes) if path]
     edited: dict[str, Any] = {}
     if paths:
@@ -108,7 +109,7 @@ def error_code(info: object) -> ErrorCode:
     """Hive's error code for a ``codexErrorInfo`` value (see :data:`ERROR_CODES`)."""
     if isinstance(info, str):
         return ERROR_CODES.get(info, "unknown")
-    for key in _mapping(info):
+    for key in as_mapping(info):
         if key in ERROR_CODES:
             return ERROR_CODES[key]
     return "unknown"
@@ -148,9 +149,9 @@ class TurnItems:
                 if delta is not None:
                     self._emit(ThinkingDeltaEvent(content=delta))
             case "item/started" | "item/completed":
-                self._item(_mapping(params.get("item")), completed=method == "item/completed")
+                self._item(as_mapping(params.get("item")), completed=method == "item/completed")
             case "thread/tokenUsage/updated":
-                usage = _mapping(params.get("tokenUsage"))
+                usage = as_mapping(params.get("tokenUsage"))
                 if usage:
                     # ``total`` is the thread's so far, ``last`` the latest model request's: the turn's usage is
                     # the latest total less the total before the turn's first request.
@@ -158,15 +159,15 @@ class TurnItems:
                         self._first_usage = usage
                     self._last_usage = usage
             case "turn/started":
-                turn = _mapping(params.get("turn"))
+                turn = as_mapping(params.get("turn"))
                 self.turn_id = self.turn_id or text_of(turn.get("id"))
             case "turn/completed":
-                turn = _mapping(params.get("turn"))
+                turn = as_mapping(params.get("turn"))
                 if self.turn_id is None or text_of(turn.get("id")) in (None, self.turn_id):
                     self.completed = turn
             case "error":
                 if params.get("willRetry") is not True:
-                    self.last_error = _mapping(params.get("error"))
+                    self.last_error = as_mapping(params.get("error"))
             case _:
                 pass
 
@@ -180,7 +181,7 @@ class TurnItems:
         interrupted = cancelled or status == "interrupted"
         self.tracker.close_all(_INTERRUPTED if interrupted else _OPEN_AT_END)
         if status == "failed" and not cancelled:
-            error = _mapping(turn.get("error")) or self.last_error or {}
+            error = as_mapping(turn.get("error")) or self.last_error or {}
             message = text_of(error.get("message")) or "Codex reported the turn failed"
             details = text_of(error.get("additionalDetails"))
             raise ChatError(
@@ -257,9 +258,9 @@ class TurnItems:
     def _turn_usage(self) -> tuple[int | None, int | None, int | None]:
         if self._first_usage is None or self._last_usage is None:
             return None, None, None
-        first_total = _mapping(self._first_usage.get("total"))
-        first_last = _mapping(self._first_usage.get("last"))
-        total = _mapping(self._last_usage.get("total"))
+        first_total = as_mapping(self._first_usage.get("total"))
+        first_last = as_mapping(self._first_usage.get("last"))
+        total = as_mapping(self._last_usage.get("total"))
         return (
             _turn_figure(total, first_total, first_last, "inputTokens"),
             _turn_figure(total, first_total, first_last, "outputTokens"),
@@ -270,7 +271,7 @@ class TurnItems:
 def _title(item: Mapping[str, Any]) -> str:
     if item.get("type") == "commandExecution":
         return command_line(item.get("command")) or "command"
-    paths = [text_of(_mapping(change).get("path")) for change in _list(item.get("changes"))]
+    paths = [text_of(as_mapping(change).get("path")) for change in as_list(item.get("changes"))]
     return "edit " + ", ".join(path for path in paths if path) if any(paths) else "edit files"
 
 
@@ -284,8 +285,8 @@ def _output(item: Mapping[str, Any]) -> str | None:
     if text_of(item.get("status")) == "completed":
         return (
             "\n".join(
-                f"{_change_kind(change)} {text_of(_mapping(change).get('path')) or 'a file'}"
-                for change in _list(item.get("changes"))
+                f"{_change_kind(change)} {text_of(as_mapping(change).get('path')) or 'a file'}"
+                for change in as_list(item.get("changes"))
             )
             or None
         )
@@ -293,7 +294,7 @@ def _output(item: Mapping[str, Any]) -> str | None:
 
 
 def _change_kind(change: object) -> str:
-    kind = text_of(_mapping(_mapping(change).get("kind")).get("type"))
+    kind = text_of(as_mapping(as_mapping(change).get("kind")).get("type"))
     return {"add": "created", "delete": "deleted", "update": "edited"}.get(kind or "", "changed")
 
 
@@ -310,11 +311,3 @@ def _turn_figure(
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

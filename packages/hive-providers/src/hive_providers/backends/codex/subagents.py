@@ -24,6 +24,7 @@ from typing import Any, Final
 from hive_core.tools import EventSink
 from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus, excerpt
 from hive_providers.backends.acp.tool_calls import text_of
+from hive_providers.backends.json_values import as_list, as_mapping
 
 __all__ = ["AGENT_STATUSES", "SubThreads"]
 
@@ -114,11 +115,11 @@ class SubThreads:
         thread_id = text_of(params.get("threadId"))
         if thread_id is None or thread_id == self.main_thread:
             if method in ("item/started", "item/completed"):
-                self.on_item(_mapping(params.get("item")))
+                self.on_item(as_mapping(params.get("item")))
             return False
         child = self._children.get(thread_id)
         if child is None:
-            turn = _mapping(params.get("turn"))
+            turn = as_mapping(params.get("turn"))
             root = text_of(turn.get("rootTurnId"))
             if method != "turn/started" or root is None or root != self.turn_id:
                 return False  # another thread's, not a sub-agent of this one
@@ -161,11 +162,11 @@ class SubThreads:
             thread
             for thread in (
                 text_of(value)
-                for value in _list(item.get("receiverThreadIds", item.get("receiver_thread_ids")))
+                for value in as_list(item.get("receiverThreadIds", item.get("receiver_thread_ids")))
             )
             if thread
         ]
-        states = _mapping(item.get("agentsStates", item.get("agents_states")))
+        states = as_mapping(item.get("agentsStates", item.get("agents_states")))
         spawn = tool in ("spawnAgent", "spawn_agent")
         prompt = text_of(item.get("prompt"))
         if spawn and status == "failed" and not receivers:
@@ -178,7 +179,7 @@ class SubThreads:
                 self._child(thread_id, title=prompt)
         for thread_id, state in states.items():
             child = self._child(thread_id, title=prompt if spawn else None)
-            state = _mapping(state)
+            state = as_mapping(state)
             mapped = AGENT_STATUSES.get(_camel(text_of(state.get("status")) or ""))
             if mapped is not None:
                 self._set_status(child, mapped)
@@ -193,10 +194,10 @@ class SubThreads:
                 self._set_status(child, "running")
                 child.text = ""
             case "turn/completed":
-                turn = _mapping(params.get("turn"))
+                turn = as_mapping(params.get("turn"))
                 status = _TURN_STATUSES.get(text_of(turn.get("status")) or "", "completed")
                 if status == "failed":
-                    error = text_of(_mapping(turn.get("error")).get("message"))
+                    error = text_of(as_mapping(turn.get("error")).get("message"))
                     if error:
                         child.summary = excerpt(error, _SUMMARY_LIMIT)
                 self._set_status(child, status)
@@ -206,7 +207,7 @@ class SubThreads:
                     child.text += delta
                     child.summary = excerpt(child.text, _SUMMARY_LIMIT)
             case "item/completed":
-                item = _mapping(params.get("item"))
+                item = as_mapping(params.get("item"))
                 kind = text_of(item.get("type"))
                 if kind == "agentMessage":
                     text = text_of(item.get("text"))
@@ -219,7 +220,7 @@ class SubThreads:
                     self.on_item(item)  # a sub-agent's own sub-agents
                     return
             case "thread/tokenUsage/updated":
-                total = _mapping(_mapping(params.get("tokenUsage")).get("total"))
+                total = as_mapping(as_mapping(params.get("tokenUsage")).get("total"))
                 child.input_tokens = _int(total.get("inputTokens"))
                 child.output_tokens = _int(total.get("outputTokens"))
             case _:
@@ -263,11 +264,3 @@ def _camel(name: str) -> str:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

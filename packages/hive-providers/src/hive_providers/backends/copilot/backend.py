@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable
 from typing import Any, Final
 
@@ -36,7 +35,8 @@ from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest, excerpt
 from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.json_values import as_mapping
+from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
@@ -108,12 +108,7 @@ class CopilotBackend:
 
     def environment(self) -> dict[str, str]:
         """The server's environment: hive's, the spec's, the private offline configuration, the options'."""
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        if self.options.endpoint is not None:
-            env.update(prepare_offline(self.spec, self.options))
-        env.update(self.options.environment)
-        return env
+        return cli_environment(self.spec, self.options)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn in Copilot's session."""
@@ -200,7 +195,7 @@ class CopilotBackend:
             message = self._describe(f"{self.name} failed connect: {exc}")
             await self._stop(grace=0.0)
             raise BackendStartError(message) from exc
-        version = _mapping(result).get("protocolVersion")
+        version = as_mapping(result).get("protocolVersion")
         if version != PROTOCOL_VERSION:
             await self._stop(grace=0.0)
             raise BackendStartError(
@@ -234,7 +229,7 @@ class CopilotBackend:
         settings = self._session_settings()
         try:
             if self._fork and self._session_id is not None:
-                forked = _mapping(await self._send("sessions.fork", {"sessionId": self._session_id}))
+                forked = as_mapping(await self._send("sessions.fork", {"sessionId": self._session_id}))
                 copy = forked.get("sessionId")
                 if not isinstance(copy, str) or not copy:
                     raise ChatError(
@@ -253,7 +248,7 @@ class CopilotBackend:
             raise ChatError(
                 self._describe(f"{self.name} exited opening its session"), code="internal"
             ) from exc
-        session_id = _mapping(opened).get("sessionId")
+        session_id = as_mapping(opened).get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise ChatError(f"{self.name} opened a session without an id", code="internal")
         self._session_id, self._opened = session_id, True
@@ -269,11 +264,11 @@ class CopilotBackend:
     def _incoming(self, message: dict[str, Any]) -> bool:
         method = message.get("method")
         if method == "session.event" and "id" not in message:
-            params = _mapping(message.get("params"))
+            params = as_mapping(message.get("params"))
             turn = self._turn
             if turn is not None and params.get("sessionId") == turn.session_id:
                 try:
-                    turn.on_event(_mapping(params.get("event")), self._spawn)
+                    turn.on_event(as_mapping(params.get("event")), self._spawn)
                 except Exception:
                     _log.exception("mapping a Copilot session.event failed")
             return True
@@ -288,7 +283,7 @@ class CopilotBackend:
             return None
         turn = self._turn
         if method == "userInput.request" and turn is not None:
-            return await turn.ask(_mapping(params))
+            return await turn.ask(as_mapping(params))
         raise RequestError.method_not_found(method)
 
     async def _watch_exit(self, process: SupervisedProcess) -> None:
@@ -373,7 +368,3 @@ class CopilotBackend:
             if tail := self._transport.stderr_tail():
                 parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
         return "; ".join(parts)
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownArgumentType]

@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -39,23 +37,20 @@ from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import Answers, QuestionService
 from hive_core.tools import EventSink
 from hive_protocol import (
-    AgentWorkEvent,
     Question,
     QuestionOption,
     QuestionRequestEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     TurnEndEvent,
-    WorkItem,
-    WorkItemStatus,
 )
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.ask_user_question import DECLINED_QUESTION
 from hive_providers.backends.claude.control import PermissionResponder
+from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
 
 __all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
-
-DECLINED_QUESTION: Final = "The user declined to answer the question."
-"""The error a declined ``userInput.request`` fails with."""
 
 TOOL_KINDS: Final[Mapping[str, str]] = {
     "bash": "execute",
@@ -79,7 +74,7 @@ def question_of(params: Mapping[str, Any]) -> Question | None:
     text = text_of(params.get("question"))
     if text is None:
         return None
-    choices = [choice for choice in _list(params.get("choices")) if isinstance(choice, str) and choice]
+    choices = [choice for choice in as_list(params.get("choices")) if isinstance(choice, str) and choice]
     free = params.get("allowFreeform")
     return Question(
         question=text,
@@ -144,7 +139,7 @@ class CopilotTurn:
         self._output_tokens = 0
         self._cached_tokens = 0
         self._usage_seen = False
-        self._work: dict[str, _Subagent] = {}
+        self._work: dict[str, Subagent] = {}
         self._agents: dict[str, str] = {}
 
     # -- events ------------------------------------------------------------------------------------------------
@@ -152,7 +147,7 @@ class CopilotTurn:
     def on_event(self, event: Mapping[str, Any], spawn: Callable[[Awaitable[None]], None]) -> None:
         """Map one ``session.event``; ``spawn`` runs the async work a permission request needs."""
         kind = event.get("type")
-        data = _mapping(event.get("data"))
+        data = as_mapping(event.get("data"))
         agent = text_of(event.get("agentId"))
         if kind == "permission.requested":
             spawn(self._permission(data))  # a subagent's too: every permission reaches hive
@@ -204,9 +199,7 @@ class CopilotTurn:
         work = self._work.get(key)
         if kind == "subagent.started":
             if work is None:
-                work = self._work[key] = _Subagent(
-                    item_id=f"copilot-subagent-{key}", started=time.monotonic()
-                )
+                work = self._work[key] = Subagent(item_id=f"copilot-subagent-{key}")
             work.title = (
                 text_of(data.get("agentDescription")) or text_of(data.get("agentDisplayName")) or work.title
             )
@@ -244,38 +237,20 @@ class CopilotTurn:
 
     def stop_subagents(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        running = [work for work in self._work.values() if work.status == "running"]
-        for work in running:
-            work.status = "stopped"
-        if running:
+        if stop_running(self._work.values()):
             self._snapshot()
 
     def _snapshot(self) -> None:
-        now = time.monotonic()
-        self._emit(
-            AgentWorkEvent(
-                items=[
-                    WorkItem(
-                        id=work.item_id,
-                        kind="subagent",
-                        status=work.status,
-                        title=work.title,
-                        summary=work.summary,
-                        blocks_completion=work.status == "running",
-                        tool_calls=work.tool_calls,
-                        duration_ms=int((now - work.started) * 1000),
-                    )
-                    for work in self._work.values()
-                ]
-            )
-        )
+        self._emit(subagent_work(self._work.values()))
 
     def _complete(self, data: Mapping[str, Any]) -> None:
         call_id = data.get("toolCallId")
         success = data.get("success") is True
-        result = _mapping(data.get("result"))
+        result = as_mapping(data.get("result"))
         text = (
-            text_of(result.get("content")) if success else text_of(_mapping(data.get("error")).get("message"))
+            text_of(result.get("content"))
+            if success
+            else text_of(as_mapping(data.get("error")).get("message"))
         )
         update: dict[str, Any] = {"toolCallId": call_id, "status": "completed" if success else "failed"}
         if text is not None:
@@ -311,7 +286,7 @@ class CopilotTurn:
         request_id = text_of(data.get("requestId"))
         if request_id is None:
             return
-        asked = _mapping(data.get("permissionRequest"))
+        asked = as_mapping(data.get("permissionRequest"))
         kind = text_of(asked.get("kind")) or "tool"
         tool = _PERMISSION_TOOLS.get(kind, kind)
         if kind == "shell":
@@ -329,7 +304,7 @@ class CopilotTurn:
                     "kind": "reject",
                     "feedback": str(answer.get("message") or "Permission denied"),
                 }
-            elif _mapping(answer.get("updatedInput")) != tool_input:
+            elif as_mapping(answer.get("updatedInput")) != tool_input:
                 # Approved with other arguments, which Copilot cannot take: running the original would run
                 # what the human did not approve.
                 result = {
@@ -396,21 +371,3 @@ class CopilotTurn:
             (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
             None,
         )
-
-
-@dataclass
-class _Subagent:
-    item_id: str
-    started: float
-    status: WorkItemStatus = "running"
-    title: str | None = None
-    summary: str | None = None
-    tool_calls: int = 0
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

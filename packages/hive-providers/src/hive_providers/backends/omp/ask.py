@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from hive_protocol import Question, QuestionOption
 from hive_providers.backends.acp.tool_calls import text_of
+from hive_providers.backends.json_values import as_list, as_mapping
 
 __all__ = ["ASK_METHOD", "CANCEL_METHOD", "AskDialog", "AskQuestion", "answer_frame", "cancelled", "read_ask"]
 
@@ -59,12 +60,12 @@ def read_ask(request: Mapping[str, Any]) -> AskDialog | None:
     if request_id is None or request.get("method") != ASK_METHOD:
         return None
     questions: list[AskQuestion] = []
-    for entry in _list(request.get("questions")):
-        fields = _mapping(entry)
+    for entry in as_list(request.get("questions")):
+        fields = as_mapping(entry)
         question_id, text = text_of(fields.get("id")), text_of(fields.get("question"))
         if question_id is None or text is None:
             return None
-        options = [_mapping(option) for option in _list(fields.get("options"))]
+        options = [as_mapping(option) for option in as_list(fields.get("options"))]
         offered = [
             QuestionOption(label=label, description=text_of(option.get("description")))
             for option in options
@@ -140,11 +141,3 @@ def _split_labels(text: str, labels: tuple[str, ...]) -> list[str] | None:
         chosen.append(label)
         rest = rest[len(label) + len(_SEPARATOR) :] if rest != label else ""
     return chosen or None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

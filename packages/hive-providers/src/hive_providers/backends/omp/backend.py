@@ -25,8 +25,7 @@ OMP cannot copy a session from the command line: ``fork`` (with ``resume``) rais
 from __future__ import annotations
 
 import logging
-import os
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -34,16 +33,16 @@ from anyio.abc import TaskGroup
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.questions import Answers
-from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
 from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError, BackendUnavailable
-from hive_providers.backends.offline import OfflineContext, private_home
+from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
 from hive_providers.backends.pi.backend import PiBackend, PiTurn
 from hive_providers.backends.pi.events import RUN_ENDS
 from hive_providers.backends.pi.rpc import DIALOG_METHODS
-from hive_providers.backends.probe import find_executable
+from hive_providers.backends.probe import require_executable
+from hive_providers.backends.process_turn import FAILED_CALL_TEXT
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .ask import ASK_METHOD, CANCEL_METHOD, AskDialog, answer_frame, cancelled, read_ask
@@ -52,7 +51,6 @@ from .offline import OMP_PROVIDER, omp_recipe
 __all__ = ["OmpBackend", "OmpTurn"]
 
 _log = logging.getLogger(__name__)
-_FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
 
 
 class _AskDialogRefused(Exception):
@@ -82,9 +80,7 @@ class OmpBackend(PiBackend):
     def command(self, *, rpc: bool) -> list[str]:
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
         options = self.options
-        executable = find_executable(self.spec, options)
-        if executable is None:
-            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        executable = require_executable(self.spec, options)
         arguments = ["--mode", "rpc-ui"] if rpc else ["--mode", "json", "-p"]
         arguments += ["--session-dir", str(self.home / "sessions")]
         if options.endpoint is not None:
@@ -97,16 +93,14 @@ class OmpBackend(PiBackend):
 
     def environment(self) -> dict[str, str]:
         """OMP's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        if self.options.endpoint is not None:
-            home = private_home(self.spec, self.options)
-            home.mkdir(parents=True, exist_ok=True)
-            env.update(
-                omp_recipe(OfflineContext(home=home, cwd=self.options.cwd, endpoint=self.options.endpoint))
-            )
-        env.update(self.options.environment)
-        return env
+        return cli_environment(self.spec, self.options, self._offline_environment)
+
+    def _offline_environment(self) -> dict[str, str]:
+        endpoint = self.options.endpoint
+        assert endpoint is not None
+        home = private_home(self.spec, self.options)
+        home.mkdir(parents=True, exist_ok=True)
+        return omp_recipe(OfflineContext(home=home, cwd=self.options.cwd, endpoint=endpoint))
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn in a new OMP process (rpc-ui mode with questions, else JSON mode)."""
@@ -150,22 +144,9 @@ class OmpTurn(PiTurn):
 
     async def _opt_in(self, group: TaskGroup) -> None:
         """Send ``set_ask_dialog`` and wait for its answer; raise :class:`_AskDialogRefused` on a failure."""
-        spec, options = self.backend.spec, self.options
-        timeout = options.startup_timeout if options.startup_timeout is not None else spec.startup_timeout
         await self._send({"id": self._dialog_id, "type": "set_ask_dialog", "enabled": True})
-        try:
-            with anyio.fail_after(timeout):
-                while self._dialog_answer is None:
-                    message = await self.transport.receive()
-                    if message is None:
-                        await self._settle()
-                        raise BackendStartError(self._describe(self._ended("at start")))
-                    self._dispatch(group, message)
-        except TimeoutError:
-            await self._settle()
-            raise BackendStartError(
-                self._describe(f"{self.name} did not start within {timeout:g} s"), code="timeout"
-            ) from None
+        await self._await_start(group, lambda: self._dialog_answer is not None, "did not start")
+        assert self._dialog_answer is not None
         if self._dialog_answer.get("success") is not True:
             raise _AskDialogRefused(text_of(self._dialog_answer.get("error")) or "no reason given")
 
@@ -252,30 +233,11 @@ class OmpTurn(PiTurn):
                 return call.call_id
         return None
 
-    async def _cancel(self, group: TaskGroup) -> None:
-        """Abort only: open questions are closed unanswered (OMP's abort settles them)."""
-        if not self.rpc:
-            await super()._cancel(group)
-            return
-        self._cancelling = True
-        self.tracker.close_all(CANCELLED_CALL_TEXT)
-        for scope in list(self._pending.values()):
-            scope.cancel()
-        if self.process.returncode is not None or self.transport.at_eof:
-            return
-        await self._send_quietly({"id": self.backend.next_request_id("abort"), "type": "abort"})
-        with anyio.move_on_after(self.options.cancel_grace):
-            while not self.mapper.ended:
-                message = await self.transport.receive()
-                if message is None:
-                    break
-                self._dispatch(group, message)
-
     def outcome(self) -> TurnEndEvent:
         if not self.rpc:
             return super().outcome()
         if self._status == "error":
-            self.tracker.close_all(_FAILED_CALL_TEXT)
+            self._close_calls(FAILED_CALL_TEXT)
             reason = self._error or self.mapper.error or "no reason given"
             raise ChatError(self._describe(f"OMP ended the turn with an error: {reason}"), code="internal")
         end = super().outcome()

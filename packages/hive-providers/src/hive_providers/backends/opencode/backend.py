@@ -37,10 +37,10 @@ from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, UserMessageRequest
 from hive_providers.backends.acp.connection import AgentProcessError
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.errors import BackendStartError
 from hive_providers.backends.judging import judge_call
 from hive_providers.backends.offline import prepare_offline, private_home
-from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.probe import probe_backend, require_executable
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .events import OpenCodeEventMapper, mapping
@@ -106,9 +106,7 @@ class OpenCodeServeBackend:
 
     def command(self) -> list[str]:
         """The server's command line; raises :class:`BackendNotInstalled`."""
-        executable = find_executable(self.spec, self.options)
-        if executable is None:
-            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        executable = require_executable(self.spec, self.options)
         return [
             executable,
             "serve",

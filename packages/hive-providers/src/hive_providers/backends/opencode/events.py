@@ -27,15 +27,13 @@ from typing import Any, Final
 
 from hive_core.tools import EventSink
 from hive_protocol import (
-    AgentWorkEvent,
     StopReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     TurnEndEvent,
-    WorkItem,
-    WorkItemStatus,
 )
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
 
 __all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
 
@@ -79,16 +77,11 @@ def tool_kind(tool: str) -> str | None:
     return TOOL_KINDS.get(tool)
 
 
-@dataclass
-class _Child:
+@dataclass(kw_only=True)
+class _Child(Subagent):
     """One subagent session."""
 
     session_id: str
-    title: str | None = None
-    status: WorkItemStatus = "running"
-    summary: str | None = None
-    tool_calls: int = 0
-    started: float = field(default_factory=time.monotonic)
     texts: dict[str, str] = field(default_factory=dict[str, str])
     ended_calls: set[str] = field(default_factory=set[str])
 
@@ -168,7 +161,7 @@ class OpenCodeEventMapper:
         child = self.children.get(child_id)
         title = text_of(info.get("title"))
         if child is None:
-            self.children[child_id] = _Child(session_id=child_id, title=title)
+            self.children[child_id] = _Child(item_id=f"opencode:{child_id}", session_id=child_id, title=title)
             self._snapshot()
         elif title is not None and title != child.title:
             child.title = title
@@ -362,31 +355,11 @@ class OpenCodeEventMapper:
                 self._snapshot()
 
     def _snapshot(self) -> None:
-        now = time.monotonic()
-        self._emit(
-            AgentWorkEvent(
-                items=[
-                    WorkItem(
-                        id=f"opencode:{child.session_id}",
-                        kind="subagent",
-                        status=child.status,
-                        title=child.title,
-                        summary=child.summary,
-                        blocks_completion=child.status == "running",
-                        tool_calls=child.tool_calls,
-                        duration_ms=int((now - child.started) * 1000),
-                    )
-                    for child in self.children.values()
-                ]
-            )
-        )
+        self._emit(subagent_work(self.children.values()))
 
     def stop_children(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        running = [child for child in self.children.values() if child.status == "running"]
-        for child in running:
-            child.status = "stopped"
-        if running:
+        if stop_running(self.children.values()):
             self._snapshot()
 
     def finish(self) -> TurnEndEvent:

@@ -20,6 +20,7 @@ from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_providers.backends.acp.services import permission_arguments
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, TrackedCall, text_of
 from hive_providers.backends.acp.tool_calls import tool_name as hive_tool_name
+from hive_providers.backends.json_values import as_list, as_mapping
 from hive_providers.backends.judging import judge_call
 
 from .events import TOOL_KINDS
@@ -54,7 +55,7 @@ def hive_arguments(tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> 
             arguments[hive_key] = os.path.normpath(cwd / value) if hive_key == "path" else value
     if tool == "edit_file":
         # Pi 0.74 edits a file through ``edits: [{oldText, newText}]``; older builds take one ``newText``.
-        edits = [_mapping(entry) for entry in _list(tool_input.get("edits"))] or [dict(tool_input)]
+        edits = [as_mapping(entry) for entry in as_list(tool_input.get("edits"))] or [dict(tool_input)]
         new = [text_of(entry.get("newText")) for entry in edits]
         content = "\n".join(text for text in new if text is not None)
         if content:
@@ -123,11 +124,3 @@ class ToolJudge:
                     request_id, approved=True, tool_input=_pi_input(tool, judged.decision.modified_arguments)
                 )
         return approval_value(request_id, approved=False, reason=reason)
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

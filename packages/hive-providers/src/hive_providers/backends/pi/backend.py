@@ -24,29 +24,24 @@ quoting the end of Pi's stderr.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
-import os
-import signal
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from hive_core.backends import BackendProbe
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
-from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest, excerpt
-from hive_providers.backends.acp.connection import AgentProcessError
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.acp.transport import ProcessTransport
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.offline import PI_PROVIDER, prepare_offline, private_home
-from hive_providers.backends.probe import find_executable, probe_backend
+from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_providers.backends.acp.tool_calls import text_of
+from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.offline import PI_PROVIDER, cli_environment, private_home
+from hive_providers.backends.probe import probe_backend, require_executable
+from hive_providers.backends.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .approvals import ToolJudge
@@ -65,10 +60,6 @@ from .rpc import (
 
 __all__ = ["PiBackend", "PiTurn"]
 
-_FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
-_STDERR_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
-_WRITE_WAIT: Final = 1.0
 _log = logging.getLogger(__name__)
 
 
@@ -133,9 +124,7 @@ class PiBackend:
     def command(self, *, rpc: bool) -> list[str]:
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
         options = self.options
-        executable = find_executable(self.spec, options)
-        if executable is None:
-            raise BackendNotInstalled(self.spec.name, self.spec.executables, self.spec.install_hint)
+        executable = require_executable(self.spec, options)
         arguments = ["--mode", "rpc"] if rpc else ["--mode", "json", "-p"]
         arguments += ["--session-dir", str(self.home / "sessions")]
         if options.endpoint is not None:
@@ -154,12 +143,7 @@ class PiBackend:
 
     def environment(self) -> dict[str, str]:
         """Pi's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
-        env = dict(os.environ)
-        env.update(self.spec.environment)
-        if self.options.endpoint is not None:
-            env.update(prepare_offline(self.spec, self.options))
-        env.update(self.options.environment)
-        return env
+        return cli_environment(self.spec, self.options)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn in a new Pi process (RPC mode with questions or approvals, else JSON mode)."""
@@ -183,10 +167,7 @@ class PiBackend:
         command = self.command(rpc=rpc)
         env = self.environment()
         self.last_command = command
-        try:
-            process = await open_child(command, cwd=self.options.cwd, env=env)
-        except OSError as exc:
-            raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
+        process = await open_turn_process(self.name, command, self.options, env)
         self.last_pid = process.pid
         turn = self.open_turn(process, emit, rpc=rpc)
         try:
@@ -217,16 +198,21 @@ class PiBackend:
         return f"hive_{kind}_{next(self._request_numbers)}"
 
 
-class PiTurn:
+class PiTurn(ProcessTurn):
     """One turn's process and stream (OMP's turn refines it: :mod:`hive_providers.backends.omp`)."""
 
+    sweeps_after_exit = True
+
     def __init__(self, backend: PiBackend, process: SupervisedProcess, emit: EventSink, *, rpc: bool) -> None:
+        super().__init__(
+            backend.spec,
+            backend.options,
+            process,
+            emit,
+            call_ids=backend._call_ids,  # pyright: ignore[reportPrivateUsage]
+        )
         self.backend = backend
-        self.process = process
         self.rpc = rpc
-        self.options = backend.options
-        self.transport = ProcessTransport(process)
-        self.tracker = ToolCallTracker(emit, taken=backend._call_ids)  # pyright: ignore[reportPrivateUsage]
         self.mapper = PiEventMapper(emit, self.tracker)
         self.judge = (
             ToolJudge(
@@ -238,73 +224,34 @@ class PiTurn:
             if rpc and backend.gates_tools
             else None
         )
-        self._emit = emit
-        self._pending: dict[str, anyio.CancelScope] = {}
         self._state_id = backend.next_request_id("get_state")
         self._prompt_id = backend.next_request_id("prompt")
-        self._started = False
-        self._cancelling = False
-
-    @property
-    def name(self) -> str:
-        return self.backend.name
-
-    async def run(self, prompt: str) -> None:
-        failure: Exception | None = None
-        async with anyio.create_task_group() as group:
-            group.start_soon(self.transport.drain_stderr)
-            try:
-                await self._start(group, prompt)
-                await self._read(group)
-            except anyio.get_cancelled_exc_class():
-                # The runner writes the turn_end: it alone knows a cancel from a deadline.
-                with anyio.CancelScope(shield=True):
-                    await self._cancel(group)
-                raise
-            except Exception as exc:
-                # Raised below, outside the task group: the runner classifies the error itself, not a group.
-                failure = exc
-            finally:
-                group.cancel_scope.cancel()
-        if failure is not None:
-            with contextlib.suppress(Exception):
-                self.tracker.close_all(_FAILED_CALL_TEXT)
-            raise failure
-        self._emit(self.outcome())
 
     def outcome(self) -> TurnEndEvent:
         """The ``turn_end`` of a run that ended; raises the :class:`ChatError` of one that failed."""
         problem = run_failure(self.mapper)
         if problem is not None:
-            self.tracker.close_all(_FAILED_CALL_TEXT)
+            self._close_calls(FAILED_CALL_TEXT)
             raise ChatError(self._describe(problem), code="internal")
         return self.mapper.finish()
 
+    def _done(self) -> bool:
+        return self.mapper.ended
+
+    def _interrupt(self) -> dict[str, Any] | None:
+        return {"id": self.backend.next_request_id("abort"), "type": "abort"} if self.rpc else None
+
+    def _awaits_exit(self) -> bool:
+        # RPC mode: Pi exits at the end of stdin; JSON mode exits by itself after agent_end.
+        return self.rpc or self.mapper.ended
+
     async def _start(self, group: TaskGroup, prompt: str) -> None:
         """Until Pi is known to run: its first line (JSON mode) or the answer to ``get_state`` (RPC mode)."""
-        spec, options = self.backend.spec, self.options
-        timeout = options.startup_timeout if options.startup_timeout is not None else spec.startup_timeout
         if self.rpc:
             await self._send({"id": self._state_id, "type": "get_state"})
         else:
             await self._send_prompt_text(prompt)
-        try:
-            with anyio.fail_after(timeout):
-                while not self._started:
-                    message = await self.transport.receive()
-                    if message is None:
-                        await self._settle()
-                        if self._refused_at_start():
-                            raise _ExtensionRefused(self._describe(self._ended("at start")))
-                        raise BackendStartError(self._describe(self._ended("at start")))
-                    if not self.rpc:
-                        self._started = True
-                    self._dispatch(group, message)
-        except TimeoutError:
-            await self._settle()
-            raise BackendStartError(
-                self._describe(f"{self.name} did not start within {timeout:g} s"), code="timeout"
-            ) from None
+        await self._await_start(group, lambda: self._started, "did not start")
         if self.rpc:
             await self._send({"id": self._prompt_id, "type": "prompt", "message": prompt})
 
@@ -318,15 +265,9 @@ class PiTurn:
             raise BackendStartError(self._describe(self._ended("at start"))) from None
         await self.transport.close()  # the end of stdin is the end of the prompt
 
-    async def _read(self, group: TaskGroup) -> None:
-        while not self.mapper.ended:
-            message = await self.transport.receive()
-            if message is None:
-                await self._settle()
-                raise AgentProcessError(self._describe(self._ended("during the turn")), code="internal")
-            self._dispatch(group, message)
-
     def _dispatch(self, group: TaskGroup, message: dict[str, Any]) -> None:
+        if not self.rpc:
+            self._started = True  # JSON mode: Pi runs once it printed a line
         kind = message.get("type")
         if kind == "response":
             self._on_response(message)
@@ -422,64 +363,10 @@ class PiTurn:
             None,
         )
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        try:
-            await self.transport.send(message)
-        except ConnectionError:
-            await self._settle()
-            if not self._started and self._refused_at_start():
-                raise _ExtensionRefused(self._describe(self._ended("at start"))) from None
-            error = self._describe(self._ended("during the turn" if self._started else "at start"))
-            if self._started:
-                raise AgentProcessError(error, code="internal") from None
-            raise BackendStartError(error) from None
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(ConnectionError), anyio.move_on_after(_WRITE_WAIT):
-            await self.transport.send(message)
-
-    async def _cancel(self, group: TaskGroup) -> None:
-        """The cancel sequence (see the module); shielded by the caller."""
-        self._cancelling = True
-        self.tracker.close_all(CANCELLED_CALL_TEXT)
-        for scope in list(self._pending.values()):
-            scope.cancel()  # their answer: cancelled (written by _ask as it ends)
-        if not self.rpc or self.process.returncode is not None or self.transport.at_eof:
-            return
-        await self._send_quietly({"id": self.backend.next_request_id("abort"), "type": "abort"})
-        with anyio.move_on_after(self.options.cancel_grace):
-            while not self.mapper.ended:
-                message = await self.transport.receive()
-                if message is None:
-                    break
-                self._dispatch(group, message)
-
-    async def close(self) -> None:
-        """End the process: close stdin, wait ``cancel_grace`` (RPC mode: Pi exits at the end of stdin; JSON mode
-        exits by itself after ``agent_end``), SIGINT the group, wait again, kill the group and every process
-        carrying the mark. Leaves no process behind."""
-        process, grace = self.process, self.options.cancel_grace
-        await self.transport.close()
-        if process.returncode is None and (self.rpc or self.mapper.ended):
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGINT)
-            with anyio.move_on_after(grace):
-                await process.wait()
-        process.kill_tree()
-        with anyio.move_on_after(_EXIT_WAIT):
-            await process.aclose()
-
-    async def _settle(self) -> None:
-        """After stdout ended: give the process a moment to exit and its stderr to be read, for the message."""
-        with anyio.CancelScope(shield=True):
-            if self.process.returncode is None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await self.process.wait()
-            with anyio.move_on_after(0.2):
-                await self.transport.stderr_closed.wait()
+    def _broken(self) -> Exception:
+        if self._refused_at_start():
+            return _ExtensionRefused(self._describe(self._ended("at start")))
+        return super()._broken()
 
     def _refused_at_start(self) -> bool:
         """Whether Pi exited at start the way it does when it will not load an extension (code 1, no output)."""
@@ -487,19 +374,3 @@ class PiTurn:
 
     def _said_anything(self) -> bool:
         return self._started or self.transport.invalid_lines > 0 or bool(self.transport.stderr_tail())
-
-    def _ended(self, during: str) -> str:
-        code = self.process.returncode
-        if code is None:
-            return f"{self.name} closed its output {during}"
-        if code < 0:
-            return f"{self.name} was killed by signal {-code} {during}"
-        return f"{self.name} exited with code {code} {during}"
-
-    def _describe(self, what: str) -> str:
-        parts = [what]
-        if noise := self.transport.describe_noise():
-            parts.append(noise.replace("JSON-RPC", "JSON"))
-        if tail := self.transport.stderr_tail():
-            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)

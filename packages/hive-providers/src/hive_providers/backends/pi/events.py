@@ -26,6 +26,7 @@ from typing import Any, Final
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.json_values import as_count, as_list, as_mapping
 
 __all__ = ["RUN_ENDS", "TOOL_KINDS", "PiEventMapper", "run_failure"]
 
@@ -85,9 +86,9 @@ class PiEventMapper:
         elif kind == "message_start":
             self._streamed = False
         elif kind == "message_update":
-            self._on_update(_mapping(event.get("assistantMessageEvent")))
+            self._on_update(as_mapping(event.get("assistantMessageEvent")))
         elif kind == "message_end":
-            self._on_message_end(_mapping(event.get("message")))
+            self._on_message_end(as_mapping(event.get("message")))
         elif kind == "tool_execution_start":
             name = text_of(event.get("toolName")) or "tool"
             self.tracker.upsert(
@@ -96,7 +97,7 @@ class PiEventMapper:
                     "toolCallId": event.get("toolCallId"),
                     "title": name,
                     "kind": TOOL_KINDS.get(name),
-                    "rawInput": _mapping(event.get("args")),
+                    "rawInput": as_mapping(event.get("args")),
                     "status": "in_progress",
                 }
             )
@@ -135,20 +136,20 @@ class PiEventMapper:
             return
         self.persisted = True
         if not self._streamed:
-            for block in map(_mapping, _list(message.get("content"))):
+            for block in map(as_mapping, as_list(message.get("content"))):
                 if block.get("type") == "text" and (text := text_of(block.get("text"))):
                     self._emit(TextDeltaEvent(content=text))
                 elif block.get("type") == "thinking" and (thinking := text_of(block.get("thinking"))):
                     self._emit(ThinkingDeltaEvent(content=thinking))
         self._streamed = False
-        usage = _mapping(message.get("usage"))
-        fresh, output = _count(usage.get("input")), _count(usage.get("output"))
-        cached = (_count(usage.get("cacheRead")) or 0) + (_count(usage.get("cacheWrite")) or 0)
+        usage = as_mapping(message.get("usage"))
+        fresh, output = as_count(usage.get("input")), as_count(usage.get("output"))
+        cached = (as_count(usage.get("cacheRead")) or 0) + (as_count(usage.get("cacheWrite")) or 0)
         if fresh is not None or output is not None:
             self._counted = True
             self.input_tokens += (fresh or 0) + cached
             self.output_tokens += output or 0
-            self.cached_tokens += _count(usage.get("cacheRead")) or 0
+            self.cached_tokens += as_count(usage.get("cacheRead")) or 0
         self.stop_reason = text_of(message.get("stopReason")) or self.stop_reason
         if self.stop_reason == "error":
             self.error = text_of(message.get("errorMessage")) or "no reason given"
@@ -177,22 +178,10 @@ def run_failure(mapper: PiEventMapper) -> str | None:
 def result_text(result: object) -> str:
     """The text of a tool result's ``content`` blocks (other blocks as JSON)."""
     parts: list[str] = []
-    for block in map(_mapping, _list(_mapping(result).get("content"))):
+    for block in map(as_mapping, as_list(as_mapping(result).get("content"))):
         text = text_of(block.get("text"))
         if text is not None:
             parts.append(text)
         elif block:
             parts.append(json.dumps(block, ensure_ascii=False, default=str))
     return "\n".join(parts)
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []  # pyright: ignore[reportUnknownArgumentType]

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from hive_protocol import Question
 from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.claude.control import question_answers, questions_of
+from hive_providers.backends.ask_user_question import question_answers, questions_of
 
 __all__ = [
     "APPROVAL_EXTENSION",

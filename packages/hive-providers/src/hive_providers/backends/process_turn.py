@@ -1,0 +1,257 @@
+"""The skeleton of a turn run as one CLI process of its own (Claude Code, Pi, OMP).
+
+:class:`ProcessTurn` drives the process a backend started for one turn: it reads stderr aside, runs the CLI's
+handshake and prompt (:meth:`~ProcessTurn._start`), reads stdout line by line (:meth:`~ProcessTurn._dispatch`)
+until the run ends (:meth:`~ProcessTurn._done`), and emits its ``turn_end`` (:meth:`~ProcessTurn.outcome`).
+Cancelled, it closes its open calls, cancels its pending requests (each writes its own answer as it ends), sends
+the CLI's interrupt (:meth:`~ProcessTurn._interrupt`) and reads on for ``cancel_grace`` seconds. Failing, it closes
+its open calls and raises the error outside its task group, for the runner to classify. :meth:`~ProcessTurn.close`
+ends the process and leaves none behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+from typing import Any, ClassVar, Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.tool_round import CANCELLED_CALL_TEXT
+from hive_core.tools import EventSink
+from hive_protocol import TurnEndEvent, excerpt
+from hive_providers.backends.acp.connection import AgentProcessError
+from hive_providers.backends.acp.tool_calls import ToolCallTracker
+from hive_providers.backends.acp.transport import ProcessTransport
+from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.specs import BackendOptions, LaunchSpec
+
+__all__ = ["FAILED_CALL_TEXT", "ProcessTurn", "open_turn_process"]
+
+FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
+"""The result of a call left open by a turn that failed."""
+
+_STDERR_QUOTED: Final = 2000
+_EXIT_WAIT: Final = 2.0
+_WRITE_WAIT: Final = 1.0
+
+
+async def open_turn_process(
+    name: str, command: list[str], options: BackendOptions, env: dict[str, str]
+) -> SupervisedProcess:
+    """Start one turn's CLI through :func:`~hive_core.child_processes.open_child`; :class:`BackendStartError` if
+    it cannot start."""
+    try:
+        return await open_child(command, cwd=options.cwd, env=env)
+    except OSError as exc:
+        raise BackendStartError(f"cannot start {name} ({command[0]}): {exc}") from exc
+
+
+class ProcessTurn:
+    """One turn's process and stream; a subclass gives the CLI's parts (see the module)."""
+
+    stream_format: ClassVar[str] = "JSON"
+    """What the CLI's stdout speaks, as the message about its noise names it."""
+    sweeps_after_exit: ClassVar[bool] = False
+    """Whether :meth:`close` looks for processes carrying the child's mark even after it exited (else it kills
+    what is left in its group: what left the group is killed as ``aclose`` reaps it)."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        options: BackendOptions,
+        process: SupervisedProcess,
+        emit: EventSink,
+        *,
+        call_ids: set[str],
+    ) -> None:
+        self.name = spec.name
+        """The backend's canonical name."""
+        self.spec = spec
+        self.options = options
+        self.process = process
+        self.transport = ProcessTransport(process)
+        self.tracker = ToolCallTracker(emit, taken=call_ids)
+        self._emit = emit
+        self._pending: dict[str, anyio.CancelScope] = {}
+        """The requests being answered, by id: cancelled with the turn."""
+        self._started = False
+        """Whether the CLI is known to run (its handshake answered): a failure since is not a start error."""
+        self._cancelling = False
+
+    @property
+    def startup_timeout(self) -> float:
+        """How long the CLI may take to start: the options', else the spec's."""
+        if self.options.startup_timeout is not None:
+            return self.options.startup_timeout
+        return self.spec.startup_timeout
+
+    async def run(self, prompt: str) -> None:
+        """Run the turn to its ``turn_end``; raises what the runner classifies."""
+        failure: Exception | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.transport.drain_stderr)
+            try:
+                await self._start(group, prompt)
+                await self._read(group)
+            except anyio.get_cancelled_exc_class():
+                # The runner writes the turn_end: it alone knows a cancel from a deadline.
+                with anyio.CancelScope(shield=True):
+                    await self._cancel(group)
+                raise
+            except Exception as exc:
+                # Raised below, outside the task group: the runner classifies the error itself, not a group.
+                failure = exc
+            finally:
+                group.cancel_scope.cancel()
+        if failure is not None:
+            with contextlib.suppress(Exception):
+                self._close_calls(FAILED_CALL_TEXT)
+            raise failure
+        self._emit(self.outcome())
+
+    # -- the CLI's parts ------------------------------------------------------------------------------------
+
+    def outcome(self) -> TurnEndEvent:
+        """The ``turn_end`` of a run that ended; raises the error of one that failed."""
+        raise NotImplementedError
+
+    async def _start(self, group: TaskGroup, prompt: str) -> None:
+        """The handshake and the prompt, until the CLI is known to run."""
+        raise NotImplementedError
+
+    def _dispatch(self, group: TaskGroup, message: dict[str, Any]) -> None:
+        """Take one line of the CLI's output."""
+        raise NotImplementedError
+
+    def _done(self) -> bool:
+        """Whether the run ended."""
+        raise NotImplementedError
+
+    def _interrupt(self) -> dict[str, Any] | None:
+        """The message that asks the CLI to stop the run, or ``None`` where it takes none."""
+        return None
+
+    def _close_calls(self, text: str) -> None:
+        """Close every open call with ``text`` as its result."""
+        self.tracker.close_all(text)
+
+    def _awaits_exit(self) -> bool:
+        """Whether :meth:`close` gives the CLI ``cancel_grace`` to exit of itself once its stdin is closed."""
+        return True
+
+    # -- reading and writing --------------------------------------------------------------------------------
+
+    async def _await_start(self, group: TaskGroup, ready: Callable[[], bool], late: str) -> None:
+        """Read until ``ready()``, within the startup timeout; ``late`` says what the CLI did not do in time."""
+        timeout = self.startup_timeout
+        try:
+            with anyio.fail_after(timeout):
+                while not ready():
+                    self._dispatch(group, await self._receive())
+        except TimeoutError:
+            await self._settle()
+            raise BackendStartError(
+                self._describe(f"{self.name} {late} within {timeout:g} s"), code="timeout"
+            ) from None
+
+    async def _read(self, group: TaskGroup) -> None:
+        while not self._done():
+            self._dispatch(group, await self._receive())
+
+    async def _receive(self) -> dict[str, Any]:
+        """The next line of output; raises :meth:`_broken` when the output ended."""
+        message = await self.transport.receive()
+        if message is None:
+            await self._settle()
+            raise self._broken()
+        return message
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        try:
+            await self.transport.send(message)
+        except ConnectionError:
+            await self._settle()
+            raise self._broken() from None
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionError), anyio.move_on_after(_WRITE_WAIT):
+            await self.transport.send(message)
+
+    def _broken(self) -> Exception:
+        """The error for a process whose streams ended: a start error until it is known to run."""
+        if self._started:
+            return AgentProcessError(self._describe(self._ended("during the turn")), code="internal")
+        return BackendStartError(self._describe(self._ended("at start")))
+
+    # -- ending ---------------------------------------------------------------------------------------------
+
+    async def _cancel(self, group: TaskGroup) -> None:
+        """The cancel sequence (see the module); shielded by the caller."""
+        self._cancelling = True
+        self._close_calls(CANCELLED_CALL_TEXT)
+        for scope in list(self._pending.values()):
+            scope.cancel()  # each writes its own answer as it ends
+        if self.process.returncode is not None or self.transport.at_eof:
+            return
+        interrupt = self._interrupt()
+        if interrupt is None:
+            return
+        await self._send_quietly(interrupt)
+        with anyio.move_on_after(self.options.cancel_grace):
+            while not self._done():
+                message = await self.transport.receive()
+                if message is None:
+                    break
+                self._dispatch(group, message)
+
+    async def close(self) -> None:
+        """End the process: close stdin, wait ``cancel_grace`` (where it exits of itself), SIGINT the group, wait
+        again, kill the group and every process carrying the mark. Leaves no process behind."""
+        process, grace = self.process, self.options.cancel_grace
+        await self.transport.close()
+        if process.returncode is None and self._awaits_exit():
+            with anyio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGINT)
+            with anyio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None or self.sweeps_after_exit:
+            process.kill_tree()
+        else:
+            # (kill_tree would scan /proc for the mark too: twice per turn, ~10 % of its CPU.)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        with anyio.move_on_after(_EXIT_WAIT):
+            await process.aclose()
+
+    async def _settle(self) -> None:
+        """After stdout ended: give the process a moment to exit and its stderr to be read, for the message."""
+        with anyio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                with anyio.move_on_after(_EXIT_WAIT):
+                    await self.process.wait()
+            with anyio.move_on_after(0.2):
+                await self.transport.stderr_closed.wait()
+
+    def _ended(self, during: str) -> str:
+        code = self.process.returncode
+        if code is None:
+            return f"{self.name} closed its output {during}"
+        if code < 0:
+            return f"{self.name} was killed by signal {-code} {during}"
+        return f"{self.name} exited with code {code} {during}"
+
+    def _describe(self, what: str) -> str:
+        parts = [what]
+        if noise := self.transport.describe_noise():
+            parts.append(noise.replace("JSON-RPC", self.stream_format))
+        if tail := self.transport.stderr_tail():
+            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
+        return "; ".join(parts)
