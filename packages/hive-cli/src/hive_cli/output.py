@@ -44,7 +44,7 @@ def _usage(summary: TurnSummary, *, snake: bool) -> dict[str, int] | None:
         if snake
         else ("inputTokens", "outputTokens", "totalTokens")
     )
-    usage = dict(
+    usage: dict[str, int] = dict(
         zip(keys, (end.input_tokens or 0, end.output_tokens or 0, end.total_tokens or 0), strict=True)
     )
     if end.cached_input_tokens:  # part of the input tokens, served from the provider's prompt cache
