@@ -11,6 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hive_core import (
     Agent,
@@ -24,15 +25,14 @@ from hive_core import (
     TokenBudgetChatClient,
     Tool,
 )
-from hive_core.builtin_tools import builtin_tools
 from hive_core.config import LoadedConfig, find_project_root, load_config
 from hive_core.context import CompactionSettings, ContextManager
-from hive_core.mcp import McpPlugins
-from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
-from hive_core.sandbox import SandboxSettings
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
+
+if TYPE_CHECKING:
+    from hive_core.mcp import McpPlugins
 
 __all__ = ["AGENT_PROVIDER", "SMALL_MODEL_PROVIDERS", "Host", "HostOptions", "build_host", "instructions_for"]
 
@@ -66,6 +66,9 @@ class HostOptions:
     """An OpenAI-compatible base URL the CLI is pointed at (``--model-endpoint``), ``model`` naming the model."""
     allow: tuple[str, ...] = ()
     """``--allow TOOL[:PATTERN]`` flags: calls pre-approved for this run, over the project's rules."""
+    preload_model: bool = False
+    """Start loading a local model as soon as it is chosen, while the rest of the host and the session are
+    built: for a one-shot run, whose turn comes next."""
 
 
 @dataclass
@@ -168,12 +171,24 @@ def build_host(
         if warn:
             for notice in choice.notices:
                 sys.stderr.write(f"hive: {notice}\n")
+        model_client = create_client(settings)
+        if options.preload_model and settings.provider == "local":
+            from hive_providers.local import LocalChatClient
+
+            if isinstance(model_client, LocalChatClient):
+                model_client.preload()
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
-            create_client(settings),
+            model_client,
             configured_window=compaction.max_context_tokens,
             refuse_on_default=not compaction.compact_on_overflow,
         )
+    # Imported only now, so that a local model preloaded above loads while they are.
+    from hive_core.builtin_tools import builtin_tools
+    from hive_core.mcp import McpPlugins
+    from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
+    from hive_core.sandbox import SandboxSettings
+
     rules = with_allowed(load_permission_rules(root, loaded.permissions), options.allow)
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior

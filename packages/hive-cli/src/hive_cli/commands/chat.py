@@ -89,6 +89,8 @@ def chat_main(
             sys.stderr.write("hive: no prompt given (stdin was empty)\n")
             return 1
         prompt = piped if prompt is None else combine(piped, prompt)
+    # A one-shot, or the interactive mode's first message: a turn comes as soon as the session is open.
+    options.preload_model = prompt is not None or first is not None
     try:
         session = open_session(options, choice)
     except USER_ERRORS as exc:

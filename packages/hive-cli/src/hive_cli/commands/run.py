@@ -72,6 +72,7 @@ def run_main(
         text = sys.stdin.read().strip() or None
     if not text:
         return _failure("no prompt: give it as an argument, with -p, or on stdin", "error", 0, as_json)
+    options.preload_model = True
     return anyio.run(
         _run_once, text, options, as_json, timeout, show_tokens, show_thinking, auto_commit, commit_message
     )

