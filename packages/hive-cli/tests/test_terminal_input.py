@@ -113,6 +113,20 @@ def test_tab_completes_commands_and_project_paths(ws: Workspace, server: Scripte
     assert "Use small modules." in sent
 
 
+def test_a_config_warning_is_said_once_however_often_the_session_is_opened_again(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / ".hive" / "config.yaml").write_text("notAKey: 1\n", encoding="utf-8")
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        for command in ("/clear", "/model other-model", "/clear"):
+            term.type(command + "\r")
+            term.expect("> ")
+        term.type("/exit\r")
+        assert term.wait() == 0
+    assert term.output.count("notAKey") == 1
+
+
 def test_slash_commands_are_answered_locally_and_switch_the_session_and_the_model(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:

@@ -137,6 +137,18 @@ def instructions_for(root: Path, *, planning: bool, small: bool = False) -> str:
     return text
 
 
+_SAID: set[str] = set()
+"""The warnings and notices already written in this process."""
+
+
+def _say_once(line: str) -> None:
+    """Write ``line`` to stderr unless this process already did: a session opened again (``/clear``,
+    ``/model``, ``/resume``) reads the same configuration, and the user has seen what is wrong with it."""
+    if line not in _SAID:
+        _SAID.add(line)
+        sys.stderr.write(line + "\n")
+
+
 def build_host(
     options: HostOptions,
     *,
@@ -159,7 +171,7 @@ def build_host(
     loaded = load_config(root, schema=CONFIG_SCHEMA)
     if warn:
         for warning in loaded.warnings:
-            sys.stderr.write(f"hive: warning: {warning}\n")
+            _say_once(f"hive: warning: {warning}")
     compaction = CompactionSettings.from_config(loaded)
     client: ChatClient
     if model_free:
@@ -170,7 +182,7 @@ def build_host(
         settings = choice.settings
         if warn:
             for notice in choice.notices:
-                sys.stderr.write(f"hive: {notice}\n")
+                _say_once(f"hive: {notice}")
         model_client = create_client(settings)
         if options.preload_model and settings.provider == "local":
             from hive_providers.local import LocalChatClient
