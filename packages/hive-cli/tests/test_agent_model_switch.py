@@ -48,22 +48,11 @@ def agent_server() -> Iterator[ScriptedModelServer]:
         yield server
 
 
-KIMI_KEEPS_ITS_MODEL: Final = (
-    "Kimi Code 2.1 resumes a session on the model it was recorded with (local/local-model), which the "
-    "configuration hive writes for the endpoint no longer names: the turn fails inside Kimi (config.invalid in "
-    "its session's wire.jsonl) and no model is asked"
-)
-
 REAL_CLIS: Final = [
     pytest.param("pi", "pi", "Pi", id="pi"),
     pytest.param("opencode-acp", "opencode", "OpenCode (ACP)", id="opencode-acp"),
-    pytest.param(
-        "kimi",
-        "kimi",
-        "Kimi Code",
-        id="kimi",
-        marks=pytest.mark.xfail(reason=KIMI_KEEPS_ITS_MODEL, strict=True),
-    ),
+    # Kimi Code resumes on the model its session was recorded with: hive points it at the endpoint's model.
+    pytest.param("kimi", "kimi", "Kimi Code", id="kimi"),
 ]
 """Real CLIs (backend, program, title) that resume their session offline: Pi on its own RPC, two over ACP."""
 

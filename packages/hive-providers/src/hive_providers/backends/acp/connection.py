@@ -265,7 +265,24 @@ class AcpConnection:
                 await self.set_config_option(config_id, value)
         if options.model and spec.model_passing in ("set_model", "config_option"):
             await self.set_model(options.model)
+        if resume is not None and options.endpoint is not None:
+            await self._follow_endpoint_model(options.endpoint.model)
         return self.session_id
+
+    async def _follow_endpoint_model(self, model: str) -> None:
+        """Point a resumed session at the endpoint's ``model``: a CLI resumes on the model its session was
+        recorded with (Kimi Code does), which the configuration hive wrote for this run may no longer list, and
+        the turn would then fail inside the CLI with nothing said. Only when the session's ``model`` option
+        offers the endpoint's model and is on another one."""
+        for option in map(_as_dict, _as_list(self.session.get("configOptions"))):
+            if option.get("id") != "model" and option.get("category") != "model":
+                continue
+            if _names_model(option.get("currentValue"), model):
+                return
+            for choice in _select_values(option):
+                if _names_model(choice.get("value"), model) or choice.get("name") == model:
+                    await self.set_config_option(str(option.get("id")), str(choice.get("value")))
+                    return
 
     async def set_config_option(self, config_id: str, value: str) -> None:
         """``session/set_config_option`` when the session offers ``config_id`` and it is not ``value`` already
@@ -610,6 +627,22 @@ def _mode_ids(session: dict[str, Any]) -> set[str] | None:
         return None
     entries: list[object] = modes  # pyright: ignore[reportUnknownVariableType]
     return {str(_as_dict(mode).get("id")) for mode in entries if _as_dict(mode)}
+
+
+def _names_model(value: object, model: str) -> bool:
+    """Whether a CLI's model value names ``model``, bare or behind a provider (``local/other-model``)."""
+    return isinstance(value, str) and (value == model or value.endswith("/" + model))
+
+
+def _select_values(option: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The values a ``select`` config option offers, its groups flattened."""
+    values: list[dict[str, Any]] = []
+    for entry in map(_as_dict, _as_list(option.get("options"))):
+        if "options" in entry:
+            values.extend(map(_as_dict, _as_list(entry["options"])))
+        else:
+            values.append(entry)
+    return values
 
 
 def _as_list(value: object) -> list[object]:
