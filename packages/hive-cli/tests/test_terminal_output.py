@@ -238,6 +238,22 @@ def test_the_renderer_keeps_a_pipe_raw_and_renders_on_a_terminal(monkeypatch: py
     assert not _ESCAPE.search(err.getvalue())
 
 
+def test_a_turn_that_ends_with_nothing_says_so() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TextRenderer(stdout=out, stderr=err)
+    renderer(TextDeltaEvent(content=""))
+    renderer(TurnEndEvent(stop_reason="completed"))
+    assert err.getvalue() == "(no reply)\n"
+    renderer(TextDeltaEvent(content="Hi."))
+    renderer(TurnEndEvent(stop_reason="completed"))
+    assert err.getvalue() == "(no reply)\n"  # a turn that answered says nothing more
+    assert out.getvalue() == "Hi.\n"
+    renderer(ToolStartEvent(tool="read_file", input={"path": "a"}, call_id="c1"))
+    renderer(ToolEndEvent(tool="read_file", success=True, output="text", call_id="c1"))
+    renderer(TurnEndEvent(stop_reason="completed"))
+    assert "(no reply)" not in err.getvalue().split("read_file", 1)[1]
+
+
 def test_a_dumb_terminal_gets_the_reply_as_it_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "dumb")
     out = TtyBuffer()

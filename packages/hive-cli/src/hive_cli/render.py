@@ -128,6 +128,8 @@ class TextRenderer:
         self._reply: MarkdownStream | None = None
         self._before: dict[str, tuple[str, str | None]] = {}
         """A file tool's path and the file's text when the call started, by call id."""
+        self._answered = False
+        """Whether this turn showed anything (text, a tool, an error, a note)."""
         self.last_request: Callable[[], PreparedRequest | None] = lambda: None
         """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
         shown at the turn's end."""
@@ -186,6 +188,8 @@ class TextRenderer:
             self._line_open = False
 
     def _text(self, content: str) -> None:
+        if not content:
+            return
         if self._thinking_open:
             self.err.write("\n")
             self._thinking_open = False
@@ -239,6 +243,8 @@ class TextRenderer:
         self._showing = None
         if self._spinner is not None:
             self._spinner.hide()
+        if isinstance(event, TextDeltaEvent | ToolStartEvent | ErrorEvent | AddendumEvent | FallbackEvent):
+            self._answered = self._answered or not isinstance(event, TextDeltaEvent) or bool(event.content)
         if isinstance(event, TextDeltaEvent):
             self._text(event.content)
         elif isinstance(event, ThinkingDeltaEvent):
@@ -281,6 +287,10 @@ class TextRenderer:
                 self._line_open = not text.endswith("\n")
         self._end_line()
         self._before.clear()
+        if not self._answered and event.stop_reason == "completed":
+            # An empty turn would otherwise look like a hang that ended: say so (a CLI may have failed inside).
+            self._note(self._paint(_DIM, "(no reply)"))
+        self._answered = False
         if event.stop_reason not in (None, "completed"):
             self._note(self._paint(_YELLOW, f"(stopped: {event.stop_reason})"))
         if self.show_tokens and event.input_tokens is not None:
