@@ -10,7 +10,6 @@ named ``hive`` (:class:`HiveBackend`).
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -92,6 +91,8 @@ class HiveBackend:
 
     async def probe(self) -> BackendProbe:
         """Always installed: it is hive itself."""
+        from importlib.metadata import PackageNotFoundError, version  # 15 ms of import, for this call alone
+
         try:
             found = version("hive-core")
         except PackageNotFoundError:  # running from a source tree that was never installed
