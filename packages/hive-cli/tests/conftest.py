@@ -8,6 +8,7 @@ minute instead of waiting for it.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,3 +72,13 @@ def server() -> Iterator[ScriptedModelServer]:
 def home(tmp_path: Path) -> Path:
     """``<tmp>/home``: a hive home, not created (``set`` must create it) and not named by the environment."""
     return tmp_path / "home"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """``run_cli`` in this process takes over the root logger, as the ``hive`` command does: undo it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

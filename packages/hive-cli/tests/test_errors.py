@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from collections.abc import Callable
@@ -143,3 +144,35 @@ def test_the_installed_command_reports_a_bug_with_exit_70() -> None:
     )
     assert result.returncode == 70
     assert result.stderr == f"hive: internal error: RuntimeError: boom\n{_BUG_LINE}"
+
+
+def _library_logs_an_exception() -> None:
+    try:
+        raise BrokenPipeError("the CLI is gone")
+    except BrokenPipeError:
+        logging.exception("Background task failed")  # what the ACP library does, on the root logger
+
+
+def test_a_library_log_is_one_line_of_hive_not_a_traceback(
+    failing: Callable[[BaseException], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing(UserError("stop here"))
+    run_cli(["explode"])
+    capsys.readouterr()
+    _library_logs_an_exception()
+    logging.getLogger("httpx").info("HTTP Request: POST")  # below WARNING: not shown
+    assert capsys.readouterr().err == "hive: root: Background task failed\n"
+
+
+def test_debug_shows_every_log_record_with_its_traceback(
+    failing: Callable[[BaseException], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing(UserError("stop here"))
+    run_cli(["--debug", "explode"])
+    capsys.readouterr()
+    _library_logs_an_exception()
+    logging.getLogger("httpx").info("HTTP Request: POST")
+    err = capsys.readouterr().err
+    assert err.startswith("hive: root: Background task failed\nTraceback (most recent call last):\n")
+    assert "BrokenPipeError: the CLI is gone\n" in err
+    assert err.endswith("hive: httpx: HTTP Request: POST\n")

@@ -171,7 +171,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     expose_value=False,
     callback=_set_debug,
     envvar="HIVE_DEBUG",
-    help="On an internal error, print its traceback (also HIVE_DEBUG=1).",
+    help="Print the traceback of an internal error and every log record (also HIVE_DEBUG=1).",
 )
 @_agent_options
 @click.pass_context
@@ -182,6 +182,9 @@ def cli(ctx: click.Context, **options: Any) -> None:
     starts the interactive mode with that first message at a terminal, and answers it like -p elsewhere. Text
     piped in with -p is sent too, before the prompt. It works with no key at all, on the local model.
     """
+    from .log_output import configure_logging  # here, not at import: `hive --help` never needs logging
+
+    configure_logging(debug=isinstance(ctx.obj, _Invocation) and ctx.obj.debug)
     if ctx.invoked_subcommand != "doctor":  # doctor reports a legacy file; `doctor --fix` migrates it
         from .legacy_settings import migrate_on_first_run
 
