@@ -17,6 +17,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _no_global_git_excludes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The searches read the user's global git excludes: the developer's own must not change what tests find."""
+    empty = tmp_path_factory.mktemp("git-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty / "config"))
+
+
 @dataclass
 class Project:
     """A project directory, and the events tool calls in it have emitted."""

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from hive_core.builtin_tools import glob_files, grep_files, list_directory
+from hive_core.builtin_tools._ignores import global_excludes_file
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 from hive_core.tools import ToolContext
 
@@ -218,3 +219,44 @@ def test_the_quick_check_agrees_with_pathspec(tmp_path: Path, path: str) -> None
     expected = bool(GitIgnoreSpec.from_lines(lines).check_file(path).include)
     is_dir = path.endswith("/")
     assert Ignores(str(tmp_path)).ignored(os.path.join(tmp_path, path.rstrip("/")), is_dir=is_dir) is expected
+
+
+async def test_the_users_global_git_excludes_apply_inside_a_repository(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".gitignore_global").write_text("*.swp\n.idea/\n", encoding="utf-8")
+    (home / ".gitconfig").write_text(
+        '[user]\n\tname = A\n[core]\n\teditor = vi\n\texcludesFile = "~/.gitignore_global"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
+    project.write(".git/HEAD", "ref: refs/heads/main\n")
+    project.write(".gitignore", "!keep.swp\n")  # the project's own files come after the global one
+    for name in ("a.py", "a.py.swp", "keep.swp", ".idea/workspace.xml"):
+        project.write(name, "needle\n")
+    reply = await project.call(glob_files, pattern="**/*")
+    assert _listed(reply) == ["a.py", "keep.swp"]
+    assert "a.py.swp" in reply  # named as skipped
+    assert _listed(await project.call(glob_files, pattern="**/*", include_ignored=True)) == [
+        "a.py",
+        "a.py.swp",
+        "keep.swp",
+    ]
+
+
+def test_the_global_excludes_file_is_found_as_git_finds_it(tmp_path: Path) -> None:
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}
+    assert global_excludes_file(env) == str(xdg / "git" / "ignore")  # the default
+    (xdg / "git" / "config").write_text("[core]\n  excludesfile = /from/xdg\n", encoding="utf-8")
+    assert global_excludes_file(env) == "/from/xdg"
+    (home / ".gitconfig").write_text("[Core]\n  ExcludesFile = ~/from-home ; a comment\n", encoding="utf-8")
+    assert global_excludes_file(env) == str(home / "from-home")  # ~/.gitconfig after the XDG file; no comment
+    (tmp_path / "only").write_text("[core]\nexcludesFile = /only\n", encoding="utf-8")
+    assert global_excludes_file({**env, "GIT_CONFIG_GLOBAL": str(tmp_path / "only")}) == "/only"

@@ -1,8 +1,10 @@
-"""Which entries a walk skips because the project ignores them: ``.gitignore``, ``.ignore`` and ``.git/info/exclude``.
+"""Which entries a walk skips because the project ignores them: ``.gitignore``, ``.ignore``, ``.git/info/exclude``
+and, inside a repository, the user's global excludes file (git's ``core.excludesFile``, by default
+``$XDG_CONFIG_HOME/git/ignore``).
 
 Patterns are git's (``pathspec``'s gitwildmatch): each directory's ``.gitignore`` applies below it, relative to it;
-in one directory ``.ignore`` (ripgrep's file) comes after ``.gitignore`` and ``.git/info/exclude`` before both, and
-the last pattern that matches decides, so ``!keep.log`` brings back what ``*.log`` excluded. A deeper directory's
+in one directory ``.ignore`` (ripgrep's file) comes after ``.gitignore``, ``.git/info/exclude`` before both and the
+global excludes before that, and the last pattern that matches decides, so ``!keep.log`` brings back what ``*.log`` excluded. A deeper directory's
 files decide before a shallower one's. The files are read from the repository root (the nearest directory holding
 ``.git``) or the top of the walk's boundary, whichever comes first, down to each directory walked.
 
@@ -16,11 +18,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec
 
-__all__ = ["Ignores"]
+__all__ = ["Ignores", "global_excludes_file"]
 
 _FILES = (".gitignore", ".ignore")
 _EXCLUDE = os.path.join(".git", "info", "exclude")
@@ -57,6 +60,13 @@ class Ignores:
         self._top = top
         """No ignore file above this directory is read (the project, or the walk's start outside it)."""
         self._levels: dict[str, tuple[_Level, ...]] = {}
+        self._global_lines: list[str] | None = None
+
+    def _global(self) -> list[str]:
+        """The lines of the user's global excludes file, read once per walk."""
+        if self._global_lines is None:
+            self._global_lines = _lines(global_excludes_file())
+        return self._global_lines
 
     def ignored(self, path: str, *, is_dir: bool) -> bool:
         """Whether ``path`` (a walked path below :attr:`_top`) is excluded by the ignore files above it."""
@@ -85,9 +95,56 @@ class Ignores:
             inherited = self._levels_of(parent)
         names = ((_EXCLUDE,) if repository else ()) + _FILES
         lines = [line for name in names for line in _lines(os.path.join(directory, name))]
+        if repository:
+            lines = self._global() + lines
         levels = (*inherited, _Level.of(directory, lines)) if lines else inherited
         self._levels[directory] = levels
         return levels
+
+
+def global_excludes_file(env: Mapping[str, str] = os.environ) -> str:
+    """The user's global excludes file as git finds it: ``core.excludesFile`` of the global configuration
+    (``$GIT_CONFIG_GLOBAL``, else ``$XDG_CONFIG_HOME/git/config`` then ``~/.gitconfig``, the later winning), else
+    ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    config_dir = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configured = env.get("GIT_CONFIG_GLOBAL")
+    configs = (
+        [configured]
+        if configured
+        else [os.path.join(config_dir, "git", "config"), os.path.join(home, ".gitconfig")]
+    )
+    found: str | None = None
+    for config in configs:
+        found = _excludes_file_in(config) or found
+    path = found or os.path.join(config_dir, "git", "ignore")
+    return os.path.join(home, path[2:]) if path.startswith("~/") else path
+
+
+def _excludes_file_in(config: str) -> str | None:
+    """``core.excludesFile`` of one git configuration file (its last setting), read as git's INI dialect."""
+    section, found = "", None
+    for raw in _lines(config):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            words = line[1:].split("]", 1)[0].split()
+            section = words[0].lower() if words else ""
+            continue
+        key, equals, value = line.partition("=")
+        if section == "core" and equals and key.strip().lower() == "excludesfile":
+            found = _config_value(value) or None
+    return found
+
+
+def _config_value(text: str) -> str:
+    """A git configuration value: the text of its quotes, else up to a ``#`` or ``;`` comment."""
+    text = text.strip()
+    if text.startswith('"'):
+        end = text.find('"', 1)
+        return text[1:end] if end > 0 else text[1:]
+    return re.split(r"[#;]", text, maxsplit=1)[0].strip()
 
 
 def _source(pattern: object) -> str | None:
