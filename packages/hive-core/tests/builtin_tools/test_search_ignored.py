@@ -260,3 +260,19 @@ def test_the_global_excludes_file_is_found_as_git_finds_it(tmp_path: Path) -> No
     assert global_excludes_file(env) == str(home / "from-home")  # ~/.gitconfig after the XDG file; no comment
     (tmp_path / "only").write_text("[core]\nexcludesFile = /only\n", encoding="utf-8")
     assert global_excludes_file({**env, "GIT_CONFIG_GLOBAL": str(tmp_path / "only")}) == "/only"
+
+
+async def test_a_project_inside_a_larger_repository_follows_the_repositorys_ignore_files(
+    tmp_path: Path,
+) -> None:
+    from .conftest import Project
+
+    repository = tmp_path / "monorepo"
+    (repository / ".git" / "info").mkdir(parents=True)
+    (repository / ".git" / "info" / "exclude").write_text("*.tmp\n", encoding="utf-8")
+    (repository / ".gitignore").write_text("node_modules/\n/app/dist/\n", encoding="utf-8")
+    app = Project(repository / "app")
+    for name in ("src/main.ts", "node_modules/x/index.js", "dist/bundle.js", "notes.tmp"):
+        app.write(name, "needle\n")
+    assert _listed(await app.call(glob_files, pattern="**/*")) == ["src/main.ts"]
+    assert _searched(await app.call(grep_files, pattern="needle")) == ["src/main.ts"]

@@ -4,9 +4,10 @@ and, inside a repository, the user's global excludes file (git's ``core.excludes
 
 Patterns are git's (``pathspec``'s gitwildmatch): each directory's ``.gitignore`` applies below it, relative to it;
 in one directory ``.ignore`` (ripgrep's file) comes after ``.gitignore``, ``.git/info/exclude`` before both and the
-global excludes before that, and the last pattern that matches decides, so ``!keep.log`` brings back what ``*.log`` excluded. A deeper directory's
-files decide before a shallower one's. The files are read from the repository root (the nearest directory holding
-``.git``) or the top of the walk's boundary, whichever comes first, down to each directory walked.
+global excludes before that, and the last pattern that matches decides, so ``!keep.log`` brings back what
+``*.log`` excluded. A deeper directory's files decide before a shallower one's. The files are read from the
+repository root (the nearest directory holding ``.git``, above the project too when the project is a folder of a
+larger repository; else the top of the walk's boundary) down to each directory walked.
 
 The files are read directly, not asked of git (``git ls-files -o --exclude-standard``): git walks the whole tree
 itself, entering directories the rules deny, knows nothing of ``.ignore`` and is absent outside a repository. Here
@@ -57,8 +58,9 @@ class Ignores:
     """The ignore files met by one tool call, read once per directory."""
 
     def __init__(self, top: str) -> None:
-        self._top = top
-        """No ignore file above this directory is read (the project, or the walk's start outside it)."""
+        self._top = _repository_above(top) or top
+        """No ignore file above this directory is read: the walk's top (the project, or the walk's start outside
+        it), or the root of the repository it lies in when that is higher (git applies those files too)."""
         self._levels: dict[str, tuple[_Level, ...]] = {}
         self._global_lines: list[str] | None = None
 
@@ -136,6 +138,18 @@ def _excludes_file_in(config: str) -> str | None:
         if section == "core" and equals and key.strip().lower() == "excludesfile":
             found = _config_value(value) or None
     return found
+
+
+def _repository_above(top: str) -> str | None:
+    """The nearest directory above ``top`` holding ``.git``, when ``top`` itself holds none."""
+    if os.path.exists(os.path.join(top, ".git")):
+        return None
+    directory = os.path.dirname(top)
+    while directory != os.path.dirname(directory):
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        directory = os.path.dirname(directory)
+    return None
 
 
 def _config_value(text: str) -> str:
