@@ -28,6 +28,7 @@ __all__ = [
     "OfflineContext",
     "OfflineRecipe",
     "cli_environment",
+    "home_environment",
     "prepare_offline",
     "private_home",
 ]
@@ -49,8 +50,8 @@ OfflineRecipe = Callable[[OfflineContext], dict[str, str]]
 """Writes one CLI's private configuration under :attr:`OfflineContext.home`; returns the variables to set."""
 
 
-def _base_environment(home: Path) -> dict[str, str]:
-    """``HOME`` and the XDG directories under it, and the generic opt-outs every CLI honours."""
+def home_environment(home: Path) -> dict[str, str]:
+    """``HOME`` and the XDG directories under it, with ``DO_NOT_TRACK`` and ``NO_UPDATE_NOTIFIER``."""
     return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -59,8 +60,12 @@ def _base_environment(home: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "DO_NOT_TRACK": "1",
         "NO_UPDATE_NOTIFIER": "1",
-        "DISABLE_AUTOUPDATER": "1",
     }
+
+
+def _base_environment(home: Path) -> dict[str, str]:
+    """:func:`home_environment` and ``DISABLE_AUTOUPDATER``, the opt-outs every Node CLI honours."""
+    return {**home_environment(home), "DISABLE_AUTOUPDATER": "1"}
 
 
 def _write(path: Path, text: str) -> None:
@@ -312,15 +317,8 @@ def claude_code_recipe(ctx: OfflineContext) -> dict[str, str]:
     )
     model = ctx.endpoint.model
     return {
-        "HOME": str(ctx.home),
-        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
-        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
-        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
+        **_base_environment(ctx.home),
         "CLAUDE_CONFIG_DIR": str(config),
-        "DO_NOT_TRACK": "1",
-        "NO_UPDATE_NOTIFIER": "1",
-        "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -363,15 +361,8 @@ def codex_recipe(ctx: OfflineContext) -> dict[str, str]:
         ]
     )
     (codex_home / "config.toml").write_text(text, encoding="utf-8")
-    home = str(ctx.home)
     return {
-        "HOME": home,
-        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
-        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
-        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
-        "DO_NOT_TRACK": "1",
-        "NO_UPDATE_NOTIFIER": "1",
+        **home_environment(ctx.home),
         "CODEX_HOME": str(codex_home),
         CODEX_KEY_VARIABLE: ctx.endpoint.api_key,
     }
@@ -400,15 +391,8 @@ def pi_recipe(ctx: OfflineContext) -> dict[str, str]:
     }
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2) + "\n", encoding="utf-8")
     (agent_dir / "settings.json").write_text(json.dumps({"quietStartup": True}) + "\n", encoding="utf-8")
-    home = str(ctx.home)
     return {
-        "HOME": home,
-        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
-        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
-        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
-        "DO_NOT_TRACK": "1",
-        "NO_UPDATE_NOTIFIER": "1",
+        **home_environment(ctx.home),
         "PI_CODING_AGENT_DIR": str(agent_dir),
         # No version check, package update or install telemetry at start.
         "PI_OFFLINE": "1",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from hive_providers.backends.offline import OfflineContext
+from hive_providers.backends.offline import OfflineContext, home_environment
 
 __all__ = ["OMP_PROVIDER", "omp_recipe"]
 
@@ -35,13 +35,7 @@ def omp_recipe(ctx: OfflineContext) -> dict[str, str]:
     ]
     (agent_dir / "models.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {
-        "HOME": str(ctx.home),
-        "XDG_CONFIG_HOME": str(ctx.home / ".config"),
-        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(ctx.home / ".cache"),
-        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
-        "DO_NOT_TRACK": "1",
-        "NO_UPDATE_NOTIFIER": "1",
+        **home_environment(ctx.home),
         "PI_CODING_AGENT_DIR": str(agent_dir),
         "PI_OFFLINE": "1",
         "PI_SKIP_VERSION_CHECK": "1",
