@@ -254,6 +254,7 @@ class ApprovalGate:
             invocation = replace(
                 invocation, arguments={**invocation.arguments, **decision.modified_arguments}
             )
+        invocation = replace(invocation, context=replace(invocation.context, approved=True))
         return await call_next(invocation)
 
 

@@ -58,6 +58,11 @@ class ToolContext:
     path_judge: PathJudge | None = None
     """The agent's policy, when it judges paths: a tool that reaches files the call did not name one by one (a
     search, a listing) asks it about each of them. ``None`` when the agent has no such policy."""
+    approved: bool = False
+    """A person approved this very call (with the arguments it runs with) after the policy asked about it.
+
+    Tools that widen what a call reaches only for an approved call read it: the command sandbox shows paths the
+    rules ask about, the file tools touch a file with more than one hard link."""
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):
