@@ -63,7 +63,11 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
         launch = await anyio.to_thread.run_sync(
             partial(launch_command, _shell(command), working_dir=ctx.working_dir, settings=settings)
         )
-        return await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
+        try:
+            return await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
+        finally:
+            # The command has ended (its group killed, the sandbox gone): the empty mount points go too.
+            launch.release()
 
     # The command enforces its own timeout_ms (and reports the partial output), so the agent-wide per-call
     # timeout must not cut it short first.

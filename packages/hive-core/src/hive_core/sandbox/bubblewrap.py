@@ -1,9 +1,9 @@
 """bubblewrap (``bwrap``): whether it can build a sandbox here, and the arguments that build hive's.
 
 The sandbox sees the whole file system read-only (``--ro-bind / /``), a private ``/tmp``, ``/dev`` and
-``/proc``; the project bound writable (or read-only) over that; the project's ``.hive/``, ``.env`` and git hooks
-and config read-only, so a command cannot rewrite its own rules or hive's endpoints, or plant code that runs
-outside the sandbox; the hive home, credential stores and daemon sockets hidden. It runs in new pid, ipc and (without network access)
+``/proc``; the project bound writable (or read-only) over that; the project's ``.git`` (all of it), ``.hive/``,
+``.env``, ``.gitattributes`` and ``.gitmodules`` read-only, absent ones too, so a command cannot rewrite its own
+rules or hive's endpoints, or plant code that git runs outside the sandbox; the hive home, credential stores and daemon sockets hidden. It runs in new pid, ipc and (without network access)
 network namespaces, in a session of its own, with every capability dropped, and it dies with its parent.
 
 Capabilities matter when hive runs as root: without ``--cap-drop ALL`` a command keeps root's capabilities
@@ -23,7 +23,16 @@ from typing import Final
 
 import msgspec
 
-__all__ = ["CREDENTIAL_STORES", "BubblewrapProbe", "bubblewrap_arguments", "probe_bubblewrap"]
+from .placeholders import Placeholder
+
+__all__ = [
+    "CREDENTIAL_STORES",
+    "GUARDED_NAMES",
+    "BubblewrapProbe",
+    "bubblewrap_arguments",
+    "guarded_paths",
+    "probe_bubblewrap",
+]
 
 CREDENTIAL_STORES: Final[tuple[str, ...]] = (
     ".ssh",
@@ -209,26 +218,82 @@ def bubblewrap_arguments(
     return arguments
 
 
-def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
-    """What stays read-only inside a writable project: what hive reads its rules, configuration and keys from
-    (``.hive/``, ``.env``), and what git runs (``.git/hooks``, ``.git/config``).
+GUARDED_NAMES: Final[tuple[tuple[str, bool], ...]] = (
+    (".git", True),
+    (".hive", True),
+    (".env", False),
+    (".gitattributes", False),
+    (".gitmodules", False),
+)
+"""What stays read-only at the top of a writable project, present or not (name, whether an absent one is a
+directory): what git runs or takes instructions from (the repository, its attributes and submodules) and what hive
+reads its rules, configuration and keys from."""
 
-    A missing ``.hive/`` or ``.git/hooks`` becomes an empty read-only directory (its mount point is left behind,
-    empty), so a command cannot create rules or a hook either.
+
+def guarded_paths(project: Path) -> list[Placeholder]:
+    """The paths of ``project`` (a writable one) that stay read-only in the sandbox, present or not; where one is
+    absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox starts, so it
+    can be bound read-only (an empty ``.git`` directory: no ``git init`` or planted repository either)."""
+    real = Path(os.path.realpath(project))
+    return [Placeholder(real / name, directory) for name, directory in GUARDED_NAMES]
+
+
+def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
+    """The binds that keep :data:`GUARDED_NAMES` read-only inside a writable project, and every root's ``.git``
+    (with the repository a ``.git`` file names, and that one's common directory, where they lie in a root).
+
+    The whole ``.git`` is bound, as a mount point it cannot be renamed or removed either: its configuration,
+    hooks, ``commondir``, ``info/``, ``modules/``, ``objects/info/alternates``... A command in the sandbox cannot
+    commit. A guarded path still absent here (no placeholder could be made) is covered all the same: an empty
+    read-only directory or an unwritable file, whose mount point bubblewrap leaves behind.
     """
     arguments: list[str] = []
-    directories = [project / ".hive"]
-    git = project / ".git"
-    if git.is_dir() and not git.is_symlink():
-        directories.append(git / "hooks")
-    for path in [*directories, project / ".env", git / "config"]:
+    bound: set[Path] = set()
+
+    def bind(path: Path) -> None:
+        real = Path(os.path.realpath(path))
+        if real not in bound and real.exists() and any(real.is_relative_to(root) for root in roots):
+            bound.add(real)
+            arguments.extend(["--ro-bind", str(real), str(real)])
+
+    for path, directory in guarded_paths(project):
         if os.path.lexists(path):
-            real = Path(os.path.realpath(path))
-            if real.exists() and any(real.is_relative_to(root) for root in roots):
-                arguments += ["--ro-bind", str(real), str(real)]
-        elif path in directories and os.access(path.parent, os.W_OK):
+            bind(path)
+        elif not os.access(path.parent, os.W_OK):
+            continue  # no mount point can be made, and nothing can be created there either
+        elif directory:
             arguments += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            arguments += ["--ro-bind", "/dev/null", str(path)]
+    for root in roots:
+        git = root / ".git"
+        if root != roots[0] and os.path.lexists(git):
+            bind(git)
+        for repository in _repositories_named_by(git):
+            bind(repository)
     return arguments
+
+
+def _repositories_named_by(git: Path) -> list[Path]:
+    """Where a ``.git`` file (a worktree's, a submodule's) sends git: its ``gitdir:``, and that directory's
+    ``commondir`` (the main repository of a worktree)."""
+    try:
+        if not git.is_file():
+            return []
+        line = git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    gitdir = git.parent / line.removeprefix("gitdir:").strip()
+    found = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return found
+    if common:
+        found.append(gitdir / common)
+    return found
 
 
 def _programs_under_tmp(environ: Mapping[str, str]) -> list[str]:

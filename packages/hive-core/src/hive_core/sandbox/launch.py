@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal, NamedTuple
 
@@ -18,8 +18,9 @@ import msgspec
 from hive_core.config import hive_home
 from hive_core.errors import UserError
 
-from .bubblewrap import bubblewrap_arguments, probe_bubblewrap
+from .bubblewrap import bubblewrap_arguments, guarded_paths, probe_bubblewrap
 from .environment import command_environment
+from .placeholders import claim_placeholders
 from .settings import SandboxMode, SandboxSettings
 
 __all__ = [
@@ -108,6 +109,9 @@ class CommandLaunch(NamedTuple):
     """Its whole environment."""
     status: SandboxStatus
     """How it is confined."""
+    release: Callable[[], None] = lambda: None
+    """Call once the command has ended (however it ended): removes the empty mount points the sandbox needed
+    where guarded paths were absent (``.git``, ``.env``...), so the tree is left as it was."""
 
 
 def launch_command(
@@ -136,14 +140,19 @@ def launch_command(
     if temporary is not None and not any(Path(temporary).is_relative_to(root) for root in roots):
         env["TMPDIR"] = "/tmp"  # the sandbox's own; the one outside is read-only in there
     home = settings.hive_home if settings.hive_home is not None else hive_home(environ)
-    argv = bubblewrap_arguments(
-        probe.path,
-        command,
-        working_dir=working_dir,
-        writable=writable,
-        network=status.network_access,
-        writable_paths=settings.writable_paths,
-        hidden_paths=(home, *settings.hidden_paths),
-        environ=environ,
-    )
-    return CommandLaunch(argv, env, status)
+    claim = claim_placeholders(guarded_paths(working_dir) if writable else ())
+    try:
+        argv = bubblewrap_arguments(
+            probe.path,
+            command,
+            working_dir=working_dir,
+            writable=writable,
+            network=status.network_access,
+            writable_paths=settings.writable_paths,
+            hidden_paths=(home, *settings.hidden_paths),
+            environ=environ,
+        )
+    except BaseException:
+        claim.release()
+        raise
+    return CommandLaunch(argv, env, status, claim.release)

@@ -95,6 +95,8 @@ class _Terminal:
     output: Path
     """The file its stdout and stderr go to: nothing needs to read a pipe while the agent is not asking."""
     limit: int
+    release: Callable[[], None] = lambda: None
+    """Removes the sandbox's empty mount points once the command has ended."""
 
 
 class AcpClientServices:
@@ -321,8 +323,11 @@ class AcpClientServices:
                 )
             except OSError as error:
                 output.unlink(missing_ok=True)
+                launch.release()
                 raise RequestError(-32603, f"cannot start {command}: {error.strerror or error}") from None
-        self._terminals[terminal_id] = _Terminal(process=process, output=output, limit=limit)
+        self._terminals[terminal_id] = _Terminal(
+            process=process, output=output, limit=limit, release=launch.release
+        )
         return {"terminalId": terminal_id}
 
     async def terminal_output(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -631,6 +636,7 @@ async def _close(terminal: _Terminal) -> None:
     terminal.process.kill_tree()
     with anyio.CancelScope(shield=True):
         await terminal.process.aclose()
+    terminal.release()
     with contextlib.suppress(OSError):
         terminal.output.unlink()
 

@@ -1,0 +1,156 @@
+"""Empty files and directories hive makes where a guarded path is absent, so the sandbox can bind it read-only,
+and removes again when the commands that relied on them have ended.
+
+bubblewrap binds only over a path that exists, and the mount point it would make itself lands in the user's tree
+through the writable project and stays there. So hive makes the mount point (an empty file or directory), notes
+its identity, and removes it after the command, only when it is still that same object, still empty, and no other
+command relies on it. Every command holds a shared ``flock`` on each empty guarded path while it runs (those of
+another hive process too); the remover needs the exclusive lock, so a placeholder still bound read-only in a
+running sandbox is never removed (removing a mount point detaches its mounts in every namespace, which would open
+the path to that sandbox). Nothing that existed before hive made it is ever removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["Placeholder", "PlaceholderClaim", "claim_placeholders"]
+
+
+class Placeholder(NamedTuple):
+    """A path the sandbox guards, and what to make there when it is absent."""
+
+    path: Path
+    """The path (absolute)."""
+    directory: bool
+    """Whether an absent one becomes an empty directory (otherwise an empty file)."""
+
+
+_guard = threading.Lock()
+# The placeholders this process made and has not removed yet: path -> (device, inode).
+_made: dict[Path, tuple[int, int]] = {}
+
+
+class PlaceholderClaim:
+    """The guarded paths one command relies on; :meth:`release` when the command has ended."""
+
+    def __init__(self, held: dict[Path, int]) -> None:
+        self._held = held
+
+    def release(self) -> None:
+        """Drop this command's locks and remove the placeholders no running command relies on any more.
+
+        Idempotent; never raises for a file system error (a placeholder that cannot be removed stays).
+        """
+        with _guard:
+            paths = list(self._held)
+            for descriptor in self._held.values():
+                os.close(descriptor)
+            self._held.clear()
+            for path in paths:
+                identity = _made.get(path)
+                if identity is not None and _remove_if_unused(path, identity):
+                    del _made[path]
+
+
+def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
+    """Make each absent path of ``wanted`` (an empty file or directory) and lock every empty one for the command.
+
+    A path whose parent cannot be written to is left absent (the sandbox then covers it another way).
+    """
+    held: dict[Path, int] = {}
+    with _guard:
+        for path, directory in wanted:
+            for _attempt in range(3):  # another process may remove a placeholder just as it is locked here
+                if not os.path.lexists(path):
+                    _make(path, directory)
+                descriptor = _lock_if_empty(path)
+                if descriptor is None:
+                    break
+                if _same(descriptor, path):
+                    held[path] = descriptor
+                    break
+                os.close(descriptor)
+    return PlaceholderClaim(held)
+
+
+def _make(path: Path, directory: bool) -> None:
+    try:
+        if directory:
+            os.mkdir(path, 0o755)
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+    except OSError:
+        return  # made by someone else meanwhile, or the parent is not writable
+    made = os.lstat(path)
+    _made[path] = (made.st_dev, made.st_ino)
+
+
+def _open(path: Path) -> int | None:
+    """A descriptor on ``path`` when it is an empty regular file or empty directory (never through a link)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    if _empty(descriptor):
+        return descriptor
+    os.close(descriptor)
+    return None
+
+
+def _empty(descriptor: int) -> bool:
+    found = os.fstat(descriptor)
+    if stat.S_ISREG(found.st_mode):
+        return found.st_size == 0
+    if stat.S_ISDIR(found.st_mode):
+        return not os.listdir(descriptor)
+    return False
+
+
+def _lock_if_empty(path: Path) -> int | None:
+    descriptor = _open(path)
+    if descriptor is not None:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+    return descriptor
+
+
+def _same(descriptor: int, path: Path) -> bool:
+    try:
+        found, there = os.fstat(descriptor), os.lstat(path)
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _remove_if_unused(path: Path, identity: tuple[int, int]) -> bool:
+    """Remove the placeholder at ``path`` if it is still the one made, empty and unlocked; whether it is done
+    with (removed, or no longer the placeholder) rather than still in use."""
+    descriptor = _open(path)
+    if descriptor is None:
+        return True  # gone, or filled: no longer a placeholder to remove
+    try:
+        found = os.fstat(descriptor)
+        if (found.st_dev, found.st_ino) != identity:
+            return True
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a running command relies on it; the last one to end removes it
+        if not _empty(descriptor):
+            return True
+        try:
+            if stat.S_ISDIR(found.st_mode):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+        return True
+    finally:
+        os.close(descriptor)
