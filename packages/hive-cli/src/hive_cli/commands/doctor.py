@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -114,6 +113,15 @@ def _check_local(report: _Report, settings: ProviderSettings, *, alone: bool) ->
     else:
         missing(f"local model: {status.model} not found", status.model_advice())
     return status.ready
+
+
+def _inside_git_repository(root: Path) -> bool:
+    from hive_cli.git_commands import HiveGit, UnsafeRepository
+
+    try:
+        return HiveGit(root).run("rev-parse", "--is-inside-work-tree").returncode == 0
+    except (UnsafeRepository, OSError):
+        return True  # a repository, only one whose configuration hive refuses to run git in
 
 
 def _check_sandbox(report: _Report, settings: SandboxSettings) -> None:
@@ -234,10 +242,7 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     report.section("Environment")
     if shutil.which("git"):
         report.ok("git is available")
-        inside = subprocess.run(
-            ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, check=False
-        )
-        if inside.returncode == 0:
+        if _inside_git_repository(root):
             report.ok("the project is a git repository")
         else:
             report.warn(

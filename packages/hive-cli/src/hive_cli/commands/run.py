@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import anyio
 
 from hive_cli.assemble import HostOptions
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
-from hive_cli.opening import open_session
+from hive_cli.opening import OpenSession, open_session
 from hive_cli.output import run_document, run_failure_document
 from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
-from hive_cli.summary import exit_code
+from hive_cli.summary import TurnSummary, exit_code
 from hive_core import StdioRunner
 from hive_protocol import Event, ReasoningEffort, UserMessageRequest
 
@@ -142,7 +141,7 @@ async def _run_once(
         )
     code = exit_code(summary)
     if code == 0 and auto_commit:
-        _auto_commit(session.host.project_root, commit_message or _default_message(prompt))
+        _auto_commit(session, summary, commit_message or _default_message(prompt))
     return code
 
 
@@ -151,20 +150,23 @@ def _default_message(prompt: str) -> str:
     return "hive: " + (first if len(first) <= 50 else first[:47] + "...")
 
 
-def _auto_commit(root: Path, message: str) -> None:
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+def _auto_commit(session: OpenSession, summary: TurnSummary, message: str) -> None:
+    """Commit what the run changed (:mod:`hive_cli.auto_commit`), judging paths by the session's read rules."""
+    from hive_cli.auto_commit import auto_commit, written_paths
+    from hive_core.permissions import PermissionPolicy
 
-    if git("rev-parse", "--is-inside-work-tree").returncode != 0:
-        sys.stderr.write("hive: --auto-commit: not a git repository, nothing committed\n")
-        return
-    git("add", "-A")
-    if git("diff", "--cached", "--quiet").returncode == 0:
-        sys.stderr.write("hive: --auto-commit: no changes to commit\n")
-        return
-    result = git("commit", "-q", "-m", message)
-    if result.returncode != 0:
-        sys.stderr.write(f"hive: --auto-commit failed: {result.stderr.strip()}\n")
+    root = session.host.project_root
+    policy = session.host.agent.policy
+    readable: Callable[[str], bool] | None = None
+    if isinstance(policy, PermissionPolicy):
+        rules = policy
+
+        def allowed(path: str) -> bool:
+            return rules.judge_path("read", str(root / path)).action == "allow"
+
+        readable = allowed
+    calls = [(call.tool, call.arguments, call.success) for call in summary.calls.values()]
+    auto_commit(root, message, written_paths(calls), readable)
 
 
 async def _serve(options: HostOptions, session_id: str | None, timeout: float | None = None) -> int:
