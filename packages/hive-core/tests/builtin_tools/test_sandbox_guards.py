@@ -119,3 +119,15 @@ def test_what_existed_or_was_filled_is_never_removed(tmp_path: Path) -> None:
     claim.release()
     assert (tmp_path / ".env").is_file()
     assert (tmp_path / ".hive" / "todo.json").is_file()
+
+
+@CONFINED_AND_NOT
+async def test_the_common_directory_a_repository_names_stays_read_only(
+    project: Project, mode: SandboxMode
+) -> None:
+    shared = project.root / "shared"
+    shared.mkdir()
+    (shared / "config").write_text("[core]\n")
+    project.write(".git/commondir", "../shared\n")
+    assert "done" in await run(project, "echo '  fsmonitor = evil' >> shared/config; echo done", mode)
+    assert ("evil" in (shared / "config").read_text()) is (mode == "off")

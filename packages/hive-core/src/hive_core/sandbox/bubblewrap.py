@@ -275,19 +275,19 @@ def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
 
 
 def _repositories_named_by(git: Path) -> list[Path]:
-    """Where a ``.git`` file (a worktree's, a submodule's) sends git: its ``gitdir:``, and that directory's
-    ``commondir`` (the main repository of a worktree)."""
+    """Where a ``.git`` sends git besides itself: a ``.git`` file's (a worktree's, a submodule's) ``gitdir:``, and
+    the ``commondir`` of the repository (the main repository of a worktree)."""
+    found: list[Path] = []
+    gitdir = git
     try:
-        if not git.is_file():
+        if git.is_file():
+            lines = git.read_text(encoding="utf-8", errors="replace").splitlines()
+            if not lines or not lines[0].startswith("gitdir:"):
+                return []
+            gitdir = git.parent / lines[0].removeprefix("gitdir:").strip()
+            found.append(gitdir)
+        elif not git.is_dir():
             return []
-        line = git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return []
-    if not line.startswith("gitdir:"):
-        return []
-    gitdir = git.parent / line.removeprefix("gitdir:").strip()
-    found = [gitdir]
-    try:
         common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return found

@@ -49,14 +49,14 @@ class PlaceholderClaim:
         Idempotent; never raises for a file system error (a placeholder that cannot be removed stays).
         """
         with _guard:
-            paths = list(self._held)
-            for descriptor in self._held.values():
-                os.close(descriptor)
-            self._held.clear()
-            for path in paths:
+            for path, descriptor in self._held.items():
                 identity = _made.get(path)
-                if identity is not None and _remove_if_unused(path, identity):
-                    del _made[path]
+                try:
+                    if identity is not None and _remove_if_unused(path, descriptor, identity):
+                        del _made[path]
+                finally:
+                    os.close(descriptor)
+            self._held.clear()
 
 
 def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
@@ -68,11 +68,12 @@ def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
     with _guard:
         for path, directory in wanted:
             for _attempt in range(3):  # another process may remove a placeholder just as it is locked here
-                if not os.path.lexists(path):
-                    _make(path, directory)
-                descriptor = _lock_if_empty(path)
+                descriptor = _make(path, directory) if not os.path.lexists(path) else None
+                if descriptor is None:
+                    descriptor = _open(path)
                 if descriptor is None:
                     break
+                fcntl.flock(descriptor, fcntl.LOCK_SH)
                 if _same(descriptor, path):
                     held[path] = descriptor
                     break
@@ -80,16 +81,20 @@ def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
     return PlaceholderClaim(held)
 
 
-def _make(path: Path, directory: bool) -> None:
+def _make(path: Path, directory: bool) -> int | None:
+    """Make the placeholder and note it; a descriptor on it (``None`` when it could not be made)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         if directory:
             os.mkdir(path, 0o755)
+            descriptor = os.open(path, flags | os.O_DIRECTORY)
         else:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+            descriptor = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError:
-        return  # made by someone else meanwhile, or the parent is not writable
-    made = os.lstat(path)
+        return None  # made by someone else meanwhile, or the parent is not writable
+    made = os.fstat(descriptor)
     _made[path] = (made.st_dev, made.st_ino)
+    return descriptor
 
 
 def _open(path: Path) -> int | None:
@@ -113,13 +118,6 @@ def _empty(descriptor: int) -> bool:
     return False
 
 
-def _lock_if_empty(path: Path) -> int | None:
-    descriptor = _open(path)
-    if descriptor is not None:
-        fcntl.flock(descriptor, fcntl.LOCK_SH)
-    return descriptor
-
-
 def _same(descriptor: int, path: Path) -> bool:
     try:
         found, there = os.fstat(descriptor), os.lstat(path)
@@ -128,29 +126,24 @@ def _same(descriptor: int, path: Path) -> bool:
     return (found.st_dev, found.st_ino) == (there.st_dev, there.st_ino)
 
 
-def _remove_if_unused(path: Path, identity: tuple[int, int]) -> bool:
-    """Remove the placeholder at ``path`` if it is still the one made, empty and unlocked; whether it is done
-    with (removed, or no longer the placeholder) rather than still in use."""
-    descriptor = _open(path)
-    if descriptor is None:
-        return True  # gone, or filled: no longer a placeholder to remove
-    try:
-        found = os.fstat(descriptor)
-        if (found.st_dev, found.st_ino) != identity:
-            return True
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False  # a running command relies on it; the last one to end removes it
-        if not _empty(descriptor):
-            return True
-        try:
-            if stat.S_ISDIR(found.st_mode):
-                os.rmdir(path)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
+def _remove_if_unused(path: Path, descriptor: int, identity: tuple[int, int]) -> bool:
+    """Remove the placeholder at ``path`` (``descriptor`` is this command's, locked shared) if it is still the
+    one made, empty and locked by no other command; whether it is done with (removed, or no longer the
+    placeholder) rather than still in use."""
+    found = os.fstat(descriptor)
+    if (found.st_dev, found.st_ino) != identity or not _same(descriptor, path):
         return True
-    finally:
-        os.close(descriptor)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # a running command relies on it; the last one to end removes it
+    if not _empty(descriptor):
+        return True
+    try:
+        if stat.S_ISDIR(found.st_mode):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+    return True
