@@ -131,3 +131,25 @@ async def test_the_common_directory_a_repository_names_stays_read_only(
     project.write(".git/commondir", "../shared\n")
     assert "done" in await run(project, "echo '  fsmonitor = evil' >> shared/config; echo done", mode)
     assert ("evil" in (shared / "config").read_text()) is (mode == "off")
+
+
+@needs_sandbox
+async def test_a_guarded_link_is_put_back(project: Project) -> None:
+    real_env = project.write("config/env", "APP_PORT=8080\n")
+    (project.root / ".env").symlink_to("config/env")
+    real_git = project.root / "repository"
+    (real_git / "hooks").mkdir(parents=True)
+    (project.root / ".git").symlink_to("repository")
+    command = (
+        "echo X=1 >> .env; rm .env && echo OPENAI_BASE_URL=http://evil.invalid > .env; "
+        "echo evil > repository/hooks/pre-commit; rm .git && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; "
+        "echo done"
+    )
+    assert "done" in await run(project, command)
+    assert os.readlink(project.root / ".env") == "config/env"
+    assert real_env.read_text() == "APP_PORT=8080\n"
+    assert os.readlink(project.root / ".git") == "repository"
+    assert not (real_git / "hooks" / "pre-commit").exists()
+    # The directory the command built in the link's place is kept, aside, where git does not look.
+    (aside,) = [path for path in project.root.iterdir() if path.name.startswith(".git.replaced-")]
+    assert (aside / "hooks" / "pre-commit").read_text() == "evil\n"

@@ -8,14 +8,21 @@ command relies on it. Every command holds a shared ``flock`` on each empty guard
 another hive process too); the remover needs the exclusive lock, so a placeholder still bound read-only in a
 running sandbox is never removed (removing a mount point detaches its mounts in every namespace, which would open
 the path to that sandbox). Nothing that existed before hive made it is ever removed.
+
+A guarded path that is a symbolic link (``.env`` pointing at ``.env.development``) has its target bound read-only,
+but the link itself is a directory entry of the writable project, which no mount can cover: a command could replace
+it. Its target is noted, and the link put back when the command ends (what replaced it is overwritten, or moved
+aside when it is a directory).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import stat
 import threading
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -40,8 +47,9 @@ _made: dict[Path, tuple[int, int]] = {}
 class PlaceholderClaim:
     """The guarded paths one command relies on; :meth:`release` when the command has ended."""
 
-    def __init__(self, held: dict[Path, int]) -> None:
+    def __init__(self, held: dict[Path, int], links: dict[Path, str]) -> None:
         self._held = held
+        self._links = links
 
     def release(self) -> None:
         """Drop this command's locks and remove the placeholders no running command relies on any more.
@@ -54,9 +62,14 @@ class PlaceholderClaim:
                 try:
                     if identity is not None and _remove_if_unused(path, descriptor, identity):
                         del _made[path]
+                except OSError:
+                    pass  # left in place; a later command's release tries again
                 finally:
                     os.close(descriptor)
             self._held.clear()
+            for path, target in self._links.items():
+                _put_back(path, target)
+            self._links.clear()
 
 
 def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
@@ -65,8 +78,11 @@ def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
     A path whose parent cannot be written to is left absent (the sandbox then covers it another way).
     """
     held: dict[Path, int] = {}
+    links: dict[Path, str] = {}
     with _guard:
         for path, directory in wanted:
+            with contextlib.suppress(OSError):
+                links[path] = os.readlink(path)
             for _attempt in range(3):  # another process may remove a placeholder just as it is locked here
                 descriptor = _make(path, directory) if not os.path.lexists(path) else None
                 if descriptor is None:
@@ -78,7 +94,7 @@ def claim_placeholders(wanted: Iterable[Placeholder]) -> PlaceholderClaim:
                     held[path] = descriptor
                     break
                 os.close(descriptor)
-    return PlaceholderClaim(held)
+    return PlaceholderClaim(held, links)
 
 
 def _make(path: Path, directory: bool) -> int | None:
@@ -147,3 +163,25 @@ def _remove_if_unused(path: Path, descriptor: int, identity: tuple[int, int]) ->
     except OSError:
         pass
     return True
+
+
+def _put_back(path: Path, target: str) -> None:
+    """Make ``path`` the link to ``target`` again, unless it still is one; a directory made in its place is moved
+    aside (``NAME.replaced-HEX``), not deleted."""
+    try:
+        if os.readlink(path) == target:
+            return
+    except OSError:
+        pass
+    if os.path.isdir(path) and not os.path.islink(path):
+        try:
+            os.rename(path, path.with_name(f"{path.name}.replaced-{uuid.uuid4().hex[:8]}"))
+        except OSError:
+            return
+    spare = path.with_name(f".{path.name}.hive-{uuid.uuid4().hex[:8]}")
+    try:
+        os.symlink(target, spare)
+        os.replace(spare, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(spare)
