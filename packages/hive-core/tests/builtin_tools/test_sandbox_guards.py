@@ -153,3 +153,25 @@ async def test_a_guarded_link_is_put_back(project: Project) -> None:
     # The directory the command built in the link's place is kept, aside, where git does not look.
     (aside,) = [path for path in project.root.iterdir() if path.name.startswith(".git.replaced-")]
     assert (aside / "hooks" / "pre-commit").read_text() == "evil\n"
+
+
+@CONFINED_AND_NOT
+async def test_hooks_and_included_configuration_in_the_worktree_stay_read_only(
+    project: Project, mode: SandboxMode
+) -> None:
+    git = "git -c user.name=t -c user.email=t@example.test"
+    setup = (
+        f"{git} init -q && git config core.hooksPath .husky && git config include.path ../shared.gitconfig "
+        "&& git config includeIf.onbranch:main.path ../later.gitconfig && mkdir .husky "
+        "&& echo 'echo ok' > .husky/pre-commit && printf '[user]\\n\\tname = t\\n' > shared.gitconfig"
+    )
+    await run(project, setup, "off")
+    command = (
+        "echo evil >> .husky/pre-commit; echo '[core] fsmonitor = evil' >> shared.gitconfig; "
+        "echo '[core] fsmonitor = evil' > later.gitconfig; echo done"
+    )
+    assert "done" in await run(project, command, mode)
+    changed = mode == "off"
+    assert ("evil" in (project.root / ".husky" / "pre-commit").read_text()) is changed
+    assert ("evil" in (project.root / "shared.gitconfig").read_text()) is changed
+    assert (project.root / "later.gitconfig").exists() is changed

@@ -23,6 +23,7 @@ from typing import Final
 
 import msgspec
 
+from .git_config_files import git_config_paths
 from .placeholders import Placeholder
 
 __all__ = [
@@ -231,11 +232,20 @@ reads its rules, configuration and keys from."""
 
 
 def guarded_paths(project: Path) -> list[Placeholder]:
-    """The paths of ``project`` (a writable one) that stay read-only in the sandbox, present or not; where one is
-    absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox starts, so it
+    """The paths of ``project`` (a writable one) that stay read-only in the sandbox, present or not: the
+    :data:`GUARDED_NAMES`, and the hooks directory and included configuration files git's configuration names
+    inside the project (:func:`~hive_core.sandbox.git_config_files.git_config_paths`). Where one is absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox starts, so it
     can be bound read-only (an empty ``.git`` directory: no ``git init`` or planted repository either)."""
     real = Path(os.path.realpath(project))
-    return [Placeholder(real / name, directory) for name, directory in GUARDED_NAMES]
+    found = [Placeholder(real / name, directory) for name, directory in GUARDED_NAMES]
+    configured = git_config_paths(real)
+    named = [(configured.hooks, True)] if configured.hooks is not None else []
+    named += [(path, False) for path in configured.includes]
+    for path, directory in named:
+        # Inside .git it is covered already; the project itself cannot be (a hooks path of ".").
+        if path.is_relative_to(real) and path != real and not path.is_relative_to(real / ".git"):
+            found.append(Placeholder(path, directory))
+    return found
 
 
 def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
@@ -259,7 +269,7 @@ def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
     for path, directory in guarded_paths(project):
         if os.path.lexists(path):
             bind(path)
-        elif not os.access(path.parent, os.W_OK):
+        elif not os.access(_nearest_existing(path.parent), os.W_OK):
             continue  # no mount point can be made, and nothing can be created there either
         elif directory:
             arguments += ["--tmpfs", str(path), "--remount-ro", str(path)]
@@ -272,6 +282,12 @@ def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
         for repository in _repositories_named_by(git):
             bind(repository)
     return arguments
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
 
 
 def _repositories_named_by(git: Path) -> list[Path]:
