@@ -67,7 +67,9 @@ async def test_the_git_alias_attack_prints_no_key(
     project: Project, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    command = "git init -q . && git -c alias.e='!printenv OPENAI_API_KEY' e; echo exit=$?"
+    # Made outside: the sandbox lets no command create a repository.
+    await run(project, "git init -q .", SandboxSettings(mode="off"))
+    command = "git -c alias.e='!printenv OPENAI_API_KEY' e; echo exit=$?"
     reply = await run(project, command, SandboxSettings(mode=mode))
     assert KEY not in reply
     assert reply.endswith("exit=1"), reply
