@@ -2,9 +2,10 @@
 
 The sandbox sees the whole file system read-only (``--ro-bind / /``), a private ``/tmp``, ``/dev`` and
 ``/proc``; the project bound writable (or read-only) over that; the project's ``.git`` (all of it), ``.hive/``,
-``.env``, ``.gitattributes`` and ``.gitmodules`` read-only, absent ones too, so a command cannot rewrite its own
-rules or hive's endpoints, or plant code that git runs outside the sandbox; the hive home, credential stores and daemon sockets hidden. It runs in new pid, ipc and (without network access)
-network namespaces, in a session of its own, with every capability dropped, and it dies with its parent.
+``.env``, ``.gitattributes``, ``.gitmodules`` and what git's configuration names in the project read-only, absent
+ones too, so a command cannot rewrite its own rules or hive's endpoints, or plant code that git runs outside the
+sandbox; the hive home, credential stores and daemon sockets hidden. It runs in new pid, ipc and (without network
+access) network namespaces, in a session of its own, with every capability dropped, and it dies with its parent.
 
 Capabilities matter when hive runs as root: without ``--cap-drop ALL`` a command keeps root's capabilities
 inside the sandbox and can simply unmount what hides a file.
@@ -234,8 +235,12 @@ reads its rules, configuration and keys from."""
 def guarded_paths(project: Path) -> list[Placeholder]:
     """The paths of ``project`` (a writable one) that stay read-only in the sandbox, present or not: the
     :data:`GUARDED_NAMES`, and the hooks directory and included configuration files git's configuration names
-    inside the project (:func:`~hive_core.sandbox.git_config_files.git_config_paths`). Where one is absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox starts, so it
-    can be bound read-only (an empty ``.git`` directory: no ``git init`` or planted repository either)."""
+    inside the project (:func:`~hive_core.sandbox.git_config_files.git_config_paths`).
+
+    Where one is absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox
+    starts, so it can be bound read-only (an empty ``.git`` directory: no ``git init`` or planted repository
+    either).
+    """
     real = Path(os.path.realpath(project))
     found = [Placeholder(real / name, directory) for name, directory in GUARDED_NAMES]
     configured = git_config_paths(real)
