@@ -238,7 +238,10 @@ Examples:
 @click.option("--show-thinking", is_flag=True, help="Show the model's reasoning.")
 @click.option("--plan", is_flag=True, help="Planning mode: only read-only tools run.")
 @click.option(
-    "--auto-commit", is_flag=True, help="After a successful run in a git repository, commit all changes."
+    "--auto-commit",
+    is_flag=True,
+    help="After a successful run in a git repository, commit the tracked changes and the files hive wrote "
+    "(never .env or secrets/).",
 )
 @click.option("--commit-message", help="Message for --auto-commit.")
 @_agent_options
