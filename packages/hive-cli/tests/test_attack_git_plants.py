@@ -209,6 +209,9 @@ def test_a_commondir_plant_reaches_neither_auto_commit_nor_the_next_git_status(
     # git's read-only commands still work in the sandbox.
     assert outputs["git status --short"].startswith("Exit code: 0"), outputs
     assert "?? tests/" in outputs["git status --short"]
+    # No placeholder of an absent guarded path shows as untracked.
+    assert ".gitattributes" not in outputs["git status --short"]
+    assert ".gitmodules" not in outputs["git status --short"]
     assert outputs["git log --oneline"].startswith("Exit code: 0")
     assert " one" in outputs["git log --oneline"]
     assert outputs["git diff --stat"].startswith("Exit code: 0"), outputs

@@ -224,12 +224,15 @@ GUARDED_NAMES: Final[tuple[tuple[str, bool], ...]] = (
     (".git", True),
     (".hive", True),
     (".env", False),
-    (".gitattributes", False),
-    (".gitmodules", False),
+    # Directories where absent: git reads nothing from them and lists no empty directory as untracked, so the
+    # command's `git status` shows no placeholder.
+    (".gitattributes", True),
+    (".gitmodules", True),
 )
 """What stays read-only at the top of a writable project, present or not (name, whether an absent one is a
 directory): what git runs or takes instructions from (the repository, its attributes and submodules) and what hive
-reads its rules, configuration and keys from."""
+reads its rules, configuration and keys from. An absent ``.env`` is an empty file, which tools that load it read
+as no variables."""
 
 
 def guarded_paths(project: Path) -> list[Placeholder]:
