@@ -175,3 +175,12 @@ async def test_hooks_and_included_configuration_in_the_worktree_stay_read_only(
     assert ("evil" in (project.root / ".husky" / "pre-commit").read_text()) is changed
     assert ("evil" in (project.root / "shared.gitconfig").read_text()) is changed
     assert (project.root / "later.gitconfig").exists() is changed
+
+
+@CONFINED_AND_NOT
+async def test_other_env_files_stay_read_only(project: Project, mode: SandboxMode) -> None:
+    local = project.write(".env.local", "APP_PORT=8080\n")
+    assert "done" in await run(
+        project, "echo OPENAI_BASE_URL=http://evil.invalid >> .env.local; echo done", mode
+    )
+    assert ("evil" in local.read_text()) is (mode == "off")

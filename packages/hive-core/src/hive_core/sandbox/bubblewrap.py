@@ -237,8 +237,8 @@ as no variables."""
 
 def guarded_paths(project: Path) -> list[Placeholder]:
     """The paths of ``project`` (a writable one) that stay read-only in the sandbox, present or not: the
-    :data:`GUARDED_NAMES`, and the hooks directory and included configuration files git's configuration names
-    inside the project (:func:`~hive_core.sandbox.git_config_files.git_config_paths`).
+    :data:`GUARDED_NAMES`, the ``.env.*`` files there are, and the hooks directory and included configuration files
+    git's configuration names inside the project (:func:`~hive_core.sandbox.git_config_files.git_config_paths`).
 
     Where one is absent, :func:`~hive_core.sandbox.placeholders.claim_placeholders` makes it before the sandbox
     starts, so it can be bound read-only (an empty ``.git`` directory: no ``git init`` or planted repository
@@ -246,6 +246,7 @@ def guarded_paths(project: Path) -> list[Placeholder]:
     """
     real = Path(os.path.realpath(project))
     found = [Placeholder(real / name, directory) for name, directory in GUARDED_NAMES]
+    found += [Placeholder(real / name, False) for name in _other_env_files(real)]
     configured = git_config_paths(real)
     named = [(configured.hooks, True)] if configured.hooks is not None else []
     named += [(path, False) for path in configured.includes]
@@ -254,6 +255,16 @@ def guarded_paths(project: Path) -> list[Placeholder]:
         if path.is_relative_to(real) and path != real and not path.is_relative_to(real / ".git"):
             found.append(Placeholder(path, directory))
     return found
+
+
+def _other_env_files(project: Path) -> list[str]:
+    """The ``.env.*`` files (``.env.local``...) at the top of ``project``: read-only where they exist, like
+    ``.env``; absent ones are not made up."""
+    try:
+        with os.scandir(project) as entries:
+            return sorted(entry.name for entry in entries if entry.name.startswith(".env."))
+    except OSError:
+        return []
 
 
 def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
