@@ -165,6 +165,7 @@ def bubblewrap_arguments(
     network: bool,
     writable_paths: Iterable[Path] = (),
     hidden_paths: Iterable[Path] = (),
+    unreadable_paths: Iterable[Path] = (),
     home: Path | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> list[str]:
@@ -174,7 +175,10 @@ def bubblewrap_arguments(
     the host's ``/tmp`` stay visible, read-only. ``writable`` binds the project (and ``writable_paths``) writable; otherwise it is read-only. ``hidden_paths``
     (the hive home, for one) are hidden as the credential stores under ``home`` (by default the user's) are:
     an empty directory over a directory, an unreadable file (``/dev/null`` on a mount without devices) over
-    anything else. Paths that do not exist are skipped.
+    anything else. ``unreadable_paths`` (what the read rules refuse, see :mod:`.refused`) are covered last, so
+    that nothing bound read-only inside the project shows them again, and so that a command opening one gets
+    "Permission denied" rather than an empty file or folder it could take for the real one: a read-only folder
+    no one may enter, an unreadable file. Paths that do not exist are skipped.
     """
     project = Path(os.path.realpath(working_dir))
     roots = [
@@ -203,6 +207,7 @@ def bubblewrap_arguments(
     if writable:
         arguments += _guarded(project, roots)
     arguments += after
+    arguments += _unreadable(unreadable_paths, seen)
     if not network:
         arguments.append("--unshare-net")
     arguments += [*_ISOLATION, "--chdir", str(project), "--", *command]
@@ -228,6 +233,22 @@ def _guarded(project: Path, roots: Sequence[Path]) -> list[str]:
                 arguments += ["--ro-bind", str(real), str(real)]
         elif path in directories and os.access(path.parent, os.W_OK):
             arguments += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return arguments
+
+
+def _unreadable(paths: Iterable[Path], covered: set[Path]) -> list[str]:
+    """Covers that make each of ``paths`` unreadable, even to a command owning the mount (a folder mounted
+    read-only cannot be given its permissions back)."""
+    arguments: list[str] = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        if real in covered or real == Path("/") or not real.exists():
+            continue
+        covered.add(real)
+        if real.is_dir():
+            arguments += ["--perms", "0000", "--tmpfs", str(real), "--remount-ro", str(real)]
+        else:
+            arguments += ["--ro-bind", "/dev/null", str(real)]
     return arguments
 
 
