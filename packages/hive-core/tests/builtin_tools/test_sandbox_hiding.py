@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from hive_core.approvals import PermissionAction
+from hive_core.approvals import PermissionAction, Verdict
 from hive_core.builtin_tools import execute_command_tool
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 from hive_core.sandbox import RefusedScanTooLarge, SandboxMode, SandboxSettings, probe_bubblewrap, refused
@@ -306,6 +306,54 @@ async def test_a_user_deny_rule_hides_its_folder_from_commands(project: Project)
     output = await run(project, "cat data/*/*.csv 2>&1", judge=policy_for(project.root, rules))
     assert "PRIVATE-ROW" not in output
     assert "PUBLIC-ROW" in output
+
+
+@needs_sandbox
+@pytest.mark.anyio
+async def test_a_command_in_a_folder_of_the_project_cannot_read_the_rest_either(project: Project) -> None:
+    plant(project)
+    tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
+    inner = ToolContext(
+        call_id="c1",
+        tool_name=tool.name,
+        working_dir=project.root / "src",
+        emit=project.events.append,
+        path_judge=policy_for(project.root),
+    )
+    outcome = await tool.invoke({"command": "cat ../.env ../secrets/key.txt secrets/x main.py 2>&1"}, inner)
+    assert outcome.success, outcome.content
+    assert "visible" in outcome.content
+    for secret in SECRETS.values():
+        assert secret not in outcome.content
+
+
+class _OnlyPaths:
+    """A judge that is not a :class:`PermissionPolicy`: it only answers ``judge_path``."""
+
+    def __init__(self, policy: PermissionPolicy) -> None:
+        self.policy = policy
+
+    def judge_path(self, category: Literal["read", "edit"], path: str) -> Verdict:
+        return self.policy.judge_path(category, path)
+
+
+@needs_sandbox
+@pytest.mark.anyio
+async def test_any_path_judge_is_asked_about_each_path(project: Project) -> None:
+    plant(project)
+    tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
+    ctx = ToolContext(
+        call_id="c1",
+        tool_name=tool.name,
+        working_dir=project.root,
+        emit=project.events.append,
+        path_judge=_OnlyPaths(policy_for(project.root)),
+    )
+    outcome = await tool.invoke({"command": READ_ALL}, ctx)
+    assert outcome.success, outcome.content
+    assert "visible" in outcome.content
+    for secret in SECRETS.values():
+        assert secret not in outcome.content
 
 
 @pytest.mark.anyio

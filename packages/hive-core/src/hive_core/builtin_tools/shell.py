@@ -101,18 +101,21 @@ def _launch(
     Nothing is looked for when the command will not be confined (nothing could be hidden, and the result must not
     say otherwise) or the agent has no policy (no rules refuse anything)."""
     hidden = RefusedPaths()
+    root = Path(os.path.realpath(ctx.working_dir))
     if ctx.path_judge is not None and sandbox_status(settings).confinement is not None:
+        policy = ctx.path_judge if isinstance(ctx.path_judge, PermissionPolicy) else None
+        # The whole project the rules speak of, when the command runs in a folder of it: the sandbox shows the
+        # rest of the project read-only.
+        if policy is not None and root.is_relative_to(policy.working_dir):
+            root = policy.working_dir
         try:
-            judge = _read_judge(ctx.path_judge, ctx.working_dir)
-            # A policy's rules never change, so its verdicts can be remembered; another judge's might.
-            rules = ctx.path_judge if isinstance(ctx.path_judge, PermissionPolicy) else None
-            hidden = finder.find(ctx.working_dir, judge, rules=rules)
+            # A policy's rules never change, so its verdicts can be remembered; another judge's might not.
+            hidden = finder.find(root, _read_judge(ctx.path_judge, root), rules=policy)
         except RefusedScanTooLarge as error:
             raise RefusedScanTooLarge(
                 f"{error}, so the command was not run (the sandbox could not hide what the rules refuse); "
                 "run it outside hive, or start hive in a smaller folder"
             ) from None
-    root = Path(os.path.realpath(ctx.working_dir))
     launch = launch_command(
         _shell(command),
         working_dir=ctx.working_dir,
@@ -122,13 +125,14 @@ def _launch(
     return launch, hidden
 
 
-def _read_judge(judge: PathJudge, working_dir: Path) -> ReadJudge:
-    """How the walk asks the read rules about a project-relative path: the policy's own verdict for it.
+def _read_judge(judge: PathJudge, root: Path) -> ReadJudge:
+    """How the walk of ``root`` (resolved) asks the read rules about a path relative to it: the policy's own
+    verdict for it.
 
-    A :class:`PermissionPolicy` for this project judges the relative path directly (placing each of 100,000 files
-    again, resolving links component by component, would cost seconds); any other judge gets the absolute path."""
-    root = os.path.realpath(working_dir)
-    if isinstance(judge, PermissionPolicy) and str(judge.working_dir) == root:
+    A :class:`PermissionPolicy` whose project is ``root`` judges the relative path directly (placing each of
+    100,000 files again, resolving links component by component, would cost seconds); any other judge gets the
+    absolute path."""
+    if isinstance(judge, PermissionPolicy) and judge.working_dir == root:
         policy = judge
 
         def by_rules(relative: str, directory: bool) -> PermissionAction:
