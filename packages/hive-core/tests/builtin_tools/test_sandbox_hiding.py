@@ -303,9 +303,19 @@ async def test_a_user_deny_rule_hides_its_folder_from_commands(project: Project)
         read=(*default.read, PermissionRule(pattern="data/private/**", action="deny", priority=30)),
         default_action=default.default_action,
     )
-    output = await run(project, "cat data/*/*.csv 2>&1", judge=policy_for(project.root, rules))
+    policy = policy_for(project.root, rules)
+    output = await run(project, "cat data/*/*.csv 2>&1", judge=policy)
     assert "PRIVATE-ROW" not in output
     assert "PUBLIC-ROW" in output
+    # Renamed, the folder would escape the rule that names it, for the next command to read.
+    output = await run(project, "mv data elsewhere 2>&1; cat elsewhere/private/people.csv 2>&1", judge=policy)
+    assert "Device or resource busy" in output
+    assert (project.root / "data" / "private" / "people.csv").exists()
+    output = await run(project, "cat data/private/people.csv elsewhere/private/people.csv 2>&1", judge=policy)
+    assert "PRIVATE-ROW" not in output
+    # Inside the folders leading to it the project stays writable.
+    await run(project, "echo new > data/public/new.csv", judge=policy)
+    assert (project.root / "data" / "public" / "new.csv").read_text() == "new\n"
 
 
 @needs_sandbox

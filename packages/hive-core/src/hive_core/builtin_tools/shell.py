@@ -79,7 +79,10 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
             raise ValueError("the command is empty")
         if timeout_ms < 1:
             raise ValueError(f"timeout_ms is {timeout_ms}; give a positive number of milliseconds")
-        launch, hidden = await anyio.to_thread.run_sync(partial(_launch, command, ctx, settings, finder))
+        # A first walk of a large project takes seconds; a cancelled turn does not wait for it.
+        launch, hidden = await anyio.to_thread.run_sync(
+            partial(_launch, command, ctx, settings, finder), abandon_on_cancel=True
+        )
         result = await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
         note = _hidden_note(hidden, approved=ctx.approved)
         return f"{result}\n{note}" if note else result
