@@ -388,3 +388,25 @@ async def test_a_project_too_large_to_check_is_refused(
             {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
         )
     assert not marker.exists()
+
+
+@needs_sandbox
+@pytest.mark.anyio
+async def test_more_refused_paths_than_a_command_can_hide_refuses_it(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plant(project)
+    monkeypatch.setattr(refused, "HIDDEN_LIMIT", 3)
+    tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
+    marker = project.root / "src" / "ran"
+    with pytest.raises(RefusedScanTooLarge, match="so the command was not run"):
+        await tool.invoke(
+            {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
+        )
+    assert not marker.exists()
+    # Approved, only the two denied folders are hidden: that fits.
+    outcome = await tool.invoke(
+        {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root), approved=True)
+    )
+    assert outcome.success, outcome.content
+    assert marker.exists()

@@ -41,6 +41,7 @@ from hive_core.sandbox import (
     RefusedScanTooLarge,
     SandboxSettings,
     launch_command,
+    refused,
     sandbox_status,
 )
 from hive_core.tools import Tool, ToolContext
@@ -67,9 +68,9 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
         The command runs with bash -c (cmd.exe /c on Windows), reads no input, and is stopped, with every
         process it started, when timeout_ms runs out; anything it leaves running in the background is stopped
         when it returns. Where a sandbox is available it can write only inside the project and /tmp, cannot read
-        the files the read rules refuse, and has no network unless the configuration allows it. The result reads "Exit code: N", then "Output:" and
-        "Stderr:" sections for whatever it printed. Each stream keeps at most 50,000 characters: the first
-        20,000 and the last 30,000, with a note of what was left out.
+        the files the read rules refuse, and has no network unless the configuration allows it. The result reads
+        "Exit code: N", then "Output:" and "Stderr:" sections for whatever it printed. Each stream keeps at most
+        50,000 characters: the first 20,000 and the last 30,000, with a note of what was left out.
 
         Args:
             command: The command line to run.
@@ -119,11 +120,18 @@ def _launch(
                 f"{error}, so the command was not run (the sandbox could not hide what the rules refuse); "
                 "run it outside hive, or start hive in a smaller folder"
             ) from None
+    unreadable = hidden.hidden(approved=ctx.approved)
+    if len(unreadable) > refused.HIDDEN_LIMIT:
+        raise RefusedScanTooLarge(
+            f"the read rules refuse {len(unreadable):,} files and folders scattered through the project, more "
+            f"than a command can be run with hidden ({refused.HIDDEN_LIMIT:,}), so the command was not run; a "
+            "rule denying or asking about their folders as a whole ('logs/**') hides each with one mount"
+        )
     launch = launch_command(
         _shell(command),
         working_dir=ctx.working_dir,
         settings=settings,
-        unreadable_paths=[root / path for path in hidden.hidden(approved=ctx.approved)],
+        unreadable_paths=[root / path for path in unreadable],
     )
     return launch, hidden
 

@@ -20,11 +20,20 @@ from .launch import (
     launch_command,
     sandbox_status,
 )
-from .refused import SCAN_LIMIT, ReadJudge, RefusedFinder, RefusedPaths, RefusedScanTooLarge, refused_paths
+from .refused import (
+    HIDDEN_LIMIT,
+    SCAN_LIMIT,
+    ReadJudge,
+    RefusedFinder,
+    RefusedPaths,
+    RefusedScanTooLarge,
+    refused_paths,
+)
 from .settings import SANDBOX_MODES, SandboxMode, SandboxSettings
 
 __all__ = [
     "CREDENTIAL_STORES",
+    "HIDDEN_LIMIT",
     "PASSED_VARIABLES",
     "SANDBOX_ADVICE",
     "SANDBOX_MODES",

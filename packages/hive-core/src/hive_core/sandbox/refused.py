@@ -18,7 +18,12 @@ The walk:
   any other, and the read rules do not care whether git ignores a file;
 - hides a file that is a hard link of a hidden one (same inode), wherever it lies in the project: a second name
   must not carry a secret out from under its refused name. Refused folders are listed for that, not judged;
-- stops after :data:`SCAN_LIMIT` entries and fails closed (:class:`RefusedScanTooLarge`): the command is not run.
+- stops after :data:`SCAN_LIMIT` entries and fails closed (:class:`RefusedScanTooLarge`): the command is not run;
+  so is a command that would need more than :data:`HIDDEN_LIMIT` paths hidden.
+
+How they are hidden (:func:`~hive_core.sandbox.bubblewrap_arguments`): a file reads as "Permission denied" rather
+than empty, a folder cannot be entered, and the folders leading to them cannot be renamed (a rule naming
+``data/private/**`` must still name it in the next command).
 
 Judging is what costs: the rules' globs are regular expressions run over each whole path (the default rules'
 ``**/*`` alone takes microseconds a path), so a first walk of 100,000 files takes seconds; listing alone is ~1 µs an
@@ -42,7 +47,15 @@ import msgspec
 
 from hive_core.approvals import PermissionAction
 
-__all__ = ["SCAN_LIMIT", "ReadJudge", "RefusedFinder", "RefusedPaths", "RefusedScanTooLarge", "refused_paths"]
+__all__ = [
+    "HIDDEN_LIMIT",
+    "SCAN_LIMIT",
+    "ReadJudge",
+    "RefusedFinder",
+    "RefusedPaths",
+    "RefusedScanTooLarge",
+    "refused_paths",
+]
 
 SCAN_LIMIT: Final = 400_000
 """The most entries (files and folders) one walk lists before it gives up.
@@ -51,12 +64,17 @@ A first walk judges some 10 to 100 µs per entry (the lower figure on an idle ma
 command of a session in the largest projects to tens of seconds; later walks cost a fraction of that. A larger
 project is refused rather than half-checked."""
 
+HIDDEN_LIMIT: Final = 1_000
+"""The most paths one command is run with hidden: each costs the sandbox a mount (and its folders one each), and
+the command line that names them all has a size limit. A command that would need more is refused."""
+
 ReadJudge = Callable[[str, bool], PermissionAction]
 """What the read rules decide for a project-relative, ``/``-separated path, given whether it is a directory."""
 
 
 class RefusedScanTooLarge(Exception):
-    """The project holds more entries than one walk lists, so what the rules refuse is not known."""
+    """The project holds more entries than one walk lists, so what the rules refuse is not known; or the rules
+    refuse more paths than one command can be run with hidden (:data:`HIDDEN_LIMIT`)."""
 
 
 class RefusedPaths(msgspec.Struct, frozen=True, kw_only=True):
