@@ -125,6 +125,54 @@ def test_a_user_deny_rule_hides_its_folder(ws: Workspace, server: ScriptedModelS
     _secrets_absent(ws, server, json.dumps(document), {**ASKED, **DENIED, **PRIVATE})
 
 
+MOVE = """\
+import os
+
+
+def test_move():
+    for source, target in (("data", "moved"), ("data/private", "data/open")):
+        try:
+            os.rename(source, target)
+            print(f"renamed {source}")
+        except OSError as error:
+            print(f"{source}: {type(error).__name__}")
+"""
+"""The model's test that would carry a refused folder out from under the rule naming it."""
+
+
+def test_a_refused_folder_cannot_be_moved_out_from_under_its_rule(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    _prepare(ws)
+    ws.permissions(
+        "permissions:\n  read:\n    - pattern: 'data/private/**'\n      action: deny\n      priority: 30\n"
+    )
+    server.add(
+        calls(("call_write", "write_file", {"path": "tests/test_move.py", "content": MOVE})),
+        calls(
+            (
+                "call_move",
+                "execute_command",
+                {"command": "pytest -s -q -p no:cacheprovider tests/test_move.py"},
+            )
+        ),
+        # Had the move worked, these would read the file under a name no rule refuses.
+        calls(
+            ("call_read", "execute_command", {"command": "cat moved/private/people.csv data/open/people.csv"})
+        ),
+        text("done"),
+    )
+    result = ws.use(server).run("-p", "tidy up", "-o", "json", timeout=120)
+    assert result.code == 0, result
+    document: dict[str, Any] = result.document()
+    moved = document["toolCalls"][1]
+    assert "1 passed" in moved["result"], moved["result"]
+    assert "renamed" not in moved["result"]
+    assert (ws.project / "data" / "private" / "people.csv").exists()
+    assert not (ws.project / "moved").exists()
+    _secrets_absent(ws, server, json.dumps(document), PRIVATE)
+
+
 def test_an_approved_command_sees_what_the_rules_ask_about_never_what_they_deny(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:

@@ -207,9 +207,8 @@ def bubblewrap_arguments(
         arguments += ["--bind" if writable else "--ro-bind", str(root), str(root)]
     unreadable = [Path(os.path.realpath(path)) for path in unreadable_paths]
     if writable:
-        arguments += _pinned(
-            unreadable, roots
-        )  # before anything is bound inside: a bind shows the host's view
+        # Before anything is bound inside the project: a bind shows the host's view of its source.
+        arguments += _pinned(unreadable, roots)
         arguments += _guarded(project, roots)
     arguments += after
     arguments += _unreadable(unreadable, seen)
