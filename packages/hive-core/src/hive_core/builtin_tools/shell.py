@@ -6,7 +6,11 @@ into another session, as daemons do, escapes the group; inside the sandbox nothi
 pid namespace ends with it.)
 
 Where the machine offers one, the command runs in the OS sandbox the ``sandbox`` settings describe, and it
-inherits only an allow-list of environment variables (:mod:`hive_core.sandbox`).
+inherits only an allow-list of environment variables (:mod:`hive_core.sandbox`). When the agent has a policy,
+the project's files and folders its read rules deny are unreadable to a sandboxed command, and those they ask
+about too unless a person approved this very command (:func:`hive_core.sandbox.refused_paths`): the command runs
+code (a test the model wrote, run by an allowed ``pytest``) that could otherwise print them into the model's
+context. The result then ends with a line saying so, naming what was asked about.
 """
 
 from __future__ import annotations
@@ -27,7 +31,18 @@ import anyio
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
-from hive_core.sandbox import SandboxSettings, launch_command
+from hive_core.approvals import PathJudge, PermissionAction
+from hive_core.permissions import PermissionPolicy
+from hive_core.sandbox import (
+    ReadJudge,
+    RefusedFinder,
+    RefusedPaths,
+    RefusedScanTooLarge,
+    SandboxSettings,
+    launch_command,
+    refused,
+    sandbox_status,
+)
 from hive_core.tools import Tool, ToolContext
 
 from ._capture import HeadTailBuffer
@@ -37,20 +52,24 @@ __all__ = ["execute_command", "execute_command_tool"]
 _PIPE_GRACE = 2.0
 """Seconds to wait for the pipes to close after the process group is killed."""
 
+_NAMED = 5
+"""How many hidden paths the result names."""
+
 
 def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
     """The ``execute_command`` tool, confining commands as ``sandbox`` says (by default: ``auto`` mode)."""
     settings = sandbox if sandbox is not None else SandboxSettings()
+    finder = RefusedFinder()
 
     async def execute_command(ctx: ToolContext, command: str, timeout_ms: int = 30_000) -> str:
         """Run a shell command in the working directory and return its exit code and output.
 
         The command runs with bash -c (cmd.exe /c on Windows), reads no input, and is stopped, with every
         process it started, when timeout_ms runs out; anything it leaves running in the background is stopped
-        when it returns. Where a sandbox is available it can write only inside the project and /tmp, and has no
-        network unless the configuration allows it. The result reads "Exit code: N", then "Output:" and
-        "Stderr:" sections for whatever it printed. Each stream keeps at most 50,000 characters: the first
-        20,000 and the last 30,000, with a note of what was left out.
+        when it returns. Where a sandbox is available it can write only inside the project and /tmp, cannot read
+        the files the read rules refuse, and has no network unless the configuration allows it. The result reads
+        "Exit code: N", then "Output:" and "Stderr:" sections for whatever it printed. Each stream keeps at most
+        50,000 characters: the first 20,000 and the last 30,000, with a note of what was left out.
 
         Args:
             command: The command line to run.
@@ -60,14 +79,27 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
             raise ValueError("the command is empty")
         if timeout_ms < 1:
             raise ValueError(f"timeout_ms is {timeout_ms}; give a positive number of milliseconds")
+        # A first walk of a large project takes seconds; a cancelled turn does not wait for it.
+        hidden, unreadable = await anyio.to_thread.run_sync(
+            partial(_hidden, ctx, settings, finder), abandon_on_cancel=True
+        )
+        # Not abandoned on cancel: the launch claims placeholders in the project, which its release removes.
         launch = await anyio.to_thread.run_sync(
-            partial(launch_command, _shell(command), working_dir=ctx.working_dir, settings=settings)
+            partial(
+                launch_command,
+                _shell(command),
+                working_dir=ctx.working_dir,
+                settings=settings,
+                unreadable_paths=unreadable,
+            )
         )
         try:
-            return await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
+            result = await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
         finally:
             # The command has ended (its group killed, the sandbox gone): the empty mount points go too.
             launch.release()
+        note = _hidden_note(hidden, approved=ctx.approved)
+        return f"{result}\n{note}" if note else result
 
     # The command enforces its own timeout_ms (and reports the partial output), so the agent-wide per-call
     # timeout must not cut it short first.
@@ -76,6 +108,77 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
 
 execute_command = execute_command_tool()
 """The command tool with the default sandbox settings (``auto``: sandboxed where the machine allows)."""
+
+
+def _hidden(
+    ctx: ToolContext, settings: SandboxSettings, finder: RefusedFinder
+) -> tuple[RefusedPaths, list[Path]]:
+    """What the read rules refuse that the sandbox hides from the command, and the paths to hide.
+
+    Nothing is looked for when the command will not be confined (nothing could be hidden, and the result must not
+    say otherwise) or the agent has no policy (no rules refuse anything)."""
+    hidden = RefusedPaths()
+    root = Path(os.path.realpath(ctx.working_dir))
+    if ctx.path_judge is not None and sandbox_status(settings).confinement is not None:
+        policy = ctx.path_judge if isinstance(ctx.path_judge, PermissionPolicy) else None
+        # The whole project the rules speak of, when the command runs in a folder of it: the sandbox shows the
+        # rest of the project read-only.
+        if policy is not None and root.is_relative_to(policy.working_dir):
+            root = policy.working_dir
+        try:
+            # A policy's rules never change, so its verdicts can be remembered; another judge's might not.
+            hidden = finder.find(root, _read_judge(ctx.path_judge, root), rules=policy)
+        except RefusedScanTooLarge as error:
+            raise RefusedScanTooLarge(
+                f"{error}, so the command was not run (the sandbox could not hide what the rules refuse); "
+                "run it outside hive, or start hive in a smaller folder"
+            ) from None
+    unreadable = hidden.hidden(approved=ctx.approved)
+    if len(unreadable) > refused.HIDDEN_LIMIT:
+        raise RefusedScanTooLarge(
+            f"the read rules refuse {len(unreadable):,} files and folders scattered through the project, more "
+            f"than a command can be run with hidden ({refused.HIDDEN_LIMIT:,}), so the command was not run; a "
+            "rule denying or asking about their folders as a whole ('logs/**') hides each with one mount"
+        )
+    return hidden, [root / path for path in unreadable]
+
+
+def _read_judge(judge: PathJudge, root: Path) -> ReadJudge:
+    """How the walk of ``root`` (resolved) asks the read rules about a path relative to it: the policy's own
+    verdict for it.
+
+    A :class:`PermissionPolicy` whose project is ``root`` judges the relative path directly (placing each of
+    100,000 files again, resolving links component by component, would cost seconds); any other judge gets the
+    absolute path."""
+    if isinstance(judge, PermissionPolicy) and judge.working_dir == root:
+        policy = judge
+
+        def by_rules(relative: str, directory: bool) -> PermissionAction:
+            return policy.judge_relative("read", relative, directory=directory).action
+
+        return by_rules
+
+    def by_path(relative: str, directory: bool) -> PermissionAction:
+        return judge.judge_path("read", os.path.join(root, relative)).action
+
+    return by_path
+
+
+def _hidden_note(hidden: RefusedPaths, *, approved: bool) -> str:
+    """One line telling the model what it could not read and why; empty when nothing was hidden."""
+    asked = () if approved else hidden.asked
+    if not hidden.denied and not asked:
+        return ""
+    parts: list[str] = []
+    if asked:
+        named = ", ".join(asked[:_NAMED]) + (
+            f" and {len(asked) - _NAMED} more" if len(asked) > _NAMED else ""
+        )
+        parts.append(f"{named} (the read rules ask about them: read_file asks the user)")
+    if hidden.denied:
+        count = len(hidden.denied)
+        parts.append(f"{count} path{'s' if count > 1 else ''} the read rules deny")
+    return f"Hidden from the command (unreadable, 'Permission denied'): {'; '.join(parts)}."
 
 
 async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Process:

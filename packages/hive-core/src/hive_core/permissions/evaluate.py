@@ -101,6 +101,12 @@ class PermissionPolicy:
             return self._external(location)
         return self._decide(category, _spellings(location.relative, location.resolved), "path")
 
+    def judge_relative(self, category: Literal["read", "edit"], relative: str, *, directory: bool) -> Verdict:
+        """Judge the project-relative path ``relative`` (``/``-separated, links already resolved) as
+        :meth:`judge_path` judges the path it places there: for a caller that walked the project itself and knows
+        whether the entry is a ``directory``, so that nothing is placed or looked up again."""
+        return self._decide(category, _spellings(relative, directory=directory), "path")
+
     # -- file tools ---------------------------------------------------------------------------------------------
 
     def _read_file(self, arguments: Mapping[str, Any]) -> Verdict:

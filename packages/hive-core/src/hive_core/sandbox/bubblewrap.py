@@ -176,6 +176,7 @@ def bubblewrap_arguments(
     network: bool,
     writable_paths: Iterable[Path] = (),
     hidden_paths: Iterable[Path] = (),
+    unreadable_paths: Iterable[Path] = (),
     home: Path | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> list[str]:
@@ -185,7 +186,11 @@ def bubblewrap_arguments(
     the host's ``/tmp`` stay visible, read-only. ``writable`` binds the project (and ``writable_paths``) writable; otherwise it is read-only. ``hidden_paths``
     (the hive home, for one) are hidden as the credential stores under ``home`` (by default the user's) are:
     an empty directory over a directory, an unreadable file (``/dev/null`` on a mount without devices) over
-    anything else. Paths that do not exist are skipped.
+    anything else. ``unreadable_paths`` (what the read rules refuse, see :mod:`.refused`) are covered last, so
+    that nothing bound read-only inside the project shows them again, and so that a command opening one gets
+    "Permission denied" rather than an empty file or folder it could take for the real one: a read-only folder
+    no one may enter, an unreadable file; and the folders leading to them cannot be renamed. Paths that do not
+    exist are skipped.
     """
     project = Path(os.path.realpath(working_dir))
     roots = [
@@ -211,9 +216,13 @@ def bubblewrap_arguments(
     arguments = [bwrap, *_BASE_VIEW, *_programs_under_tmp(environ), *before]
     for root in roots:
         arguments += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    unreadable = [Path(os.path.realpath(path)) for path in unreadable_paths]
     if writable:
+        # Before anything is bound inside the project: a bind shows the host's view of its source.
+        arguments += _pinned(unreadable, roots)
         arguments += _guarded(project, roots)
     arguments += after
+    arguments += _unreadable(unreadable, seen)
     if not network:
         arguments.append("--unshare-net")
     arguments += [*_ISOLATION, "--chdir", str(project), "--", *command]
@@ -329,6 +338,39 @@ def _repositories_named_by(git: Path) -> list[Path]:
     if common:
         found.append(gitdir / common)
     return found
+
+
+def _pinned(paths: Sequence[Path], roots: Sequence[Path]) -> list[str]:
+    """Binds of each folder between a writable root and each of ``paths`` onto itself. A mount point cannot be
+    renamed, so a command cannot move a refused file out from under the rule that names it (once ``data`` is
+    renamed, ``data/private/**`` no longer matches) for the next command to read."""
+    folders: set[Path] = set()
+    for path in paths:
+        root = next((root for root in roots if path.is_relative_to(root) and path != root), None)
+        if root is not None:
+            folders.update(
+                parent for parent in path.parents if parent != root and parent.is_relative_to(root)
+            )
+    arguments: list[str] = []
+    for folder in sorted(folders, key=lambda folder: len(folder.parts)):  # outer folders first
+        if folder.is_dir() and not folder.is_symlink():
+            arguments += ["--bind", str(folder), str(folder)]
+    return arguments
+
+
+def _unreadable(paths: Iterable[Path], covered: set[Path]) -> list[str]:
+    """Covers that make each of ``paths`` (resolved) unreadable, even to a command owning the mount (a folder
+    mounted read-only cannot be given its permissions back)."""
+    arguments: list[str] = []
+    for real in paths:
+        if real in covered or real == Path("/") or not real.exists():
+            continue
+        covered.add(real)
+        if real.is_dir():
+            arguments += ["--perms", "0000", "--tmpfs", str(real), "--remount-ro", str(real)]
+        else:
+            arguments += ["--ro-bind", "/dev/null", str(real)]
+    return arguments
 
 
 def _programs_under_tmp(environ: Mapping[str, str]) -> list[str]:

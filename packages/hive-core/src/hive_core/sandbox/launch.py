@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal, NamedTuple
 
@@ -120,8 +120,12 @@ def launch_command(
     working_dir: Path,
     settings: SandboxSettings,
     environ: Mapping[str, str] = os.environ,
+    unreadable_paths: Iterable[Path] = (),
 ) -> CommandLaunch:
     """How to start ``command`` (a program and its arguments) in ``working_dir`` under ``settings``.
+
+    A sandboxed command cannot read ``unreadable_paths`` (what the read rules refuse, see
+    :func:`~hive_core.sandbox.refused_paths`); an unconfined one can, nothing can stop it.
 
     Raises :class:`SandboxUnavailable` when the settings ask for a sandbox that cannot run here.
     """
@@ -150,6 +154,7 @@ def launch_command(
             network=status.network_access,
             writable_paths=settings.writable_paths,
             hidden_paths=(home, *settings.hidden_paths),
+            unreadable_paths=unreadable_paths,
             environ=environ,
         )
     except BaseException:
