@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .shell_arithmetic import ARITHMETIC_VARIABLES, literal_arithmetic, literal_subscript
 from .shell_syntax import ShellWord, SimpleCommand, dangerous_variable
 
 __all__ = ["SHELLS", "Invocation", "analyse"]
@@ -40,6 +41,9 @@ _OPAQUE_BUILTINS: Mapping[str, str] = {
     "coproc": "coproc runs a command in the background with pipes",
 }
 _NAME_TAKING_BUILTINS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "wait"})
+# Builtins that declare or assign variables, when reached as a plain command (`command declare -i n=x`): the
+# grammar reads only the bare keyword as a declaration.
+_DECLARING_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly", "unset"})
 
 
 @dataclass
@@ -370,9 +374,15 @@ def analyse(command: SimpleCommand) -> Invocation:
     if program in _OPAQUE_BUILTINS and program == name.value:
         found.problems.append(_OPAQUE_BUILTINS[program])
     elif program in _NAME_TAKING_BUILTINS and any(
-        "[" in word.value or not word.literal for word in arguments
+        "[" in word.value or not word.literal or word.value in ARITHMETIC_VARIABLES for word in arguments
     ):
         found.problems.append(f"{program} assigns to a variable named by text that cannot be analysed")
+    elif program in _DECLARING_BUILTINS and program == name.value:
+        _declaring(program, arguments, found)
+    elif program in ("test", "[") and program == name.value and any(word.value == "-v" for word in arguments):
+        found.problems.append(
+            f"{program} -v evaluates a variable name's subscript as arithmetic, which can run code"
+        )
     elif program in ("cd", "pushd"):
         _change_directory(arguments, found)
     elif program in _WRAPPER_VALUES:
@@ -390,6 +400,30 @@ def analyse(command: SimpleCommand) -> Invocation:
     if command.foreign_arguments and (program in _SPECS or program in ("git", "find", "cd", "dd")):
         found.problems.append(f"{program} gets file arguments from its input (xargs) that cannot be judged")
     return found
+
+
+def _declaring(program: str, arguments: Sequence[ShellWord], found: Invocation) -> None:
+    """``declare``/``export``/``unset``… reached as a plain command: what its words make bash evaluate."""
+    for word in arguments:
+        if not word.literal:
+            found.problems.append(f"{program} names a variable that cannot be analysed ({word.source!r})")
+            return
+        text = word.value
+        if text.startswith(("-", "+")):
+            if program in ("declare", "typeset", "local") and set(text[1:]) & {"i", "n"}:
+                found.problems.append(
+                    f"{program} {text} makes later assignments evaluate text as arithmetic, which can run code"
+                )
+            continue
+        name, equals, value = text.partition("=")
+        name = name.removesuffix("+")
+        base, bracket, subscript = name.partition("[")
+        if bracket and not (subscript.endswith("]") and literal_subscript(subscript[:-1])):
+            found.problems.append(f"{program} names an array element whose subscript can run code ({text!r})")
+        elif equals and base in ARITHMETIC_VARIABLES and not literal_arithmetic(value):
+            found.problems.append(f"an assignment to {base} is evaluated as arithmetic, which can run code")
+        elif equals and dangerous_variable(base):
+            found.problems.append(f"{program} sets {base}, which changes what programs run or load")
 
 
 # -- options --------------------------------------------------------------------------------------------------
