@@ -169,16 +169,16 @@ CONTEXTS = [
     "[[ 1 -ne {e} ]]",
     "b[{e}]=1",
     "y=([{e}]=1)",
-    "RANDOM={e}",
+    "RANDOM='{e}'",
     "head -n ${{b[{e}]}}0 README",
     "echo ${{x:-${{b[{e}]}}}}",
     "echo ${{x#${{b[{e}]}}}}",
-    "let {e}",
-    "declare -i n={e}",
+    "let '{e}'",
+    "declare -i n='{e}'",
 ]
 HARMFUL = ["x", "y_1", "$x", "${x}", "a[$(touch M)]", "$(touch M)", "`touch M`", "b[x]", "RANDOM"]
 LITERALS = ["", "1", "0x1f", "2#10", "(3)"]
-OPERATORS = ["+", "-", "*", " + ", "<<", "?1:", ","]
+OPERATORS = ["+", "-", "*", "<<", "?1:", ",", "&&"]
 WRAPPERS = [
     "LINE; ls",
     "ls && LINE",

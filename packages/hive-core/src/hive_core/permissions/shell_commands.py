@@ -18,7 +18,7 @@ from typing import Literal
 from .shell_arithmetic import ARITHMETIC_VARIABLES, literal_arithmetic, literal_subscript
 from .shell_syntax import ShellWord, SimpleCommand, dangerous_variable
 
-__all__ = ["SHELLS", "Invocation", "analyse"]
+__all__ = ["SHELLS", "Invocation", "analyse", "program_name"]
 
 Access = Literal["read", "edit"]
 
@@ -64,6 +64,9 @@ class Invocation:
     """Why what it does cannot be told from its text."""
     denied: str | None = None
     """Set when the command is one that is never allowed (a shell reading a pipe)."""
+    launched: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
+    analysed as the program's own, but the bash rules judge the command as written, not these."""
 
 
 @dataclass(frozen=True)
@@ -296,17 +299,20 @@ _SPECS: Mapping[str, _Spec] = {
     "install": _spec(
         "tSmogC", ("--suffix", "--mode", "--owner", "--group"), edits=("-t",), operands=_copy("read")
     ),
-    "pytest": _spec(
-        "kmpcor",
-        ("--deselect", "--ignore", "--ignore-glob", "--rootdir", "--confcutdir", "--maxfail", "--tb"),
-        reads=("-c", "--config-file", "--rootdir", "--confcutdir"),
-        edits=("--basetemp", "--junitxml", "--junit-xml", "--report-log", "--resultlog"),
-        asks={
-            "-o": "pytest -o overrides settings",
-            "--override-ini": "pytest --override-ini overrides settings",
-        },
-        operands=_all("read"),
-        abbreviations=False,
+    **dict.fromkeys(
+        ("pytest", "py.test"),
+        _spec(
+            "kmpcor",
+            ("--deselect", "--ignore", "--ignore-glob", "--rootdir", "--confcutdir", "--maxfail", "--tb"),
+            reads=("-c", "--config-file", "--rootdir", "--confcutdir"),
+            edits=("--basetemp", "--junitxml", "--junit-xml", "--report-log", "--resultlog"),
+            asks={
+                "-o": "pytest -o overrides settings",
+                "--override-ini": "pytest --override-ini overrides settings",
+            },
+            operands=_all("read"),
+            abbreviations=False,
+        ),
     ),
 }
 
@@ -360,6 +366,99 @@ _WRAPPER_LONG_VALUES = frozenset(
 )
 
 
+# Programs that start another program named among their arguments (`uv run --with x pytest`, `npx jest`,
+# `poetry run pytest`). Their own options differ from tool to tool and version to version, so every argument
+# that names a program with an option table is taken as where that program may start.
+_LAUNCHERS = frozenset(
+    {
+        "uv",
+        "uvx",
+        "npx",
+        "npm",
+        "pnpm",
+        "pnpx",
+        "yarn",
+        "bun",
+        "bunx",
+        "poetry",
+        "pipx",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "mamba",
+        "micromamba",
+        "pixi",
+        "tox",
+        "nox",
+        "direnv",
+        "dotenv",
+    }
+)
+_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*(?:-dbg)?|py")
+_PYTHON_VALUES = frozenset("WXmc")
+
+
+def program_name(word: ShellWord) -> str:
+    """The program a command name runs, as the option tables know it: without its directory (``/usr/bin/pytest``,
+    ``.venv/bin/pytest`` → ``pytest``)."""
+    return os.path.basename(word.value) if word.literal else ""
+
+
+def _launched(program: str, arguments: Sequence[ShellWord]) -> list[SimpleCommand]:
+    """What a launcher (``uv run``, ``npx``…) or a Python interpreter (``python -m pytest``) may start, each with
+    the arguments that follow it."""
+    if _PYTHON.fullmatch(program):
+        return _python_launched(arguments)
+    if program not in _LAUNCHERS:
+        return []
+    return [
+        SimpleCommand(list(arguments[index:]), source=" ".join(word.source for word in arguments[index:]))
+        for index, word in enumerate(arguments)
+        if word.literal and _has_table(program_name(word))
+    ]
+
+
+def _has_table(program: str) -> bool:
+    return program in _SPECS or program in ("git", "find", "dd") or _PYTHON.fullmatch(program) is not None
+
+
+def _python_launched(arguments: Sequence[ShellWord]) -> list[SimpleCommand]:
+    """``python [options] -m MODULE args`` or ``python [options] SCRIPT args``: the module or script, as a
+    program with those arguments."""
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        index += 1
+        if not word.literal:
+            return []
+        text = word.value
+        if text == "--" or not text.startswith("-") or text == "-":
+            target = arguments[index] if text == "--" and index < len(arguments) else word
+            rest = arguments[index + 1 :] if text == "--" else arguments[index:]
+            return [SimpleCommand([target, *rest], source=target.source)] if text != "-" else []
+        if text.startswith("--"):
+            index += 1 if text == "--check-hash-based-pycs" else 0
+            continue
+        for position, letter in enumerate(text[1:], start=2):
+            if letter not in _PYTHON_VALUES:
+                continue
+            value = text[position:]
+            if not value and index < len(arguments):
+                value_word = arguments[index]
+                index += 1
+            else:
+                value_word = ShellWord(value, True, value)
+            if letter == "c":
+                return []  # code given inline: judged by the rules as written
+            if letter == "m":
+                module = value_word.value.removesuffix(".__main__")
+                name = ShellWord(module, value_word.literal, value_word.source)
+                return [SimpleCommand([name, *arguments[index:]], source=module)]
+            break
+    return []
+
+
 def analyse(command: SimpleCommand) -> Invocation:
     """What ``command`` does."""
     found = Invocation()
@@ -369,8 +468,9 @@ def analyse(command: SimpleCommand) -> Invocation:
     if not name.literal or name.pattern is not None:
         found.problems.append(f"the command name {name.source!r} is not fixed text")
         return found
-    program = os.path.basename(name.value)
+    program = program_name(name)
     arguments = command.words[1:]
+    found.launched.extend(_launched(program, arguments))
     if program in _OPAQUE_BUILTINS and program == name.value:
         found.problems.append(_OPAQUE_BUILTINS[program])
     elif program in _NAME_TAKING_BUILTINS and any(

@@ -19,7 +19,7 @@ from hive_protocol import RiskLevel
 
 from .paths import glob_base
 from .shell import always_denied, risk_level
-from .shell_commands import Access, analyse
+from .shell_commands import Access, analyse, program_name
 from .shell_syntax import CommandLine, ShellWord, SimpleCommand, parse_command
 
 __all__ = ["ShellRules", "judge_command"]
@@ -50,6 +50,7 @@ class ShellRules:
 @dataclass
 class _Findings:
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    programs: set[str] = field(default_factory=set[str])
     paths: list[tuple[Access, ShellWord]] = field(default_factory=list[tuple[Access, ShellWord]])
     trees: list[ShellWord] = field(default_factory=list[ShellWord])
     directories: list[ShellWord] = field(default_factory=list[ShellWord])
@@ -86,7 +87,7 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
     if whole is not None and whole.action != "allow":
         verdicts.append(whole)
     directories = _directories(findings, rules, verdicts)
-    if len(directories) > 1 and any(_program(simple) == "git" for simple in findings.commands):
+    if len(directories) > 1 and "git" in findings.programs:
         # git finds its repository, and the configuration that can make it run programs, from where it runs: in
         # a directory the agent can write, a repository of the agent's making.
         verdicts.append(
@@ -112,27 +113,29 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
 def _collect(line: CommandLine, findings: _Findings, depth: int) -> None:
     findings.problems.extend(line.problems)
     findings.paths.extend((redirect.access, redirect.target) for redirect in line.redirects)
-    pending = list(line.commands)
+    # Each command with whether the bash rules judge it: a program a launcher starts (`uv run pytest`) is analysed
+    # as its own, but the rules judge the line as written.
+    pending = [(simple, True) for simple in line.commands]
     while pending:
-        simple = pending.pop(0)
-        findings.commands.append(simple)
+        simple, judged = pending.pop(0)
+        if judged:
+            findings.commands.append(simple)
+        if simple.name is not None:
+            findings.programs.add(program_name(simple.name))
         invocation = analyse(simple)
         findings.problems.extend(invocation.problems)
         findings.paths.extend(invocation.paths)
         findings.trees.extend(invocation.trees)
         findings.directories.extend(invocation.directories)
         findings.denied = findings.denied or invocation.denied
-        pending[:0] = invocation.nested
+        pending[:0] = [(nested, judged) for nested in invocation.nested] + [
+            (launched, False) for launched in invocation.launched
+        ]
         for script in invocation.scripts:
             if depth >= _MAX_SCRIPT_DEPTH:
                 findings.problems.append("shells nest too deeply to be analysed")
                 continue
             _collect(parse_command(script), findings, depth + 1)
-
-
-def _program(simple: SimpleCommand) -> str:
-    name = simple.name
-    return os.path.basename(name.value) if name is not None and name.literal else ""
 
 
 def _program_text(simple: SimpleCommand) -> str:
