@@ -64,6 +64,10 @@ class Invocation:
     """Why what it does cannot be told from its text."""
     denied: str | None = None
     """Set when the command is one that is never allowed (a shell reading a pipe)."""
+    repository_paths: list[tuple[ShellWord, bool]] = field(default_factory=list[tuple[ShellWord, bool]])
+    """Operands of a git command that prints file contents (``git diff``, ``log``, ``show``, ``blame``) that may
+    be paths, each with whether it must be one (after ``--``): git reads the file, and compares a path outside
+    the work tree as ``--no-index`` does."""
     launched: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
     analysed as the program's own, but the bash rules judge the command as written, not these."""
@@ -811,6 +815,8 @@ def _dd(arguments: Sequence[ShellWord], found: Invocation) -> None:
 _GIT_GLOBAL_VALUES = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
 )
+# Subcommands that print what a path operand holds (in the work tree, the index or a commit).
+_GIT_CONTENT_READERS = frozenset({"diff", "log", "show", "blame", "annotate", "whatchanged", "difftool"})
 _GIT_READ_OPTIONS: Mapping[str, frozenset[str]] = {
     "blame": frozenset({"--contents", "--ignore-revs-file", "-S"}),
     "ls-files": frozenset({"--exclude-from", "-X", "--exclude-per-directory"}),
@@ -874,7 +880,9 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
     rest = arguments[index + 1 :]
     reads = _GIT_READ_OPTIONS.get(subcommand, frozenset())
     no_index = any(word.literal and word.value == "--no-index" for word in rest)
+    content = subcommand in _GIT_CONTENT_READERS
     position = 0
+    pathspecs = False
     while position < len(rest):
         word = rest[position]
         position += 1
@@ -884,6 +892,13 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
                 return
             continue
         text = word.value
+        if pathspecs or (text == "--" and not no_index):
+            if pathspecs and content:
+                found.repository_paths.append((word, True))
+            pathspecs = True
+            continue
+        if content and not no_index and not text.startswith("-"):
+            found.repository_paths.append((word, False))
         name, equals, value = text.partition("=")
         if (name.startswith("--") and len(name) >= 5 and "--output".startswith(name)) or (
             subcommand == "format-patch" and (name in ("-o", "--output-directory"))
@@ -899,7 +914,7 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
             found.paths.append(("read", ShellWord(text[2:], True, text[2:])))
         elif no_index and not text.startswith("-"):
             found.paths.append(("read", word))
-        elif subcommand == "show" and ":" in text and not text.startswith("-"):
+        elif subcommand in ("show", "diff") and ":" in text and not text.startswith("-"):
             # `git show REV:PATH` prints a file as committed: judged as reading that file.
             inside = text.split(":", 1)[1]
             if inside:

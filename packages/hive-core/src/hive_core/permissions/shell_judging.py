@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,6 +28,8 @@ __all__ = ["ShellRules", "judge_command"]
 _MAX_SCRIPT_DEPTH = 8
 _MAX_GLOB_MATCHES = 1_000
 _MAX_TREE_ENTRIES = 5_000
+# Pathspec patterns and magic (`*key*`, `:(icase)KEY`, `:/secrets`), which git matches against files itself.
+_GIT_PATHSPEC_MAGIC = re.compile(r"[*?\[]|^:")
 _HARMLESS_DEVICES: dict[Access, frozenset[str]] = {
     "read": frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/urandom", "/dev/random"}),
     "edit": frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}),
@@ -53,6 +56,7 @@ class _Findings:
     programs: set[str] = field(default_factory=set[str])
     paths: list[tuple[Access, ShellWord]] = field(default_factory=list[tuple[Access, ShellWord]])
     trees: list[ShellWord] = field(default_factory=list[ShellWord])
+    repository_paths: list[tuple[ShellWord, bool]] = field(default_factory=list[tuple[ShellWord, bool]])
     directories: list[ShellWord] = field(default_factory=list[ShellWord])
     problems: list[str] = field(default_factory=list[str])
     denied: str | None = None
@@ -95,6 +99,8 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
         )
     for access, word in findings.paths:
         verdicts.extend(_judge_path(access, word, directories, rules))
+    for word, certain in findings.repository_paths:
+        verdicts.extend(_judge_repository_path(word, certain, directories, rules))
     verdicts.extend(_options_from_patterns(findings.commands, directories))
     verdict = strictest(verdicts) if verdicts else Verdict.allow("the command runs nothing")
     if verdict.action == "allow" and not findings.problems:
@@ -126,6 +132,7 @@ def _collect(line: CommandLine, findings: _Findings, depth: int) -> None:
         findings.problems.extend(invocation.problems)
         findings.paths.extend(invocation.paths)
         findings.trees.extend(invocation.trees)
+        findings.repository_paths.extend(invocation.repository_paths)
         findings.directories.extend(invocation.directories)
         findings.denied = findings.denied or invocation.denied
         pending[:0] = [(nested, judged) for nested in invocation.nested] + [
@@ -196,6 +203,46 @@ def _judge_path(access: Access, word: ShellWord, directories: list[str], rules: 
         # No match: bash passes the pattern on as it is.
         for match in matches or [word.value]:
             verdicts.append(rules.path(access, os.path.join(base, match)))
+    return verdicts
+
+
+def _judge_repository_path(
+    word: ShellWord, certain: bool, directories: list[str], rules: ShellRules
+) -> list[Verdict]:
+    """An operand of ``git diff``/``log``/``show``/``blame``: judged as reading the file when it is a path (after
+    ``--``, or a file that exists), and asked about when it lies outside the project, where git compares it as
+    ``--no-index`` would, or when it is a pattern git matches itself (``'*key*'``, ``:(icase)...``)."""
+    value = word.value
+    expanded = word.pattern is not None and all(
+        glob.glob(word.pattern, root_dir=base) for base in directories
+    )
+    if _GIT_PATHSPEC_MAGIC.search(value) and not expanded:
+        # Bash passes a pattern that matches nothing on as it is, and git matches it against its history too.
+        return [
+            Verdict.ask(
+                f"git matches the pattern {word.source!r} against files itself, so it cannot be judged"
+            )
+        ]
+    if value in _HARMLESS_DEVICES["read"]:
+        return []
+    bases = [
+        base
+        for base in directories
+        if certain or os.path.isabs(value) or os.path.lexists(os.path.join(base, value))
+    ]
+    if not bases:
+        return []
+    verdicts = _judge_path("read", word, bases, rules)
+    project = os.path.realpath(rules.working_dir)
+    for base in bases:
+        real = os.path.realpath(os.path.join(base, value))
+        if real != project and not real.startswith(project.rstrip(os.sep) + os.sep):
+            verdicts.append(
+                Verdict.ask(
+                    f"git would read {value!r}, outside the repository, comparing it as --no-index does"
+                )
+            )
+            break
     return verdicts
 
 
