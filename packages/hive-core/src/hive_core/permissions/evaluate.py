@@ -10,6 +10,7 @@ from typing import Any, Literal
 from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
+from .credentials import CredentialStores
 from .glob import PatternKind, expand_braces, glob_matches
 from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
@@ -39,11 +40,15 @@ class PermissionPolicy:
     ``move_file`` → ``edit``; ``execute_command`` → the always-deny list, then ``bash``; ``list_directory``/
     ``glob_files``/``grep_files`` → ``tools`` by name, then ``read`` on the directory; ``mcp__*`` → ``mcp_tools``;
     any other tool → ``tools``. A path outside the project, after ``.``/``..`` and symbolic links are resolved,
-    is judged by ``external_directory`` alone.
+    is judged by ``external_directory`` alone. A credential store (``~/.ssh``, ``~/.aws``…) or the hive home is
+    denied by its absolute path, whatever the project and the rules (:class:`CredentialStores`).
     """
 
-    def __init__(self, rules: PermissionRules, working_dir: Path) -> None:
+    def __init__(
+        self, rules: PermissionRules, working_dir: Path, *, credentials: CredentialStores | None = None
+    ) -> None:
         self._rules = rules
+        self._credentials = credentials if credentials is not None else CredentialStores.of()
         self._given_dir = os.path.abspath(working_dir)
         self._root = os.path.realpath(working_dir)
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
@@ -97,6 +102,9 @@ class PermissionPolicy:
             location = self._locate(path)
         except _BadArgument as error:
             return Verdict.deny(str(error), level=None)
+        credential = self._credential_store(path, location)
+        if credential is not None:
+            return credential
         if location.relative is None:
             return self._external(location)
         return self._decide(category, _spellings(location.relative, location.resolved), "path")
@@ -160,11 +168,24 @@ class PermissionPolicy:
 
     def _directory(self, path: str, fallback: Verdict) -> Verdict:
         location = self._locate(path)
+        credential = self._credential_store(path, location)
+        if credential is not None:
+            return credential
         if location.relative is None:
             return self._external(location)
         # A directory is matched both bare and with a trailing '/', so `**/secrets/**` covers `secrets` itself.
         rule = _winner(self._rules.read, _spellings(location.relative, directory=True), "path")
         return fallback if rule is None else _from_rule("read", rule, location.relative)
+
+    def _credential_store(self, path: str, location: Location) -> Verdict | None:
+        """A deny for a path in a credential store or the hive home, by where it is written and where it leads."""
+        store = self._credentials.holding(location.resolved, location.spelled)
+        if store is None:
+            return None
+        return Verdict.deny(
+            f"{path!r} is in {store}, which holds credentials: hive's tools never read or change it; "
+            "copy what the task needs into the project yourself"
+        )
 
     def _locate(self, path: str) -> Location:
         try:
