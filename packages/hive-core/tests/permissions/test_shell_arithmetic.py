@@ -79,6 +79,9 @@ VARIANTS = [
     "unset 'b[x]'",
     "builtin unset 'b[x]'",
     "let x",
+    'for OPTIND in "$x"; do true; done',
+    "select RANDOM in x; do break; done <<< 1",
+    "RANDOM+=x",
     "builtin let x",
 ]
 """Every one of these runs the hidden ``touch`` in bash 5 (checked below)."""

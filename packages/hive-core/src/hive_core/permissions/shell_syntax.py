@@ -429,6 +429,8 @@ class _Walker:
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "variable":
+                if self.text(child) in ARITHMETIC_VARIABLES:
+                    self.problem(f"a loop assigning {self.text(child)} evaluates each value as arithmetic")
                 continue
             if field_name == "value":
                 self.word(child, depth)
