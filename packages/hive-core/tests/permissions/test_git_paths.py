@@ -65,6 +65,8 @@ REFUSED = [
     ("git log -p -- ':(icase)SECRETS/KEY.TXT'", SECRET),
     ("git log -p -- ':/secrets'", SECRET),
     ("git log -p '*key.txt'", SECRET),
+    ("git log -L1,1:secrets/key.txt", SECRET),
+    ("git log -L 1,1:secrets/key.txt", SECRET),
 ]
 
 
@@ -101,6 +103,7 @@ def test_a_secret_operand_is_denied_and_an_outside_one_asked(repository: Path) -
         "git show HEAD --stat",
         "git blame -L 1,1 src/main.py",
         "git diff -- src/*.py",
+        "git log -L1,1:src/main.py",
     ],
 )
 def test_reading_the_project_stays_allowed(command: str, repository: Path) -> None:

@@ -899,6 +899,14 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
             continue
         if content and not no_index and not text.startswith("-"):
             found.repository_paths.append((word, False))
+        if subcommand in ("log", "whatchanged") and text.startswith("-L"):
+            # `git log -L<range>:<file>` prints the history of part of a file.
+            spec = text[2:] or (rest[position].value if position < len(rest) else "")
+            position += 0 if text[2:] else 1
+            inside = spec.rsplit(":", 1)[1] if ":" in spec else ""
+            if inside:
+                found.repository_paths.append((ShellWord(inside, True, inside), True))
+            continue
         name, equals, value = text.partition("=")
         if (name.startswith("--") and len(name) >= 5 and "--output".startswith(name)) or (
             subcommand == "format-patch" and (name in ("-o", "--output-directory"))
