@@ -121,3 +121,12 @@ def test_a_launcher_reaches_other_tables_too(project: Path) -> None:
     ):
         verdict = policy.evaluate("execute_command", {"command": command})
         assert verdict.action == "deny", (command, verdict)
+
+
+@pytest.mark.parametrize(
+    "launcher", ["python -m pytest", "uv run pytest", "npx pytest", "python3 .venv/bin/pytest"]
+)
+def test_arguments_xargs_adds_reach_the_launched_program(launcher: str, project: Path) -> None:
+    command = f"echo --basetemp=/elsewhere | xargs {launcher}"
+    verdict = PermissionPolicy(RULES, project).evaluate("execute_command", {"command": command})
+    assert verdict.action == "ask", (command, verdict)

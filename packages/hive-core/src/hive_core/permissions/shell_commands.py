@@ -474,7 +474,10 @@ def analyse(command: SimpleCommand) -> Invocation:
         return found
     program = program_name(name)
     arguments = command.words[1:]
-    found.launched.extend(_launched(program, arguments))
+    for launched in _launched(program, arguments):
+        # What xargs adds to the launcher's arguments reaches the launched program.
+        launched.foreign_arguments = command.foreign_arguments
+        found.launched.append(launched)
     if program in _OPAQUE_BUILTINS and program == name.value:
         found.problems.append(_OPAQUE_BUILTINS[program])
     elif program in _NAME_TAKING_BUILTINS and any(
