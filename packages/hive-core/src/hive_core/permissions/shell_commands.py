@@ -4,7 +4,9 @@ which make a command impossible to judge from its text.
 :func:`analyse` looks at one :class:`~hive_core.permissions.shell_syntax.SimpleCommand` and returns an
 :class:`Invocation`. Wrappers (``env``, ``timeout``, ``xargs``, ``find -exec``…) yield the command they run, shells
 (``bash -c '...'``) the script they run, and file commands (``cat``, ``cp``, ``sed -i``, ``git diff --no-index``…) the
-paths they read or change, so the policy can judge each under its own rules.
+paths they read or change, so the policy can judge each under its own rules. A program is known by its name
+however it is reached (``/usr/bin/pytest``, ``python -m pytest``, ``uv run pytest``, ``npx …``): launchers yield
+what they may start, analysed with that program's option table (:func:`program_name`, :attr:`Invocation.launched`).
 """
 
 from __future__ import annotations
