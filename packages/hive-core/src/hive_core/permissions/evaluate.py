@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,7 +13,7 @@ from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
 from .credentials import CredentialStores
-from .glob import PatternKind, expand_braces, glob_matches
+from .glob import PatternKind, command_pattern, compile_glob, expand_braces, glob_matches
 from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell_judging import ShellRules, judge_command
@@ -240,13 +242,54 @@ def _winner(
     rules: Sequence[PermissionRule], targets: Sequence[str], kind: PatternKind
 ) -> PermissionRule | None:
     """The matching rule with the highest priority; among equals, the one listed first."""
-    best: PermissionRule | None = None
-    for rule in rules:
-        if (best is None or rule.priority > best.priority) and any(
-            glob_matches(rule.pattern, target, kind) for target in targets if target
-        ):
-            best = rule
-    return best
+    ranked = _ranked(rules, kind)
+    present = [target for target in targets if target]
+    if ranked.combined is not None:
+        # One alternation of every pattern, in rank order: the group that matches is the best rule for a target.
+        best: int | None = None
+        for target in present:
+            match = ranked.combined.fullmatch(target)
+            if match is not None and match.lastindex is not None:
+                best = match.lastindex if best is None else min(best, match.lastindex)
+        return None if best is None else ranked.rules[best - 1]
+    for matches, rule in zip(ranked.matchers, ranked.rules, strict=True):
+        if any(matches(target) for target in present):
+            return rule
+    return None
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A rule sequence, highest priority first and in listed order among equals, with its compiled patterns."""
+
+    rules: tuple[PermissionRule, ...]
+    matchers: tuple[Callable[[str], bool], ...]
+    combined: re.Pattern[str] | None
+    """For command patterns: all of them as one regex, a group per rule."""
+
+
+_RANKED: dict[tuple[int, PatternKind], tuple[Sequence[PermissionRule], _Ranked]] = {}
+
+
+def _ranked(rules: Sequence[PermissionRule], kind: PatternKind) -> _Ranked:
+    """``rules`` ranked so the first that matches wins, kept per rule sequence (the judge asks several times for
+    every command)."""
+    key = (id(rules), kind)
+    entry = _RANKED.get(key)
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    ordered = tuple(sorted(rules, key=lambda rule: -rule.priority))
+    combined = None
+    if kind == "command" and ordered:
+        combined = re.compile(
+            "|".join(f"({command_pattern(rule.pattern).pattern})" for rule in ordered),
+            re.DOTALL | re.IGNORECASE,
+        )
+    ranked = _Ranked(ordered, tuple(compile_glob(rule.pattern, kind) for rule in ordered), combined)
+    if len(_RANKED) > 64:
+        _RANKED.clear()
+    _RANKED[key] = (rules, ranked)
+    return ranked
 
 
 def _from_rule(
