@@ -109,6 +109,11 @@ TEMPLATES = [
     "export NODE_ENV=test && npm test",
     "FOO=1 pytest {test}",
     "git status 2>&1 | head -{n} # quick look",
+    "python -m pytest {test} -q --basetemp=build/tmp",
+    "uv run pytest {test} -x",
+    "git log -p -n {n} -- {file}",
+    "for i in $(seq 1 {n}); do echo $((i * 2)); done",
+    "echo ${{name:-default}} ${{#items[@]}} ${{items[0]}}",
 ]
 FILES = [
     "src/app/main.py",

@@ -50,6 +50,23 @@ MARKER_ATTACKS = [
     "git status && {{ touch {m}; }}",
     "find . -name '*.txt' -exec touch {m} \\;",
     "find . -fprint {m}",
+    # 3. issue 23: arithmetic contexts run a subscript hidden in a variable's value; a pattern hides a substitution
+    "x='a[$(touch {m})]'; echo ${{b[x]}}",
+    "x='a[$(touch {m})]'; echo ${{!x}}",
+    "x='a[$(touch {m})]'; s=abc; echo ${{s:x}}",
+    "x='a[$(touch {m})]'; s=abc; echo ${{s:0:x}}",
+    "x='a[$(touch {m})]'; b=(1); echo ${{#b[x]}}",
+    "x='a[$(touch {m})]'; head -n ${{b[x]}}0 tracked.txt",
+    "x='a[$(touch {m})]'; echo $((x))",
+    "x='a[$(touch {m})]'; [[ x -eq 1 ]]",
+    "x='a[$(touch {m})]'; declare -i n=x",
+    "x='a[$(touch {m})]'; RANDOM=x",
+    "x='a[$(touch {m})]'; b[x]=1",
+    "x='a[$(touch {m})]'; y=([x]=1)",
+    "x=abc; echo ${{x#$(touch {m})}}",
+    # 4. issue 23: an option table skipped by reaching the program another way
+    "python -m pytest -p no:randomly -o cache_dir={m} tracked.txt",
+    "python3 -m pytest -o cache_dir={m} tracked.txt",
 ]
 
 SECRET_ATTACKS = [
@@ -66,6 +83,11 @@ SECRET_ATTACKS = [
     "head ~/.ssh/id_rsa",
     "cat < .env",
     "ls; cat ../outside/secret.txt",
+    # issue 23: git compares a path outside the work tree as --no-index, and prints any path it is given
+    "git diff /dev/null secrets/key.txt",
+    "git diff /dev/null ../outside/secret.txt",
+    "git diff tracked.txt secrets/key.txt",
+    "git diff --text /dev/null .env",
 ]
 
 CLEAN_ATTACK = "git clean -fdx"
@@ -146,3 +168,50 @@ def test_a_user_rule_for_cat_src_does_not_reach_outside(ws: Workspace, server: S
     assert "inside" in inside["result"]
     assert outside["success"] is False
     assert SECRETS["../outside/secret.txt"] not in json.dumps(document)
+
+
+def test_a_project_at_the_home_folder_reads_no_credentials(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    """Issue 23: started at ``$HOME``, hive held ``~/.ssh``, ``~/.aws`` and the hive home "inside the project"."""
+    project = ws.project
+    stores = {
+        ".ssh/id_rsa": "SSH-SECRET-4c1d",
+        ".aws/credentials": "AWS-SECRET-8e2f",
+        ".gnupg/key": "GPG-9a7b",
+    }
+    for name, secret in stores.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(secret + "\n", encoding="utf-8")
+    ws.env["HOME"] = str(project)
+    ws.use(server)
+    config = ws.home / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    before = config.read_text(encoding="utf-8") if config.exists() else ""
+    config.write_text(before + "# HIVE-HOME-SECRET-3f60\n", encoding="utf-8")
+    secrets = [*stores.values(), "HIVE-HOME-SECRET-3f60"]
+    tool_calls = [
+        ("read_file", {"path": ".ssh/id_rsa"}),
+        ("read_file", {"path": str(project / ".aws" / "credentials")}),
+        ("read_file", {"path": str(config)}),
+        ("grep_files", {"path": ".gnupg", "pattern": "GPG"}),
+        ("list_directory", {"path": ".ssh"}),
+        ("execute_command", {"command": "cat ~/.ssh/id_rsa"}),
+        ("execute_command", {"command": "cat .aws/credentials"}),
+        ("execute_command", {"command": f"head {config}"}),
+        ("execute_command", {"command": "git diff --no-index /dev/null .ssh/id_rsa"}),
+    ]
+    server.add(
+        calls(*((f"call_{index}", name, arguments) for index, (name, arguments) in enumerate(tool_calls))),
+        text("done"),
+    )
+    result = ws.run("-p", "read them", "-o", "json", timeout=120)
+    assert result.code == 0, result
+    document: dict[str, Any] = result.document()
+    assert len(document["toolCalls"]) == len(tool_calls)
+    for call in document["toolCalls"]:
+        assert call["success"] is False, call
+    tool_outputs = json.dumps(input_items(model_requests(server)[-1], "function_call_output"))
+    for secret in secrets:
+        assert secret not in json.dumps(document)
+        assert secret not in tool_outputs

@@ -254,6 +254,15 @@ class ApprovalGate:
             invocation = replace(
                 invocation, arguments={**invocation.arguments, **decision.modified_arguments}
             )
+            # The call that runs is the modified one, so the rules judge it again. A deny still denies; an ask is
+            # satisfied by the approval that supplied these arguments, since the person saw and chose them.
+            again = self.policy.evaluate(name, invocation.arguments)
+            if again.action == "deny":
+                return ToolOutcome.refused(
+                    "denied",
+                    f"Permission denied: the approved change to the arguments is refused: "
+                    f"{again.reason or 'the rules forbid this call'}",
+                )
         invocation = replace(invocation, context=replace(invocation.context, approved=True))
         return await call_next(invocation)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
-from .glob import PatternKind, expand_braces, glob_matches
+from .credentials import CredentialStores
+from .glob import PatternKind, command_pattern, compile_glob, expand_braces, glob_matches
 from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell_judging import ShellRules, judge_command
@@ -39,11 +42,15 @@ class PermissionPolicy:
     ``move_file`` → ``edit``; ``execute_command`` → the always-deny list, then ``bash``; ``list_directory``/
     ``glob_files``/``grep_files`` → ``tools`` by name, then ``read`` on the directory; ``mcp__*`` → ``mcp_tools``;
     any other tool → ``tools``. A path outside the project, after ``.``/``..`` and symbolic links are resolved,
-    is judged by ``external_directory`` alone.
+    is judged by ``external_directory`` alone. A credential store (``~/.ssh``, ``~/.aws``…) or the hive home is
+    denied by its absolute path, whatever the project and the rules (:class:`CredentialStores`).
     """
 
-    def __init__(self, rules: PermissionRules, working_dir: Path) -> None:
+    def __init__(
+        self, rules: PermissionRules, working_dir: Path, *, credentials: CredentialStores | None = None
+    ) -> None:
         self._rules = rules
+        self._credentials = credentials if credentials is not None else CredentialStores.of()
         self._given_dir = os.path.abspath(working_dir)
         self._root = os.path.realpath(working_dir)
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
@@ -97,6 +104,9 @@ class PermissionPolicy:
             location = self._locate(path)
         except _BadArgument as error:
             return Verdict.deny(str(error), level=None)
+        credential = self._credential_store(path, location)
+        if credential is not None:
+            return credential
         if location.relative is None:
             return self._external(location)
         return self._decide(category, _spellings(location.relative, location.resolved), "path")
@@ -166,11 +176,24 @@ class PermissionPolicy:
 
     def _directory(self, path: str, fallback: Verdict) -> Verdict:
         location = self._locate(path)
+        credential = self._credential_store(path, location)
+        if credential is not None:
+            return credential
         if location.relative is None:
             return self._external(location)
         # A directory is matched both bare and with a trailing '/', so `**/secrets/**` covers `secrets` itself.
         rule = _winner(self._rules.read, _spellings(location.relative, directory=True), "path")
         return fallback if rule is None else _from_rule("read", rule, location.relative)
+
+    def _credential_store(self, path: str, location: Location) -> Verdict | None:
+        """A deny for a path in a credential store or the hive home, by where it is written and where it leads."""
+        store = self._credentials.holding(location.resolved, location.spelled)
+        if store is None:
+            return None
+        return Verdict.deny(
+            f"{path!r} is in {store}, which holds credentials: hive's tools never read or change it; "
+            "copy what the task needs into the project yourself"
+        )
 
     def _locate(self, path: str) -> Location:
         try:
@@ -225,13 +248,54 @@ def _winner(
     rules: Sequence[PermissionRule], targets: Sequence[str], kind: PatternKind
 ) -> PermissionRule | None:
     """The matching rule with the highest priority; among equals, the one listed first."""
-    best: PermissionRule | None = None
-    for rule in rules:
-        if (best is None or rule.priority > best.priority) and any(
-            glob_matches(rule.pattern, target, kind) for target in targets if target
-        ):
-            best = rule
-    return best
+    ranked = _ranked(rules, kind)
+    present = [target for target in targets if target]
+    if ranked.combined is not None:
+        # One alternation of every pattern, in rank order: the group that matches is the best rule for a target.
+        best: int | None = None
+        for target in present:
+            match = ranked.combined.fullmatch(target)
+            if match is not None and match.lastindex is not None:
+                best = match.lastindex if best is None else min(best, match.lastindex)
+        return None if best is None else ranked.rules[best - 1]
+    for matches, rule in zip(ranked.matchers, ranked.rules, strict=True):
+        if any(matches(target) for target in present):
+            return rule
+    return None
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A rule sequence, highest priority first and in listed order among equals, with its compiled patterns."""
+
+    rules: tuple[PermissionRule, ...]
+    matchers: tuple[Callable[[str], bool], ...]
+    combined: re.Pattern[str] | None
+    """For command patterns: all of them as one regex, a group per rule."""
+
+
+_RANKED: dict[tuple[int, PatternKind], tuple[Sequence[PermissionRule], _Ranked]] = {}
+
+
+def _ranked(rules: Sequence[PermissionRule], kind: PatternKind) -> _Ranked:
+    """``rules`` ranked so the first that matches wins, kept per rule sequence (the judge asks several times for
+    every command)."""
+    key = (id(rules), kind)
+    entry = _RANKED.get(key)
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    ordered = tuple(sorted(rules, key=lambda rule: -rule.priority))
+    combined = None
+    if kind == "command" and ordered:
+        combined = re.compile(
+            "|".join(f"({command_pattern(rule.pattern).pattern})" for rule in ordered),
+            re.DOTALL | re.IGNORECASE,
+        )
+    ranked = _Ranked(ordered, tuple(compile_glob(rule.pattern, kind) for rule in ordered), combined)
+    if len(_RANKED) > 64:
+        _RANKED.clear()
+    _RANKED[key] = (rules, ranked)
+    return ranked
 
 
 def _from_rule(

@@ -35,6 +35,7 @@ from wcmatch import glob as wc_glob
 __all__ = [
     "MAX_BRACE_VARIANTS",
     "PatternKind",
+    "command_pattern",
     "compile_glob",
     "expand_braces",
     "glob_matches",
@@ -112,6 +113,11 @@ def compile_glob(pattern: str, kind: PatternKind = "path") -> Callable[[str], bo
         return lambda target: match(target) or (target in _ROOT and match(_ROOT[target]))
     regex = _wildcards(pattern, ignore_case=kind == "command")
     return lambda target: regex.fullmatch(target) is not None
+
+
+def command_pattern(pattern: str) -> re.Pattern[str]:
+    """The regex a command (or name) rule ``pattern`` stands for, matched with ``fullmatch``; it has no groups."""
+    return _wildcards(pattern, ignore_case=True)
 
 
 def glob_matches(pattern: str, target: str, kind: PatternKind = "path") -> bool:

@@ -4,7 +4,9 @@ which make a command impossible to judge from its text.
 :func:`analyse` looks at one :class:`~hive_core.permissions.shell_syntax.SimpleCommand` and returns an
 :class:`Invocation`. Wrappers (``env``, ``timeout``, ``xargs``, ``find -exec``…) yield the command they run, shells
 (``bash -c '...'``) the script they run, and file commands (``cat``, ``cp``, ``sed -i``, ``git diff --no-index``…) the
-paths they read or change, so the policy can judge each under its own rules.
+paths they read or change, so the policy can judge each under its own rules. A program is known by its name
+however it is reached (``/usr/bin/pytest``, ``python -m pytest``, ``uv run pytest``, ``npx …``): launchers yield
+what they may start, analysed with that program's option table (:func:`program_name`, :attr:`Invocation.launched`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .shell_arithmetic import ARITHMETIC_VARIABLES, literal_arithmetic, literal_subscript
 from .shell_syntax import ShellWord, SimpleCommand, dangerous_variable
 
-__all__ = ["SHELLS", "Invocation", "analyse"]
+__all__ = ["SHELLS", "Invocation", "analyse", "program_name"]
 
 Access = Literal["read", "edit"]
 
@@ -40,6 +43,9 @@ _OPAQUE_BUILTINS: Mapping[str, str] = {
     "coproc": "coproc runs a command in the background with pipes",
 }
 _NAME_TAKING_BUILTINS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "wait"})
+# Builtins that declare or assign variables, when reached as a plain command (`command declare -i n=x`): the
+# grammar reads only the bare keyword as a declaration.
+_DECLARING_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly", "unset"})
 
 
 @dataclass
@@ -60,6 +66,13 @@ class Invocation:
     """Why what it does cannot be told from its text."""
     denied: str | None = None
     """Set when the command is one that is never allowed (a shell reading a pipe)."""
+    repository_paths: list[tuple[ShellWord, bool]] = field(default_factory=list[tuple[ShellWord, bool]])
+    """Operands of a git command that prints file contents (``git diff``, ``log``, ``show``, ``blame``) that may
+    be paths, each with whether it must be one (after ``--``): git reads the file, and compares a path outside
+    the work tree as ``--no-index`` does."""
+    launched: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
+    analysed as the program's own, but the bash rules judge the command as written, not these."""
 
 
 @dataclass(frozen=True)
@@ -292,17 +305,20 @@ _SPECS: Mapping[str, _Spec] = {
     "install": _spec(
         "tSmogC", ("--suffix", "--mode", "--owner", "--group"), edits=("-t",), operands=_copy("read")
     ),
-    "pytest": _spec(
-        "kmpcor",
-        ("--deselect", "--ignore", "--ignore-glob", "--rootdir", "--confcutdir", "--maxfail", "--tb"),
-        reads=("-c", "--config-file", "--rootdir", "--confcutdir"),
-        edits=("--basetemp", "--junitxml", "--junit-xml", "--report-log", "--resultlog"),
-        asks={
-            "-o": "pytest -o overrides settings",
-            "--override-ini": "pytest --override-ini overrides settings",
-        },
-        operands=_all("read"),
-        abbreviations=False,
+    **dict.fromkeys(
+        ("pytest", "py.test"),
+        _spec(
+            "kmpcor",
+            ("--deselect", "--ignore", "--ignore-glob", "--rootdir", "--confcutdir", "--maxfail", "--tb"),
+            reads=("-c", "--config-file", "--rootdir", "--confcutdir"),
+            edits=("--basetemp", "--junitxml", "--junit-xml", "--report-log", "--resultlog"),
+            asks={
+                "-o": "pytest -o overrides settings",
+                "--override-ini": "pytest --override-ini overrides settings",
+            },
+            operands=_all("read"),
+            abbreviations=False,
+        ),
     ),
 }
 
@@ -356,6 +372,99 @@ _WRAPPER_LONG_VALUES = frozenset(
 )
 
 
+# Programs that start another program named among their arguments (`uv run --with x pytest`, `npx jest`,
+# `poetry run pytest`). Their own options differ from tool to tool and version to version, so every argument
+# that names a program with an option table is taken as where that program may start.
+_LAUNCHERS = frozenset(
+    {
+        "uv",
+        "uvx",
+        "npx",
+        "npm",
+        "pnpm",
+        "pnpx",
+        "yarn",
+        "bun",
+        "bunx",
+        "poetry",
+        "pipx",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "mamba",
+        "micromamba",
+        "pixi",
+        "tox",
+        "nox",
+        "direnv",
+        "dotenv",
+    }
+)
+_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*(?:-dbg)?|py")
+_PYTHON_VALUES = frozenset("WXmc")
+
+
+def program_name(word: ShellWord) -> str:
+    """The program a command name runs, as the option tables know it: without its directory (``/usr/bin/pytest``,
+    ``.venv/bin/pytest`` → ``pytest``)."""
+    return os.path.basename(word.value) if word.literal else ""
+
+
+def _launched(program: str, arguments: Sequence[ShellWord]) -> list[SimpleCommand]:
+    """What a launcher (``uv run``, ``npx``…) or a Python interpreter (``python -m pytest``) may start, each with
+    the arguments that follow it."""
+    if _PYTHON.fullmatch(program):
+        return _python_launched(arguments)
+    if program not in _LAUNCHERS:
+        return []
+    return [
+        SimpleCommand(list(arguments[index:]), source=" ".join(word.source for word in arguments[index:]))
+        for index, word in enumerate(arguments)
+        if word.literal and _has_table(program_name(word))
+    ]
+
+
+def _has_table(program: str) -> bool:
+    return program in _SPECS or program in ("git", "find", "dd") or _PYTHON.fullmatch(program) is not None
+
+
+def _python_launched(arguments: Sequence[ShellWord]) -> list[SimpleCommand]:
+    """``python [options] -m MODULE args`` or ``python [options] SCRIPT args``: the module or script, as a
+    program with those arguments."""
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        index += 1
+        if not word.literal:
+            return []
+        text = word.value
+        if text == "--" or not text.startswith("-") or text == "-":
+            target = arguments[index] if text == "--" and index < len(arguments) else word
+            rest = arguments[index + 1 :] if text == "--" else arguments[index:]
+            return [SimpleCommand([target, *rest], source=target.source)] if text != "-" else []
+        if text.startswith("--"):
+            index += 1 if text == "--check-hash-based-pycs" else 0
+            continue
+        for position, letter in enumerate(text[1:], start=2):
+            if letter not in _PYTHON_VALUES:
+                continue
+            value = text[position:]
+            if not value and index < len(arguments):
+                value_word = arguments[index]
+                index += 1
+            else:
+                value_word = ShellWord(value, True, value)
+            if letter == "c":
+                return []  # code given inline: judged by the rules as written
+            if letter == "m":
+                module = value_word.value.removesuffix(".__main__")
+                name = ShellWord(module, value_word.literal, value_word.source)
+                return [SimpleCommand([name, *arguments[index:]], source=module)]
+            break
+    return []
+
+
 def analyse(command: SimpleCommand) -> Invocation:
     """What ``command`` does."""
     found = Invocation()
@@ -365,14 +474,24 @@ def analyse(command: SimpleCommand) -> Invocation:
     if not name.literal or name.pattern is not None:
         found.problems.append(f"the command name {name.source!r} is not fixed text")
         return found
-    program = os.path.basename(name.value)
+    program = program_name(name)
     arguments = command.words[1:]
+    for launched in _launched(program, arguments):
+        # What xargs adds to the launcher's arguments reaches the launched program.
+        launched.foreign_arguments = command.foreign_arguments
+        found.launched.append(launched)
     if program in _OPAQUE_BUILTINS and program == name.value:
         found.problems.append(_OPAQUE_BUILTINS[program])
     elif program in _NAME_TAKING_BUILTINS and any(
-        "[" in word.value or not word.literal for word in arguments
+        "[" in word.value or not word.literal or word.value in ARITHMETIC_VARIABLES for word in arguments
     ):
         found.problems.append(f"{program} assigns to a variable named by text that cannot be analysed")
+    elif program in _DECLARING_BUILTINS and program == name.value:
+        _declaring(program, arguments, found)
+    elif program in ("test", "[") and program == name.value and any(word.value == "-v" for word in arguments):
+        found.problems.append(
+            f"{program} -v evaluates a variable name's subscript as arithmetic, which can run code"
+        )
     elif program in ("cd", "pushd"):
         _change_directory(arguments, found)
     elif program in _WRAPPER_VALUES:
@@ -390,6 +509,30 @@ def analyse(command: SimpleCommand) -> Invocation:
     if command.foreign_arguments and (program in _SPECS or program in ("git", "find", "cd", "dd")):
         found.problems.append(f"{program} gets file arguments from its input (xargs) that cannot be judged")
     return found
+
+
+def _declaring(program: str, arguments: Sequence[ShellWord], found: Invocation) -> None:
+    """``declare``/``export``/``unset``… reached as a plain command: what its words make bash evaluate."""
+    for word in arguments:
+        if not word.literal:
+            found.problems.append(f"{program} names a variable that cannot be analysed ({word.source!r})")
+            return
+        text = word.value
+        if text.startswith(("-", "+")):
+            if program in ("declare", "typeset", "local") and set(text[1:]) & {"i", "n"}:
+                found.problems.append(
+                    f"{program} {text} makes later assignments evaluate text as arithmetic, which can run code"
+                )
+            continue
+        name, equals, value = text.partition("=")
+        name = name.removesuffix("+")
+        base, bracket, subscript = name.partition("[")
+        if bracket and not (subscript.endswith("]") and literal_subscript(subscript[:-1])):
+            found.problems.append(f"{program} names an array element whose subscript can run code ({text!r})")
+        elif equals and base in ARITHMETIC_VARIABLES and not literal_arithmetic(value):
+            found.problems.append(f"an assignment to {base} is evaluated as arithmetic, which can run code")
+        elif equals and dangerous_variable(base):
+            found.problems.append(f"{program} sets {base}, which changes what programs run or load")
 
 
 # -- options --------------------------------------------------------------------------------------------------
@@ -677,6 +820,8 @@ def _dd(arguments: Sequence[ShellWord], found: Invocation) -> None:
 _GIT_GLOBAL_VALUES = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
 )
+# Subcommands that print what a path operand holds (in the work tree, the index or a commit).
+_GIT_CONTENT_READERS = frozenset({"diff", "log", "show", "blame", "annotate", "whatchanged", "difftool"})
 _GIT_READ_OPTIONS: Mapping[str, frozenset[str]] = {
     "blame": frozenset({"--contents", "--ignore-revs-file", "-S"}),
     "ls-files": frozenset({"--exclude-from", "-X", "--exclude-per-directory"}),
@@ -740,7 +885,9 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
     rest = arguments[index + 1 :]
     reads = _GIT_READ_OPTIONS.get(subcommand, frozenset())
     no_index = any(word.literal and word.value == "--no-index" for word in rest)
+    content = subcommand in _GIT_CONTENT_READERS
     position = 0
+    pathspecs = False
     while position < len(rest):
         word = rest[position]
         position += 1
@@ -750,6 +897,21 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
                 return
             continue
         text = word.value
+        if pathspecs or (text == "--" and not no_index):
+            if pathspecs and content:
+                found.repository_paths.append((word, True))
+            pathspecs = True
+            continue
+        if content and not no_index and not text.startswith("-"):
+            found.repository_paths.append((word, False))
+        if subcommand in ("log", "whatchanged") and text.startswith("-L"):
+            # `git log -L<range>:<file>` prints the history of part of a file.
+            spec = text[2:] or (rest[position].value if position < len(rest) else "")
+            position += 0 if text[2:] else 1
+            inside = spec.rsplit(":", 1)[1] if ":" in spec else ""
+            if inside:
+                found.repository_paths.append((ShellWord(inside, True, inside), True))
+            continue
         name, equals, value = text.partition("=")
         if (name.startswith("--") and len(name) >= 5 and "--output".startswith(name)) or (
             subcommand == "format-patch" and (name in ("-o", "--output-directory"))
@@ -765,7 +927,7 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
             found.paths.append(("read", ShellWord(text[2:], True, text[2:])))
         elif no_index and not text.startswith("-"):
             found.paths.append(("read", word))
-        elif subcommand == "show" and ":" in text and not text.startswith("-"):
+        elif subcommand in ("show", "diff") and ":" in text and not text.startswith("-"):
             # `git show REV:PATH` prints a file as committed: judged as reading that file.
             inside = text.split(":", 1)[1]
             if inside:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -19,7 +20,7 @@ from hive_protocol import RiskLevel
 
 from .paths import glob_base
 from .shell import always_denied, risk_level
-from .shell_commands import Access, analyse
+from .shell_commands import Access, analyse, program_name
 from .shell_syntax import CommandLine, ShellWord, SimpleCommand, parse_command
 
 __all__ = ["ShellRules", "judge_command"]
@@ -27,6 +28,8 @@ __all__ = ["ShellRules", "judge_command"]
 _MAX_SCRIPT_DEPTH = 8
 _MAX_GLOB_MATCHES = 1_000
 _MAX_TREE_ENTRIES = 5_000
+# Pathspec patterns and magic (`*key*`, `:(icase)KEY`, `:/secrets`), which git matches against files itself.
+_GIT_PATHSPEC_MAGIC = re.compile(r"[*?\[]|^:")
 _HARMLESS_DEVICES: dict[Access, frozenset[str]] = {
     "read": frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/urandom", "/dev/random"}),
     "edit": frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}),
@@ -50,8 +53,10 @@ class ShellRules:
 @dataclass
 class _Findings:
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    programs: set[str] = field(default_factory=set[str])
     paths: list[tuple[Access, ShellWord]] = field(default_factory=list[tuple[Access, ShellWord]])
     trees: list[ShellWord] = field(default_factory=list[ShellWord])
+    repository_paths: list[tuple[ShellWord, bool]] = field(default_factory=list[tuple[ShellWord, bool]])
     directories: list[ShellWord] = field(default_factory=list[ShellWord])
     problems: list[str] = field(default_factory=list[str])
     denied: str | None = None
@@ -86,7 +91,7 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
     if whole is not None and whole.action != "allow":
         verdicts.append(whole)
     directories = _directories(findings, rules, verdicts)
-    if len(directories) > 1 and any(_program(simple) == "git" for simple in findings.commands):
+    if len(directories) > 1 and "git" in findings.programs:
         # git finds its repository, and the configuration that can make it run programs, from where it runs: in
         # a directory the agent can write, a repository of the agent's making.
         verdicts.append(
@@ -94,6 +99,8 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
         )
     for access, word in findings.paths:
         verdicts.extend(_judge_path(access, word, directories, rules))
+    for word, certain in findings.repository_paths:
+        verdicts.extend(_judge_repository_path(word, certain, directories, rules))
     verdicts.extend(_options_from_patterns(findings.commands, directories))
     verdict = strictest(verdicts) if verdicts else Verdict.allow("the command runs nothing")
     if verdict.action == "allow" and not findings.problems:
@@ -112,27 +119,30 @@ def judge_command(command: str, rules: ShellRules) -> Verdict:
 def _collect(line: CommandLine, findings: _Findings, depth: int) -> None:
     findings.problems.extend(line.problems)
     findings.paths.extend((redirect.access, redirect.target) for redirect in line.redirects)
-    pending = list(line.commands)
+    # Each command with whether the bash rules judge it: a program a launcher starts (`uv run pytest`) is analysed
+    # as its own, but the rules judge the line as written.
+    pending = [(simple, True) for simple in line.commands]
     while pending:
-        simple = pending.pop(0)
-        findings.commands.append(simple)
+        simple, judged = pending.pop(0)
+        if judged:
+            findings.commands.append(simple)
+        if simple.name is not None:
+            findings.programs.add(program_name(simple.name))
         invocation = analyse(simple)
         findings.problems.extend(invocation.problems)
         findings.paths.extend(invocation.paths)
         findings.trees.extend(invocation.trees)
+        findings.repository_paths.extend(invocation.repository_paths)
         findings.directories.extend(invocation.directories)
         findings.denied = findings.denied or invocation.denied
-        pending[:0] = invocation.nested
+        pending[:0] = [(nested, judged) for nested in invocation.nested] + [
+            (launched, False) for launched in invocation.launched
+        ]
         for script in invocation.scripts:
             if depth >= _MAX_SCRIPT_DEPTH:
                 findings.problems.append("shells nest too deeply to be analysed")
                 continue
             _collect(parse_command(script), findings, depth + 1)
-
-
-def _program(simple: SimpleCommand) -> str:
-    name = simple.name
-    return os.path.basename(name.value) if name is not None and name.literal else ""
 
 
 def _program_text(simple: SimpleCommand) -> str:
@@ -193,6 +203,46 @@ def _judge_path(access: Access, word: ShellWord, directories: list[str], rules: 
         # No match: bash passes the pattern on as it is.
         for match in matches or [word.value]:
             verdicts.append(rules.path(access, os.path.join(base, match)))
+    return verdicts
+
+
+def _judge_repository_path(
+    word: ShellWord, certain: bool, directories: list[str], rules: ShellRules
+) -> list[Verdict]:
+    """An operand of ``git diff``/``log``/``show``/``blame``: judged as reading the file when it is a path (after
+    ``--``, or a file that exists), and asked about when it lies outside the project, where git compares it as
+    ``--no-index`` would, or when it is a pattern git matches itself (``'*key*'``, ``:(icase)...``)."""
+    value = word.value
+    expanded = word.pattern is not None and all(
+        glob.glob(word.pattern, root_dir=base) for base in directories
+    )
+    if _GIT_PATHSPEC_MAGIC.search(value) and not expanded:
+        # Bash passes a pattern that matches nothing on as it is, and git matches it against its history too.
+        return [
+            Verdict.ask(
+                f"git matches the pattern {word.source!r} against files itself, so it cannot be judged"
+            )
+        ]
+    if value in _HARMLESS_DEVICES["read"]:
+        return []
+    bases = [
+        base
+        for base in directories
+        if certain or os.path.isabs(value) or os.path.lexists(os.path.join(base, value))
+    ]
+    if not bases:
+        return []
+    verdicts = _judge_path("read", word, bases, rules)
+    project = os.path.realpath(rules.working_dir)
+    for base in bases:
+        real = os.path.realpath(os.path.join(base, value))
+        if real != project and not real.startswith(project.rstrip(os.sep) + os.sep):
+            verdicts.append(
+                Verdict.ask(
+                    f"git would read {value!r}, outside the repository, comparing it as --no-index does"
+                )
+            )
+            break
     return verdicts
 
 

@@ -26,6 +26,8 @@ from typing import Literal
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from .shell_arithmetic import ARITHMETIC_VARIABLES, expansion_problem, literal_arithmetic, literal_subscript
+
 __all__ = [
     "MAX_COMMAND_LENGTH",
     "CommandLine",
@@ -84,8 +86,17 @@ _RESERVED_WORDS = frozenset(
         "coproc",
     }
 )
+_EXPANDING_NODES = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
+)
+_EXPANDING_TEXT = re.compile(r"[$`]|[<>]\(")
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_VARIABLE_NODES = frozenset({"variable_name", "simple_expansion", "expansion", "subscript"})
+_ARITHMETIC_BODY = re.compile(r"\$?\(\((?P<paren>.*)\)\)|\$\[(?P<bracket>.*)\]", re.DOTALL)
+_ARRAY_ELEMENT_KEY = re.compile(r"\[(?P<subscript>[^\]]*)\]\+?=")
+# `declare`/`typeset`/`local` flags that make a later assignment or reference evaluate text as arithmetic (-i,
+# integer) or as a variable name with a subscript (-n, nameref).
+_ARITHMETIC_ATTRIBUTES = frozenset("in")
+_ATTRIBUTE_KEYWORDS = frozenset({"declare", "typeset", "local"})
 # Nodes that only group or separate commands: their children are walked, nothing else is judged.
 _CONTAINERS = frozenset(
     {
@@ -418,6 +429,8 @@ class _Walker:
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "variable":
+                if self.text(child) in ARITHMETIC_VARIABLES:
+                    self.problem(f"a loop assigning {self.text(child)} evaluates each value as arithmetic")
                 continue
             if field_name == "value":
                 self.word(child, depth)
@@ -434,16 +447,28 @@ class _Walker:
         value_node = node.child_by_field_name("value")
         name = self.text(name_node) if name_node is not None else ""
         if name_node is not None and name_node.type != "variable_name":
-            self.problem("an assignment to an array element can run code hidden in its subscript")
-            for part in name_node.named_children:
-                self.walk(part, depth + 1, None)
+            base, bracket, subscript = name.partition("[")
+            if name_node.type != "subscript" or not bracket or not literal_subscript(subscript[:-1]):
+                self.problem("an assignment to an array element can run code hidden in its subscript")
+                for part in name_node.named_children:
+                    self.walk(part, depth + 1, None)
+            name = base
         if value_node is None:
             return name, ShellWord("", True, "")
         if value_node.type == "array":
             for part in value_node.named_children:
+                element = self.text(part)
+                key = _ARRAY_ELEMENT_KEY.match(element)
+                if element.startswith("[") and (key is None or not literal_subscript(key["subscript"])):
+                    self.problem(
+                        "an array element's subscript is evaluated as arithmetic, which can run code"
+                    )
                 self.word(part, depth)
             return name, ShellWord(self.text(value_node), False, self.text(value_node))
-        return name, self.word(value_node, depth)
+        value = self.word(value_node, depth)
+        if name in ARITHMETIC_VARIABLES and not (value.literal and literal_arithmetic(value.value)):
+            self.problem(f"an assignment to {name} is evaluated as arithmetic, which can run code")
+        return name, value
 
     def check_variable(self, name: str, words: list[ShellWord]) -> None:
         if dangerous_variable(name):
@@ -464,6 +489,15 @@ class _Walker:
                 command.words.append(word)
                 if not word.literal or "[" in word.value:
                     self.problem(f"{keyword} names a variable that cannot be analysed ({word.source!r})")
+                elif (
+                    keyword in _ATTRIBUTE_KEYWORDS
+                    and word.value.startswith(("-", "+"))
+                    and _ARITHMETIC_ATTRIBUTES.intersection(word.value[1:])
+                ):
+                    self.problem(
+                        f"{keyword} {word.value} makes later assignments or references evaluate text as "
+                        "arithmetic or as a variable name, which can run code"
+                    )
                 elif keyword != "unset" and not word.value.startswith(("-", "+")):
                     self.check_variable(word.value, [])
         for name, _ in command.assignments:
@@ -491,10 +525,11 @@ class _Walker:
             self.walk_words(child, depth + 1)
 
     def arithmetic(self, node: Node, depth: int) -> None:
-        for descendant in self.descendants(node, depth):
-            if descendant.type in _VARIABLE_NODES:
-                self.problem("arithmetic on a variable can run code hidden in the variable's value")
-                break
+        body = _ARITHMETIC_BODY.fullmatch(self.text(node))
+        if body is None or not literal_arithmetic(
+            body["paren"] if body["paren"] is not None else body["bracket"]
+        ):
+            self.problem("arithmetic on a variable can run code hidden in the variable's value")
         for descendant in self.descendants(node, depth):
             if descendant.type in ("command_substitution", "process_substitution"):
                 self.problem("arithmetic holding a substitution cannot be analysed")
@@ -564,6 +599,9 @@ class _Walker:
     # -- words --------------------------------------------------------------------------------------------------
 
     def walk_substitution(self, node: Node, depth: int) -> None:
+        if node.type == "command_substitution" and self.data.startswith(b"$((", node.start_byte):
+            # Bash reads `$((` as arithmetic when it can; the grammar, inside `${...}`, as a subshell.
+            self.problem("a $(( substitution may be arithmetic on a variable, which can run code")
         if node.type in ("command_substitution", "process_substitution"):
             for child in node.children:
                 self.walk(child, depth + 1, None)
@@ -644,6 +682,10 @@ class _Walker:
         elif kind == "expansion":
             if "@P" in self.text(node).replace(" ", ""):
                 self.problem("a ${...@P} expansion runs the substitutions inside a variable's value")
+            arithmetic = expansion_problem(self.text(node))
+            if arithmetic is not None:
+                self.problem(arithmetic)
+            self.hidden_substitutions(node, depth)
             for child in node.named_children:
                 self.walk_words(child, depth + 1)
             yield None
@@ -653,6 +695,26 @@ class _Walker:
             if not top or kind not in _WORD_PARTS:
                 self.problem(f"the command uses a construct that cannot be analysed ({kind})")
             yield None
+
+    def hidden_substitutions(self, node: Node, depth: int) -> None:
+        """Report text in the expansion ``node`` that bash expands but the grammar read as plain text: it parses
+        the pattern of ``${x#$(cmd)}`` or ``${x/`cmd`/y}``, and ``$[...]`` anywhere inside, as a bare word."""
+        stack = [(child, depth + 1) for child in node.named_children]
+        while stack:
+            current, level = stack.pop()
+            if current.type in _EXPANDING_NODES:
+                continue  # walked, and judged, as a word part
+            if current.named_child_count == 0:
+                if _EXPANDING_TEXT.search(self.text(current)):
+                    self.problem(
+                        f"the expansion {self.text(node)[:40]!r} holds an expansion the parser reads as text"
+                    )
+                    return
+                continue
+            if level >= _MAX_DEPTH:
+                self.problem("the command nests too deeply to be analysed")
+                return
+            stack.extend((child, level + 1) for child in current.named_children)
 
     def descendants(self, node: Node, depth: int) -> Iterator[Node]:
         """``node`` and everything under it, depth first; past the nesting limit, a problem instead."""

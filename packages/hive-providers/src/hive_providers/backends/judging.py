@@ -75,4 +75,10 @@ async def judge_call(
     if not decision.approved:
         tracker.refuse(call_id, "rejected")
         return Judgement("rejected", verdict, decision)
+    if decision.modified_arguments:
+        # The changed call is the one that runs: a deny on it still denies; an ask is satisfied by this approval.
+        changed = verdict_of(policy, tool, {**arguments, **decision.modified_arguments})
+        if changed.action == "deny":
+            tracker.refuse(call_id, "denied")
+            return Judgement("denied", changed, decision)
     return Judgement("approved", verdict, decision)

@@ -1,0 +1,90 @@
+"""Arguments a person changes while approving a call are judged again: the call that runs is the changed one.
+
+A deny on the changed call still denies (``denied``); an ask is satisfied by the approval that supplied the change.
+The policy is the real one with the default rules, over a project with a ``.env`` (asked) and ``secrets/`` (denied).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hive_core import Agent, ApprovalDecision, ApprovalRequest, collect_turn, tool
+from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.testing import ScriptedChatClient, call, reply
+from hive_protocol import Event, ToolEndEvent
+
+pytestmark = pytest.mark.anyio
+
+WAIT = 30
+
+
+class Approver:
+    """Approves every request with the same changed arguments, and records what it was asked."""
+
+    def __init__(self, modified: dict[str, Any]) -> None:
+        self.modified = modified
+        self.requests: list[ApprovalRequest] = []
+
+    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return ApprovalDecision(approved=True, modified_arguments=self.modified)
+
+
+async def _read_with(project: Path, path: str, approver: Approver) -> tuple[list[str], list[Event]]:
+    opened: list[str] = []
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        opened.append(path)
+        return (project / path).read_text()
+
+    client = ScriptedChatClient([call(("read_file", {"path": path})), reply("done")])
+    policy = PermissionPolicy(PermissionRules.default(), project)
+    agent = Agent(client, tools=[read_file], policy=policy, approvals=approver)
+    with anyio.fail_after(WAIT):
+        events = await collect_turn(agent.session(), "read it")
+    return opened, events
+
+
+@pytest.fixture
+def files(project: Path) -> Path:
+    (project / ".env").write_text("TOKEN=env\n")
+    (project / ".env.local").write_text("TOKEN=local\n")
+    (project / "secrets").mkdir()
+    (project / "secrets" / "key.txt").write_text("DENIED-SECRET\n")
+    return project
+
+
+@pytest.mark.parametrize("target", ["secrets/key.txt", "src/../secrets/key.txt"])
+async def test_a_change_the_rules_deny_is_refused(files: Path, target: str) -> None:
+    approver = Approver({"path": target})
+    opened, events = await _read_with(files, ".env", approver)
+
+    assert len(approver.requests) == 1
+    assert opened == []
+    end = next(event for event in events if isinstance(event, ToolEndEvent))
+    assert (end.success, end.refusal) == (False, "denied")
+    assert "Secrets directory" in (end.output or "")
+    assert "DENIED-SECRET" not in (end.output or "")
+
+
+async def test_a_change_the_rules_ask_about_runs_on_the_approval_that_made_it(files: Path) -> None:
+    approver = Approver({"path": ".env.local"})
+    opened, events = await _read_with(files, ".env", approver)
+
+    # One question: the approval that supplied the change answers the ask on it.
+    assert len(approver.requests) == 1
+    assert opened == [".env.local"]
+    end = next(event for event in events if isinstance(event, ToolEndEvent))
+    assert end.success
+    assert "TOKEN=local" in (end.output or "")
+
+
+async def test_a_change_the_rules_allow_runs(files: Path) -> None:
+    opened, _ = await _read_with(files, ".env", Approver({"path": "src/main.py"}))
+    assert opened == ["src/main.py"]
