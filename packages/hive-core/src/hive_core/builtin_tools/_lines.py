@@ -29,14 +29,16 @@ class Line:
     number: int
     """Its number, counting from 1."""
     text: str
-    """Its text, at most the limit's characters, ending with ``\\n`` when a line break ended it."""
+    """Its text, at most the limit's characters, without its line break."""
     length: int
     """How many characters the whole line has, its line break not counted."""
+    ended: bool
+    """Whether a line break ended it (only the last line of a file may lack one)."""
 
     @property
     def cut(self) -> bool:
         """Whether :attr:`text` holds only the start of the line."""
-        return len(self.text.rstrip("\n")) < self.length
+        return len(self.text) < self.length
 
 
 def text_lines(fd: int, encoding: str, *, limit: int = LINE_LIMIT, offset: int = 0) -> Iterator[Line]:
@@ -69,12 +71,12 @@ def text_lines(fd: int, encoding: str, *, limit: int = LINE_LIMIT, offset: int =
             if found is None:
                 break
             number += 1
-            yield Line(number, "".join(parts) + "\n", length)
+            yield Line(number, "".join(parts), length, ended=True)
             parts, kept, length = [], 0, 0
             skip_lf = found.group() == "\r" and found.end() == len(text)
             start = found.end()
     if length:
-        yield Line(number + 1, "".join(parts), length)
+        yield Line(number + 1, "".join(parts), length, ended=False)
 
 
 def read_bounded(fd: int, limit: int) -> bytes:
@@ -95,6 +97,6 @@ def cut_note(line: Line, name: str) -> str:
     """What a reply says after a line it cut: how long the line is and how to get at the rest."""
     return (
         f"[line {line.number} of {name} is {line.length:,} characters long; only its first "
-        f"{len(line.text.rstrip(chr(10))):,} are shown. grep_files finds text anywhere in it, or a command such as "
+        f"{len(line.text):,} are shown. grep_files finds text anywhere in it, or a command such as "
         f"cut -c {LINE_LIMIT + 1}-{2 * LINE_LIMIT} shows a further part]"
     )

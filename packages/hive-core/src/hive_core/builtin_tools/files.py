@@ -110,9 +110,9 @@ def _read_lines(fd: int, name: str, start: int, count: int | None) -> str:
             continue
         if count is not None and seen >= start + count:
             break
-        piece = line.text
+        piece = line.text + "\n" if line.ended else line.text
         if line.cut:
-            piece = piece.rstrip("\n") + "\n" + cut_note(line, name) + "\n"
+            piece = line.text + "\n" + cut_note(line, name) + "\n"
         kept_size += len(piece)
         if kept_size > READ_LIMIT:
             raise ValueError(

@@ -249,7 +249,7 @@ class _Search:
         found: list[str] = []
         # Streamed in chunks; a line longer than the per-call read limit is searched in its first part only.
         for line in text_lines(fd, encoding, limit=READ_LIMIT):
-            text = line.text.rstrip("\n")
+            text = line.text
             if line.cut:
                 self.long_lines += 1
             match = self.regex.search(text)
