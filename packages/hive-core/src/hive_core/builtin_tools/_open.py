@@ -5,8 +5,9 @@ a directory on the way may become a link to the outside, or the name may be a ha
 the file tools never act on a name the policy judged earlier; they open first and judge what they hold:
 
 - an existing file is opened with ``O_PATH`` (no read, no side effect, no wait on a FIFO); the kernel's path of
-  that descriptor (``/proc/self/fd/N``) is judged under the call's rules, its type and link count are checked with
-  ``fstat``, and only then is the same object reopened for reading or writing, through the descriptor;
+  that descriptor (``/proc/self/fd/N``; ``F_GETPATH`` on macOS) is judged under the call's rules, its type and link count are checked with
+  ``fstat``, and only then is the same object reopened for reading or writing, through the descriptor (on macOS by its judged path, kept only when it is the
+  same file);
 - a new file is created beneath a parent directory opened and judged the same way: missing directories are made
   and entered one at a time with ``O_NOFOLLOW``, and the file itself is made with ``O_CREAT | O_EXCL |
   O_NOFOLLOW``, so a link swapped in on the way makes the call fail instead of landing elsewhere.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -47,7 +49,14 @@ __all__ = [
 Judge = Callable[[str], Verdict]
 """The policy's verdict on one resolved, absolute path."""
 
-_PATH = os.O_PATH | os.O_CLOEXEC
+# O_PATH (Linux) opens without reading: no side effect of a device's open, no wait on a FIFO. Elsewhere a
+# non-blocking read-only open stands in for it.
+_PATH = (
+    getattr(os, "O_PATH", 0) or os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+) | getattr(os, "O_CLOEXEC", 0)
+_PROC_FDS = "/proc/self/fd"
+_BY_PROC = sys.platform != "darwin"
+"""Whether descriptors show their paths, and reopen, under /proc/self/fd (macOS has ``F_GETPATH`` instead)."""
 _RETRIES = 3
 
 
@@ -165,7 +174,7 @@ def open_judged(
             raise Changed(shown)
         if stat.S_ISDIR(info.st_mode):
             if directory:
-                return Handle(_reopen(fd, os.O_RDONLY | os.O_DIRECTORY), real, info)
+                return Handle(_reopen(fd, os.O_RDONLY | os.O_DIRECTORY, real, shown), real, info)
             raise IsADirectoryError(f"{shown} is a directory; give the path of a file")
         if directory:
             raise NotADirectoryError(f"{shown} is a file, not a directory")
@@ -176,7 +185,7 @@ def open_judged(
                 "outside the project, or one the rules protect); the file tools touch it only in a call a person "
                 "approves"
             )
-        return Handle(_reopen(fd, flags), real, info)
+        return Handle(_reopen(fd, flags, real, shown), real, info)
     finally:
         os.close(fd)
 
@@ -290,7 +299,7 @@ def open_parent(ctx: ToolContext, path: str, *, judge: Judge, shown: str) -> Par
 def kernel_path(fd: int, shown: str) -> str:
     """The path the kernel gives for the object open on ``fd``; :class:`Refused` when it gives none."""
     try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
+        real = _descriptor_path(fd)
     except OSError:
         raise Refused(
             f"cannot tell where {shown} leads (this system shows no /proc/self/fd), so it is not touched"
@@ -308,9 +317,26 @@ def _spelled(ctx: ToolContext, path: str) -> str:
     return os.path.join(ctx.working_dir, path)
 
 
-def _reopen(fd: int, flags: int) -> int:
-    # Through the descriptor, not the name: the object judged is the object opened.
-    return os.open(f"/proc/self/fd/{fd}", flags | os.O_CLOEXEC | os.O_NOCTTY)
+def _descriptor_path(fd: int) -> str:
+    if sys.platform == "darwin":
+        import fcntl
+
+        return os.fsdecode(fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).rstrip(b"\0"))
+    return os.readlink(f"{_PROC_FDS}/{fd}")
+
+
+def _reopen(fd: int, flags: int, real: str, shown: str) -> int:
+    """The object open on ``fd`` opened again for ``flags``: through the descriptor where /proc shows it, else by
+    its judged path, kept only if it is the same file."""
+    flags |= os.O_CLOEXEC | os.O_NOCTTY
+    if _BY_PROC:
+        return os.open(f"{_PROC_FDS}/{fd}", flags)
+    reopened = os.open(real, flags | os.O_NOFOLLOW)
+    held, now = os.fstat(fd), os.fstat(reopened)
+    if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):
+        os.close(reopened)
+        raise Changed(shown)
+    return reopened
 
 
 def _accept(verdict: Verdict, shown: str, real: str, *, approved: bool) -> None:
@@ -349,7 +375,5 @@ def _no_dangling_link(parent: ParentDir, shown: str) -> None:
 
 
 def _within(root: str, real: str) -> bool:
-    try:
-        return os.path.commonpath([root, real]) == root
-    except ValueError:
-        return False
+    # Both are the kernel's canonical paths (no ``..``, no doubled separators): a prefix test is exact.
+    return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
