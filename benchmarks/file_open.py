@@ -145,7 +145,9 @@ def main() -> None:
         root.mkdir()
         policy = PermissionPolicy(PermissionRules.default(), root)
         root_fd = os.open(root, os.O_PATH | os.O_DIRECTORY)
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
         print(f"median of {BATCHES} batches of {BATCH:,} calls, microseconds per call")
+        print(f"{os.cpu_count()} CPUs, load average {load} (figures scale with the load)")
         header = ("depth", "os.open", "judged, bare", "judge_path", "judged, rules", "openat2", "walk")
         print("  ".join(f"{name:>13}" for name in header))
         for depth in DEPTHS:

@@ -314,7 +314,9 @@ def _spelled(ctx: ToolContext, path: str) -> str:
         raise ValueError("the path is empty")
     if "\0" in path:
         raise ValueError("the path contains a NUL character")
-    return os.path.join(ctx.working_dir, path)
+    if path.startswith(os.sep):
+        return path
+    return f"{os.fspath(ctx.working_dir)}{os.sep}{path}"  # os.path.join's result, without its cost
 
 
 def _descriptor_path(fd: int) -> str:
