@@ -41,9 +41,12 @@ class Line:
         return len(self.text) < self.length
 
 
-def text_lines(fd: int, encoding: str, *, limit: int = LINE_LIMIT, offset: int = 0) -> Iterator[Line]:
+def text_lines(
+    fd: int, encoding: str, *, limit: int = LINE_LIMIT, offset: int = 0, chunk_size: int = _CHUNK
+) -> Iterator[Line]:
     """The lines of the file open on ``fd`` from byte ``offset`` on, decoded with ``encoding`` (bad bytes become
-    U+FFFD), each cut to ``limit`` characters. Reads with ``pread``: the descriptor's position is not used."""
+    U+FFFD), each cut to ``limit`` characters, reading ``chunk_size`` bytes at a time with ``pread`` (the descriptor's
+    position is not used)."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     parts: list[str] = []
     kept = 0
@@ -52,7 +55,7 @@ def text_lines(fd: int, encoding: str, *, limit: int = LINE_LIMIT, offset: int =
     skip_lf = False
     at_end = False
     while not at_end:
-        chunk = os.pread(fd, _CHUNK, offset)
+        chunk = os.pread(fd, chunk_size, offset)
         offset += len(chunk)
         at_end = not chunk
         text = decoder.decode(chunk, final=at_end)

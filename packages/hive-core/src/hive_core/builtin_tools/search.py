@@ -29,7 +29,7 @@ from hive_core.permissions.paths import split_glob
 from hive_core.tools import ToolContext, tool
 
 from ._lines import text_lines
-from ._open import Handle, NotRegular, SharedFile, open_judged
+from ._open import Handle, NotRegular, SharedFile, judge_of, open_judged
 from ._paths import format_size, resolve
 from ._reach import Node, Reach
 from ._text import BINARY_PROBE, READ_LIMIT, looks_binary, stream_encoding
@@ -178,6 +178,7 @@ def grep_files(
         if not candidates:
             return f"No files match {file_pattern or '**/*'!r} under {path}{reach.notes(read=True)}"
     search = _Search(regex)
+    judge = judge_of(ctx, "read")
     searched = 0
     for name, node in candidates:
         if not reach.admit(node, read=True, name=name):
@@ -186,7 +187,7 @@ def grep_files(
         # The resolved path the walk checked against the project's boundary, opened and judged once more as the
         # object it is: a directory swapped for a link since the walk cannot carry the read elsewhere.
         try:
-            handle = open_judged(ctx, node.real, judge=reach.verdict, shown=name, approved=False)
+            handle = open_judged(ctx, node.real, judge=judge, shown=name, approved=False)
         except SharedFile:
             search.shared.append(name)
             continue
