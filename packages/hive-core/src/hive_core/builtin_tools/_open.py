@@ -5,9 +5,9 @@ a directory on the way may become a link to the outside, or the name may be a ha
 the file tools never act on a name the policy judged earlier; they open first and judge what they hold:
 
 - an existing file is opened with ``O_PATH`` (no read, no side effect, no wait on a FIFO); the kernel's path of
-  that descriptor (``/proc/self/fd/N``; ``F_GETPATH`` on macOS) is judged under the call's rules, its type and link count are checked with
-  ``fstat``, and only then is the same object reopened for reading or writing, through the descriptor (on macOS by its judged path, kept only when it is the
-  same file);
+  that descriptor (``/proc/self/fd/N``; ``F_GETPATH`` on macOS) is judged under the call's rules, its type and
+  link count are checked with ``fstat``, and only then is the same object opened again for reading or writing,
+  through the descriptor (on macOS by its judged path, kept only when it is the same file);
 - a new file is created beneath a parent directory opened and judged the same way: missing directories are made
   and entered one at a time with ``O_NOFOLLOW``, and the file itself is made with ``O_CREAT | O_EXCL |
   O_NOFOLLOW``, so a link swapped in on the way makes the call fail instead of landing elsewhere.
@@ -15,6 +15,11 @@ the file tools never act on a name the policy judged earlier; they open first an
 Links the policy allows keep working: the kernel follows them, and what is judged is where they led. Only
 regular files are read or written (a FIFO, a device or a socket is refused), and a file with more than one hard
 link only when a person approved the call (directories are exempt: their link count counts subdirectories).
+
+Why judge rather than ``openat2`` with ``RESOLVE_BENEATH`` or a walk refusing every link: both would refuse the
+links inside the project that the rules allow, and the outside paths a user's rule allows; judging the object
+keeps them. The policy looks the judged path up by name once more, so the descriptor's path is read again after
+the verdict: a directory renamed on the way meanwhile makes the call fail (see ``benchmarks/file_open.py``).
 """
 
 from __future__ import annotations
