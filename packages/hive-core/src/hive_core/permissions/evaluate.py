@@ -12,7 +12,7 @@ from hive_core.approvals import Verdict, strictest
 from hive_protocol import RiskLevel
 
 from .glob import PatternKind, expand_braces, glob_matches
-from .paths import Location, glob_base, locate, resolve_path
+from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell_judging import ShellRules, judge_command
 
@@ -227,7 +227,7 @@ def _hard_linked(verdict: Verdict, working_dir: str, path: str | None) -> Verdic
     if verdict.action != "allow" or path is None:
         return verdict
     try:
-        info = os.stat(resolve_path(working_dir, path))
+        info = os.stat(os.path.join(working_dir, path))  # follows links as an open would; no realpath needed
     except (OSError, ValueError):
         return verdict
     if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
