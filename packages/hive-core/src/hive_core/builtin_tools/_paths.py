@@ -13,8 +13,9 @@ __all__ = ["format_size", "resolve"]
 def resolve(ctx: ToolContext, path: str) -> Path:
     """The file ``path`` names for a call in ``ctx``: relative paths start at the working directory.
 
-    The permission engine resolves paths with the same function, so a tool touches exactly the file the policy
-    judged (``..`` and symbolic links included).
+    The permission engine resolves paths with the same function (``..`` and symbolic links included). The searches
+    start their walks here; what a tool reads or writes it opens through :mod:`._open`, which judges the object
+    opened, not this name.
     """
     if not path.strip():
         raise ValueError("the path is empty")

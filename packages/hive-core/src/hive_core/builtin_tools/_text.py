@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-from pathlib import Path
 
 __all__ = [
     "BINARY_PROBE",
+    "FORMAT_PROBE",
     "NEW_FILE",
     "READ_LIMIT",
     "TextFormat",
     "binary_message",
     "decode",
     "encode",
+    "format_of",
     "looks_binary",
     "newline_of",
     "normalize_newlines",
-    "probe_format",
     "sniff",
     "stream_encoding",
 ]
@@ -33,7 +33,8 @@ READ_LIMIT = 1024 * 1024
 BINARY_PROBE = 8192
 """How many leading bytes are checked for NUL."""
 
-_FORMAT_PROBE = 64 * 1024
+FORMAT_PROBE = 64 * 1024
+"""How many leading bytes :func:`format_of` needs."""
 
 _MARKS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -127,10 +128,9 @@ def encode(text: str, fmt: TextFormat, *, with_bom: bool = True) -> bytes:
     return (fmt.bom if with_bom else b"") + body
 
 
-def probe_format(path: Path) -> TextFormat | None:
-    """How an existing file is stored, judged from its first 64 KiB; ``None`` for a binary file."""
-    with path.open("rb") as handle:
-        head = handle.read(_FORMAT_PROBE)
+def format_of(head: bytes) -> TextFormat | None:
+    """How an existing file is stored, judged from ``head``, its first :data:`FORMAT_PROBE` bytes; ``None`` for a
+    binary file."""
     if looks_binary(head):
         return None
     encoding, bom = sniff(head)

@@ -1,33 +1,50 @@
 """File tools: read, write, edit, delete and move single files, and list directories.
 
-Paths are relative to the working directory or absolute; the permission engine, not these tools, decides which
-are allowed (``list_directory``, which reaches entries the call does not name, judges each one it lists). Text is
-UTF-8 or UTF-16 (by byte-order mark); binary files are refused. Writing to an existing file keeps its encoding,
-its byte-order mark and its CRLF line endings.
+Paths are relative to the working directory or absolute; the permission engine decides which are allowed
+(``list_directory``, which reaches entries the call does not name, judges each one it lists). Each tool opens its
+file once and judges the object it opened again under the same rules (:mod:`._open`), so a directory swapped for a
+link after the approval gate judged the name cannot carry the call elsewhere; only regular files are read or
+written, and a file with several hard links only in a call a person approved. Text is UTF-8 or UTF-16 (by
+byte-order mark); binary files are refused. Writing to an existing file keeps its encoding, its byte-order mark
+and its CRLF line endings; it is written in place, through the descriptor that was judged.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-import shutil
+import stat
 from pathlib import Path, PurePath
+from typing import Literal
 
 from hive_core.tools import ToolContext, tool
 
-from ._paths import format_size, resolve
+from ._lines import cut_note, read_bounded, text_lines
+from ._open import (
+    Handle,
+    Judge,
+    ParentDir,
+    judge_of,
+    open_destination,
+    open_for_write,
+    open_judged,
+    open_parent,
+)
+from ._paths import format_size
 from ._reach import Reach
 from ._text import (
     BINARY_PROBE,
+    FORMAT_PROBE,
     NEW_FILE,
     READ_LIMIT,
     TextFormat,
     binary_message,
     decode,
     encode,
+    format_of,
     looks_binary,
     normalize_newlines,
-    probe_format,
     stream_encoding,
 )
 
@@ -46,53 +63,63 @@ def read_file(
 
     Reads UTF-8 (with or without a byte-order mark) and UTF-16 files; every line ending comes back as LF. A
     whole file may be up to 1 MB; read a larger one in parts with start_line and line_count, or search it with
-    grep_files. Binary files are refused.
+    grep_files. Of a line longer than 65,536 characters only the start is shown, with a note. Binary files,
+    pipes and devices are refused.
 
     Args:
         path: The file to read, relative to the working directory or absolute.
         start_line: The first line to return, counting from 1. Leave out to start at the top.
         line_count: How many lines to return from start_line on. Leave out to read to the end.
     """
-    target = resolve(ctx, path)
-    _require_file(target, path)
     if start_line is not None and start_line < 1:
         raise ValueError(f"start_line is {start_line}, but lines are counted from 1")
     if line_count is not None and line_count < 1:
         raise ValueError(f"line_count is {line_count}; ask for at least one line")
-    if start_line is not None or line_count is not None:
-        return _read_lines(target, path, start_line or 1, line_count)
-    size = target.stat().st_size
-    if size > READ_LIMIT:
-        raise ValueError(
-            f"{path} is {format_size(size)}, more than the {format_size(READ_LIMIT)} a whole read returns; "
-            "read it in parts with start_line and line_count, or search it with grep_files"
-        )
-    text, _ = decode(target.read_bytes(), name=path, strict=False)
+    with _existing(ctx, path, "read", os.O_RDONLY) as handle:
+        if start_line is not None or line_count is not None:
+            return _read_lines(handle.fd, path, start_line or 1, line_count)
+        data = _whole(handle, path, "a whole read returns")
+    text, _ = decode(data, name=path, strict=False)
     return normalize_newlines(text) or f"({path} is empty)"
 
 
-def _read_lines(target: Path, name: str, start: int, count: int | None) -> str:
-    with target.open("rb") as raw:
-        head = raw.read(BINARY_PROBE)
+def _whole(handle: Handle, name: str, what: str) -> bytes:
+    """The whole file, refused past the per-call limit; read no further than the limit even if it grew."""
+    tail = " with start_line and line_count, or search it with grep_files"
+    size = handle.info.st_size
+    data = read_bounded(handle.fd, READ_LIMIT + 1) if size <= READ_LIMIT else b""
+    if size > READ_LIMIT or len(data) > READ_LIMIT:
+        shown = format_size(size) if size > READ_LIMIT else "over " + format_size(READ_LIMIT)
+        hint = f"; read it in parts{tail}" if what == "a whole read returns" else ""
+        raise ValueError(f"{name} is {shown}, more than the {format_size(READ_LIMIT)} {what}{hint}")
+    return data
+
+
+def _read_lines(fd: int, name: str, start: int, count: int | None) -> str:
+    head = os.pread(fd, BINARY_PROBE, 0)
     if looks_binary(head):
         raise ValueError(binary_message(name))
     kept: list[str] = []
     kept_size = 0
     seen = 0
-    # Streamed line by line, so a part of a file over the whole-read limit can still be read.
-    with target.open(encoding=stream_encoding(head), errors="replace", newline=None) as handle:
-        for seen, line in enumerate(handle, start=1):
-            if seen < start:
-                continue
-            if count is not None and seen >= start + count:
-                break
-            kept_size += len(line)
-            if kept_size > READ_LIMIT:
-                raise ValueError(
-                    f"lines {start} to {seen} of {name} already come to more than "
-                    f"{format_size(READ_LIMIT)}; ask for fewer lines"
-                )
-            kept.append(line)
+    # Streamed in chunks, each line cut at LINE_LIMIT: a part of a file over the whole-read limit can be read, and
+    # a line of gigabytes costs no more memory than a cut line.
+    for line in text_lines(fd, stream_encoding(head)):
+        seen = line.number
+        if seen < start:
+            continue
+        if count is not None and seen >= start + count:
+            break
+        piece = line.text + "\n" if line.ended else line.text
+        if line.cut:
+            piece = line.text + "\n" + cut_note(line, name) + "\n"
+        kept_size += len(piece)
+        if kept_size > READ_LIMIT:
+            raise ValueError(
+                f"lines {start} to {seen} of {name} already come to more than "
+                f"{format_size(READ_LIMIT)}; ask for fewer lines"
+            )
+        kept.append(piece)
     if kept:
         return "".join(kept)
     if seen == 0:
@@ -113,29 +140,48 @@ def write_file(ctx: ToolContext, path: str, content: str, append: bool = False) 
         content: The complete text to write (or to add at the end when appending).
         append: Add content at the end of the file instead of replacing what it holds.
     """
-    target = resolve(ctx, path)
-    if target.is_dir():
-        raise IsADirectoryError(f"{path} is a directory; give the path of a file")
-    existed = target.exists()
-    fmt = probe_format(target) if existed else NEW_FILE
-    if fmt is None:
-        if append:
-            raise ValueError(binary_message(path))
-        fmt = NEW_FILE
-    text = content
-    if fmt.newline == "\r\n" and "\r\n" not in content:
-        text = content.replace("\n", "\r\n")
-    if append and existed:
-        data = encode(text, fmt, with_bom=target.stat().st_size == 0)
-        with target.open("ab") as handle:
-            handle.write(data)
-        return f"Appended {len(data):,} bytes to {path}{_kept(fmt)}"
-    data = encode(text, fmt)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    encode(content, NEW_FILE)  # text that cannot be stored fails before any file is made
+    handle, existed = _writable(ctx, path)
+    with handle:
+        fd = handle.fd
+        fmt = format_of(os.pread(fd, FORMAT_PROBE, 0)) if existed else NEW_FILE
+        if fmt is None:
+            if append:
+                raise ValueError(binary_message(path))
+            fmt = NEW_FILE
+        text = content
+        if fmt.newline == "\r\n" and "\r\n" not in content:
+            text = content.replace("\n", "\r\n")
+        if append and existed:
+            end = os.fstat(fd).st_size
+            data = encode(text, fmt, with_bom=end == 0)
+            _write_at(fd, data, end)
+            return f"Appended {len(data):,} bytes to {path}{_kept(fmt)}"
+        data = encode(text, fmt)
+        _replace(fd, data)
     if existed:
         return f"Replaced the content of {path} ({len(data):,} bytes){_kept(fmt)}"
     return f"Created {path} ({len(data):,} bytes)"
+
+
+def _writable(ctx: ToolContext, path: str) -> tuple[Handle, bool]:
+    try:
+        return open_for_write(ctx, path, judge=judge_of(ctx, "edit"), shown=path)
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path} is a directory; give the path of a file") from None
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written
+
+
+def _replace(fd: int, data: bytes) -> None:
+    """Put ``data`` in place of the file's content, in place (the file keeps its inode, owner and mode)."""
+    _write_at(fd, data, 0)
+    os.ftruncate(fd, len(data))
 
 
 def _kept(fmt: TextFormat) -> str:
@@ -159,22 +205,19 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
         new_text: The text to put in its place (empty to delete old_text).
         replace_all: Replace every occurrence of old_text instead of requiring exactly one.
     """
-    target = resolve(ctx, path)
-    _require_file(
-        target, path, missing_hint="; edit_file changes existing files, write_file creates new ones"
-    )
+    hint = "; edit_file changes existing files, write_file creates new ones"
+    with _existing(ctx, path, "edit", os.O_RDWR, missing_hint=hint) as handle:
+        return _edit(handle, path, old_text, new_text, replace_all)
+
+
+def _edit(handle: Handle, path: str, old_text: str, new_text: str, replace_all: bool) -> str:
     if not old_text:
         raise ValueError(
             "old_text is empty; give the exact text to replace (write_file replaces a whole file)"
         )
     if old_text == new_text:
         raise ValueError("old_text and new_text are the same, so the edit would change nothing")
-    size = target.stat().st_size
-    if size > READ_LIMIT:
-        raise ValueError(
-            f"{path} is {format_size(size)}, more than the {format_size(READ_LIMIT)} edit_file handles"
-        )
-    content, fmt = decode(target.read_bytes(), name=path, strict=True)
+    content, fmt = decode(_whole(handle, path, "edit_file handles"), name=path, strict=True)
     find, replacement, starts = _occurrences(content, old_text, new_text, fmt.newline or "\n")
     if not starts:
         raise ValueError(_not_found(content, old_text, path))
@@ -184,7 +227,7 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
             f"old_text occurs {len(starts)} times in {path} (at {lines}); include more of the surrounding "
             "lines so it matches only one place, or set replace_all to true to replace every occurrence"
         )
-    target.write_bytes(encode(content.replace(find, replacement), fmt))
+    _replace(handle.fd, encode(content.replace(find, replacement), fmt))
     noun = "replacement" if len(starts) == 1 else "replacements"
     return f"Edited {path}: {len(starts)} {noun} (at {lines})"
 
@@ -252,12 +295,10 @@ def delete_file(ctx: ToolContext, path: str) -> str:
     Args:
         path: The file to delete, relative to the working directory or absolute.
     """
-    target = resolve(ctx, path)
-    if target.is_dir():
-        raise IsADirectoryError(f"{path} is a directory; delete_file removes single files only")
-    if not target.exists():
-        raise FileNotFoundError(f"there is no file at {path}")
-    target.unlink()
+    with _parent(ctx, path) as parent:
+        if stat.S_ISDIR(os.stat(parent.name, dir_fd=parent.fd, follow_symlinks=False).st_mode):
+            raise IsADirectoryError(f"{path} is a directory; delete_file removes single files only")
+        os.unlink(parent.name, dir_fd=parent.fd)
     return f"Deleted {path}"
 
 
@@ -273,25 +314,68 @@ def move_file(ctx: ToolContext, source: str, destination: str, overwrite: bool =
         destination: Its new path, file name included, relative to the working directory or absolute.
         overwrite: Replace a file that already exists at the destination.
     """
-    origin, target = resolve(ctx, source), resolve(ctx, destination)
-    if origin.is_dir():
-        raise IsADirectoryError(f"{source} is a directory; move_file moves single files only")
-    if not origin.exists():
-        raise FileNotFoundError(f"there is no file at {source}")
-    if target.is_dir():
-        suggestion = PurePath(destination, origin.name).as_posix()
-        raise IsADirectoryError(
-            f"{destination} is a directory; give the full new path, file name included (such as {suggestion})"
-        )
-    if origin == target:
-        raise ValueError(f"{source} and {destination} are the same file")
-    # A rename that only changes case on a case-insensitive file system finds "itself" at the destination.
-    replacing = target.exists() and not os.path.samefile(origin, target)
-    if replacing and not overwrite:
-        raise FileExistsError(f"{destination} already exists; set overwrite to true to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(origin, target)
+    judge = judge_of(ctx, "edit")
+    with _parent(ctx, source) as origin:
+        held = os.stat(origin.name, dir_fd=origin.fd, follow_symlinks=False)
+        if stat.S_ISDIR(held.st_mode):
+            raise IsADirectoryError(f"{source} is a directory; move_file moves single files only")
+        with _destination(ctx, destination, judge) as target:
+            try:
+                there = os.stat(target.name, dir_fd=target.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                there = None
+            if there is not None and stat.S_ISDIR(there.st_mode):
+                suggestion = PurePath(destination, origin.name).as_posix()
+                raise IsADirectoryError(
+                    f"{destination} is a directory; give the full new path, file name included (such as "
+                    f"{suggestion})"
+                )
+            if origin.real == target.real:
+                raise ValueError(f"{source} and {destination} are the same file")
+            # A rename that only changes case on a case-insensitive file system finds "itself" at the destination.
+            replacing = there is not None and (there.st_dev, there.st_ino) != (held.st_dev, held.st_ino)
+            if replacing and not overwrite:
+                raise FileExistsError(f"{destination} already exists; set overwrite to true to replace it")
+            _rename(origin, target, source)
     return f"Moved {source} to {destination}" + (" (replaced the file that was there)" if replacing else "")
+
+
+def _rename(origin: ParentDir, target: ParentDir, shown: str) -> None:
+    """Move the file between two judged directories: renamed there, or copied and removed across file systems."""
+    try:
+        os.rename(origin.name, target.name, src_dir_fd=origin.fd, dst_dir_fd=target.fd)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+    source = os.open(
+        origin.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=origin.fd
+    )
+    try:
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{shown} is not a regular file, so it is not copied to another file system")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        copy = os.open(target.name, flags, stat.S_IMODE(info.st_mode), dir_fd=target.fd)
+        try:
+            offset = 0
+            while chunk := os.pread(source, 1024 * 1024, offset):
+                _write_at(copy, chunk, offset)
+                offset += len(chunk)
+        finally:
+            os.close(copy)
+    finally:
+        os.close(source)
+    os.unlink(origin.name, dir_fd=origin.fd)
+
+
+def _destination(ctx: ToolContext, destination: str, judge: Judge) -> ParentDir:
+    """Where ``destination`` goes: the directory of the file it names (through a link, as the policy judged it),
+    or for a new file its directory, made if missing."""
+    try:
+        return open_parent(ctx, destination, judge=judge, shown=destination)
+    except FileNotFoundError:
+        return open_destination(ctx, destination, judge=judge, shown=destination)
 
 
 @tool(read_only=True)
@@ -313,13 +397,17 @@ def list_directory(
         include_ignored: Also list entries the project's .gitignore or .ignore files exclude (such as
             node_modules/ or build output).
     """
-    target = resolve(ctx, path)
-    if not target.exists():
-        raise FileNotFoundError(f"there is no directory at {path}")
-    if not target.is_dir():
-        raise NotADirectoryError(f"{path} is a file, not a directory; read_file reads it")
     reach = Reach(ctx, include_ignored=include_ignored)
-    root = reach.start(target, path)
+    try:
+        handle = open_judged(
+            ctx, path, judge=reach.verdict, shown=path, approved=ctx.approved, directory=True
+        )
+    except FileNotFoundError:
+        raise FileNotFoundError(f"there is no directory at {path}") from None
+    except NotADirectoryError:
+        raise NotADirectoryError(f"{path} is a file, not a directory; read_file reads it") from None
+    with handle:  # listed by the path judged on the opened directory, not by the name the call gave
+        root = reach.start(Path(handle.real), path)
     if recursive:
         nodes = list(reach.tree(root))
     else:
@@ -347,8 +435,22 @@ def _size_of(path: Path) -> str:
         return "unreadable"
 
 
-def _require_file(target: Path, name: str, *, missing_hint: str = "") -> None:
-    if target.is_dir():
-        raise IsADirectoryError(f"{name} is a directory; list_directory shows what it holds")
-    if not target.exists():
-        raise FileNotFoundError(f"there is no file at {name}{missing_hint}")
+def _existing(
+    ctx: ToolContext, path: str, category: Literal["read", "edit"], flags: int, *, missing_hint: str = ""
+) -> Handle:
+    """The existing regular file ``path`` names, opened for ``flags`` and judged under ``category``'s rules."""
+    judge = judge_of(ctx, category)
+    try:
+        return open_judged(ctx, path, judge=judge, shown=path, approved=ctx.approved, flags=flags)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"there is no file at {path}{missing_hint}") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path} is a directory; list_directory shows what it holds") from None
+
+
+def _parent(ctx: ToolContext, path: str) -> ParentDir:
+    """The judged directory of the existing file ``path`` names, for removing or renaming it."""
+    try:
+        return open_parent(ctx, path, judge=judge_of(ctx, "edit"), shown=path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"there is no file at {path}") from None

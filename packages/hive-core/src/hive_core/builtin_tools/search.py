@@ -28,9 +28,11 @@ from hive_core.permissions.glob import expand_braces, literal_brackets
 from hive_core.permissions.paths import split_glob
 from hive_core.tools import ToolContext, tool
 
+from ._lines import text_lines
+from ._open import Handle, NotRegular, SharedFile, judge_of, open_judged
 from ._paths import format_size, resolve
 from ._reach import Node, Reach
-from ._text import BINARY_PROBE, looks_binary, stream_encoding
+from ._text import BINARY_PROBE, READ_LIMIT, looks_binary, stream_encoding
 
 __all__ = ["glob_files", "grep_files"]
 
@@ -176,14 +178,28 @@ def grep_files(
         if not candidates:
             return f"No files match {file_pattern or '**/*'!r} under {path}{reach.notes(read=True)}"
     search = _Search(regex)
+    judge = judge_of(ctx, "read")
     searched = 0
     for name, node in candidates:
         if not reach.admit(node, read=True, name=name):
             continue
         searched += 1
-        # The resolved path: the one the walk checked against the project's boundary.
-        if not search.scan(name, Path(node.real)):
-            break
+        # The resolved path the walk checked against the project's boundary, opened and judged once more as the
+        # object it is: a directory swapped for a link since the walk cannot carry the read elsewhere.
+        try:
+            handle = open_judged(ctx, node.real, judge=judge, shown=name, approved=False)
+        except SharedFile:
+            search.shared.append(name)
+            continue
+        except NotRegular:
+            search.special += 1
+            continue
+        except (OSError, ValueError):
+            search.unreadable += 1
+            continue
+        with handle:
+            if not search.scan(name, handle):
+                break
     return search.report(pattern, searched) + reach.notes(read=True)
 
 
@@ -199,19 +215,24 @@ class _Search:
         self.binary = 0
         self.oversized = 0
         self.unreadable = 0
+        self.special = 0
+        """Pipes, devices and sockets: never opened for reading."""
+        self.shared: list[str] = []
+        """Files with more than one hard link: a search does not read them, read_file asks first."""
+        self.long_lines = 0
+        """Lines searched only in their first :data:`READ_LIMIT` characters."""
 
-    def scan(self, name: str, file: Path) -> bool:
-        """Search one file; false once the limits are reached and the search should stop."""
+    def scan(self, name: str, file: Handle) -> bool:
+        """Search one opened file; false once the limits are reached and the search should stop."""
         try:
-            if file.stat().st_size > _GREP_FILE_LIMIT:
+            if os.fstat(file.fd).st_size > _GREP_FILE_LIMIT:
                 self.oversized += 1
                 return True
-            with file.open("rb") as raw:
-                head = raw.read(BINARY_PROBE)
+            head = os.pread(file.fd, BINARY_PROBE, 0)
             if looks_binary(head):
                 self.binary += 1
                 return True
-            lines, more = self._matching_lines(file, stream_encoding(head), _MAX_MATCHES - self.matches)
+            lines, more = self._matching_lines(file.fd, stream_encoding(head), _MAX_MATCHES - self.matches)
         except OSError:
             self.unreadable += 1
             return True
@@ -224,18 +245,20 @@ class _Search:
         self.cut = more
         return not more
 
-    def _matching_lines(self, file: Path, encoding: str, room: int) -> tuple[list[str], bool]:
+    def _matching_lines(self, fd: int, encoding: str, room: int) -> tuple[list[str], bool]:
         """Up to ``room`` matching lines, and whether the file holds more."""
         found: list[str] = []
-        with file.open(encoding=encoding, errors="replace", newline=None) as handle:
-            for number, line in enumerate(handle, start=1):
-                text = line.rstrip("\n")
-                match = self.regex.search(text)
-                if match is None:
-                    continue
-                if len(found) == room:
-                    return found, True
-                found.append(f"  {number}: {_excerpt(text, match.start())}")
+        # Streamed in chunks; a line longer than the per-call read limit is searched in its first part only.
+        for line in text_lines(fd, encoding, limit=READ_LIMIT):
+            text = line.text
+            if line.cut:
+                self.long_lines += 1
+            match = self.regex.search(text)
+            if match is None:
+                continue
+            if len(found) == room:
+                return found, True
+            found.append(f"  {line.number}: {_excerpt(text, match.start())}")
         return found, False
 
     def report(self, pattern: str, searched: int) -> str:
@@ -264,7 +287,23 @@ class _Search:
             notes.append(f"{self.oversized} over {format_size(_GREP_FILE_LIMIT)}")
         if self.unreadable:
             notes.append(f"{self.unreadable} unreadable")
-        return f"\n(skipped files: {', '.join(notes)})" if notes else ""
+        if self.special:
+            notes.append(f"{self.special} not regular (pipes, devices or sockets)")
+        text = f"\n(skipped files: {', '.join(notes)})" if notes else ""
+        if self.shared:
+            shown = ", ".join(self.shared[:10]) + (
+                f" and {len(self.shared) - 10} more" if len(self.shared) > 10 else ""
+            )
+            text += (
+                f"\n(not searched: {len(self.shared)} with more than one hard link ({shown}); read_file asks for "
+                "approval to read one)"
+            )
+        if self.long_lines:
+            text += (
+                f"\n({self.long_lines} lines longer than {format_size(READ_LIMIT)} were searched in their first "
+                f"{format_size(READ_LIMIT)} only)"
+            )
+        return text
 
 
 def _excerpt(line: str, start: int) -> str:

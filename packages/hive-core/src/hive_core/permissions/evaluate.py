@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,10 +124,11 @@ class PermissionPolicy:
         path = _text(arguments, "path")
         if path is None:
             return Verdict.allow("read_file names no file, so there is nothing to protect")
-        return self.judge_path("read", path)
+        return _hard_linked(self.judge_path("read", path), self._given_dir, path)
 
     def _write_file(self, arguments: Mapping[str, Any]) -> Verdict:
-        return self._write_target(_text(arguments, "path"))
+        path = _text(arguments, "path")
+        return _hard_linked(self._write_target(path), self._given_dir, path)
 
     def _delete_file(self, arguments: Mapping[str, Any]) -> Verdict:
         return self._delete_target(_text(arguments, "path"))
@@ -242,6 +244,28 @@ class PermissionPolicy:
         target = targets[0] if targets else ""
         reason = f"no {category} rule matches {target!r}, so the default action ({action}) applies"
         return Verdict.of(action, reason, ask_level=ask_level)
+
+
+def _hard_linked(verdict: Verdict, working_dir: str, path: str | None) -> Verdict:
+    """``verdict``, but ``ask`` instead of ``allow`` when ``path`` is a regular file with more than one hard link.
+
+    A hard link is the same file under another name: the name the rules judged may be inside the project while
+    the other is a protected or outside file, and no path tells which. The file tools check the link count again
+    on the file they open, and touch such a file only in a call a person approved.
+    """
+    if verdict.action != "allow" or path is None:
+        return verdict
+    try:
+        info = os.stat(os.path.join(working_dir, path))  # follows links as an open would; no realpath needed
+    except (OSError, ValueError):
+        return verdict
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return verdict
+    return Verdict.ask(
+        f"{path} has {info.st_nlink} hard links: it is also another file's name, perhaps one outside the project "
+        "or one the rules protect",
+        level="high",
+    )
 
 
 def _winner(
