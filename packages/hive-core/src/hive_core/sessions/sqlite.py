@@ -124,6 +124,18 @@ _SCHEMA: Final = (
 _NOT_A_DATABASE: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _NO_ACCESS: Final = frozenset({3, 8, 10, 13, 14, 23})  # PERM, READONLY, IOERR, FULL, CANTOPEN, AUTH
 _BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+# hive's statements are fixed, so these mean the tables are not the ones it made: a table or column dropped or
+# renamed, a constraint or type changed.
+_NOT_OURS: Final = frozenset({1, 19, 20})  # SQLITE_ERROR, SQLITE_CONSTRAINT, SQLITE_MISMATCH
+_TABLES: Final[dict[str, frozenset[str]]] = {
+    "sessions": frozenset(
+        {"id", "project_path", "created", "updated", "touched", "model", "provider", "status", "forked_from"}
+        | {"first_message", "message_count"}
+    ),
+    "entries": frozenset({"session_id", "seq", "ts", "kind", "payload"}),
+    "leases": frozenset({"session_id", "token", "pid", "host", "machine", "started", "since", "renewed"}),
+}
+"""Every table of the current schema with its columns: what an opened database must have."""
 _HEADER: Final = b"SQLite format 3\x00"
 
 _COLUMNS: Final = (
@@ -203,6 +215,7 @@ class SqliteSessionStore(SessionStore):
                     conn.execute(f"PRAGMA synchronous = {self.synchronous}")
                     conn.execute("PRAGMA foreign_keys = ON")
                     _migrate(conn)
+                    _check_tables(conn)
                 except BaseException:
                     conn.close()
                     raise
@@ -243,8 +256,12 @@ class SqliteSessionStore(SessionStore):
         """SQLite's errors about the file, as the one-line :class:`SessionStoreError` that says what to do."""
         try:
             yield
+        except (_Damaged, msgspec.ValidationError) as exc:
+            raise self._unusable(f"it is not a session database hive can read ({exc})") from None
         except sqlite3.DatabaseError as exc:
             code = getattr(exc, "sqlite_errorcode", -1) & 0xFF
+            if code in _NOT_OURS and not isinstance(exc, sqlite3.ProgrammingError):
+                raise self._unusable(f"it is not a session database hive can read ({exc})") from None
             if code in _NOT_A_DATABASE:
                 # Closed first: closing removes this connection's own write-ahead log, which the advice would
                 # otherwise name.
@@ -294,9 +311,8 @@ class SqliteSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             if row is not None:
-                holder = LeaseHolder(
-                    pid=row[0], host=row[1], machine=row[2], started=row[3], since=row[4], renewed=row[5]
-                )
+                fields = ("pid", "host", "machine", "started", "since", "renewed")
+                holder = msgspec.convert(dict(zip(fields, row, strict=True)), LeaseHolder)
                 if holder.live(now, expiry=expiry):
                     raise SessionInUse(
                         session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
@@ -376,7 +392,7 @@ class SqliteSessionStore(SessionStore):
                 f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY touched DESC LIMIT ?",
                 (*params, -1 if limit is None else limit),
             ).fetchall()
-        return [_info(row) for row in rows]
+            return [_info(row) for row in rows]
 
     def latest(self, project_path: str | os.PathLike[str]) -> SessionInfo | None:
         """The project's most recently active session, or ``None``."""
@@ -500,6 +516,20 @@ def _refuse_newer(conn: sqlite3.Connection) -> None:
         raise _NewerSchema(version)
 
 
+class _Damaged(Exception):
+    """The database's tables or rows are not what hive wrote (the message says what)."""
+
+
+def _check_tables(conn: sqlite3.Connection) -> None:
+    """Raise :class:`_Damaged` when a table of the schema, or a column of one, is missing."""
+    for table, columns in _TABLES.items():
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if not present:
+            raise _Damaged(f"its {table} table is missing")
+        if missing := sorted(columns - present):
+            raise _Damaged(f"its {table} table has no {', '.join(missing)} column")
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -549,10 +579,22 @@ def _info(row: tuple[object, ...]) -> SessionInfo:
 
 
 def _entries(conn: sqlite3.Connection, session_id: str) -> list[Entry]:
-    rows: Iterable[tuple[int, float, str, str]] = conn.execute(
+    rows: Iterable[tuple[object, object, object, object]] = conn.execute(
         "SELECT seq, ts, kind, payload FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
     )
-    return [Entry(seq, ts, kind, decode_payload(kind, data)) for seq, ts, kind, data in rows]
+    return [_entry(row) for row in rows]
+
+
+def _entry(row: tuple[object, object, object, object]) -> Entry:
+    seq, ts, kind, data = row
+    if not (
+        isinstance(seq, int)
+        and isinstance(ts, int | float)
+        and isinstance(kind, str)
+        and isinstance(data, str)
+    ):
+        raise _Damaged(f"an entry's row holds values of the wrong types ({seq!r}, {ts!r}, {kind!r})")
+    return Entry(seq, float(ts), kind, decode_payload(kind, data))
 
 
 def _title(payload: EntryPayload) -> str | None:
