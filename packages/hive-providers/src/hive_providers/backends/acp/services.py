@@ -47,7 +47,7 @@ from hive_core.sandbox import SandboxSettings, SandboxUnavailable, launch_comman
 from hive_core.tools import EventSink
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent, RefusalKind
 from hive_providers.backends.json_values import as_list, as_mapping
-from hive_providers.backends.judging import judge_call, verdict_of
+from hive_providers.backends.judging import judge_call, verdict_of, working_directory
 
 from .tool_calls import TOOL_NAMES, ToolCallTracker, TrackedCall, text_of
 
@@ -164,7 +164,14 @@ class AcpClientServices:
         assert call is not None
         tool, arguments = permission_arguments(call, tool_call)
         judged = await judge_call(
-            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
+            call_id,
+            tool,
+            arguments,
+            policy=self._policy,
+            approvals=self._approvals,
+            tracker=self._tracker,
+            cwd=working_directory(_raw_input(call, tool_call)),
+            project=self._cwd,
         )
         if not judged.runs:
             return _select(options, ("reject_once",))
@@ -284,9 +291,10 @@ class AcpClientServices:
         line = shlex.join([command, *args]) if args else command
         judged = line if cwd == self._cwd else f"cd {shlex.quote(str(cwd))} && {line}"
         arguments: dict[str, Any] = {"command": judged}
-        await self._authorise(
-            "execute_command", arguments, self._verdict("execute_command", arguments), judged
+        verdict = verdict_of(
+            self._policy, "execute_command", {"command": line}, cwd=str(cwd), project=self._cwd
         )
+        await self._authorise("execute_command", arguments, verdict, judged)
         argv = [command, *args] if args else [shutil.which("bash") or "/bin/sh", "-c", command]
         if cwd != self._cwd:
             # The sandbox starts in the project; the agent's directory is entered inside it.
@@ -481,11 +489,7 @@ def permission_arguments(call: TrackedCall, tool_call: Mapping[str, Any]) -> tup
     re-announced as ``execute`` is judged as a command; a call of no known kind whose input has a command is
     judged as one too. The input is the request's ``rawInput``, else the call's, else what it streamed as text.
     """
-    raw = (
-        as_mapping(tool_call.get("rawInput"))
-        or as_mapping(call.raw_input)
-        or (dict(call.content_input) if call.content_input else {})
-    )
+    raw = _raw_input(call, tool_call)
     title = text_of(tool_call.get("title")) or call.title
     kind = text_of(tool_call.get("kind")) or call.kind
     tool = TOOL_NAMES.get(kind or "") or ("execute_command" if _command(raw) else call.tool)
@@ -512,6 +516,15 @@ def permission_arguments(call: TrackedCall, tool_call: Mapping[str, Any]) -> tup
             return tool, moved
         case _:
             return tool, raw
+
+
+def _raw_input(call: TrackedCall, tool_call: Mapping[str, Any]) -> dict[str, Any]:
+    """The input a permission request is judged by: its ``rawInput``, else the call's, else what it streamed."""
+    return (
+        as_mapping(tool_call.get("rawInput"))
+        or as_mapping(call.raw_input)
+        or (dict(call.content_input) if call.content_input else {})
+    )
 
 
 def _command(raw: Mapping[str, Any]) -> str | None:

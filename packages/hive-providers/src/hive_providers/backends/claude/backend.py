@@ -153,6 +153,7 @@ class _Turn(ProcessTurn):
             policy=self.options.policy,
             approvals=self.options.approvals,
             questions=self.options.questions,
+            project=self.options.cwd,
         )
         self._initialize_id = backend.next_request_id("initialize")
 

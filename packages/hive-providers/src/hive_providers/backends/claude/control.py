@@ -17,6 +17,7 @@ answer, a timeout) is a ``deny`` with a reason: the CLI records it in ``permissi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from hive_core.approvals import ApprovalService, ToolCallPolicy
@@ -25,7 +26,7 @@ from hive_protocol import QuestionRequestEvent
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.ask_user_question import DECLINED_QUESTION, question_answers, questions_of
 from hive_providers.backends.json_values import as_mapping
-from hive_providers.backends.judging import judge_call
+from hive_providers.backends.judging import judge_call, working_directory
 
 from .stream import TOOL_KINDS
 
@@ -48,6 +49,7 @@ _CLAUDE_KEYS: Final[Mapping[str, Mapping[str, str]]] = {
     "write_file": {"path": "file_path", "content": "content"},
     "edit_file": {"path": "file_path", "content": "new_string"},
 }
+_SEARCH_TOOLS: Final = frozenset({"Grep", "Glob", "LS"})
 _HIVE_TOOLS: Final[Mapping[str, str]] = {
     "Bash": "execute_command",
     "Read": "read_file",
@@ -83,6 +85,15 @@ def hive_arguments(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, 
     return tool, arguments
 
 
+def call_directory(tool_name: str, tool_input: Mapping[str, Any]) -> object:
+    """Where a Claude tool call runs, when its input says: a working-directory key, or the directory a search tool
+    (``Grep``, ``Glob``, ``LS``) searches; ``None`` for the project."""
+    named = working_directory(tool_input)
+    if named is None and tool_name in _SEARCH_TOOLS:
+        return tool_input.get("path")
+    return named
+
+
 def _claude_input(
     tool: str, tool_input: Mapping[str, Any], modified: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -106,8 +117,10 @@ class PermissionResponder:
         policy: ToolCallPolicy | None,
         approvals: ApprovalService | None,
         questions: QuestionService | None,
+        project: Path | None = None,
     ) -> None:
         self._tracker = tracker
+        self._project = project
         self._policy = policy
         self._approvals = approvals
         self._questions = questions
@@ -129,7 +142,14 @@ class PermissionResponder:
         )
         tool, arguments = hive_arguments(tool_name, tool_input)
         judged = await judge_call(
-            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
+            call_id,
+            tool,
+            arguments,
+            policy=self._policy,
+            approvals=self._approvals,
+            tracker=self._tracker,
+            cwd=call_directory(tool_name, tool_input),
+            project=self._project,
         )
         match judged.outcome:
             case "allowed":

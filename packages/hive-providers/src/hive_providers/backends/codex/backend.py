@@ -37,7 +37,7 @@ from typing import Any, Final, Literal
 
 import anyio
 
-from hive_core.approvals import ApprovalRequest, Verdict
+from hive_core.approvals import ApprovalRequest, strictest
 from hive_core.backends import BackendProbe
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
@@ -45,6 +45,7 @@ from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.judging import elsewhere, verdict_of
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable, probe_backend
 from hive_providers.backends.specs import BackendOptions, LaunchSpec
@@ -327,11 +328,12 @@ class CodexBackend:
         call = tracker.get(call_id)
         assert call is not None
         options = self.options
-        verdict = (
-            options.policy.evaluate(tool, arguments)
-            if options.policy is not None
-            else Verdict.ask("no permission rules apply to Codex's requests")
-        )
+        # A command runs in its ``cwd``; a file change's ``grantRoot`` asks for writes anywhere under that root.
+        cwd = params.get("cwd") if tool == "execute_command" else params.get("grantRoot")
+        verdict = verdict_of(options.policy, tool, arguments, cwd=cwd, project=options.cwd)
+        if tool == "edit_file" and cwd is not None:
+            root = verdict_of(options.policy, tool, {"path": cwd}, cwd=cwd, project=options.cwd)
+            verdict = strictest([verdict, root])
         if verdict.action == "allow":
             return approval_decision(True)
         if verdict.action == "deny":
@@ -341,6 +343,8 @@ class CodexBackend:
             tracker.refuse(call_id, "approval_unavailable")
             return approval_decision(False)
         reason = verdict.reason
+        if (place := elsewhere(cwd, options.cwd)) is not None:
+            reason = f"{reason} (the call runs in {place})"
         if said := text_of(params.get("reason")):
             reason = f"{reason}; Codex says: {said}" if reason else said
         decision = await options.approvals.request(

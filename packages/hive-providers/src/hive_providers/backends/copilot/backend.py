@@ -122,6 +122,7 @@ class CopilotBackend:
             policy=self.options.policy,
             approvals=self.options.approvals,
             questions=self.options.questions,
+            project=self.options.cwd,
             taken=self._call_ids,
             question_numbers=self._next_question,
         )

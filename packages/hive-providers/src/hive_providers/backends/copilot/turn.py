@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Generator, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -48,6 +49,7 @@ from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.ask_user_question import DECLINED_QUESTION
 from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.judging import working_directory
 from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
 
 __all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
@@ -112,6 +114,7 @@ class CopilotTurn:
         questions: QuestionService | None,
         taken: set[str],
         question_numbers: Callable[[], int],
+        project: Path | None = None,
     ) -> None:
         self._emit = emit
         self.session_id = session_id
@@ -120,7 +123,7 @@ class CopilotTurn:
         self.tracker = ToolCallTracker(emit, taken=taken)
         """The turn's tool calls."""
         self._responder = PermissionResponder(
-            tracker=self.tracker, policy=policy, approvals=approvals, questions=None
+            tracker=self.tracker, policy=policy, approvals=approvals, questions=None, project=project
         )
         self._questions = questions
         self._question_numbers = question_numbers
@@ -295,6 +298,8 @@ class CopilotTurn:
             tool_input = {"file_path": text_of(asked.get("fileName")) or text_of(asked.get("path")) or ""}
         else:
             tool_input = dict(asked)
+        if (directory := working_directory(asked)) is not None:
+            tool_input.setdefault("cwd", directory)  # judged where it runs (see judging)
         with self._guarded():
             answer = await self._responder.can_use_tool(
                 {"tool_name": tool, "input": tool_input, "tool_use_id": text_of(asked.get("toolCallId"))}

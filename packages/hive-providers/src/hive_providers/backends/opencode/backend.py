@@ -328,6 +328,8 @@ class _Turn:
             policy=self.options.policy,
             approvals=approvals,
             tracker=self.tracker,
+            cwd=permission.directory,
+            project=self.options.cwd,
         )
         decision = judged.decision
         match judged.outcome:

@@ -28,6 +28,7 @@ from typing import Any, Final
 from hive_core.questions import Answers
 from hive_protocol import Question, QuestionOption
 from hive_providers.backends.acp.tool_calls import text_of
+from hive_providers.backends.judging import working_directory
 
 from .events import mapping
 
@@ -87,6 +88,8 @@ class PermissionAsked:
     """The hive tool it is judged as."""
     arguments: dict[str, Any]
     """The arguments it is judged with."""
+    directory: object = None
+    """Where the call runs, when its metadata says (``workdir``, ``cwd``...); ``None`` for the project."""
 
 
 def _question(raw: Mapping[str, Any], *, multiple: bool | None = None) -> Question | None:
@@ -232,4 +235,5 @@ def read_permission(props: Mapping[str, Any]) -> PermissionAsked | None:
         permission=permission,
         tool=tool,
         arguments=arguments,
+        directory=working_directory(metadata),
     )

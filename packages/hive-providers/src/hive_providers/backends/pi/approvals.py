@@ -21,7 +21,7 @@ from hive_providers.backends.acp.services import permission_arguments
 from hive_providers.backends.acp.tool_calls import ToolCallTracker, TrackedCall, text_of
 from hive_providers.backends.acp.tool_calls import tool_name as hive_tool_name
 from hive_providers.backends.json_values import as_list, as_mapping
-from hive_providers.backends.judging import judge_call
+from hive_providers.backends.judging import judge_call, working_directory
 
 from .events import TOOL_KINDS
 from .rpc import ApprovalDialog, approval_value
@@ -105,7 +105,14 @@ class ToolJudge:
         )
         tool, arguments = hive_arguments(dialog.tool_name, dialog.tool_input, self._cwd)
         judged = await judge_call(
-            call_id, tool, arguments, policy=self._policy, approvals=self._approvals, tracker=self._tracker
+            call_id,
+            tool,
+            arguments,
+            policy=self._policy,
+            approvals=self._approvals,
+            tracker=self._tracker,
+            cwd=working_directory(dialog.tool_input),
+            project=self._cwd,
         )
         request_id = dialog.request_id
         match judged.outcome:
