@@ -24,7 +24,7 @@ from agent_clis_turns import Approvals, checked, end_of
 
 from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
 from hive_conformance.model_server.agent_cli import agent_cli_responder, read_conversation
-from hive_conformance.script import Round, ScriptToolCall
+from hive_conformance.script import Round, ScriptPart, ScriptToolCall
 from hive_core.permissions import PermissionPolicy
 from hive_core.permissions.loading import load_permission_rules
 from hive_core.runners import collect_turn
@@ -49,7 +49,7 @@ def _in_directory(directory: Path | None) -> Callable[[RecordedRequest], Round |
         if answer is None or directory is None:
             return answer
         tools = read_conversation(request).tools
-        parts = []
+        parts: list[ScriptPart] = []
         for part in answer.parts:
             if isinstance(part, ScriptToolCall):
                 properties = tools.get(part.name, {}).get("properties", {})
