@@ -93,8 +93,12 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
                 unreadable_paths=unreadable,
             )
         )
+        # Outside the sandbox (whose pid namespace ends with it), a subreaper keeps the command's daemons in reach.
+        confined = launch.argv != _shell(command)
         try:
-            result = await _run(launch.argv, launch.env, ctx.working_dir, timeout_ms)
+            result = await _run(
+                launch.argv, launch.env, ctx.working_dir, timeout_ms, reap_orphans=not confined
+            )
         finally:
             # The command has ended (its group killed, the sandbox gone): the empty mount points go too.
             launch.release()
@@ -181,20 +185,22 @@ def _hidden_note(hidden: RefusedPaths, *, approved: bool) -> str:
     return f"Hidden from the command (unreadable, 'Permission denied'): {'; '.join(parts)}."
 
 
-async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Process:
+async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, reap_orphans: bool) -> Process:
     """Start a command in a session and process group of its own, reading no input (the one place commands
     are started); it and all it starts die with hive, however hive ends."""
     from hive_core.child_processes import open_child
 
-    return await open_child(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+    return await open_child(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, reap_orphans=reap_orphans)
 
 
-async def _run(argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_ms: int) -> str:
+async def _run(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_ms: int, *, reap_orphans: bool = False
+) -> str:
     stdout, stderr = HeadTailBuffer(), HeadTailBuffer()
     process: Process | None = None
     # Shielded: cancelled halfway, the spawn would kill the shell alone and leave its children running.
     with anyio.CancelScope(shield=True):
-        process = await _spawn(argv, env, cwd)
+        process = await _spawn(argv, env, cwd, reap_orphans=reap_orphans)
     assert process is not None
     timed_out = False
     try:
@@ -277,5 +283,10 @@ else:
     def _kill_group(process: Process) -> None:
         # The group outlives its leader (the shell) while any member lives, and its id is not reused
         # meanwhile, so killing it after the shell was reaped still reaches only what the command started.
+        from hive_core.child_processes import SupervisedProcess
+
+        if isinstance(process, SupervisedProcess) and process.returncode is None:
+            process.kill_tree()  # the group, and what left it but stayed below the subreaper
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)

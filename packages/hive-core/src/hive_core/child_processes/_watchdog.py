@@ -4,7 +4,9 @@ Run by :class:`~hive_core.child_processes.ChildSupervisor` as ``python -I -S _wa
 session of its own, with the read end of a pipe on standard input. hive holds the write end and writes one line
 per process group it starts (``+PGID``) or is done with (``-PGID``). When the pipe reaches its end (hive exited,
 crashed or was killed with SIGKILL: the kernel closes the pipe in every case) the watchdog kills every registered
-group and then, where ``/proc`` exists, every process whose environment carries ``NAME=VALUE``, scanning again
+group, with every process below its leader in the process tree (a command's daemon that left the group and
+cleared its environment stays there when a subreaper launched the command: see ``_subreaper.py``), and then, where
+``/proc`` exists, every process whose environment carries ``NAME=VALUE``, scanning again
 until none is left (a process forking meanwhile is caught by the next pass), and exits.
 
 The standard library only, and nothing hive imports: this file runs in a bare interpreter (``-S``, no
@@ -20,7 +22,7 @@ import signal
 import sys
 from collections.abc import Iterable, Iterator
 
-__all__ = ["IGNORED_SIGNALS", "kill_all", "marked_processes"]
+__all__ = ["IGNORED_SIGNALS", "kill_all", "marked_processes", "process_tree"]
 
 IGNORED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
@@ -57,6 +59,46 @@ def marked_processes(marker: bytes, *, proc: str = _PROC) -> Iterator[int]:
             yield int(name)
 
 
+def process_tree(roots: Iterable[int], *, proc: str = _PROC) -> set[int]:
+    """``roots`` and every process below them in the process tree, each stopped (SIGSTOP) as it is found so that
+    none forks meanwhile; walked again until a pass finds nothing new. Only a root that leads its own process
+    group (a group hive covers, whose leader still runs) is walked: another process may have its id by now."""
+    found: set[int] = set()
+    pending = [root for root in roots if _group_of(root, proc) == root]
+    while pending:
+        for pid in pending:
+            found.add(pid)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+        # A fork that was under way when its parent was stopped shows up in the next pass.
+        pending = [child for pid in found for child in _children(pid, proc) if child not in found]
+    return found
+
+
+def _group_of(pid: int, proc: str) -> int | None:
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as file:
+            # The fields after the command name (which may hold anything): state, parent, group...
+            return int(file.read().rpartition(b")")[2].split()[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _children(pid: int, proc: str) -> list[int]:
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"{proc}/{pid}/task")
+    except OSError:
+        return children
+    for thread in threads:
+        with (
+            contextlib.suppress(OSError, ValueError),
+            open(f"{proc}/{pid}/task/{thread}/children", "rb") as file,
+        ):
+            children.extend(int(child) for child in file.read().split())
+    return children
+
+
 def _holds(environ: bytes, needle: bytes) -> bool:
     start = environ.find(needle)
     while start >= 0:
@@ -67,15 +109,21 @@ def _holds(environ: bytes, needle: bytes) -> bool:
 
 
 def kill_all(groups: Iterable[int], marker: bytes) -> None:
-    """SIGKILL every process group in ``groups``, then every process carrying ``marker``, until none is left.
+    """SIGKILL every process group in ``groups`` with every process below its leader in the process tree, then
+    every process carrying ``marker``, until none is left.
 
     Does nothing where there are no process groups (Windows).
     """
     if not hasattr(os, "killpg"):
         return
+    groups = list(groups)
+    below: set[int] = process_tree(groups) if os.path.isdir(f"{_PROC}/self/task") else set()
     for group in groups:
         with contextlib.suppress(OSError):
             os.killpg(group, signal.SIGKILL)
+    for pid in below:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     if not os.path.isdir(f"{_PROC}/self"):
         return
     own = os.getpid()

@@ -29,7 +29,9 @@ OWNER_VARIABLE: Final = "HIVE_OWNER"
 An environment allow-list (the command sandbox's) must let it through."""
 
 _WATCHDOG: Final = Path(__file__).with_name("_watchdog.py")
+_SUBREAPER: Final = Path(__file__).with_name("_subreaper.py")
 _SUPERVISED: Final = sys.platform != "win32"
+_SUBREAPERS: Final = sys.platform == "linux"
 _log = logging.getLogger(__name__)
 
 _instances: weakref.WeakSet[ChildSupervisor] = weakref.WeakSet()
@@ -223,8 +225,8 @@ class SupervisedProcess(Process):
         """Its value of :data:`OWNER_VARIABLE`, which its descendants inherit."""
 
     def kill_tree(self) -> None:
-        """SIGKILL the process, its process group, and every descendant carrying its mark (those that left the
-        group). Call it before the process is reaped (:meth:`wait`, :meth:`aclose`): until then its group's id
+        """SIGKILL the process, its process group, every process below it in the process tree, and every
+        descendant carrying its mark (those that left the group). Call it before the process is reaped (:meth:`wait`, :meth:`aclose`): until then its group's id
         cannot be reused. (On Windows: the process only.)"""
         if not _SUPERVISED:
             self._process.kill()
@@ -296,6 +298,7 @@ async def open_child(
     stdout: _Stream = subprocess.PIPE,
     stderr: _Stream = subprocess.PIPE,
     supervisor: ChildSupervisor | None = None,
+    reap_orphans: bool = False,
 ) -> SupervisedProcess:
     """Start ``command`` so that it, and everything it starts, dies with hive.
 
@@ -304,7 +307,15 @@ async def open_child(
     (default: :func:`child_supervisor`) until :meth:`SupervisedProcess.aclose`, which also kills the
     descendants it left running outside its group. Killing the group when the child's work is done stays the
     caller's job (:meth:`SupervisedProcess.kill_tree`, or ``os.killpg(process.pid, signal.SIGKILL)``).
+
+    ``reap_orphans`` (Linux) starts the command under a subreaper launcher (``_subreaper.py``, one more process and
+    a bare interpreter's start), so that a daemon it starts stays below the child even once it left the group
+    and cleared its environment: killed when the command exits, and by :meth:`SupervisedProcess.kill_tree` and
+    the watchdog, which walk the tree. The child's :attr:`~SupervisedProcess.pid` is then the launcher's, which
+    leads the same group; signal its group (as ``kill_tree`` does), not the launcher alone.
     """
+    if reap_orphans and _SUBREAPERS:
+        command = [sys.executable, "-I", "-S", str(_SUBREAPER), *command]
     supervisor = supervisor or child_supervisor()
     environment = supervisor.environment(os.environ if env is None else env)
     mark = environment[OWNER_VARIABLE]

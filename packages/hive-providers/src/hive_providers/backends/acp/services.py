@@ -328,6 +328,8 @@ class AcpClientServices:
                     stdin=subprocess.DEVNULL,
                     stdout=sink,
                     stderr=subprocess.STDOUT,
+                    # Unconfined, a subreaper keeps what the command daemonises in reach (see open_child).
+                    reap_orphans=launch.argv == argv,
                 )
             except OSError as error:
                 output.unlink(missing_ok=True)
