@@ -202,8 +202,30 @@ def _unique_id(call_id: str, taken: set[str]) -> str:
     return unique
 
 
-def _call_ids(conversation: Iterable[Message]) -> set[str]:
-    return {part.id for message in conversation for part in message.parts if isinstance(part, ToolCallPart)}
+class _CallIds:
+    """The call ids of a conversation, brought up to date by scanning only the messages appended since the last
+    look: a round's cost must not grow with the session's length. A conversation replaced (another list, or its
+    messages swapped for others) is scanned again from the start."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+        self._of: list[Message] | None = None
+        self._seen = 0
+        self._last: Message | None = None
+
+    def of(self, conversation: list[Message]) -> set[str]:
+        seen = self._seen
+        if (
+            conversation is not self._of
+            or seen > len(conversation)
+            or (seen and conversation[seen - 1] is not self._last)
+        ):
+            self._ids, self._of, seen = set(), conversation, 0
+        for message in conversation[seen:]:
+            self._ids.update(part.id for part in message.parts if isinstance(part, ToolCallPart))
+        self._seen = len(conversation)
+        self._last = conversation[-1] if conversation else None
+        return self._ids
 
 
 _TOO_DEEP_ARGUMENTS: Final = (
@@ -245,6 +267,7 @@ class AgentSession:
         """What prepares each request from the conversation."""
         self.planning = agent.planning
         """Planning mode for this session."""
+        self._call_ids = _CallIds()
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn: events go to ``emit``, ending with exactly one ``turn_end``.
@@ -392,7 +415,7 @@ class AgentSession:
             prepared = compacted
         if usage.input > reported:
             self.context.observe_usage(usage.input - reported, prepared)
-        message = current.message(f"call_{len(self.conversation)}", _call_ids(self.conversation))
+        message = current.message(f"call_{len(self.conversation)}", self._call_ids.of(self.conversation))
         self.conversation.append(message)
         return message, current.finish
 

@@ -142,7 +142,9 @@ class RepeatedCallGuard:
         key = call_key(name, invocation.call.arguments)
         streak = refused = 0
         for call, result in _completed_calls(invocation.context.conversation):
-            if call_key(call.name, call.arguments) != key:
+            # Past max_repeats the verdict cannot change: a long run of the same call must not make every
+            # later call scan it.
+            if streak >= self.max_repeats or call_key(call.name, call.arguments) != key:
                 break
             if result.refusal == "repeated_call":
                 if streak == 0:
@@ -185,7 +187,7 @@ class RepeatedErrorGuard:
         name = invocation.call.name
         streak = 1
         for call, result in _completed_calls(invocation.context.conversation):
-            if call.name != name or result.error != outcome.error:
+            if streak >= self.max_errors or call.name != name or result.error != outcome.error:
                 break
             streak += 1
         if streak < self.max_errors:

@@ -8,9 +8,9 @@ with every call's result in call order. :func:`offer_tools` says which tools a t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, overload
 
 import anyio
 
@@ -73,6 +73,40 @@ def offer_tools(registered: Iterable[str], options: TurnOptions) -> ToolOffer:
     return ToolOffer(tuple(names), choice if names else "none")
 
 
+class _History(Sequence[Message]):
+    """The conversation as it was when a round's calls started, without copying it: the guards read a few of the
+    newest messages, and a copy of the whole session's history for every round would cost more as it grows. The
+    round appends its results to the conversation afterwards; they are not part of this view."""
+
+    __slots__ = ("_length", "_messages")
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._messages = messages
+        self._length = len(messages)
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            return tuple(self._messages[i] for i in range(*index.indices(self._length)))
+        if not -self._length <= index < self._length:
+            raise IndexError("history index out of range")
+        return self._messages[index % self._length]
+
+    def __iter__(self) -> Iterator[Message]:
+        messages = self._messages
+        return (messages[i] for i in range(self._length))
+
+    def __reversed__(self) -> Iterator[Message]:
+        messages = self._messages
+        return (messages[i] for i in range(self._length - 1, -1, -1))
+
+
 async def run_tool_round(
     session: AgentSession,
     calls: Sequence[ToolCallPart],
@@ -102,7 +136,7 @@ async def run_tool_round(
             )
         )
     outcomes: dict[str, ToolOutcome] = {}
-    history = tuple(session.conversation)
+    history = _History(session.conversation)
 
     async def run_one(call: ToolCallPart) -> None:
         outcome = await _outcome(session, call, offered, history, emit)
@@ -133,7 +167,7 @@ async def _outcome(
     session: AgentSession,
     call: ToolCallPart,
     offered: Collection[str],
-    history: tuple[Message, ...],
+    history: Sequence[Message],
     emit: EventSink,
 ) -> ToolOutcome:
     agent = session.agent

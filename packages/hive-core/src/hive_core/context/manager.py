@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 from hive_core.chat import ChatClient, ChatOptions
@@ -48,6 +47,7 @@ class ContextManager:
         self._views: list[Message] = []
         self._tokens: list[int] = []
         self._dropped: list[bool] = []
+        self._body_from = 0
         self._live = 0
         self._masked_upto = 0
         self._leading = 0
@@ -118,7 +118,12 @@ class ContextManager:
 
     def _sync(self, conversation: Sequence[Message]) -> None:
         known = len(self._source)
-        if len(conversation) < known or not all(map(operator.is_, conversation[:known], self._source)):
+        # Only appended to, as a rule: the ends of what is known tell a conversation replaced (restored, cleared)
+        # without comparing every message, which would make each request cost more as the session grows.
+        if len(conversation) < known or (
+            known
+            and (conversation[0] is not self._source[0] or conversation[known - 1] is not self._source[-1])
+        ):
             self._reset()
             known = 0
         for message in conversation[known:]:
@@ -209,9 +214,19 @@ class ContextManager:
     def _calibrated(self, raw: int) -> int:
         return max(raw + (self._offset or 0), 0)
 
+    def _body_start(self) -> int:
+        """The first message after the leading ones that is not dropped. Compaction drops the oldest messages,
+        and a dropped one never comes back, so this only moves forward: what is assembled and compacted is walked
+        from here, never from the session's first message."""
+        start = max(self._body_from, self._leading)
+        while start < len(self._dropped) and self._dropped[start]:
+            start += 1
+        self._body_from = start
+        return start
+
     def _assemble(self) -> list[Message]:
         views, dropped, leading = self._views, self._dropped, self._leading
-        body = [views[i] for i in range(leading, len(views)) if not dropped[i]]
+        body = [views[i] for i in range(self._body_start(), len(views)) if not dropped[i]]
         messages = views[:leading] + self._extras() + body
         return drop_unpaired(messages) if self._summary is not None else messages
 
@@ -220,7 +235,8 @@ class ContextManager:
     async def _compact(
         self, client: ChatClient, options: ChatOptions, window: int, fixed: int, *, force: bool
     ) -> CompactionReport | None:
-        live = [i for i in range(len(self._views)) if not self._dropped[i]]
+        leading = [i for i in range(self._leading) if not self._dropped[i]]
+        live = leading + [i for i in range(self._body_start(), len(self._views)) if not self._dropped[i]]
         messages = [self._views[i] for i in live]
         tokens = [self._tokens[i] for i in live]
         offset = self._offset or 0
