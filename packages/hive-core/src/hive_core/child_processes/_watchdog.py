@@ -91,12 +91,31 @@ def _children(pid: int, proc: str) -> list[int]:
     except OSError:
         return children
     for thread in threads:
-        with (
-            contextlib.suppress(OSError, ValueError),
-            open(f"{proc}/{pid}/task/{thread}/children", "rb") as file,
-        ):
-            children.extend(int(child) for child in file.read().split())
+        try:
+            with open(f"{proc}/{pid}/task/{thread}/children", "rb") as file:
+                children.extend(int(child) for child in file.read().split())
+        except FileNotFoundError:
+            if os.path.isdir(f"{proc}/{pid}/task/{thread}"):  # a kernel without the children files
+                return _children_by_parent(pid, proc)
+        except (OSError, ValueError):
+            continue
     return children
+
+
+def _children_by_parent(pid: int, proc: str) -> list[int]:
+    """The processes whose parent is ``pid``, from every process's ``stat``."""
+    found: list[int] = []
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{proc}/{name}/stat", "rb") as file:
+                # The fields after the command name (which may hold anything): state, parent...
+                if int(file.read().rpartition(b")")[2].split()[1]) == pid:
+                    found.append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _holds(environ: bytes, needle: bytes) -> bool:
