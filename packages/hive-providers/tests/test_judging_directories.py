@@ -300,3 +300,23 @@ async def test_an_acp_terminal_outside_the_project_is_asked_about_even_where_the
         await services.create_terminal({"sessionId": "s", "command": "ls", "cwd": str(places.elsewhere)})
     [asked] = places.asked
     assert str(places.elsewhere) in asked.reason
+
+
+async def test_a_changed_command_is_judged_again_where_it_runs(places: Places) -> None:
+    class Changes:
+        async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+            return ApprovalDecision(approved=True, modified_arguments={"command": "cat secret.txt"})
+
+    with anyio.fail_after(10):
+        judged = await judge_call(
+            "c1",
+            "execute_command",
+            {"command": "cat docs/readme.txt"},
+            policy=places.policy,
+            approvals=Changes(),
+            tracker=ToolCallTracker(lambda event: None),
+            cwd=str(places.elsewhere),
+            project=places.project,
+        )
+    # Approved as asked, but the change reads elsewhere/secret.txt, which the rules deny.
+    assert judged.outcome == "denied", judged

@@ -177,7 +177,15 @@ async def judge_call(
         return Judgement("rejected", verdict, decision)
     if decision.modified_arguments:
         # The changed call is the one that runs: a deny on it still denies; an ask is satisfied by this approval.
-        changed = verdict_of(policy, tool, {**arguments, **decision.modified_arguments})
+        # Where it runs is judged again too, in the directory the change names if it names one.
+        moved = working_directory(decision.modified_arguments)
+        changed = verdict_of(
+            policy,
+            tool,
+            {**arguments, **decision.modified_arguments},
+            cwd=cwd if moved is None else moved,
+            project=project,
+        )
         if changed.action == "deny":
             tracker.refuse(call_id, "denied")
             return Judgement("denied", changed, decision)
