@@ -1,7 +1,9 @@
 """Approvals answered at the terminal: the ``ask`` verdicts of an interactive or ``-p`` run.
 
-A ``write_file`` or ``edit_file`` approval shows the unified diff of what the call would change in the file on
-disk (coloured on a terminal, plain under ``--plain`` or ``NO_COLOR``).
+A ``write_file`` or ``edit_file`` approval shows the whole unified diff of what the call would change in the file
+on disk (coloured on a terminal, plain under ``--plain`` or ``NO_COLOR``). Keys typed before the question was
+drawn are dropped, and nothing is chosen by default: at a terminal that can draw a single key answers
+(:func:`~hive_cli.terminal_prompt.choose`), elsewhere a line (``y``, ``a``, ``n [reason]``, ``s``).
 """
 
 from __future__ import annotations
@@ -14,20 +16,24 @@ from pathlib import Path
 from typing import TextIO
 
 import anyio
-import anyio.to_thread
 
 from hive_cli.cells import clip
 from hive_cli.diffs import diff_preview, proposed_change
 from hive_cli.render import Held, no_color
+from hive_cli.terminal_prompt import KEYS, Choice, can_draw, choose, discard_typeahead, read_line
 from hive_core import ApprovalDecision, ApprovalRequest
 
 __all__ = ["TerminalApprover"]
 
 _VALUE_CAP = 57
 
+CANCELLED = "the operator cancelled the approval (Esc or Ctrl+C) and stopped the turn"
+"""Why a call is rejected when its approval was cancelled rather than answered."""
+
 
 class TerminalApprover:
-    """Asks the person at the terminal: approve once, always for this tool, reject, or reject and stop.
+    """Asks the person at the terminal: approve once, always for this tool, reject (with a reason the model
+    reads), or reject and stop; Esc or Ctrl+C rejects and stops.
 
     Without a terminal on both stdin and stdout nothing is asked: the call is rejected with a reason, so a prompt
     never lands in a piped output stream and a script never hangs. ``on_stop`` is called when the person chooses
@@ -74,28 +80,44 @@ class TerminalApprover:
                 return await self._ask(request, color=color)
 
     async def _ask(self, request: ApprovalRequest, *, color: bool = False) -> ApprovalDecision:
-        self._stderr.write(self._panel(request, color=color))
+        discard_typeahead(self._stdin)  # an Enter typed while the reply streamed is no answer
+        modal = can_draw(self._stdin, self._stderr)
+        self._stderr.write(self._panel(request, color=color) + ("\n" if modal else " "))
         self._stderr.flush()
+        if modal:
+            choice = await choose(self._stdin, self._stderr)
+            self._stderr.write(f"  → {_said(choice)}\n")
+            self._stderr.flush()
+        else:
+            choice = await self._read_choice()
+        return self._decide(request, choice)
+
+    async def _read_choice(self) -> Choice:
         while True:
-            answer = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
-            choice = (answer or "").strip().lower()[:1]
-            if choice in ("y", ""):
-                return ApprovalDecision(approved=True)
-            if choice == "a":
-                self.always.add(request.tool_name)
-                return ApprovalDecision(approved=True, always_approve=True)
-            if choice == "n":
-                return ApprovalDecision(approved=False, reason="the operator declined")
-            if choice == "s":
-                if self.on_stop is not None:
-                    self.on_stop()
-                return ApprovalDecision(approved=False, reason="the operator declined and stopped the turn")
-            self._stderr.write("  answer y, a, n or s: ")
+            line = await read_line(self._stdin)
+            if line is None:
+                return Choice("stop", cancelled=True)
+            key, _, reason = line.strip().partition(" ")
+            picked = KEYS.get(key.lower()) if len(key) == 1 else None
+            if picked is not None and (picked == "reject" or not reason):
+                return Choice(picked, reason.strip())
+            self._stderr.write("  answer y, a, n (a reason may follow: n use pytest) or s: ")
             self._stderr.flush()
 
-    def _read(self) -> str:
-        line = self._stdin.readline()
-        return line if line else "n"
+    def _decide(self, request: ApprovalRequest, choice: Choice) -> ApprovalDecision:
+        if choice.picked == "once":
+            return ApprovalDecision(approved=True)
+        if choice.picked == "always":
+            self.always.add(request.tool_name)
+            return ApprovalDecision(approved=True, always_approve=True)
+        if choice.picked == "reject":
+            return ApprovalDecision(approved=False, reason=choice.reason or "the operator declined")
+        if self.on_stop is not None:
+            self.on_stop()
+        return ApprovalDecision(
+            approved=False,
+            reason=CANCELLED if choice.cancelled else "the operator declined and stopped the turn",
+        )
 
     def _panel(self, request: ApprovalRequest, *, color: bool = False) -> str:
         lines = [
@@ -111,6 +133,22 @@ class TerminalApprover:
             lines.append(f"│   {key}: {clip(text, _VALUE_CAP)}")
         if change is not None:
             width = shutil.get_terminal_size().columns - 2  # after "│ "
-            lines.extend(f"│ {line}" for line in diff_preview(change, color=color, width=width))
-        lines.append("╰─ [y] approve once  [a] always for this tool  [n] reject  [s] reject and stop: ")
+            lines.extend(f"│ {line}" for line in diff_preview(change, color=color, width=width, limit=None))
+        lines.append(
+            "╰─ [y] approve once  [a] always for this tool  [n] reject (a reason may follow)  "
+            "[s] reject and stop  (Esc: reject and stop)"
+        )
         return "\n".join(lines)
+
+
+def _said(choice: Choice) -> str:
+    """The answer as the person reads it back under the question."""
+    if choice.cancelled:
+        return "rejected, turn stopped"
+    if choice.picked == "reject":
+        return f"rejected: {choice.reason}" if choice.reason else "rejected"
+    return {
+        "once": "approved once",
+        "always": "approved always for this tool",
+        "stop": "rejected, turn stopped",
+    }[choice.picked]

@@ -121,14 +121,16 @@ def change_counts(added: int, removed: int, *, color: bool) -> str:
 
 
 def diff_preview(
-    change: Change, *, color: bool, limit: int = PREVIEW_LINES, width: int | None = None
+    change: Change, *, color: bool, limit: int | None = PREVIEW_LINES, width: int | None = None
 ) -> list[str]:
     """The diff of ``change`` as lines to print (coloured when ``color``), at most ``limit`` of them and then
-    ``… N more lines``. A new file shows its first lines, each marked ``+``. With ``width`` each line is cut to
+    ``… N more lines`` (``None``: all of them). A new file shows its first lines, each marked ``+``. With ``width`` each line is cut to
     that many terminal cells (tabs expanded), so a long line cannot wrap and push the question off the screen."""
     lines = _diff(change)
     if not lines:
         return ["(no change)"]
+    if limit is None:
+        limit = len(lines)
     head = lines[:limit]
     if width is not None:
         head = [clip(line.expandtabs(), max(width, 8)) for line in head]

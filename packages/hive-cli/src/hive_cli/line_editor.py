@@ -2,16 +2,19 @@
 
 At a terminal Enter sends, Alt+Enter (Esc Enter) inserts a new line, and a bracketed paste of several lines is one
 message; Up and Down walk the history kept in the hive home; Tab completes ``/`` commands and ``@`` paths
-(relative to the project). The editor owns the terminal only while it reads: during a turn the terminal is back in
-its usual mode, so approvals and questions read their answers from stdin as they always do.
+(relative to the project). The editor owns the terminal only while it reads. During a turn (:meth:`hold_keys`)
+what is typed is not echoed: it would land inside the streamed reply and break its redraw; it waits in the
+terminal's input and shows at the next prompt, on a line of its own. An approval or a question asked during the
+turn drops it (keys typed before a question was drawn answer nothing).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import suppress
+import termios
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -42,6 +45,10 @@ class LineEditor(Protocol):
         """One answer to a question (no history, no completion)."""
         ...
 
+    def hold_keys(self) -> AbstractContextManager[None]:
+        """Held while a turn runs: keys typed meanwhile wait for the next prompt instead of being drawn."""
+        ...
+
 
 class PlainLineEditor:
     """``input()``: for a stdin or stdout that is no terminal, or a dumb one."""
@@ -53,6 +60,11 @@ class PlainLineEditor:
     def ask(self, prompt: str) -> str:
         """The next line of stdin."""
         return input(prompt)
+
+    @contextmanager
+    def hold_keys(self) -> Generator[None]:
+        """Nothing to hold: without a line editor the terminal echoes as it always does."""
+        yield
 
 
 class _History(FileHistory):
@@ -156,6 +168,26 @@ class PromptLineEditor:
         """One answer, read without the message history."""
         answer: PromptSession[str] = PromptSession()
         return answer.prompt(prompt)
+
+    @contextmanager
+    def hold_keys(self) -> Generator[None]:
+        """Turn the terminal's echo off while held (the typed keys stay in its input, in order, for the next
+        prompt), and back to what it was after."""
+        fd = sys.stdin.fileno()
+        try:
+            saved = termios.tcgetattr(fd)
+        except termios.error:
+            yield
+            return
+        quiet = list(saved)
+        quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)
+        with suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        try:
+            yield
+        finally:
+            with suppress(termios.error):
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def line_editor(root: Path, history: Path) -> LineEditor:

@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 import anyio
-import anyio.to_thread
 
+from hive_cli.terminal_prompt import ask_line, can_draw, discard_typeahead, read_line
 from hive_core.config import LoadedConfig
 from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers, question_deadline
 from hive_protocol import Question, QuestionRequestEvent
@@ -105,10 +105,12 @@ class TerminalQuestioner:
 
     async def _ask(self, request: QuestionRequestEvent) -> Answers | None:
         answers: Answers = {}
+        discard_typeahead(self._stdin)  # keys typed before the question was drawn answer nothing
         for question in request.questions:
             self._write(self._panel(question))
+            prompt = f"╰─ {self._hint(question)}: "
             while True:
-                line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+                line = await self._read(prompt)
                 if line is None or not line.strip():
                     self._write("  (declined)\n")
                     return None
@@ -116,7 +118,7 @@ class TerminalQuestioner:
                 if chosen is not None:
                     answers[question.question] = chosen
                     break
-                self._write(f"  {self._hint(question)}: ")
+                prompt = f"  {self._hint(question)}: "
         return answers
 
     @staticmethod
@@ -161,13 +163,16 @@ class TerminalQuestioner:
         for number, option in enumerate(question.options, 1):
             description = f" - {option.description}" if option.description else ""
             lines.append(f"│   {number}. {option.label}{description}")
-        lines.append(f"╰─ {self._hint(question)}: ")
-        return "\n".join(lines)
+        return "\n".join(lines) + "\n"
 
     def _write(self, text: str) -> None:
         self._stderr.write(text)
         self._stderr.flush()
 
-    def _read(self) -> str | None:
-        line = self._stdin.readline()
-        return line or None
+    async def _read(self, prompt: str) -> str | None:
+        """One answer after ``prompt``: prompt_toolkit at a terminal that can draw, the event loop's read of
+        stdin elsewhere (no thread is left reading when the question is cancelled)."""
+        if can_draw(self._stdin, self._stderr):
+            return await ask_line(prompt, self._stdin, self._stderr)
+        self._write(prompt)
+        return await read_line(self._stdin)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 import msgspec
 
 from hive_cli.cells import clip
-from hive_cli.diffs import FILE_TOOLS, change_counts, counts, read_text
+from hive_cli.diffs import FILE_TOOLS, Change, change_counts, counts, diff_preview, read_text
 from hive_cli.spinner import Spinner
 from hive_core.context import PreparedRequest
 from hive_protocol import (
@@ -130,6 +130,12 @@ class TextRenderer:
         """A file tool's path and the file's text when the call started, by call id."""
         self._answered = False
         """Whether this turn showed anything (text, a tool, an error, a note)."""
+        self._changes: list[Change] = []
+        """What the file tools of the running turn changed, in order."""
+        self.last_changes: list[Change] = []
+        """What the file tools of the last finished turn changed, in order (``/diff`` shows it)."""
+        self.diff_hint = ""
+        """Said after a file tool's counts when set: how to see its diff (the interactive mode's ``/diff``)."""
         self.last_request: Callable[[], PreparedRequest | None] = lambda: None
         """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
         shown at the turn's end."""
@@ -226,8 +232,12 @@ class TextRenderer:
         done = self._paint(_GREEN, f"✓ {event.tool}")
         if before is not None:
             path, text = before
-            added, removed = counts(text, read_text(self._resolve(path)))
-            self._note(f"{done} {path}  {change_counts(added, removed, color=self.color)}")
+            after = read_text(self._resolve(path))
+            added, removed = counts(text, after)
+            if after is not None:
+                self._changes.append(Change(path, text, after))
+            hint = self._paint(_DIM, f"  ({self.diff_hint})") if self.diff_hint and after is not None else ""
+            self._note(f"{done} {path}  {change_counts(added, removed, color=self.color)}{hint}")
             return
         if event.tool in COMMAND_TOOLS:
             status, lines = _command_output(output)
@@ -276,6 +286,16 @@ class TextRenderer:
         elif isinstance(event, TurnEndEvent):
             self._turn_end(event)
 
+    def diffs(self) -> str:
+        """The diffs of what the last turn's file tools changed (coloured on a colour terminal), or a line
+        saying it changed nothing."""
+        if not self.last_changes:
+            return "the last turn changed no file through hive's tools"
+        lines: list[str] = []
+        for change in self.last_changes:
+            lines.extend(diff_preview(change, color=self.color, limit=None))
+        return "\n".join(lines)
+
     def _turn_end(self, event: TurnEndEvent) -> None:
         if self._buffer:
             text = "".join(self._buffer)
@@ -287,6 +307,7 @@ class TextRenderer:
                 self._line_open = not text.endswith("\n")
         self._end_line()
         self._before.clear()
+        self.last_changes, self._changes = self._changes, []
         if not self._answered and event.stop_reason == "completed":
             # An empty turn would otherwise look like a hang that ended: say so (a CLI may have failed inside).
             self._note(self._paint(_DIM, "(no reply)"))

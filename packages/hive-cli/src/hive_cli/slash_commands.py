@@ -43,6 +43,7 @@ COMMANDS: Final[tuple[SlashCommand, ...]] = (
         "/tokens", "", "the tokens this process's turns have used so far, and their cost where known"
     ),
     SlashCommand("/plan", "", "toggle planning mode (only read-only tools run)"),
+    SlashCommand("/diff", "", "the whole diff of every file hive's tools changed in the last turn"),
     SlashCommand("/exit", "", "leave (also exit, quit, Ctrl+D)", aliases=("/quit",)),
 )
 """Every command, in the order ``/help`` lists them."""

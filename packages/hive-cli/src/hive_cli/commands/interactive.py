@@ -239,7 +239,13 @@ def _attach(portal: BlockingPortal, session: OpenSession, text: str) -> str | No
 
 
 def _command(
-    name: str, argument: str, live: LiveSession, portal: BlockingPortal, editor: LineEditor, totals: _Totals
+    name: str,
+    argument: str,
+    live: LiveSession,
+    portal: BlockingPortal,
+    editor: LineEditor,
+    totals: _Totals,
+    renderer: TextRenderer,
 ) -> bool:
     """Run the slash command ``name``; ``False`` when it is the one that leaves."""
     command = command_of(name)
@@ -273,6 +279,8 @@ def _command(
             _say(_tokens(live, totals))
         case "/plan":
             _say(_plan(live))
+        case "/diff":
+            _say(renderer.diffs())
         case _:  # pragma: no cover - every command of the table has its case
             _say(f"{name} is not available here")
     return True
@@ -301,6 +309,7 @@ def interactive_main(
             totals.add(event)
 
     editor = line_editor(session.host.project_root, hive_home() / "history")
+    renderer.diff_hint = "/diff shows it"
     _say(_banner(session, dry_run=dry_run) + "\nType /help for help, exit to leave.")
     code = 0
     chosen = options or HostOptions(cwd=Path.cwd(), planning=session.host.agent.planning)
@@ -313,6 +322,28 @@ def interactive_main(
             live.stop()
     _say(totals.describe())
     return code
+
+
+def _turn(
+    live: LiveSession,
+    portal: BlockingPortal,
+    renderer: TextRenderer,
+    sink: Callable[[Event], None],
+    message: str,
+) -> bool:
+    """Run one turn of ``message``; ``False`` when a second Ctrl+C asked to leave."""
+    runner = live.session.runner
+    renderer.begin_turn()
+    future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=message), sink)
+    try:
+        future.result()
+    except KeyboardInterrupt:
+        portal.call(runner.cancel)
+        try:
+            future.result()
+        except KeyboardInterrupt:
+            return False
+    return True
 
 
 def _loop(
@@ -344,20 +375,12 @@ def _loop(
             return 0
         parsed = parse_command(text) if line.startswith("/") else None
         if parsed is not None:
-            if not _command(*parsed, live, portal, editor, totals):
+            if not _command(*parsed, live, portal, editor, totals, renderer):
                 return 0
             continue
         message = _attach(portal, live.session, text)
         if message is None:
             continue
-        runner = live.session.runner
-        renderer.begin_turn()
-        future = portal.start_task_soon(drive_turn, runner, UserMessageRequest(content=message), sink)
-        try:
-            future.result()
-        except KeyboardInterrupt:
-            portal.call(runner.cancel)
-            try:
-                future.result()
-            except KeyboardInterrupt:
+        with editor.hold_keys():  # typed-ahead keys wait for the next prompt, not inside the streamed reply
+            if not _turn(live, portal, renderer, sink, message):
                 return 130
