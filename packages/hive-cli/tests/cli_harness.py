@@ -548,6 +548,12 @@ class Terminal:
         with self._lock:
             return self._output.decode(errors="replace").replace("\r", "")
 
+    @property
+    def raw(self) -> str:
+        """Everything written so far, exactly (carriage returns kept): for drawing it on a screen."""
+        with self._lock:
+            return self._output.decode(errors="replace")
+
     def expect(self, needle: str, timeout: float = TIMEOUT) -> str:
         """Wait until ``needle`` appears after what earlier expectations consumed; return the text up to it."""
 
