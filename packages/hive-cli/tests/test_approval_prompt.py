@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
+from agent_cli_harness import FakeCli
 from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
@@ -20,6 +22,15 @@ from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
 
 PROMPT_MARK = "\x1b[?2004h"
 """prompt_toolkit turning bracketed paste on: the line editor (or the approval's choice) is reading."""
+
+ASK_TRANSCRIPT = (
+    Path(__file__).parents[2]
+    / "hive-providers"
+    / "tests"
+    / "acp_transcripts"
+    / "quirk-reasonix-ask-question.jsonl"
+)
+"""A recorded Reasonix run whose ``ask`` tool puts a question (Postgres or SQLite) to the person."""
 
 ASKED = "reject and stop"
 """The end of the approval's panel: from here on a key typed is read as the answer."""
@@ -120,13 +131,13 @@ def test_a_120_line_diff_is_shown_whole_before_approving(ws: Workspace, server: 
     server.add(calls(("c1", "write_file", {"path": "big.txt", "content": content})), text("Rewrote it."))
     with _xterm(ws.use(server), "-p", "rewrite it") as term:
         panel = _visible(term.expect(ASKED))
+        for i in range(120):  # every line, before anything is answered
+            assert f"│ -old {i}\n" in panel
+            assert f"│ +new {i}\n" in panel
+        assert "more lines" not in panel
         term.type("y")
         term.expect("Rewrote it.")
         assert term.wait() == 0
-    for i in range(120):
-        assert f"-old {i}\n" in panel
-        assert f"+new {i}\n" in panel
-    assert "more lines" not in panel
     assert (ws.project / "big.txt").read_text(encoding="utf-8") == content
 
 
@@ -280,3 +291,22 @@ class Screen:
                     self.grid[row] = [" "] * self.columns
             elif mode == 2:
                 self.grid = [[" "] * self.columns for _ in range(self.lines)]
+
+
+# -- an agent's question, asked the same way -------------------------------------------------------------------
+
+
+def test_an_agent_s_question_is_read_by_prompt_toolkit_at_a_terminal(
+    ws: Workspace,
+) -> None:
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"))
+    ws.env["HIVE_TEST_TRANSCRIPT"] = str(ASK_TRANSCRIPT)
+    with _xterm(ws, "-p", "ASKME which database should I use?", "--agent", "reasonix") as term:
+        term.expect("Which database?")
+        term.expect(PROMPT_MARK)  # the question's line is read by prompt_toolkit, no thread on stdin
+        term.type("2\r")
+        term.expect("MOCK_REPLY done")
+        assert term.wait() == 0
+    [answer] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "q1:2"}  # the second option
