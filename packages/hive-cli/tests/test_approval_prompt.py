@@ -9,16 +9,21 @@ whatever was typed before (that is the point).
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 from agent_cli_harness import FakeCli
 from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts
 
+from hive_cli.approver import TerminalApprover
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
+from hive_core import ApprovalDecision, ApprovalRequest
 
 PROMPT_MARK = "\x1b[?2004h"
 """prompt_toolkit turning bracketed paste on: the line editor (or the approval's choice) is reading."""
@@ -310,3 +315,42 @@ def test_an_agent_s_question_is_read_by_prompt_toolkit_at_a_terminal(
         assert term.wait() == 0
     [answer] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
     assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "q1:2"}  # the second option
+
+
+# -- without a terminal that can draw (a dumb one, a test's stream) ----------------------------------------------
+
+
+def _request() -> ApprovalRequest:
+    return ApprovalRequest(
+        call_id="c1", tool_name="execute_command", arguments={"command": "make"}, reason="ask"
+    )
+
+
+def test_a_typed_line_answers_only_with_a_key_and_a_refusal_keeps_its_reason() -> None:
+    shown = io.StringIO()
+    typed = io.StringIO("\nyes please\nn   use pytest instead \n")
+    approver = TerminalApprover(stdin=typed, stderr=shown, interactive=True)
+
+    async def ask() -> ApprovalDecision:
+        with anyio.fail_after(10):
+            return await approver.request(_request())
+
+    decision = anyio.run(ask)
+    assert decision == ApprovalDecision(approved=False, reason="use pytest instead")
+    assert shown.getvalue().count("answer y, a, n") == 2  # an empty line and a word are no answer
+
+
+def test_a_cancelled_approval_leaves_nobody_reading_stdin() -> None:
+    read, write = os.pipe()  # a terminal nobody answers at
+    with os.fdopen(read, "r") as stdin:
+        approver = TerminalApprover(stdin=stdin, stderr=io.StringIO(), interactive=True)
+
+        async def ask_then_give_up() -> None:
+            with anyio.move_on_after(0.2):
+                await approver.request(_request())
+
+        anyio.run(ask_then_give_up)
+        os.write(write, b"for the next reader\n")
+        os.close(write)
+        # A reader left behind by the cancelled question would have taken this line.
+        assert os.read(read, 100) == b"for the next reader\n"
