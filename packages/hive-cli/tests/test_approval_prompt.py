@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 from agent_cli_harness import FakeCli
-from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts
+from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
 
 from hive_cli.approver import TerminalApprover
 from hive_conformance.model_server import ScriptedModelServer
@@ -79,7 +79,7 @@ def test_an_enter_typed_while_the_reply_streams_is_no_answer(
         term.expect("y/a/n/s?")  # still asking: the Enter answered nothing
         assert not (ws.project / "typed_ahead.txt").exists()
         term.type("\r")  # Enter at the question is no answer either: nothing is chosen by default
-        term.expect("press y, a, n or s")
+        wait_until(lambda: "press y, a, n or s" in _screen_of(term.raw), what="the hint")
         term.type("n")
         term.type("not now\r")
         term.expect("Left it.")
@@ -140,6 +140,15 @@ def test_a_120_line_diff_is_shown_whole_before_approving(ws: Workspace, server: 
             assert f"│ -old {i}\n" in panel
             assert f"│ +new {i}\n" in panel
         assert "more lines" not in panel
+        term.expect("y/a/n/s?")
+        term.type("d")  # the whole diff in a scrollable view, its end one key away
+        term.expect("q returns to the question")
+        start = term.raw.rindex("\x1b[?1049h")  # the view's own screen
+        term.type("G")
+        wait_until(lambda: "+new 119" in _screen_of(term.raw[start:]), what="the diff's last line")
+        term.type("q")
+        term.expect("y/a/n/s?")  # back at the question, still unanswered
+        assert not (ws.project / "big.txt").read_text(encoding="utf-8").startswith("new")
         term.type("y")
         term.expect("Rewrote it.")
         assert term.wait() == 0
@@ -203,6 +212,13 @@ def test_keys_typed_while_a_reply_streams_wait_below_it_on_a_line_of_their_own(
 # -- reading the terminal ----------------------------------------------------------------------------------------
 
 _ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
+
+
+def _screen_of(raw: str) -> str:
+    """What a terminal 120 columns wide shows after ``raw`` (400 rows: nothing scrolls off)."""
+    screen = Screen(120, 400)
+    screen.feed(raw)
+    return "\n".join(screen.rows())
 
 
 def _visible(raw: str) -> str:

@@ -18,7 +18,7 @@ from typing import TextIO
 import anyio
 
 from hive_cli.cells import clip
-from hive_cli.diffs import diff_preview, proposed_change
+from hive_cli.diffs import Change, diff_preview, proposed_change
 from hive_cli.render import Held, no_color
 from hive_cli.terminal_prompt import KEYS, Choice, can_draw, choose, discard_typeahead, read_line
 from hive_core import ApprovalDecision, ApprovalRequest
@@ -82,10 +82,17 @@ class TerminalApprover:
     async def _ask(self, request: ApprovalRequest, *, color: bool = False) -> ApprovalDecision:
         discard_typeahead(self._stdin)  # an Enter typed while the reply streamed is no answer
         modal = can_draw(self._stdin, self._stderr)
-        self._stderr.write(self._panel(request, color=color) + ("\n" if modal else " "))
+        change = proposed_change(request.tool_name, request.arguments, self.root)
+        self._stderr.write(self._panel(request, change, color=color) + ("\n" if modal else " "))
         self._stderr.flush()
         if modal:
-            choice = await choose(self._stdin, self._stderr)
+            diff = "\n".join(diff_preview(change, color=False, limit=None)) if change is not None else None
+            choice = await choose(
+                self._stdin,
+                self._stderr,
+                diff=diff,
+                title=f"{request.tool_name} {change.path}" if change is not None else "",
+            )
             self._stderr.write(f"  → {_said(choice)}\n")
             self._stderr.flush()
         else:
@@ -119,13 +126,12 @@ class TerminalApprover:
             reason=CANCELLED if choice.cancelled else "the operator declined and stopped the turn",
         )
 
-    def _panel(self, request: ApprovalRequest, *, color: bool = False) -> str:
+    def _panel(self, request: ApprovalRequest, change: Change | None, *, color: bool = False) -> str:
         lines = [
             "",
             f"╭─ approval needed: {request.tool_name} ({request.level or 'medium'} risk)",
             f"│ {request.reason or 'the rules ask before this call'}",
         ]
-        change = proposed_change(request.tool_name, request.arguments, self.root)
         for key, value in request.arguments.items():
             if change is not None and key in ("content", "old_text", "new_text"):
                 continue  # the diff below shows them

@@ -27,14 +27,16 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import create_input
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.bindings.scroll import scroll_page_down
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import create_output
 from prompt_toolkit.utils import is_dumb_terminal
+from prompt_toolkit.widgets import TextArea
 
-__all__ = ["Choice", "Picked", "ask_line", "can_draw", "choose", "discard_typeahead", "read_line"]
+__all__ = ["Choice", "Picked", "ask_line", "can_draw", "choose", "discard_typeahead", "page", "read_line"]
 
 Picked = Literal["once", "always", "reject", "stop"]
 """An approval's answer: approve once, always, reject, reject and stop the turn."""
@@ -111,10 +113,20 @@ async def ask_line(prompt: str, stdin: TextIO, stderr: TextIO) -> str | None:
         return None
 
 
-async def choose(stdin: TextIO, stderr: TextIO) -> Choice:
+async def choose(stdin: TextIO, stderr: TextIO, *, diff: str | None = None, title: str = "diff") -> Choice:
     """Ask for one of the :data:`KEYS` on the line below what was printed: a single key answers, nothing is
     chosen by default (Enter alone answers nothing), ``n`` asks for a reason on a line of its own (``n because
-    …`` typed in one go lands there too), Esc or Ctrl+C cancels."""
+    …`` typed in one go lands there too), Esc or Ctrl+C cancels. With ``diff``, ``d`` shows it in
+    :func:`page` and asks again."""
+    while True:
+        choice = await _choice(stdin, stderr, pageable=diff is not None)
+        if choice is not None:
+            return choice
+        await page(diff or "", title, stdin, stderr)
+
+
+async def _choice(stdin: TextIO, stderr: TextIO, *, pageable: bool) -> Choice | None:
+    """One run of the choice; ``None`` when ``d`` asked for the diff."""
     reasoning = False
     hint = ""
     reason = Buffer(multiline=False)
@@ -129,6 +141,8 @@ async def choose(stdin: TextIO, stderr: TextIO) -> Choice:
         if reasoning:
             return [("", "  rejected")]
         shown: StyleAndTextTuples = [("bold", "  y/a/n/s? ")]
+        if pageable and not hint:
+            shown.append(("", "(d: the whole diff in a scrollable view)"))
         if hint:
             shown.append(("", hint))
         return shown
@@ -159,7 +173,11 @@ async def choose(stdin: TextIO, stderr: TextIO) -> Choice:
     @bindings.add("enter", filter=choosing)
     def _no_answer(event: KeyPressEvent) -> None:
         nonlocal hint
-        hint = "press y, a, n or s (Esc rejects and stops)"
+        hint = "press y, a, n or s" + (", d for the diff" if pageable else "") + " (Esc rejects and stops)"
+
+    @bindings.add("d", filter=choosing & Condition(lambda: pageable))
+    def _view(event: KeyPressEvent) -> None:
+        event.app.exit(result=None)
 
     @bindings.add("escape", eager=True)
     @bindings.add("c-c")
@@ -175,7 +193,7 @@ async def choose(stdin: TextIO, stderr: TextIO) -> Choice:
             ]
         )
     )
-    app: Application[Choice] = Application(
+    app: Application[Choice | None] = Application(
         layout=layout,
         key_bindings=bindings,
         input=create_input(stdin),
@@ -183,3 +201,45 @@ async def choose(stdin: TextIO, stderr: TextIO) -> Choice:
         erase_when_done=True,
     )
     return await app.run_async(handle_sigint=False)
+
+
+async def page(text: str, title: str, stdin: TextIO, stderr: TextIO) -> None:
+    """Show ``text`` whole in a scrollable full-screen view (arrows, PgUp, PgDn, Home, End) until q, Esc or
+    Enter; the terminal's screen comes back as it was."""
+    area = TextArea(text=text, read_only=True, scrollbar=True, line_numbers=False)
+    status = f" {title} · ↑ ↓ PgUp PgDn Home End scroll · q returns to the question "
+    bindings = KeyBindings()
+
+    @bindings.add("q")
+    @bindings.add("Q")
+    @bindings.add("escape", eager=True)
+    @bindings.add("enter")
+    @bindings.add("c-c")
+    def _close(event: KeyPressEvent) -> None:
+        event.app.exit()
+
+    @bindings.add("home")
+    @bindings.add("g")
+    def _top(event: KeyPressEvent) -> None:
+        area.buffer.cursor_position = 0
+
+    @bindings.add("end")
+    @bindings.add("G")
+    def _bottom(event: KeyPressEvent) -> None:
+        area.buffer.cursor_position = len(area.buffer.text)
+
+    @bindings.add("space")
+    def _next_page(event: KeyPressEvent) -> None:
+        scroll_page_down(event)
+
+    layout = Layout(
+        HSplit([area, Window(FormattedTextControl(status), height=1, style="reverse")]), focused_element=area
+    )
+    app: Application[None] = Application(
+        layout=layout,
+        key_bindings=bindings,
+        input=create_input(stdin),
+        output=create_output(stderr),
+        full_screen=True,
+    )
+    await app.run_async(handle_sigint=False)
