@@ -215,7 +215,7 @@ def test_interactive_mode_asks_at_the_terminal_and_shows_the_pool(ws: Workspace,
         banner = term.expect("> ")
         assert "agent gemini" in banner
         term.type("make a file\r")
-        panel = term.expect("(Esc: reject and stop)")
+        panel = term.expect("[s] reject and stop")
         assert "approval needed: execute_command" in panel
         assert "command: touch made.txt" in panel
         term.type("y\r")

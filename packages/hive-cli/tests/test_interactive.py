@@ -26,7 +26,7 @@ def test_a_session_with_a_streamed_answer_an_approval_and_a_cancelled_turn(
         term.expect("> ")
 
         term.type("write the config\r")
-        panel = term.expect("(Esc: reject and stop)")
+        panel = term.expect("[s] reject and stop")
         assert "approval needed: write_file" in panel
         assert "path: config.json" in panel
         assert not (ws.project / "config.json").exists()

@@ -246,13 +246,13 @@ permissions:
         assert "@secret.txt: refused by the rules" in refused
         assert "nothing sent" in refused
         term.type("and @private/plan.md\r")
-        panel = term.expect("(Esc: reject and stop)")
+        panel = term.expect("[s] reject and stop")
         assert "approval needed: read_file" in panel
         assert "path: private/plan.md" in panel
         term.type("n\r")
         assert "not attached" in term.expect("> ")
         term.type("and @private/plan.md\r")
-        term.expect("(Esc: reject and stop)")
+        term.expect("[s] reject and stop")
         term.type("y\r")
         term.expect("Seen the plan.")
         term.expect("> ")

@@ -298,7 +298,7 @@ def test_an_edit_approval_shows_the_diff_and_stays_visible_until_answered(
     )
     ws.use(server)
     with _terminal(ws, "-p", "grow it") as term:
-        panel = term.expect("(Esc: reject and stop)")
+        panel = term.expect("[s] reject and stop")
         assert "approval needed: edit_file" in panel
         assert "\x1b[31m-size = 1" in panel
         assert "\x1b[32m+size = 2" in panel

@@ -141,8 +141,7 @@ class TerminalApprover:
             width = shutil.get_terminal_size().columns - 2  # after "│ "
             lines.extend(f"│ {line}" for line in diff_preview(change, color=color, width=width, limit=None))
         lines.append(
-            "╰─ [y] approve once  [a] always for this tool  [n] reject (a reason may follow)  "
-            "[s] reject and stop  (Esc: reject and stop)"
+            "╰─ [y] approve once  [a] always for this tool  [n] reject (reason optional)  [s] reject and stop"
         )
         return "\n".join(lines)
 

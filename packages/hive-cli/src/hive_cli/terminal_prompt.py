@@ -141,8 +141,10 @@ async def _choice(stdin: TextIO, stderr: TextIO, *, pageable: bool) -> Choice | 
         if reasoning:
             return [("", "  rejected")]
         shown: StyleAndTextTuples = [("bold", "  y/a/n/s? ")]
-        if pageable and not hint:
-            shown.append(("", "(d: the whole diff in a scrollable view)"))
+        if not hint:
+            shown.append(
+                ("", "Esc rejects and stops" + (" · d shows the whole diff, scrollable" if pageable else ""))
+            )
         if hint:
             shown.append(("", hint))
         return shown
