@@ -173,7 +173,7 @@ async def test_a_question_nobody_answers_at_the_terminal_times_out_as_a_decline(
         assert seen[-1] == ("settled", None, "no answer within 0.3 s")
         assert "no answer within 0.3 s" in shown.getvalue()
     finally:
-        os.write(write, b"\n")  # ends the abandoned read of the worker thread, which holds the file's lock
+        os.write(write, b"\n")  # would end a read left behind (none is: the event loop reads, no thread)
         os.close(write)
         stdin.close()
 
