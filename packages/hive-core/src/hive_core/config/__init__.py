@@ -26,6 +26,7 @@ from .paths import (
 )
 from .schema import SCHEMA, ConfigSchema, EnvVar, FieldKind, FieldSpec, SectionSpec
 from .trust import (
+    PROTECTION_FILE_NAMES,
     TRUST_FILE_NAME,
     IgnoredSetting,
     TrustRecord,
@@ -42,6 +43,7 @@ __all__ = [
     "ENV_FILE_NAME",
     "HIVE_DIR_NAME",
     "HIVE_HOME_VAR",
+    "PROTECTION_FILE_NAMES",
     "SCHEMA",
     "TRUST_FILE_NAME",
     "ChatBehavior",

@@ -49,7 +49,7 @@ def _drop(layer: Layer, key: str) -> None:
 
 def _withhold(layer: Layer, below: list[Layer], ignored: list[IgnoredSetting]) -> None:
     """Take out of an untrusted project's ``layer`` every setting that lowers protection, recording each."""
-    for key, origin in sorted(layer.origins.items()):
+    for key, origin in sorted(layer.origins.items(), key=lambda item: (item[1].line or 0, item[0])):
         if key.startswith("permissions"):
             continue  # judged rule by rule by the permissions loader, from LoadedConfig.project_permissions
         value = _value(layer.values, key)
