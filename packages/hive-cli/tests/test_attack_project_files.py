@@ -208,7 +208,7 @@ def test_a_repository_at_the_home_folder_does_not_make_it_the_project(
     subprocess.run(["git", "init", "-q", str(home)], check=True, timeout=30)
     folder = home / "code" / "app"
     folder.mkdir(parents=True)
-    server.add(calls(("c1", "read_file", {"path": "../../.ssh/id_rsa"})), text("Done."))
+    server.add(calls(("c1", "read_file", {"path": str(home / ".ssh" / "id_rsa")})), text("Done."))
     result = ws.use(server).run("-p", "read my key", "-o", "json", cwd=folder)
     assert result.code == 0, result
     assert "SSH-SECRET-4d2a" not in result.stdout

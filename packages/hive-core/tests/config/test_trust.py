@@ -200,7 +200,7 @@ def test_endpoints_and_keys_of_an_untrusted_project_are_ignored(
         "OPENAI_BASE_URL",
         "OPENAI_API_KEY",
     ]
-    assert loaded.ignored[1].line == 1 and loaded.ignored[2].line == 2
+    assert [item.line for item in loaded.ignored[1:]] == [1, 2]
     assert loaded.notices == ()
 
 

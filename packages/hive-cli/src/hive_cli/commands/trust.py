@@ -36,13 +36,17 @@ def trust_main(path: str | None, *, list_all: bool = False, revoke: bool = False
             state = store.state(Path(root)) if record.trusted else "declined"
             sys.stdout.write(f"{state:<9} {root}\n")
         return 0
-    root = _root(path)
+    missing = path is not None and not Path(path).exists()
+    root = Path(path).expanduser().resolve() if missing and path is not None else _root(path)
     if revoke:
         if not store.revoke(root):
             sys.stderr.write(f"hive: {root} was not trusted\n")
             return 1
         sys.stdout.write(f"revoked the trust in {root}\n")
         return 0
+    if missing:
+        sys.stderr.write(f"hive: {path} does not exist; name a project's folder\n")
+        return 1
     problem = home_project_problem(root)
     if problem is not None:
         sys.stderr.write(f"hive: {problem}, which is never a project; trust a project's folder instead\n")
