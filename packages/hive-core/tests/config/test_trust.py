@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -344,3 +345,9 @@ def test_an_untrusted_projects_plugins_are_not_run(home: Path, project: Path, wr
     assert [p.name for p in load_plugins_config(project, home=home).plugins] == ["mine", "theirs"]
     [found] = project_plugin_settings(project)
     assert (found.setting, found.line) == ("MCP plugin theirs (sh -c x)", 2)
+
+
+def test_a_fifo_planted_as_dotenv_is_hashed_without_blocking(project: Path) -> None:
+    before = content_hash(project)
+    os.mkfifo(project / ".env")
+    assert content_hash(project) != before  # returns at once: a FIFO is not read

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
@@ -118,20 +119,36 @@ def protection_files(root: Path) -> tuple[Path, ...]:
 
 def content_hash(root: Path) -> str:
     """A SHA-256 of the project's :func:`protection_files`: each one's name and bytes (or that it is absent,
-    not a regular file, or unreadable), so that creating, changing or removing any of them changes the hash."""
+    not a regular file, or unreadable), so that creating, changing or removing any of them changes the hash.
+
+    A file is opened without blocking and read only when it is a regular file: a FIFO planted as ``.env``
+    cannot hang hive here.
+    """
     digest = hashlib.sha256()
     for name, path in zip(PROTECTION_FILE_NAMES, protection_files(root), strict=True):
-        digest.update(name.encode() + b"\0")
-        try:
-            if not path.is_file():
-                digest.update(b"absent" if not path.exists() and not path.is_symlink() else b"not a file")
-            else:
-                content = path.read_bytes()
-                digest.update(b"%d\0" % len(content) + content)
-        except OSError as error:
-            digest.update(f"unreadable {error.errno}".encode())
-        digest.update(b"\0")
+        digest.update(name.encode() + b"\0" + _file_token(path) + b"\0")
     return digest.hexdigest()
+
+
+def _file_token(path: Path) -> bytes:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return b"absent"
+    except OSError as error:
+        return f"unreadable {error.errno}".encode()
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return b"not a file"
+        chunks: list[bytes] = []
+        while chunk := os.read(descriptor, 1 << 16):
+            chunks.append(chunk)
+        content = b"".join(chunks)
+        return b"%d\0" % len(content) + content
+    except OSError as error:
+        return f"unreadable {error.errno}".encode()
+    finally:
+        os.close(descriptor)
 
 
 class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):
