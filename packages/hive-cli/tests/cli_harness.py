@@ -268,8 +268,8 @@ class Workspace:
 
     def trust_now(self, cwd: Path | None = None) -> None:
         """Record the project around ``cwd`` (the project by default) as trusted, as ``hive trust`` would, when
-        :attr:`trusted`."""
-        if self.trusted:
+        :attr:`trusted` (and the home exists: a test may have removed it)."""
+        if self.trusted and self.home.exists():
             root = find_project_root(cwd or self.project, home=user_home(self.env))
             TrustStore(self.home).trust(root)
 

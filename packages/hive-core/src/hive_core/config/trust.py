@@ -229,7 +229,7 @@ class TrustStore:
         return record
 
     def _write(self, records: Mapping[str, TrustRecord]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = msgspec.json.format(
             msgspec.json.encode(_StoreFile(projects=sorted(records.values(), key=lambda item: item.root)))
         )
