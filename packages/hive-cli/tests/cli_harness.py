@@ -38,6 +38,7 @@ from hive_conformance.script import (
     ScriptToolCall,
     Usage,
 )
+from hive_core.config import TrustStore, find_project_root, user_home
 from hive_core.sessions import SqliteSessionStore
 from hive_providers import CONFIG_SCHEMA
 
@@ -252,12 +253,25 @@ class Result:
 
 @dataclass
 class Workspace:
-    """A throwaway hive home and project directory, and the environment that points hive at them."""
+    """A throwaway hive home and project directory, and the environment that points hive at them.
+
+    The user trusts the project (its files as they are when each ``hive`` starts), so its ``.hive/`` settings
+    apply as the test wrote them; a test of project trust sets :attr:`trusted` to ``False``.
+    """
 
     root: Path
     home: Path
     project: Path
     env: dict[str, str]
+    trusted: bool = True
+    """Record the project as trusted, with its files as they are, before each ``hive`` starts."""
+
+    def trust_now(self, cwd: Path | None = None) -> None:
+        """Record the project around ``cwd`` (the project by default) as trusted, as ``hive trust`` would, when
+        :attr:`trusted` (and the home exists: a test may have removed it)."""
+        if self.trusted and self.home.exists():
+            root = find_project_root(cwd or self.project, home=user_home(self.env))
+            TrustStore(self.home).trust(root)
 
     @classmethod
     def create(cls, tmp: Path) -> Workspace:
@@ -294,6 +308,7 @@ class Workspace:
         cwd: Path | None = None,
     ) -> Result:
         """Run ``hive args...`` to its end (stdin empty unless ``input``)."""
+        self.trust_now(cwd)
         environment = {**self.env, **(env or {})}
         completed = subprocess.run(
             [str(HIVE), *args],
@@ -311,6 +326,7 @@ class Workspace:
 
     def start(self, *args: str, env: Mapping[str, str] | None = None) -> Proc:
         """Start ``hive args...`` with pipes on stdin, stdout and stderr."""
+        self.trust_now()
         process = subprocess.Popen(
             [str(HIVE), *args],
             stdin=subprocess.PIPE,
@@ -323,10 +339,12 @@ class Workspace:
 
     def terminal(self, *args: str, term: str = "dumb") -> Terminal:
         """Start ``hive args...`` on a pseudo-terminal (``term``: its ``TERM``)."""
+        self.trust_now()
         return Terminal(args, env=self.env, cwd=self.project, term=term)
 
     def spawn(self, *args: str) -> Background:
         """Start ``hive args...`` in the background (stdin empty), its output going to files."""
+        self.trust_now()
         return Background.start(list(args), self)
 
     def sessions(self) -> list[dict[str, Any]]:

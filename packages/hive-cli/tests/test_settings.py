@@ -73,9 +73,9 @@ def test_config_path_and_show_name_each_value_and_where_it_came_from(ws: Workspa
     lines = shown.stdout.splitlines()
     assert f"openai.apiKey = sk-a...mnop  # {ws.home / 'config.yaml'}:2" in lines
     assert f"openai.endpoint = http://proj/v1  # {ws.project / '.hive' / 'config.yaml'}:2" in lines
-    # .env wins over the environment, as upstream's dotenv loading does.
+    # The user's environment wins over the project's .env.
     [model] = [line for line in lines if line.startswith("openai.model = ")]
-    assert model.startswith("openai.model = from-dotenv  # ")
+    assert model == "openai.model = from-env  # environment OPENAI_MODEL"
     assert "lmsupply.enabled = false  # environment LMSUPPLY_ENABLED" in lines
     assert "compaction.targetRatio = 0.7  # default" in lines
     assert (

@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def agent_for(project: Path, client: ScriptedChatClient, **kw: object) -> Agent:
-    policy = PermissionPolicy(load_permission_rules(project), project)
+    policy = PermissionPolicy(load_permission_rules(project, trusted=True), project)
     return Agent(client, tools=BUILTIN_TOOLS, policy=policy, working_dir=project, clock=lambda: 0.0, **kw)  # type: ignore[arg-type]
 
 
@@ -176,7 +176,7 @@ async def test_planning_mode_runs_tools_the_rules_mark_read_only(project: Path) 
         encoding="utf-8",
     )
     client = ScriptedChatClient([call(("inspect_build", {"target": "app"})), reply("ok")])
-    policy = PermissionPolicy(load_permission_rules(project), project)
+    policy = PermissionPolicy(load_permission_rules(project, trusted=True), project)
     agent = Agent(client, tools=[inspect_build], policy=policy, working_dir=project, planning=True)
     events = await collect_turn(agent.session(), "check")
     (end,) = of_type(events, ToolEndEvent)

@@ -25,11 +25,13 @@ from hive_core import (
     TokenBudgetChatClient,
     Tool,
 )
-from hive_core.config import LoadedConfig, find_project_root, load_config
+from hive_core.config import LoadedConfig, find_project_root
 from hive_core.context import CompactionSettings, ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA, ProviderSettings
+
+from .project_trust import check_project_root, load_trusted_config
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
@@ -42,7 +44,7 @@ class HostOptions:
     """What the command line says about the host."""
 
     cwd: Path = field(default_factory=Path.cwd)
-    """Where the project is looked for (it is this directory or the nearest parent holding ``.hive/``)."""
+    """Where the project is looked for: the root of the repository it is in, else this directory."""
     model: str | None = None
     """The model (``-m``), replacing the provider's configured one."""
     provider: str | None = None
@@ -149,6 +151,10 @@ def _say_once(line: str) -> None:
         sys.stderr.write(line + "\n")
 
 
+def _silent(line: str) -> None:
+    """Say nothing: a caller that built the same host before has shown its warnings."""
+
+
 def build_host(
     options: HostOptions,
     *,
@@ -156,11 +162,16 @@ def build_host(
     extra_tools: tuple[Tool, ...] = (),
     warn: bool = True,
     model_free: bool = False,
+    ask: bool = False,
 ) -> Host:
     """Load the configuration for the project around ``options.cwd`` and build its agent.
 
     With ``model_free`` (a coding-agent CLI runs the turns) no provider is chosen and no model client built: the
     host holds the project's configuration, rules and sandbox for the CLI, and needs no provider configured.
+
+    The project root may not be the home folder or ``/``, and the project's settings that lower protection
+    apply only to a trusted project (:mod:`hive_cli.project_trust`); with ``ask`` (a person at a terminal) the
+    user is asked, else they are refused or ignored with one line on stderr.
 
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
@@ -168,10 +179,13 @@ def build_host(
     from hive_providers.registry import choose_provider, create_client
 
     root = find_project_root(options.cwd)
-    loaded = load_config(root, schema=CONFIG_SCHEMA)
+    check_project_root(root, ask=ask)
+    loaded = load_trusted_config(root, CONFIG_SCHEMA, ask=ask, say=_say_once if warn else _silent)
     if warn:
         for warning in loaded.warnings:
             _say_once(f"hive: warning: {warning}")
+        for notice in loaded.notices:
+            _say_once(f"hive: {notice}")
     compaction = CompactionSettings.from_config(loaded)
     client: ChatClient
     if model_free:
@@ -201,7 +215,16 @@ def build_host(
     from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
     from hive_core.sandbox import SandboxSettings
 
-    rules = with_allowed(load_permission_rules(root, loaded.permissions), options.allow)
+    rules = with_allowed(
+        load_permission_rules(
+            root,
+            loaded.permissions,
+            trusted=loaded.trusted,
+            project_section=loaded.project_permissions,
+            project_origin=loaded.project_permissions_source,
+        ),
+        options.allow,
+    )
     policy = PermissionPolicy(rules, root)
     behavior = loaded.chat_behavior
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).
@@ -221,7 +244,7 @@ def build_host(
         planning=options.planning,
         context=ContextManager(compaction),
     )
-    return Host(root, loaded, settings, client, agent, McpPlugins.load(root))
+    return Host(root, loaded, settings, client, agent, McpPlugins.load(root, trusted=loaded.trusted))
 
 
 @asynccontextmanager

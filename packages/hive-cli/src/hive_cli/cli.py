@@ -304,6 +304,20 @@ def config(action: str, raw: bool) -> None:
     sys.exit(config_main(action, raw=raw))
 
 
+@cli.command(
+    epilog="\b\nExamples:\n  hive trust\n  hive trust ~/code/app\n  hive trust --list\n  hive trust --revoke"
+)
+@click.argument("path", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List the trusted (and declined) projects.")
+@click.option("--revoke", is_flag=True, help="Stop trusting the project.")
+def trust(path: str | None, list_all: bool, revoke: bool) -> None:
+    """Trust the project at PATH (default: here): use its settings that lower protection (sandbox mode, rules
+    that allow more, plugins, endpoints and keys in .hive/ and .env) until those files change."""
+    from .commands.trust import trust_main
+
+    sys.exit(trust_main(path, list_all=list_all, revoke=revoke))
+
+
 @cli.command(epilog="\b\nExamples:\n  hive models\n  hive models -p openai --json")
 @click.option("-p", "--provider", help="Only this provider.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

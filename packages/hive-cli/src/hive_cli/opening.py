@@ -32,6 +32,7 @@ from .approver import TerminalApprover
 from .assemble import Host, HostOptions, build_host, plugins_for
 from .backend_host import AgentOptionError, build_backend, canonical_agent, close_backend
 from .conversation import Conversation, SessionChoice, open_conversation, serving_backend
+from .project_trust import at_terminal
 from .questioner import TerminalQuestioner, question_timeout
 from .session_store import open_session_store
 
@@ -216,8 +217,9 @@ def _host(
     clock: Callable[[], float] | None,
     *,
     model_free: bool = False,
+    ask: bool = False,
 ) -> Host:
-    host = build_host(options, approvals=approvals, model_free=model_free)
+    host = build_host(options, approvals=approvals, model_free=model_free, ask=ask)
     if clock is not None:
         host.agent.clock = clock
     return host
@@ -228,7 +230,9 @@ def _at_terminal(
 ) -> OpenSession:
     agent = _agent(options)
     approver = TerminalApprover()
-    host = _host(options, approver, clock, model_free=_runs_in_cli(options, agent, store, choice))
+    host = _host(
+        options, approver, clock, model_free=_runs_in_cli(options, agent, store, choice), ask=at_terminal()
+    )
     conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
     if conversation.recorder is not None:
         runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)

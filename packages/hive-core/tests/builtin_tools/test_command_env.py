@@ -160,7 +160,10 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         "  writablePaths: [~/cache, build]\n",
     )
     loaded = load_config(
-        tmp_path, {"HIVE_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}, schema=HOST_SCHEMA
+        tmp_path,
+        {"HIVE_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)},
+        schema=HOST_SCHEMA,
+        trusted=True,
     )
     settings = SandboxSettings.from_config(loaded)
     assert settings.mode == "read-only"

@@ -28,7 +28,8 @@ def test_the_names_hosts_rely_on_are_public() -> None:
 
 def test_signatures_the_cli_relies_on() -> None:
     load = inspect.signature(load_config)
-    assert list(load.parameters) == ["project_root", "env", "schema"]
+    assert list(load.parameters) == ["project_root", "env", "schema", "trusted"]
+    assert load.parameters["trusted"].default is None
     assert load.parameters["env"].default is os.environ
     assert load.parameters["schema"].kind is inspect.Parameter.KEYWORD_ONLY
     assert load.parameters["schema"].default is config.SCHEMA

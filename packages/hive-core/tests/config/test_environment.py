@@ -64,7 +64,7 @@ def test_each_text_variable_sets_its_key(
         env[variable] = value
     else:
         (project / ".env").write_text(f"{variable}={value}\n")
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA, trusted=True)
     assert loaded.get(key) == value
     origin = loaded.origin(key)
     assert origin is not None
@@ -137,13 +137,16 @@ def test_googleai_api_key_wins_over_google_api_key(project: Path, env: dict[str,
     assert load_config(project, env, schema=CONFIG_SCHEMA).get("googleai.apiKey") == "generic-google-key"
 
 
-def test_dotenv_wins_over_the_environment(project: Path, env: dict[str, str]) -> None:
+def test_the_environment_wins_over_dotenv_even_in_a_trusted_project(
+    project: Path, env: dict[str, str]
+) -> None:
     env["OPENAI_API_KEY"] = "from-the-environment"
     env["ANTHROPIC_MODEL"] = "env-only"
-    (project / ".env").write_text("OPENAI_API_KEY=from-dotenv\n")
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
-    assert loaded.get("openai.apiKey") == "from-dotenv"
+    (project / ".env").write_text("OPENAI_API_KEY=from-dotenv\nOPENAI_MODEL=dotenv-only\n")
+    loaded = load_config(project, env, schema=CONFIG_SCHEMA, trusted=True)
+    assert loaded.get("openai.apiKey") == "from-the-environment"
     assert loaded.get("anthropic.model") == "env-only"
+    assert loaded.get("openai.model") == "dotenv-only"
 
 
 def test_dotenv_is_read_not_loaded_into_the_environment(project: Path, env: dict[str, str]) -> None:

@@ -10,9 +10,11 @@ from hive_core.config import (
     find_project_root,
     global_config_path,
     hive_home,
+    home_project_problem,
     load_config,
     project_config_path,
     project_env_path,
+    user_home,
 )
 from hive_providers import CONFIG_SCHEMA
 
@@ -63,10 +65,9 @@ def test_moving_the_home_moves_the_global_file_that_is_read(tmp_path: Path) -> N
     assert loaded.home == tmp_path / "two"
 
 
-@pytest.mark.parametrize("marker", [".hive", ".git"])
-def test_project_root_is_the_nearest_marked_ancestor(tmp_path: Path, marker: str) -> None:
+def test_project_root_is_the_repository_root(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    (root / marker).mkdir(parents=True)
+    (root / ".git").mkdir(parents=True)
     deep = root / "a" / "b"
     deep.mkdir(parents=True)
     assert find_project_root(deep, home=tmp_path / "home") == root.resolve()
@@ -81,26 +82,40 @@ def test_project_root_accepts_a_git_file_and_a_file_start(tmp_path: Path) -> Non
     assert find_project_root(root / "main.py", home=tmp_path / "home") == root.resolve()
 
 
-def test_the_nearest_marker_wins(tmp_path: Path) -> None:
+def test_a_nested_hive_directory_never_marks_a_root(tmp_path: Path) -> None:
     (tmp_path / "mono" / ".git").mkdir(parents=True)
     (tmp_path / "mono" / "pkg" / ".hive").mkdir(parents=True)
-    (tmp_path / "mono" / "pkg" / "src").mkdir()
-    assert find_project_root(tmp_path / "mono" / "pkg" / "src", home=tmp_path / "h") == (
-        tmp_path / "mono" / "pkg"
-    )
+    (tmp_path / "mono" / "pkg" / "src" / ".hive").mkdir(parents=True)
+    start = tmp_path / "mono" / "pkg" / "src"
+    assert find_project_root(start, home=tmp_path / "h") == (tmp_path / "mono").resolve()
 
 
-def test_without_a_marker_the_start_is_the_root(tmp_path: Path) -> None:
+def test_outside_a_repository_the_start_is_the_root_whatever_hive_directory_is_above(tmp_path: Path) -> None:
+    (tmp_path / "plain" / ".hive").mkdir(parents=True)
     start = tmp_path / "plain" / "dir"
     start.mkdir(parents=True)
     assert find_project_root(start, home=tmp_path / "h") == start.resolve()
 
 
-def test_the_hive_home_does_not_mark_a_project(tmp_path: Path) -> None:
+def test_a_repository_at_the_home_folder_or_above_is_not_the_project(tmp_path: Path) -> None:
     user = tmp_path / "user"
-    (user / ".hive").mkdir(parents=True)
-    start = user / "scratch"
-    start.mkdir()
-    assert find_project_root(start, home=user / ".hive") == start.resolve()
-    # The same directory layout is a project when that .hive is not the home.
+    (user / ".git").mkdir(parents=True)
+    start = user / "code" / "app"
+    start.mkdir(parents=True)
+    assert find_project_root(start, home=user) == start.resolve()
+    assert find_project_root(user, home=user) == user.resolve()
+    # The same layout is a repository when that folder is not the home.
     assert find_project_root(start, home=tmp_path / "other") == user.resolve()
+
+
+def test_the_home_folder_above_it_and_the_root_are_never_a_project(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    (user / "code").mkdir(parents=True)
+    assert home_project_problem(user, home=user) == f"{user.resolve()} is your home folder"
+    assert home_project_problem(tmp_path, home=user) == f"{tmp_path.resolve()} holds your home folder"
+    assert home_project_problem(Path("/"), home=user) == "/ is the root of the file system"
+    assert home_project_problem(user / "code", home=user) is None
+
+
+def test_the_user_home_comes_from_home(tmp_path: Path) -> None:
+    assert user_home({"HOME": str(tmp_path)}) == tmp_path.resolve()

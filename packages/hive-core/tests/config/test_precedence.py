@@ -1,4 +1,4 @@
-"""Layering: global < project < environment < .env, the merge rules, origins and defaults."""
+"""Layering: global < project < .env < environment, the merge rules, origins and defaults."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hive_providers.registry import configured_providers, provider_settings
 
 Write = Callable[[Path, str], Path]
 
-LAYERS = ("global", "project", "env", "dotenv")
+LAYERS = ("global", "project", "dotenv", "env")
 
 
 Load = Callable[..., LoadedConfig]
@@ -33,7 +33,7 @@ def load(home: Path, project: Path, env: dict[str, str], write: Write) -> Load:
             write(project / ".hive" / "config.yaml", project_yaml)
         if dotenv is not None:
             write(project / ".env", dotenv)
-        return load_config(project, env, schema=CONFIG_SCHEMA)
+        return load_config(project, env, schema=CONFIG_SCHEMA, trusted=True)
 
     return loader
 
@@ -65,11 +65,11 @@ def test_booleans_each_layer_beats_the_ones_below(
     values = [top_value if (top - index) % 2 == 0 else not top_value for index in range(len(LAYERS))]
     present = LAYERS[: top + 1]
     if "env" in present:
-        env["OLLAMA_ENABLED"] = str(values[2]).lower()
+        env["OLLAMA_ENABLED"] = str(values[3]).lower()
     loaded = load(
         global_yaml=f"ollama:\n  enabled: {str(values[0]).lower()}\n",
         project_yaml=f"ollama:\n  enabled: {str(values[1]).lower()}\n" if "project" in present else None,
-        dotenv=f"OLLAMA_ENABLED={str(values[3]).upper()}\n" if "dotenv" in present else None,
+        dotenv=f"OLLAMA_ENABLED={str(values[2]).upper()}\n" if "dotenv" in present else None,
     )
     assert loaded.get("ollama.enabled") is top_value
     assert ("ollama" in [s.provider for s in configured_providers(loaded)]) is top_value

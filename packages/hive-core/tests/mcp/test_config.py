@@ -50,7 +50,7 @@ plugins:
 
 def test_the_documented_example_is_read(project: Path, home: Path) -> None:
     path = write(project / ".hive" / "plugins.yaml", EXAMPLE)
-    config = load_plugins_config(project, home=home)
+    config = load_plugins_config(project, home=home, trusted=True)
     assert config.auto_connect is True
     assert config.default_timeout == 30.0
     assert config.sources == (str(path),)
@@ -73,7 +73,7 @@ def test_the_documented_example_is_read(project: Path, home: Path) -> None:
 
 
 def test_no_files_no_plugins(project: Path, home: Path) -> None:
-    config = load_plugins_config(project, home=home)
+    config = load_plugins_config(project, home=home, trusted=True)
     assert config.plugins == ()
     assert config.auto_connect is True
     assert config.default_timeout == 30.0
@@ -82,7 +82,7 @@ def test_no_files_no_plugins(project: Path, home: Path) -> None:
 
 def test_a_stdio_plugin_runs_in_the_project_by_default(project: Path, home: Path) -> None:
     write(project / ".hive" / "plugins.yml", "plugins:\n  - name: a\n    command: srv\n")
-    (plugin,) = load_plugins_config(project, home=home).plugins
+    (plugin,) = load_plugins_config(project, home=home, trusted=True).plugins
     assert plugin.working_directory == project.absolute()
     assert plugin.transport == "stdio"
 
@@ -90,7 +90,7 @@ def test_a_stdio_plugin_runs_in_the_project_by_default(project: Path, home: Path
 def test_json_is_read_too(project: Path, home: Path) -> None:
     document = {"defaultTimeoutMs": 1500, "plugins": [{"name": "j", "command": "srv", "arguments": ["-v"]}]}
     write(project / ".hive" / "plugins.json", json.dumps(document))
-    config = load_plugins_config(project, home=home)
+    config = load_plugins_config(project, home=home, trusted=True)
     assert config.plugins[0].arguments == ("-v",)
     assert config.plugins[0].timeout == 1.5
 
@@ -99,7 +99,7 @@ def test_yaml_is_preferred_to_yml_and_json(project: Path, home: Path) -> None:
     write(project / ".hive" / "plugins.yaml", "plugins:\n  - {name: from_yaml, command: a}\n")
     write(project / ".hive" / "plugins.yml", "plugins:\n  - {name: from_yml, command: a}\n")
     write(project / ".hive" / "plugins.json", '{"plugins": [{"name": "from_json", "command": "a"}]}')
-    assert [p.name for p in load_plugins_config(project, home=home).plugins] == ["from_yaml"]
+    assert [p.name for p in load_plugins_config(project, home=home, trusted=True).plugins] == ["from_yaml"]
 
 
 def test_the_project_file_wins_over_the_global_one(project: Path, home: Path) -> None:
@@ -113,7 +113,7 @@ def test_the_project_file_wins_over_the_global_one(project: Path, home: Path) ->
         project / ".hive" / "plugins.yaml",
         "defaultTimeoutMs: 2000\nplugins:\n  - {name: own, command: p}\n  - {name: shared, command: project-server}\n",
     )
-    config = load_plugins_config(project, home=home)
+    config = load_plugins_config(project, home=home, trusted=True)
     assert config.auto_connect is False  # the project does not set it, so the global value stands
     assert config.default_timeout == 2.0
     assert [(p.name, p.command) for p in config.plugins] == [
@@ -135,7 +135,7 @@ def test_the_hive_home_comes_from_the_environment(
 
 def test_an_empty_file_is_no_plugins(project: Path, home: Path) -> None:
     write(project / ".hive" / "plugins.yaml", "# nothing yet\n")
-    assert load_plugins_config(project, home=home).plugins == ()
+    assert load_plugins_config(project, home=home, trusted=True).plugins == ()
 
 
 @pytest.mark.parametrize(
@@ -210,7 +210,7 @@ def test_a_malformed_file_is_an_error_naming_the_file_and_the_problem(
 ) -> None:
     path = write(project / ".hive" / "plugins.yaml", text)
     with pytest.raises(PluginConfigError) as caught:
-        load_plugins_config(project, home=home)
+        load_plugins_config(project, home=home, trusted=True)
     assert caught.value.source == str(path)
     assert problem in caught.value.problem
     assert str(caught.value).startswith(f"invalid MCP plugins file {path}: ")
@@ -219,7 +219,7 @@ def test_a_malformed_file_is_an_error_naming_the_file_and_the_problem(
 def test_a_malformed_global_file_is_named_too(project: Path, home: Path) -> None:
     path = write(home / "plugins.json", '{"plugins": [{"name": "a", "command": "s"}], "plugins": []}')
     with pytest.raises(PluginConfigError) as caught:
-        load_plugins_config(project, home=home)
+        load_plugins_config(project, home=home, trusted=True)
     assert caught.value.source == str(path)
     assert "the key 'plugins' appears twice" in caught.value.problem
 
@@ -227,7 +227,7 @@ def test_a_malformed_global_file_is_named_too(project: Path, home: Path) -> None
 def test_invalid_json_names_the_line(project: Path, home: Path) -> None:
     write(project / ".hive" / "plugins.json", '{\n  "plugins": [,]\n}')
     with pytest.raises(PluginConfigError, match=r"line 2: not valid JSON"):
-        load_plugins_config(project, home=home)
+        load_plugins_config(project, home=home, trusted=True)
 
 
 def test_a_document_can_be_checked_without_a_file(tmp_path: Path) -> None:
@@ -254,6 +254,6 @@ def test_a_fault_in_an_entry_names_its_line_and_column(
 ) -> None:
     path = write(project / ".hive" / name, text)
     with pytest.raises(PluginConfigError) as caught:
-        load_plugins_config(project, home=home)
+        load_plugins_config(project, home=home, trusted=True)
     assert (caught.value.line, caught.value.column) == (line, column)
     assert str(caught.value).startswith(f"invalid MCP plugins file {path}: line {line}: plugins[0]")

@@ -298,7 +298,7 @@ async def test_a_plugins_file_starts_its_servers(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with anyio.fail_after(WAIT):
-        async with McpPlugins.load(project, home=tmp_path / "home") as plugins:
+        async with McpPlugins.load(project, home=tmp_path / "home", trusted=True) as plugins:
             assert plugins.status() == {"notes": "ready"}
             echo = tool(plugins, "mcp__notes__echo")
             assert echo.timeout == 4.0

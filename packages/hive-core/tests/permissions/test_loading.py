@@ -74,31 +74,31 @@ def write(project: Path, name: str, text: str) -> Path:
 
 
 def test_no_file_and_no_config_gives_the_defaults(project: Path) -> None:
-    assert load_permission_rules(project) == PermissionRules.default()
+    assert load_permission_rules(project, trusted=True) == PermissionRules.default()
 
 
 def test_no_hive_directory_at_all_gives_the_defaults(tmp_path: Path) -> None:
-    assert load_permission_rules(tmp_path / "nowhere") == PermissionRules.default()
+    assert load_permission_rules(tmp_path / "nowhere", trusted=True) == PermissionRules.default()
 
 
 def test_yaml_file_is_read_whole(project: Path) -> None:
     write(project, "permissions.yaml", WHOLE_YAML)
-    assert load_permission_rules(project) == FULL_RULES
+    assert load_permission_rules(project, trusted=True) == FULL_RULES
 
 
 def test_yml_and_json_files(project: Path) -> None:
     write(project, "permissions.yml", WHOLE_YAML)
-    assert load_permission_rules(project) == FULL_RULES
+    assert load_permission_rules(project, trusted=True) == FULL_RULES
     (project / ".hive" / "permissions.yml").unlink()
     import yaml
 
     write(project, "permissions.json", json.dumps(yaml.safe_load(WHOLE_YAML)))
-    assert load_permission_rules(project) == FULL_RULES
+    assert load_permission_rules(project, trusted=True) == FULL_RULES
 
 
 def test_a_file_adds_to_the_defaults_and_wins_at_equal_priority(project: Path) -> None:
     write(project, "permissions.yaml", FULL_YAML)
-    rules = load_permission_rules(project)
+    rules = load_permission_rules(project, trusted=True)
     defaults = PermissionRules.default()
     assert rules.bash[0] == PermissionRule(pattern="make *", action="allow")
     assert set(defaults.bash) <= set(rules.bash)
@@ -112,7 +112,7 @@ def test_a_file_adds_to_the_defaults_and_wins_at_equal_priority(project: Path) -
     write(
         project, "permissions.yaml", 'permissions:\n  edit:\n    - pattern: "src/**/*"\n      action: ask\n'
     )
-    edits = PermissionPolicy(load_permission_rules(project), project)
+    edits = PermissionPolicy(load_permission_rules(project, trusted=True), project)
     assert edits.evaluate("write_file", {"path": "src/app.py", "content": ""}).action == "ask"
     assert edits.evaluate("write_file", {"path": "tests/t.py", "content": ""}).action == "allow"
 
@@ -120,34 +120,34 @@ def test_a_file_adds_to_the_defaults_and_wins_at_equal_priority(project: Path) -
 def test_inherit_must_be_a_boolean(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  inherit: maybe\n")
     with pytest.raises(PermissionConfigError, match="must be true or false"):
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
 
 
 def test_file_precedence_yaml_then_yml_then_json(project: Path) -> None:
     write(project, "permissions.json", '{"permissions": {"default_action": "allow"}}')
     write(project, "permissions.yml", "permissions:\n  default_action: deny\n")
     write(project, "permissions.yaml", "permissions:\n  default_action: ask\n")
-    assert load_permission_rules(project).default_action == "ask"
+    assert load_permission_rules(project, trusted=True).default_action == "ask"
     (project / ".hive" / "permissions.yaml").unlink()
-    assert load_permission_rules(project).default_action == "deny"
+    assert load_permission_rules(project, trusted=True).default_action == "deny"
     (project / ".hive" / "permissions.yml").unlink()
-    assert load_permission_rules(project).default_action == "allow"
+    assert load_permission_rules(project, trusted=True).default_action == "allow"
 
 
 def test_a_file_wins_over_the_config_section(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  default_action: deny\n")
-    assert load_permission_rules(project, {"defaultAction": "allow"}).default_action == "deny"
+    assert load_permission_rules(project, {"defaultAction": "allow"}, trusted=True).default_action == "deny"
 
 
 def test_a_broken_file_is_an_error_even_with_a_config_section(project: Path) -> None:
     path = write(project, "permissions.json", "{")
     with pytest.raises(PermissionConfigError, match=str(path)):
-        load_permission_rules(project, {"defaultAction": "allow"})
+        load_permission_rules(project, {"defaultAction": "allow"}, trusted=True)
 
 
 def test_inherit_false_replaces_the_defaults(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  inherit: false\n  default_action: allow\n")
-    rules = load_permission_rules(project)
+    rules = load_permission_rules(project, trusted=True)
     assert rules.read == ()
     assert rules.tools == ()
     assert rules.ask_before_delete is True
@@ -158,14 +158,14 @@ def test_an_empty_permissions_section_is_the_defaults_and_inherit_false_alone_is
     project: Path,
 ) -> None:
     write(project, "permissions.yaml", "permissions:\n")
-    assert load_permission_rules(project) == PermissionRules.default()
+    assert load_permission_rules(project, trusted=True) == PermissionRules.default()
     write(project, "permissions.yaml", "permissions:\n  inherit: false\n")
-    assert load_permission_rules(project) == PermissionRules()
+    assert load_permission_rules(project, trusted=True) == PermissionRules()
 
 
 def test_rule_fields_default(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  tools:\n    - pattern: deploy\n")
-    assert load_permission_rules(project).tools[0] == PermissionRule(
+    assert load_permission_rules(project, trusted=True).tools[0] == PermissionRule(
         pattern="deploy", action="ask", priority=0, reason=None
     )
 
@@ -174,12 +174,12 @@ def test_utf8_bom_is_accepted(project: Path) -> None:
     (project / ".hive" / "permissions.json").write_bytes(
         b'\xef\xbb\xbf{"permissions": {"default_action": "deny"}}'
     )
-    assert load_permission_rules(project).default_action == "deny"
+    assert load_permission_rules(project, trusted=True).default_action == "deny"
 
 
 def test_the_loaded_file_drives_the_policy(project: Path) -> None:
     write(project, "permissions.yaml", FULL_YAML)
-    policy = PermissionPolicy(load_permission_rules(project), project)
+    policy = PermissionPolicy(load_permission_rules(project, trusted=True), project)
     assert policy.evaluate("read_file", {"path": "private/diary.md"}).reason.startswith("Private notes")
     # ask_before_delete is false in this file, so an allowed delete is not asked about.
     assert policy.evaluate("delete_file", {"path": "docs/old.md"}).action == "allow"
@@ -204,7 +204,7 @@ def test_config_section_uses_camel_case(project: Path) -> None:
         "defaultAction": "deny",
         "inherit": False,
     }
-    rules = load_permission_rules(project, section)
+    rules = load_permission_rules(project, section, trusted=True)
     assert rules.read == (PermissionRule(pattern="**/*", action="allow"),)
     assert rules.external_directory == (PermissionRule(pattern="/opt/**", action="allow", priority=3),)
     assert rules.mcp_tools == (PermissionRule(pattern="*_get", action="allow"),)
@@ -214,13 +214,15 @@ def test_config_section_uses_camel_case(project: Path) -> None:
 
 
 def test_an_empty_config_section_is_the_defaults(project: Path) -> None:
-    assert load_permission_rules(project, {}) == PermissionRules.default()
-    assert load_permission_rules(project, {"inherit": False}) == PermissionRules()
+    assert load_permission_rules(project, {}, trusted=True) == PermissionRules.default()
+    assert load_permission_rules(project, {"inherit": False}, trusted=True) == PermissionRules()
 
 
 def test_config_section_with_snake_case_key_is_an_error_with_a_hint(project: Path) -> None:
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project, {"external_directory": []}, config_origin="/home/u/.hive/config.yaml")
+        load_permission_rules(
+            project, {"external_directory": []}, config_origin="/home/u/.hive/config.yaml", trusted=True
+        )
     assert caught.value.source == "/home/u/.hive/config.yaml"
     assert "'externalDirectory'" in str(caught.value)
 
@@ -228,7 +230,7 @@ def test_config_section_with_snake_case_key_is_an_error_with_a_hint(project: Pat
 def test_rules_file_with_camel_case_key_is_an_error_with_a_hint(project: Path) -> None:
     path = write(project, "permissions.yaml", "permissions:\n  defaultAction: allow\n")
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
     assert caught.value.source == str(path)
     assert caught.value.line == 2
     assert "'default_action'" in str(caught.value)
@@ -287,7 +289,7 @@ def test_malformed_yaml_names_the_file_the_line_and_the_problem(
 ) -> None:
     path = write(project, "permissions.yaml", text)
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
     error = caught.value
     assert isinstance(error, ValueError)
     assert error.source == str(path)
@@ -317,7 +319,7 @@ def test_malformed_json_names_the_file_and_the_problem(
 ) -> None:
     path = write(project, "permissions.json", text)
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
     assert caught.value.source == str(path)
     assert problem in str(caught.value)
     assert caught.value.line == line
@@ -330,7 +332,7 @@ def test_a_json_rules_file_names_the_line_and_column_of_the_fault(project: Path)
         '{\n  "permissions": {\n    "read": [{"pattern": "a", "action": "block"}]\n  }\n}',
     )
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
     assert (caught.value.line, caught.value.column) == (3, 31)
     assert str(caught.value).startswith(f"invalid permission rules in {path}, line 3, column 31: ")
 
@@ -338,13 +340,13 @@ def test_a_json_rules_file_names_the_line_and_column_of_the_fault(project: Path)
 def test_unreadable_files_are_errors_naming_the_file(project: Path) -> None:
     (project / ".hive" / "permissions.yaml").mkdir()
     with pytest.raises(PermissionConfigError, match=r"permissions\.yaml.*cannot read"):
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
 
 
 def test_non_utf8_file_is_an_error(project: Path) -> None:
     (project / ".hive" / "permissions.yml").write_bytes(b"permissions:\n  default_action: \xff\xfe\n")
     with pytest.raises(PermissionConfigError, match=r"permissions\.yml.*UTF-8"):
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
 
 
 def test_dangling_rules_file_link_is_an_error(project: Path) -> None:
@@ -353,13 +355,13 @@ def test_dangling_rules_file_link_is_an_error(project: Path) -> None:
     except OSError as error:  # pragma: no cover
         pytest.skip(f"cannot create symbolic links here: {error}")
     with pytest.raises(PermissionConfigError, match=r"permissions\.yaml"):
-        load_permission_rules(project, {"defaultAction": "allow"})
+        load_permission_rules(project, {"defaultAction": "allow"}, trusted=True)
 
 
 def test_recursive_yaml_alias_does_not_hang(project: Path) -> None:
     write(project, "permissions.yaml", "permissions:\n  read_only_tools: &a [*a]\n")
     with pytest.raises(PermissionConfigError, match="contains it"):
-        load_permission_rules(project)
+        load_permission_rules(project, trusted=True)
 
 
 @pytest.mark.parametrize(
@@ -375,6 +377,6 @@ def test_malformed_config_section_names_its_origin(
     project: Path, section: dict[str, Any], problem: str
 ) -> None:
     with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project, section, config_origin="project config.yaml")
+        load_permission_rules(project, section, config_origin="project config.yaml", trusted=True)
     assert str(caught.value).startswith("invalid permission rules in project config.yaml")
     assert problem in str(caught.value)

@@ -9,6 +9,7 @@ from pathlib import Path
 from hive_cli.config_entries import config_entries
 from hive_cli.config_store import get_value, set_value, unset_value
 from hive_cli.errors import USER_ERRORS
+from hive_cli.project_trust import settings_needing_trust
 from hive_core.config import (
     ConfigError,
     find_project_root,
@@ -117,4 +118,16 @@ def config_main(action: str, *, raw: bool) -> int:
     for entry in config_entries(loaded, raw=raw):
         unused = "" if entry.used else "; not used by this version of hive yet"
         sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}{unused}\n")
+    if not loaded.trusted:
+        try:
+            ignored = settings_needing_trust(root, loaded)
+        except USER_ERRORS as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 1
+        if ignored:
+            sys.stdout.write("# ignored, as the project is not trusted (`hive trust` to use them):\n")
+        for item in ignored:
+            sys.stdout.write(f"#   {item}\n")
+    for notice in loaded.notices:
+        sys.stderr.write(f"hive: {notice}\n")
     return 0

@@ -1,19 +1,22 @@
-"""Loading the layered configuration: global file → project file → environment → ``.env``."""
+"""Loading the layered configuration: global file → project file → ``.env`` → environment."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 from ._layers import Layer, file_layer, finish, merge, variables_layer
 from .dotenv import read_dotenv
 from .errors import ConfigError, ConfigWarning
+from .keys import display_value
 from .loaded import LoadedConfig
-from .origin import LayerName
+from .origin import LayerName, Origin
 from .paths import HIVE_HOME_VAR, global_config_path, hive_home, project_config_path, project_env_path
 from .schema import SCHEMA, ConfigSchema
 from .structured import read_document
+from .trust import IgnoredSetting, TrustStore, is_endpoint_key, lowers_protection
 
 __all__ = ["load_config"]
 
@@ -25,8 +28,67 @@ def _same_file(first: Path, second: Path) -> bool:
         return False
 
 
+def _value(values: dict[str, object], key: str) -> object:
+    node: object = values
+    for segment in key.split("."):
+        node = cast("dict[object, object]", node).get(segment) if isinstance(node, dict) else None
+    return node
+
+
+def _drop(layer: Layer, key: str) -> None:
+    section, _, field = key.partition(".")
+    if not field:
+        layer.values.pop(section, None)
+    else:
+        fields = layer.values.get(section)
+        if isinstance(fields, dict):
+            cast("dict[str, object]", fields).pop(field, None)
+    for name in [name for name in layer.origins if name == key or name.startswith(f"{key}.")]:
+        del layer.origins[name]
+
+
+def _withhold(layer: Layer, below: list[Layer], ignored: list[IgnoredSetting]) -> None:
+    """Take out of an untrusted project's ``layer`` every setting that lowers protection, recording each."""
+    for key, origin in sorted(layer.origins.items(), key=lambda item: (item[1].line or 0, item[0])):
+        if key.startswith("permissions"):
+            continue  # judged rule by rule by the permissions loader, from LoadedConfig.project_permissions
+        value = _value(layer.values, key)
+        floor: object = None
+        for lower in below:
+            found = _value(lower.values, key)
+            floor = found if found is not None else floor
+        if not lowers_protection(key, value, floor):
+            continue
+        _drop(layer, key)
+        shown = origin.variable or f"{key}: {display_value(key, value)}"
+        ignored.append(IgnoredSetting(setting=shown, source=origin.source or "", line=origin.line))
+
+
+def _endpoint_notices(dotenv_layer: Layer, env_layer: Layer) -> list[str]:
+    """One line for each endpoint the project's ``.env`` sets: where requests go, or that the user's own
+    variable wins."""
+    notices: list[str] = []
+    for key, origin in dotenv_layer.origins.items():
+        if not is_endpoint_key(key):
+            continue
+        where = f"{origin.source}:{origin.line}" if origin.line is not None else str(origin.source)
+        mine: Origin | None = env_layer.origins.get(key)
+        if mine is not None:
+            notices.append(
+                f"{origin.variable} in {where} is not used: your environment's {mine.variable} sets {key}"
+            )
+        else:
+            shown = display_value(key, _value(dotenv_layer.values, key))
+            notices.append(f"the project's {where} sets {origin.variable}: {key} requests go to {shown}")
+    return notices
+
+
 def load_config(
-    project_root: Path, env: Mapping[str, str] = os.environ, *, schema: ConfigSchema = SCHEMA
+    project_root: Path,
+    env: Mapping[str, str] = os.environ,
+    *,
+    schema: ConfigSchema = SCHEMA,
+    trusted: bool | None = None,
 ) -> LoadedConfig:
     """The configuration of the project at ``project_root``, merged from every layer, later layers winning.
 
@@ -35,10 +97,16 @@ def load_config(
 
     1. ``<home>/config.yaml``, the home being ``$HIVE_HOME`` or ``~/.hive`` (:func:`hive_home` of ``env``);
     2. ``<project>/.hive/config.yaml``;
-    3. the environment variables of ``schema``'s keys (:attr:`ConfigSchema.environment`) in ``env``;
-    4. the same variables in ``<project>/.env``, which win over the environment's, as upstream's dotenv
-       loading does (the file is read, never loaded into the process environment; ``HIVE_HOME`` in it is
-       ignored with a warning, since the home is needed before the file is found).
+    3. the environment variables of ``schema``'s keys (:attr:`ConfigSchema.environment`) in
+       ``<project>/.env`` (the file is read, never loaded into the process environment; ``HIVE_HOME`` in it is
+       ignored with a warning, since the home is needed before the file is found);
+    4. the same variables in ``env``: a variable the user set always wins over the project's ``.env``.
+
+    The project's two layers are the project's: unless it is ``trusted`` (``None``: as the
+    :class:`~hive_core.config.trust.TrustStore` in the home says), every setting in them that lowers protection
+    (:func:`~hive_core.config.trust.lowers_protection`) is left out and listed in
+    :attr:`LoadedConfig.ignored`, and the project file's ``permissions`` section is not merged (the permissions
+    loader takes what only tightens from :attr:`LoadedConfig.project_permissions`).
 
     Text overwrites only when not empty; booleans, numbers and lists overwrite whenever a layer sets them (a
     layer that leaves a key out changes nothing); ``permissions``, ``budget`` and ``skills`` are replaced
@@ -50,6 +118,11 @@ def load_config(
     """
     home = hive_home(env)
     root = Path(project_root).absolute()
+    if trusted is None:
+        trusted = TrustStore(home).is_trusted(root)
+    ignored: list[IgnoredSetting] = []
+    project_permissions: dict[str, object] | None = None
+    project_permissions_source: str | None = None
     layers: list[Layer] = []
     warnings: list[ConfigWarning] = []
     files: list[Path] = []
@@ -64,11 +137,20 @@ def load_config(
             continue
         files.append(path)
         layer, found = file_layer(document, layer_name, schema)
+        if layer_name == "project":
+            section = layer.values.get("permissions")
+            if isinstance(section, dict):
+                project_permissions = cast("dict[str, object]", section)
+                project_permissions_source = str(path)
+            if not trusted:
+                _withhold(layer, layers, ignored)
+                if project_permissions is not None:
+                    _drop(layer, "permissions")
         layers.append(layer)
         warnings.extend(found)
-    layer, found = variables_layer(env, schema, layer="env")
-    layers.append(layer)
+    env_layer, found = variables_layer(env, schema, layer="env")
     warnings.extend(found)
+    notices: list[str] = []
     env_file = project_env_path(root)
     dotenv = read_dotenv(env_file)
     if dotenv is not None:
@@ -86,8 +168,12 @@ def load_config(
         layer, found = variables_layer(
             dotenv.values, schema, layer="dotenv", source=dotenv.source, lines=dotenv.lines
         )
+        if not trusted:
+            _withhold(layer, layers, ignored)
+        notices.extend(_endpoint_notices(layer, env_layer))
         layers.append(layer)
         warnings.extend(found)
+    layers.append(env_layer)
     data, origins = merge(layers, schema)
     return LoadedConfig(
         schema=schema,
@@ -98,4 +184,9 @@ def load_config(
         project_root=root,
         files=tuple(files),
         dotenv=dict(dotenv.values) if dotenv is not None else {},
+        trusted=trusted,
+        ignored=tuple(ignored),
+        notices=tuple(notices),
+        project_permissions=project_permissions,
+        project_permissions_source=project_permissions_source,
     )

@@ -12,6 +12,7 @@ from hive_protocol import ReasoningEffort
 from .errors import ConfigWarning
 from .origin import Origin
 from .schema import ConfigSchema, SectionSpec
+from .trust import IgnoredSetting
 
 __all__ = ["ChatBehavior", "LoadedConfig"]
 
@@ -58,6 +59,18 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     """The files that existed and were read, lowest layer first."""
     dotenv: dict[str, str]
     """Every variable of the project's ``.env`` (it is not loaded into the process environment)."""
+    trusted: bool = True
+    """Whether the project's settings that lower protection were used (the user trusts the project)."""
+    ignored: tuple[IgnoredSetting, ...] = ()
+    """The project's settings that lower protection, left out because the project is not trusted."""
+    notices: tuple[str, ...] = ()
+    """Lines the user should see: where an endpoint set in the project's ``.env`` sends requests, or that the
+    user's own variable won over it."""
+    project_permissions: dict[str, object] | None = None
+    """The ``permissions`` section of the project's ``config.yaml`` as written (merged into :attr:`permissions`
+    only when :attr:`trusted`)."""
+    project_permissions_source: str | None = None
+    """The file :attr:`project_permissions` came from."""
 
     def get(self, key: str) -> object | None:
         """The merged value at a dotted key (any spelling :func:`normalize_key` accepts), or ``None``."""

@@ -15,8 +15,10 @@ __all__ = [
     "find_project_root",
     "global_config_path",
     "hive_home",
+    "home_project_problem",
     "project_config_path",
     "project_env_path",
+    "user_home",
 ]
 
 HIVE_HOME_VAR: Final = "HIVE_HOME"
@@ -41,24 +43,51 @@ def hive_home(env: Mapping[str, str] = os.environ) -> Path:
     return Path.home() / HIVE_DIR_NAME
 
 
-def find_project_root(start: Path, *, home: Path | None = None) -> Path:
-    """The nearest directory from ``start`` upwards with a ``.hive/`` directory or a ``.git``, else ``start``.
+def user_home(env: Mapping[str, str] = os.environ) -> Path:
+    """The user's home directory: ``$HOME`` when set and not empty, else the password database's, resolved."""
+    named = env.get("HOME", "")
+    return (Path(named) if named else Path.home()).expanduser().resolve()
 
-    A ``.hive/`` that is the hive home (``home``, by default :func:`hive_home`) does not mark a project, so a
-    directory under the user's home without a repository is not taken for a project rooted at ``~``. ``start``
-    may be a file (its directory is used); the result is an absolute, resolved path.
+
+def _contains(outer: Path, inner: Path) -> bool:
+    return outer == inner or outer in inner.parents
+
+
+def find_project_root(start: Path, *, home: Path | None = None) -> Path:
+    """The project around ``start``: the root of the repository it is in (the nearest directory upwards with a
+    ``.git``, a directory or the file of a worktree or submodule), else ``start`` itself.
+
+    A ``.hive/`` never marks a project: one below the repository root (``src/.hive/``) must not make a folder its
+    own project with its own rules. A ``.git`` at the user's home (``home``, by default :func:`user_home`) or
+    above it is not taken either: a home folder kept in git is not the project of every folder under it. ``start``
+    may be a file (its directory is used); the result is an absolute, resolved path. Whether the result may be
+    used as a project at all is :func:`home_project_problem`'s question.
     """
     origin = Path(start).expanduser().resolve()
     if origin.is_file():
         origin = origin.parent
-    home_dir = (home if home is not None else hive_home()).expanduser().resolve()
+    home_dir = (home if home is not None else user_home()).expanduser().resolve()
     for candidate in (origin, *origin.parents):
-        marker = candidate / HIVE_DIR_NAME
-        if marker.is_dir() and marker.resolve() != home_dir:
-            return candidate
+        if _contains(candidate, home_dir):
+            break
         if (candidate / ".git").exists():  # a directory, or a file in a worktree or submodule
             return candidate
     return origin
+
+
+def home_project_problem(root: Path, *, home: Path | None = None) -> str | None:
+    """Why ``root`` cannot be a project, or ``None`` when it can: the user's home folder (``home``, by default
+    :func:`user_home`), a folder above it, or ``/`` would put every credential store (``~/.ssh``, ``~/.aws``,
+    the hive home) inside the project."""
+    resolved = Path(root).expanduser().resolve()
+    home_dir = (home if home is not None else user_home()).expanduser().resolve()
+    if resolved == Path(resolved.anchor):
+        return f"{resolved} is the root of the file system"
+    if resolved == home_dir:
+        return f"{resolved} is your home folder"
+    if _contains(resolved, home_dir):
+        return f"{resolved} holds your home folder"
+    return None
 
 
 def global_config_path(home: Path | None = None) -> Path:

@@ -16,6 +16,7 @@ from .config import (
     PluginTransport,
     load_plugins_config,
     parse_plugins_document,
+    project_plugin_settings,
 )
 from .connection import CONNECT_TIMEOUT, ConnectionState, McpConnection, McpServerError, ProtocolMode
 from .manager import McpPlugins
@@ -42,4 +43,5 @@ __all__ = [
     "mcp_tool_names",
     "outcome_of",
     "parse_plugins_document",
+    "project_plugin_settings",
 ]

@@ -35,6 +35,7 @@ import msgspec
 
 from hive_core.config.paths import hive_home
 from hive_core.config.structured import Document, KeyPath, read_document
+from hive_core.config.trust import IgnoredSetting, TrustStore
 from hive_core.errors import UserError
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "PluginsConfig",
     "load_plugins_config",
     "parse_plugins_document",
+    "project_plugin_settings",
 ]
 
 PLUGINS_FILE_NAMES: Final = ("plugins.yaml", "plugins.yml", "plugins.json")
@@ -138,17 +140,22 @@ class PluginsConfig(msgspec.Struct, frozen=True, kw_only=True):
     """The files read, global first."""
 
 
-def load_plugins_config(project_dir: Path, *, home: Path | None = None) -> PluginsConfig:
-    """Read and merge ``<home>/plugins.*`` and ``<project_dir>/.hive/plugins.*``.
+def load_plugins_config(
+    project_dir: Path, *, home: Path | None = None, trusted: bool | None = None
+) -> PluginsConfig:
+    """Read and merge ``<home>/plugins.*`` and, for a ``trusted`` project, ``<project_dir>/.hive/plugins.*``.
 
-    ``home`` defaults to ``$HIVE_HOME`` when set, else ``~/.hive``. Relative working directories resolve
-    against ``project_dir``, which is also where a stdio server runs when it names none. Missing files are
-    no plugins; a malformed one raises :class:`PluginConfigError`.
+    ``home`` defaults to ``$HIVE_HOME`` when set, else ``~/.hive``. A project's plugins run programs, so its file
+    is read only when the project is ``trusted`` (``None``: as the trust store in the home says). Relative working
+    directories resolve against ``project_dir``, which is also where a stdio server runs when it names none.
+    Missing files are no plugins; a malformed one raises :class:`PluginConfigError`.
     """
     project_dir = Path(project_dir).absolute()
     home_dir = Path(home) if home is not None else hive_home()
+    if trusted is None:
+        trusted = TrustStore(home_dir).is_trusted(project_dir)
     layers: list[_FileLayer] = []
-    for directory in (home_dir, project_dir / ".hive"):
+    for directory in (home_dir, project_dir / ".hive") if trusted else (home_dir,):
         path = _first_existing(directory)
         if path is None:
             continue
@@ -157,6 +164,27 @@ def load_plugins_config(project_dir: Path, *, home: Path | None = None) -> Plugi
             raise PluginConfigError("cannot read the file (it is a link to nothing)", source=str(path))
         layers.append(_Reader(document, project_dir).layer())
     return _merge(layers)
+
+
+def project_plugin_settings(project_dir: Path) -> list[IgnoredSetting]:
+    """The MCP servers the project's own plugins file declares, each with its file and line: they run only for
+    a trusted project. A malformed file raises :class:`PluginConfigError`."""
+    path = _first_existing(Path(project_dir).absolute() / ".hive")
+    if path is None:
+        return []
+    document = read_document(path, error=PluginConfigError)
+    if document is None:
+        raise PluginConfigError("cannot read the file (it is a link to nothing)", source=str(path))
+    layer = _Reader(document, Path(project_dir).absolute()).layer()
+    found: list[IgnoredSetting] = []
+    for index, raw in enumerate(layer.plugins):
+        plugin = raw.config
+        what = " ".join((plugin.command or "", *plugin.arguments)).strip() or plugin.url or ""
+        line = document.key_mark(("plugins", index)).line
+        found.append(
+            IgnoredSetting(setting=f"MCP plugin {plugin.name} ({what})", source=str(path), line=line)
+        )
+    return found
 
 
 def parse_plugins_document(document: object, *, source: str, base_dir: Path) -> PluginsConfig:

@@ -77,10 +77,12 @@ class McpPlugins:
         mode: ProtocolMode = "auto",
         errlog: TextIO | None = None,
         on_tools_changed: Callable[[McpPlugins], None] | None = None,
+        trusted: bool | None = None,
     ) -> McpPlugins:
-        """The plugins of the project in ``project_dir`` (see :func:`~hive_core.mcp.config.load_plugins_config`)."""
+        """The plugins of the project in ``project_dir`` (see :func:`~hive_core.mcp.config.load_plugins_config`;
+        the project's own file only when it is ``trusted``)."""
         return cls(
-            load_plugins_config(project_dir, home=home),
+            load_plugins_config(project_dir, home=home, trusted=trusted),
             connect_timeout=connect_timeout,
             mode=mode,
             errlog=errlog,

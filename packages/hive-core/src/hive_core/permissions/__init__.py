@@ -14,6 +14,7 @@ from .loading import (
     PermissionConfigError,
     extend_rules,
     load_permission_rules,
+    loosening_settings,
     parse_permission_section,
 )
 from .paths import resolve_path
@@ -50,6 +51,7 @@ __all__ = [
     "extend_rules",
     "glob_matches",
     "load_permission_rules",
+    "loosening_settings",
     "parse_command",
     "parse_permission_section",
     "resolve_path",

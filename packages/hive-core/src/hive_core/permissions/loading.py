@@ -4,6 +4,12 @@ A rules file or section adds to the built-in defaults (:meth:`PermissionRules.de
 before the defaults' in each category, so at equal priority the project's rule wins, while the defaults' guards
 with a higher priority (``rm -rf``, ``sudo``, secrets) still apply; a field it sets (``default_action``,
 ``ask_before_delete``) replaces the default's. ``inherit: false`` in the section makes it the whole rule set.
+
+A project the user has not trusted (:class:`~hive_core.config.TrustStore`) cannot lower protection with its own
+rules: its rules file and the ``permissions`` section of its ``config.yaml`` only tighten the user's rules (the
+global section, else the defaults). Their deny rules apply; their ask rules apply below every deny rule of the
+category; their allow rules, ``inherit: false``, a wider ``default_action``, ``ask_before_delete: false`` and
+``read_only_tools`` are ignored (:func:`loosening_settings` lists them).
 """
 
 from __future__ import annotations
@@ -12,8 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
+import msgspec
+
 from hive_core.approvals import PERMISSION_ACTIONS, PermissionAction
+from hive_core.config.paths import hive_home
 from hive_core.config.structured import Document, KeyPath, read_document
+from hive_core.config.trust import IgnoredSetting, TrustStore
 from hive_core.errors import UserError
 
 from .glob import path_pattern_problem
@@ -24,6 +34,7 @@ __all__ = [
     "PermissionConfigError",
     "extend_rules",
     "load_permission_rules",
+    "loosening_settings",
     "parse_permission_section",
 ]
 
@@ -80,19 +91,83 @@ def load_permission_rules(
     config_section: Mapping[str, Any] | None = None,
     *,
     config_origin: str = "the permissions section of config.yaml",
+    trusted: bool | None = None,
+    project_section: Mapping[str, Any] | None = None,
+    project_origin: str | None = None,
 ) -> PermissionRules:
     """The rules that apply to the project in ``project_dir``.
 
-    The first of ``.hive/permissions.yaml``, ``.hive/permissions.yml`` and ``.hive/permissions.json`` that exists
-    wins; otherwise ``config_section`` (the value of config.yaml's ``permissions`` key, camelCase keys) when it is
-    not ``None``; either adds to :meth:`PermissionRules.default` unless it says ``inherit: false`` (see the
-    module); with neither, the defaults alone. ``config_origin`` names the section in errors.
+    For a ``trusted`` project (``None``: as the trust store in the hive home says): the first of
+    ``.hive/permissions.yaml``, ``.hive/permissions.yml`` and ``.hive/permissions.json`` that exists wins;
+    otherwise ``config_section`` (the value of config.yaml's ``permissions`` key, camelCase keys) when it is not
+    ``None``; either adds to :meth:`PermissionRules.default` unless it says ``inherit: false`` (see the module);
+    with neither, the defaults alone. ``config_origin`` names the section in errors.
 
-    Raises :class:`PermissionConfigError` when the chosen source is malformed.
+    For a project not trusted, ``config_section`` is the user's own (the global file's), and the project's rules
+    file and ``project_section`` (its ``config.yaml``'s section, read from ``project_origin``) only tighten it
+    (see the module).
+
+    Raises :class:`PermissionConfigError` when a source is malformed.
     """
-    rules_dir = Path(project_dir) / ".hive"
+    if trusted is None:
+        trusted = TrustStore(hive_home()).is_trusted(Path(project_dir))
+    path = _rules_file(Path(project_dir))
+    if trusted:
+        if path is not None:
+            return _inherited(*_load_file(path))
+        section = config_section if config_section is not None else project_section
+        if section is not None:
+            return _from_section(section, config_origin)
+        return PermissionRules.default()
+    rules = (
+        _from_section(config_section, config_origin)
+        if config_section is not None
+        else PermissionRules.default()
+    )
+    for added, reader in _project_sources(path, project_section, project_origin):
+        rules = _tightened(rules, added, reader.given)
+    return rules
+
+
+def loosening_settings(
+    project_dir: Path,
+    project_section: Mapping[str, Any] | None = None,
+    project_origin: str | None = None,
+) -> list[IgnoredSetting]:
+    """What the project's own rules (its rules file, and ``project_section`` from its ``config.yaml``) say that
+    would lower protection, each with its file and line: ignored unless the project is trusted."""
+    found: list[IgnoredSetting] = []
+    for added, reader in _project_sources(_rules_file(Path(project_dir)), project_section, project_origin):
+        source = reader.source
+        spelled = {field: spelling for spelling, field in reader.keys.items()}
+
+        def note(setting: str, at: KeyPath, *, source: str = source, reader: _Reader = reader) -> None:
+            found.append(IgnoredSetting(setting=setting, source=source, line=reader.line(at)))
+
+        if not reader.inherit:
+            note("permissions inherit: false", (*reader.root, spelled["inherit"]))
+        if "default_action" in reader.given and _WIDTH[added.default_action] > _WIDTH["ask"]:
+            note(
+                f"permissions default_action: {added.default_action}",
+                (*reader.root, spelled["default_action"]),
+            )
+        if "ask_before_delete" in reader.given and not added.ask_before_delete:
+            note("permissions ask_before_delete: false", (*reader.root, spelled["ask_before_delete"]))
+        for index, name in enumerate(added.read_only_tools):
+            note(f"permissions read_only_tools '{name}'", (*reader.root, spelled["read_only_tools"], index))
+        for field in sorted(_RULE_LISTS):
+            for index, rule in enumerate(getattr(added, field)):
+                if rule.action == "allow":
+                    note(f"permissions {field} allow '{rule.pattern}'", (*reader.root, spelled[field], index))
+    return found
+
+
+_WIDTH: Final[dict[PermissionAction, int]] = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def _rules_file(rules_dir: Path) -> Path | None:
     for name in RULES_FILE_NAMES:
-        path = rules_dir / name
+        path = rules_dir / ".hive" / name
         try:
             present = path.exists() or path.is_symlink()
         except OSError as error:
@@ -100,12 +175,70 @@ def load_permission_rules(
                 f"cannot check for the file ({error.strerror})", source=str(path)
             ) from error
         if present:
-            return _inherited(*_load_file(path))
-    if config_section is not None:
-        document = Document(source=config_origin, value=config_section)
-        reader = _Reader(document, _CONFIG_KEYS)
-        return _inherited(reader.section(config_section, (_SECTION,)), reader)
-    return PermissionRules.default()
+            return path
+    return None
+
+
+def _from_section(section: Mapping[str, Any], origin: str) -> PermissionRules:
+    document = Document(source=origin, value=section)
+    reader = _Reader(document, _CONFIG_KEYS)
+    return _inherited(reader.section(section, (_SECTION,)), reader)
+
+
+def _project_sources(
+    path: Path | None, section: Mapping[str, Any] | None, origin: str | None
+) -> list[tuple[PermissionRules, _Reader]]:
+    """The project's own rule sources as written: its ``config.yaml`` section (read again from ``origin`` for
+    its lines when that is a file) and its rules file."""
+    sources: list[tuple[PermissionRules, _Reader]] = []
+    if section is not None:
+        document = Document(source=origin or "the permissions section of .hive/config.yaml", value=section)
+        root: KeyPath = ()
+        if origin is not None:
+            read = _read_quietly(Path(origin))
+            if read is not None and isinstance(read.value, dict):
+                for key in cast("dict[object, object]", read.value):
+                    if isinstance(key, str) and key.lower() == _SECTION:
+                        document, root = read, (key,)
+        reader = _Reader(document, _CONFIG_KEYS, root=root)
+        sources.append((reader.section(section, root or (_SECTION,)), reader))
+    if path is not None:
+        sources.append(_load_file(path))
+    return sources
+
+
+def _read_quietly(path: Path) -> Document | None:
+    try:
+        return read_document(path, error=PermissionConfigError)
+    except PermissionConfigError:
+        return None
+
+
+def _tightened(base: PermissionRules, added: PermissionRules, given: set[str]) -> PermissionRules:
+    """``base`` with what in ``added`` only tightens it: deny rules first (at their priority), ask rules after
+    the base's and below its lowest deny rule of the category, a stricter ``default_action``,
+    ``ask_before_delete: true``."""
+    fields: dict[str, object] = {}
+    for name in _RULE_LISTS:
+        mine: tuple[PermissionRule, ...] = getattr(base, name)
+        theirs: tuple[PermissionRule, ...] = getattr(added, name)
+        denies = [rule.priority for rule in mine if rule.action == "deny"]
+        ceiling = min(denies) - 1 if denies else None
+        asks = tuple(
+            rule
+            if ceiling is None or rule.priority <= ceiling
+            else msgspec.structs.replace(rule, priority=ceiling)
+            for rule in theirs
+            if rule.action == "ask"
+        )
+        fields[name] = (*(rule for rule in theirs if rule.action == "deny"), *mine, *asks)
+    fields["read_only_tools"] = base.read_only_tools
+    fields["ask_before_delete"] = base.ask_before_delete or (
+        "ask_before_delete" in given and added.ask_before_delete
+    )
+    stricter = "default_action" in given and _WIDTH[added.default_action] < _WIDTH[base.default_action]
+    fields["default_action"] = added.default_action if stricter else base.default_action
+    return PermissionRules(**fields)  # pyright: ignore[reportArgumentType]
 
 
 def extend_rules(base: PermissionRules, added: PermissionRules, given: frozenset[str]) -> PermissionRules:
@@ -142,7 +275,7 @@ def _load_file(path: Path) -> tuple[PermissionRules, _Reader]:
     document = read_document(path, error=PermissionConfigError)
     if document is None:  # a dangling link
         raise PermissionConfigError("cannot read the file (it is a link to nothing)", source=str(path))
-    reader = _Reader(document, _FILE_KEYS)
+    reader = _Reader(document, _FILE_KEYS, root=(_SECTION,))
     if document.value is None:
         raise PermissionConfigError(
             f"the file is empty; it needs a top-level '{_SECTION}' section", source=document.source
@@ -161,9 +294,15 @@ def _load_file(path: Path) -> tuple[PermissionRules, _Reader]:
 class _Reader:
     """Validates a parsed ``permissions`` section, reporting faults by key path (and position, when known)."""
 
-    def __init__(self, document: Document, keys: Mapping[str, str]) -> None:
+    def __init__(self, document: Document, keys: Mapping[str, str], *, root: KeyPath = ()) -> None:
         self._document = document
         self._keys = keys
+        self.keys = keys
+        """Spelling → field of this format."""
+        self.source = document.source
+        """Where the section was read from."""
+        self.root: KeyPath = root or (_SECTION,)
+        """The key path of the section in its document."""
         # A key written in the other format's spelling gets a hint naming this format's spelling.
         other = _FILE_KEYS if keys is _CONFIG_KEYS else _CONFIG_KEYS
         mine = {field: spelling for spelling, field in keys.items()}
@@ -174,6 +313,10 @@ class _Reader:
         """Whether the section adds to the defaults (``inherit``, default true)."""
         self.given: set[str] = set()
         """The fields the section set."""
+
+    def line(self, at: KeyPath) -> int | None:
+        """The line the key at ``at`` was written on, when known."""
+        return self._document.key_mark(at).line
 
     def error(self, at: KeyPath, problem: str) -> PermissionConfigError:
         mark = self._document.key_mark(at)
