@@ -35,6 +35,7 @@ from .project_trust import check_project_root, load_trusted_config
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
+    from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
 __all__ = ["AGENT_PROVIDER", "SMALL_MODEL_PROVIDERS", "Host", "HostOptions", "build_host", "instructions_for"]
 
@@ -89,6 +90,8 @@ class Host:
     """The agent: tools, rules, approvals and limits."""
     plugins: McpPlugins
     """The project's MCP servers, described; :func:`plugins_for` starts them."""
+    checkpoints: CheckpointKeeper | None = None
+    """Keeps each file's state before a turn's file tools change it, once bound to the session (``/undo``)."""
 
     @property
     def model_label(self) -> str:
@@ -213,7 +216,9 @@ def build_host(
     from hive_core.builtin_tools import builtin_tools
     from hive_core.mcp import McpPlugins
     from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
+    from hive_core.pipeline import default_middlewares
     from hive_core.sandbox import SandboxSettings
+    from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
     rules = with_allowed(
         load_permission_rules(
@@ -229,6 +234,8 @@ def build_host(
     behavior = loaded.chat_behavior
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).
     small = settings.provider in SMALL_MODEL_PROVIDERS
+    # Innermost, after the approval gate: only a call about to run keeps the files it names.
+    checkpoints = CheckpointKeeper()
     agent = Agent(
         client,
         tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *extra_tools),
@@ -236,6 +243,7 @@ def build_host(
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,
         approvals=approvals,
+        middlewares=[*default_middlewares(policy, approvals), checkpoints],
         max_iterations=options.max_iterations or behavior.maximum_iterations_per_request,
         max_output_tokens=options.max_output_tokens or behavior.max_output_tokens,
         reasoning_effort=options.reasoning_effort or behavior.reasoning_effort,
@@ -244,7 +252,9 @@ def build_host(
         planning=options.planning,
         context=ContextManager(compaction),
     )
-    return Host(root, loaded, settings, client, agent, McpPlugins.load(root, trusted=loaded.trusted))
+    return Host(
+        root, loaded, settings, client, agent, McpPlugins.load(root, trusted=loaded.trusted), checkpoints
+    )
 
 
 @asynccontextmanager

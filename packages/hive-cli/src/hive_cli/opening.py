@@ -66,6 +66,8 @@ class OpenSession:
         """The coding-agent CLI that runs the turns; ``None`` for hive's own loop."""
         self.prompters = prompters
         """What asks the person at the terminal (approvals, an agent's questions); none for a served session."""
+        if host.checkpoints is not None:
+            host.checkpoints.bind(store, conversation.session_id)
 
     def share_screen(self, screen: Callable[[], AbstractContextManager[object]]) -> None:
         """Hold ``screen`` while a question is on the terminal (the renderer's, so its progress line stops)."""

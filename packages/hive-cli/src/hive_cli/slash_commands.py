@@ -44,6 +44,16 @@ COMMANDS: Final[tuple[SlashCommand, ...]] = (
     ),
     SlashCommand("/plan", "", "toggle planning mode (only read-only tools run)"),
     SlashCommand("/diff", "", "the whole diff of every file hive's tools changed in the last turn"),
+    SlashCommand(
+        "/undo",
+        "",
+        "restore the files the last turn changed with hive's file tools (again: one further back)",
+    ),
+    SlashCommand(
+        "/rewind",
+        "[N]",
+        "pick a turn and restore the files to how they were before it (shows the change first)",
+    ),
     SlashCommand("/exit", "", "leave (also exit, quit, Ctrl+D)", aliases=("/quit",)),
 )
 """Every command, in the order ``/help`` lists them."""

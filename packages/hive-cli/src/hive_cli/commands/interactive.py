@@ -30,6 +30,7 @@ from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
 from hive_cli.slash_commands import command_of, help_text, parse_command
+from hive_cli.undo import rewind, undo
 from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
 from hive_core.sessions import cut_title
@@ -281,6 +282,10 @@ def _command(
             _say(_plan(live))
         case "/diff":
             _say(renderer.diffs())
+        case "/undo":
+            _say(undo(session, editor.ask, _say))
+        case "/rewind":
+            _say(rewind(session, argument, editor.ask, _say))
         case _:  # pragma: no cover - every command of the table has its case
             _say(f"{name} is not available here")
     return True

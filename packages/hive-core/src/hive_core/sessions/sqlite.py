@@ -16,17 +16,22 @@ hive wrote raises a :class:`~hive_core.sessions.SessionStoreError` (or
 :class:`~hive_core.sessions.UnsupportedSchema`) naming the file and how to move it aside: a one-line message, never
 a traceback, and the file is left as it was.
 
-Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, created on first use; version 1 lacked ``leases``)::
+Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, created on first use; version 1 lacked ``leases``,
+version 2 ``file_checkpoints``)::
 
     sessions(id TEXT PRIMARY KEY, project_path, created REAL, updated REAL, touched INTEGER, model, provider,
              status CHECK IN (active, ended, error, forked), forked_from, first_message, message_count)
     entries(session_id REFERENCES sessions ON DELETE CASCADE, seq, ts REAL, kind, payload TEXT (JSON),
             PRIMARY KEY (session_id, seq))
     leases(session_id PRIMARY KEY, token, pid, host, machine, started, since REAL, renewed REAL)
+    file_checkpoints(session_id REFERENCES sessions ON DELETE CASCADE, turn, path, existed, content BLOB, size,
+                     mode, digest, after, undone REAL, UNIQUE (session_id, turn, path))
 
 ``touched`` is a database-wide counter bumped by every write to a session: listing orders by it, so "newest
 first" is exact even when two processes write within the same clock tick. ``leases`` holds who serves a session
 (see :mod:`hive_core.sessions.lease`); it has no foreign key, since a lease may be taken before its session exists.
+``file_checkpoints`` holds each file's state before a turn (``turn``: the seq of its ``turn_start`` entry) changed
+it through hive's file tools (see :mod:`hive_core.sessions.checkpoints`).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from hive_core.messages import Message
 from hive_core.session_id import new_session_id
 from hive_core.turn_request import TurnRequest
 
+from .checkpoints import FileChange, FileState
 from .ids import validate_session_id
 from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
 from .records import (
@@ -73,7 +79,7 @@ __all__ = [
     "SqliteSessionStore",
 ]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The schema this version writes (``PRAGMA user_version``)."""
 
 DEFAULT_BUSY_TIMEOUT: Final = 30.0
@@ -92,6 +98,27 @@ _LEASES: Final = (
     ) WITHOUT ROWID""",
 )
 """What version 2 added to version 1."""
+
+_CHECKPOINTS: Final = (
+    # A rowid table, not WITHOUT ROWID: rows hold whole files, which SQLite keeps better out of the key's b-tree.
+    """CREATE TABLE IF NOT EXISTS file_checkpoints (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        existed INTEGER NOT NULL,
+        content BLOB,
+        size INTEGER NOT NULL,
+        mode INTEGER,
+        digest TEXT NOT NULL,
+        after TEXT,
+        undone REAL,
+        UNIQUE (session_id, turn, path)
+    )""",
+)
+"""What version 3 added to version 2."""
+
+_UPGRADES: Final[dict[int, tuple[str, ...]]] = {1: _LEASES, 2: _CHECKPOINTS}
+"""What upgrades a database from each older version to the next."""
 
 _SCHEMA: Final = (
     """CREATE TABLE sessions (
@@ -118,6 +145,7 @@ _SCHEMA: Final = (
         PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID""",
     *_LEASES,
+    *_CHECKPOINTS,
 )
 
 # Result codes (the primary code, the low byte of an extended one) that are the file's fault, not hive's.
@@ -403,6 +431,7 @@ class SqliteSessionStore(SessionStore):
         """Remove the session and its log; ``False`` when there was no such session."""
         with self._write() as conn:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM file_checkpoints WHERE session_id = ?", (session_id,))
             return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
     def fork(self, session_id: str, *, upto: int | None = None, new_id: str | None = None) -> SessionInfo:
@@ -425,6 +454,12 @@ class SqliteSessionStore(SessionStore):
                 "INSERT INTO entries (session_id, seq, ts, kind, payload) "
                 "SELECT ?, seq, ts, kind, payload FROM entries "
                 "WHERE session_id = ? AND (? < 0 OR seq <= ?) ORDER BY seq",
+                (fork_id, session_id, last, last),
+            )
+            conn.execute(
+                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest, after, "
+                "undone) SELECT ?, turn, path, existed, content, size, mode, digest, after, undone "
+                "FROM file_checkpoints WHERE session_id = ? AND (? < 0 OR turn <= ?)",
                 (fork_id, session_id, last, last),
             )
             count, first = _summarise(_entries(conn, fork_id))
@@ -478,6 +513,74 @@ class SqliteSessionStore(SessionStore):
             if _select(conn, session_id) is None:
                 raise SessionNotFound(session_id=session_id)
             return _entries(conn, session_id)
+
+    # -- checkpoints -----------------------------------------------------------------------------------------
+
+    def keep_file(self, session_id: str, path: str, state: FileState) -> int:
+        """Keep ``state`` as ``path``'s state before the session's current turn (its latest ``turn_start``),
+        unless that turn already kept one; return the turn (0 before any turn was recorded)."""
+        with self._write() as conn:
+            # Walks the log's index from its end: the current turn's start is near it.
+            row = conn.execute(
+                "SELECT seq FROM entries WHERE session_id = ? AND kind = 'turn_start' ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            turn = 0 if row is None else int(row[0])
+            conn.execute(
+                "INSERT OR IGNORE INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, "
+                "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    turn,
+                    path,
+                    int(state.existed),
+                    state.content,
+                    state.size,
+                    state.mode,
+                    state.digest,
+                ),
+            )
+        return int(turn)
+
+    def file_left(self, session_id: str, turn: int, path: str, digest: str | None) -> None:
+        """Record the digest of what the turn's latest change left at ``path`` (``""``: no file)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE file_checkpoints SET after = ? WHERE session_id = ? AND turn = ? AND path = ?",
+                (digest, session_id, turn, path),
+            )
+
+    def file_changes(self, session_id: str) -> list[FileChange]:
+        """The session's kept file states, by turn then path."""
+        with self._read() as conn:
+            rows: Iterable[
+                tuple[int, str, int, bytes | None, int, int | None, str, str | None, float | None]
+            ] = conn.execute(
+                "SELECT turn, path, existed, content, size, mode, digest, after, undone FROM file_checkpoints "
+                "WHERE session_id = ? ORDER BY turn, path",
+                (session_id,),
+            )
+            return [
+                FileChange(
+                    turn=turn,
+                    path=path,
+                    before=FileState(
+                        existed=bool(existed), content=content, size=size, mode=mode, digest=digest
+                    ),
+                    after=after,
+                    undone=undone is not None,
+                )
+                for turn, path, existed, content, size, mode, digest, after, undone in rows
+            ]
+
+    def mark_undone(self, session_id: str, changes: Iterable[FileChange]) -> None:
+        """Record that ``changes`` were undone (restored), in one transaction."""
+        now = self.clock()
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE file_checkpoints SET undone = ? WHERE session_id = ? AND turn = ? AND path = ?",
+                [(now, session_id, change.turn, change.path) for change in changes],
+            )
 
 
 def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
@@ -536,7 +639,10 @@ def _migrate(conn: sqlite3.Connection) -> None:
         _refuse_newer(conn)  # again, inside the transaction: another process may have just migrated it
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version < SCHEMA_VERSION:
-            for statement in _SCHEMA if version == 0 else _LEASES:
+            steps = (
+                _SCHEMA if version == 0 else [s for v in range(version, SCHEMA_VERSION) for s in _UPGRADES[v]]
+            )
+            for statement in steps:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
