@@ -33,6 +33,9 @@ Ask = Callable[[str], str]
 Say = Callable[[str], None]
 """Prints lines for the person."""
 
+_LISTED = 30
+"""Turns ``/rewind`` lists at most (the latest)."""
+
 _NOT_HIVE = "{label} changes files itself: /undo and /rewind restore only what hive's own file tools changed"
 
 
@@ -44,7 +47,8 @@ def undo(session: OpenSession, ask: Ask, say: Say) -> str:
     if plan is None:
         return _nothing(session)
     for turn in plan.turns:
-        say(f"undo turn {turn.number} ({turn.title}):")
+        if turn.paths:
+            say(f"undo turn {turn.number} ({turn.title}):")
     say("\n".join(_preview(session, plan)))
     if plan.conflicts and not _confirm(ask, "overwrite them? [y/N] "):
         return "nothing undone"
@@ -120,7 +124,9 @@ def _one_line(command: str) -> str:
 
 def _listing(session: OpenSession, turns: list[TurnChanges]) -> list[str]:
     lines: list[str] = []
-    for t in turns:
+    if len(turns) > _LISTED:
+        lines.append(f"  ({len(turns) - _LISTED} earlier turns not shown: /rewind N takes any of them)")
+    for t in turns[-_LISTED:]:
         if t.paths:
             files = ", ".join(_shown(session, p) for p in t.paths)
         elif t.undone:

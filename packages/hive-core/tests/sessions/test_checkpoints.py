@@ -197,7 +197,7 @@ def test_binary_files_are_kept_as_bytes_and_large_ones_are_named_not_restored(
             await recorder(UserMessageRequest(content="clean up"), lambda _: None)
 
     anyio.run(run)
-    plan = plan_undo(store, sid)
+    plan = plan_undo(store, sid, max_bytes=keeper_cap)
     assert plan is not None
     assert [Path(r.path).name for r in plan.unrestorable] == ["big.txt"]
     problems = apply_undo(store, sid, plan)
@@ -242,13 +242,15 @@ def test_commands_a_turn_ran_are_named_as_not_covered(project: Path, store: Sqli
                     ),
                     reply("ok"),
                 ],
-            )
+            ),
+            ("later", [call(("execute_command", {"command": "touch later.txt"})), reply("ok")]),
         ],
     )
     assert (project / "made.txt").exists()
     plan = plan_undo(store, sid)
     assert plan is not None
-    assert plan.commands == ("echo made > made.txt",)
+    # The later turn's command ran on what the undone turn left: it is named too.
+    assert plan.commands == ("echo made > made.txt", "touch later.txt")
     apply_undo(store, sid, plan)
     assert not (project / "a.txt").exists()
     assert (project / "made.txt").exists()  # what the command made is not hive's to know

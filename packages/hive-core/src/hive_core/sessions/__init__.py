@@ -9,6 +9,8 @@ tool arguments, results with their errors and refusals), closing a turn a crash 
 :class:`DurableHitlBridge` and :class:`SuspendedTurn` let an approval wait survive a crash and be asked again.
 :class:`BackendRecorder` records the turns a coding-agent CLI runs, with the CLI's own session id
 (``backend_session``, read back by :func:`last_backend_session`) that resuming the hive session resumes.
+:mod:`~hive_core.sessions.checkpoints` keeps each file's state before a turn changed it through hive's file tools
+(the pipeline step :class:`~hive_core.sessions.checkpoint_keeper.CheckpointKeeper`), for undoing turns.
 """
 
 from .backend_recorder import BackendRecorder

@@ -83,7 +83,7 @@ class CheckpointKeeper:
             def left() -> None:
                 for turn, path in kept:
                     try:
-                        digest: str | None = current_digest(path)
+                        digest: str | None = current_digest(path, max_bytes=self.max_bytes)
                     except OSError:  # unreadable now: not known, so undo asks before overwriting it
                         digest = None
                     store.file_left(session_id, turn, str(path), digest)

@@ -61,7 +61,7 @@ COMMAND_TOOL: Final = "execute_command"
 """The tool whose changes to files hive cannot see, hence cannot undo."""
 
 MAX_KEPT_BYTES: Final = 4 * 1024 * 1024
-"""A file larger than this is not kept (its size and digest are): undo says it cannot restore it."""
+"""A file larger than this is not kept (only its size and modification time): undo says it cannot restore it."""
 
 ABSENT: Final = ""
 """The digest recorded for a file that does not exist."""
@@ -79,7 +79,8 @@ class FileState(msgspec.Struct, frozen=True, kw_only=True):
     mode: int | None = None
     """Its permission bits, given back to a file undo brings back."""
     digest: str = ABSENT
-    """The SHA-256 of its bytes (hex); :data:`ABSENT` when it did not exist."""
+    """The SHA-256 of its bytes (hex); :data:`ABSENT` when it did not exist; for a file over the size cap, its
+    size and modification time (``large:SIZE:MTIME_NS``), so that it is never read whole."""
 
     @property
     def kept(self) -> bool:
@@ -133,9 +134,8 @@ class CheckpointStore(Protocol):
         ...
 
 
-def _digest_file(path: Path) -> str:
-    with path.open("rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()
+def _large(info: os.stat_result) -> str:
+    return f"large:{info.st_size}:{info.st_mtime_ns}"
 
 
 def read_state(path: Path, *, max_bytes: int = MAX_KEPT_BYTES) -> FileState:
@@ -152,19 +152,23 @@ def read_state(path: Path, *, max_bytes: int = MAX_KEPT_BYTES) -> FileState:
         return FileState(existed=False)
     mode = stat.S_IMODE(info.st_mode)
     if info.st_size > max_bytes:
-        return FileState(existed=True, size=info.st_size, mode=mode, digest=_digest_file(path))
+        return FileState(existed=True, size=info.st_size, mode=mode, digest=_large(info))
     data = path.read_bytes()
     return FileState(
         existed=True, content=data, size=len(data), mode=mode, digest=hashlib.sha256(data).hexdigest()
     )
 
 
-def current_digest(path: Path) -> str:
-    """The SHA-256 of ``path`` now; :data:`ABSENT` when there is no regular file there."""
+def current_digest(path: Path, *, max_bytes: int = MAX_KEPT_BYTES) -> str:
+    """The digest of ``path`` now, as :attr:`FileState.digest` spells it; :data:`ABSENT` when there is no regular
+    file there."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
             return ABSENT
-        return _digest_file(path)
+        if info.st_size > max_bytes:
+            return _large(info)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except (FileNotFoundError, NotADirectoryError):
         return ABSENT
 
@@ -285,32 +289,39 @@ def session_turns(store: CheckpointStore, session_id: str) -> list[TurnChanges]:
     ]
 
 
-def plan_undo(store: CheckpointStore, session_id: str) -> UndoPlan | None:
-    """Undoing the last turn whose file changes are not undone yet; ``None`` when there is none."""
+def plan_undo(store: CheckpointStore, session_id: str, *, max_bytes: int = MAX_KEPT_BYTES) -> UndoPlan | None:
+    """Undoing the last turn whose file changes are not undone yet; ``None`` when there is none.
+
+    The commands of the turns after it are named too: they ran on the files it left. ``max_bytes`` is the size
+    cap the states were kept with (it decides how a file is compared)."""
     turns = session_turns(store, session_id)
     last = next((t for t in reversed(turns) if t.paths), None)
     if last is None:
         return None
-    return _plan(store, session_id, [last], last.turn, last.turn)
+    return _plan(store, session_id, [t for t in turns if t.turn >= last.turn], last.turn, max_bytes)
 
 
-def plan_rewind(store: CheckpointStore, session_id: str, turn: int) -> UndoPlan | None:
+def plan_rewind(
+    store: CheckpointStore, session_id: str, turn: int, *, max_bytes: int = MAX_KEPT_BYTES
+) -> UndoPlan | None:
     """Bringing the files back to how they were before ``turn`` (a ``turn_start`` sequence number); ``None`` when
-    no turn from it on changed a file that is not restored yet."""
+    no turn from it on changed a file that is not restored yet. ``max_bytes`` as for :func:`plan_undo`."""
     turns = [t for t in session_turns(store, session_id) if t.turn >= turn]
     if not any(t.paths for t in turns):
         return None
-    return _plan(store, session_id, turns, turn, None)
+    return _plan(store, session_id, turns, turn, max_bytes)
 
 
 def _plan(
-    store: CheckpointStore, session_id: str, turns: list[TurnChanges], first: int, last: int | None
+    store: CheckpointStore,
+    session_id: str,
+    turns: list[TurnChanges],
+    first: int,
+    max_bytes: int,
 ) -> UndoPlan:
     by_path: dict[str, list[FileChange]] = {}
     for change in store.file_changes(session_id):
         if change.undone or not change.changed or change.turn < first:
-            continue
-        if last is not None and change.turn > last:
             continue
         by_path.setdefault(change.path, []).append(change)
     files: list[Restore] = []
@@ -321,7 +332,7 @@ def _plan(
                 path=path,
                 before=changes[0].before,
                 expected=changes[-1].after,
-                current=current_digest(Path(path)),
+                current=current_digest(Path(path), max_bytes=max_bytes),
                 changes=tuple(changes),
             )
         )
