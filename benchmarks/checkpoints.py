@@ -6,8 +6,9 @@ Runs tool calls through the CLI's pipeline (the default middlewares, no policy) 
 keeper bound to a session in a real SQLite store, in a temporary project, and prints wall microseconds per call
 (the best of several runs: the machine's other load only adds):
 - ``read_file`` on a 10 KB file: a turn that changes no file (the keeper only looks the tool name up);
-- ``write_file`` of files of 1 KB, 100 KB and 1 MB: the state before (read, hashed, one insert) and the digest
-  after (one update), each in a worker thread;
+- ``write_file`` over files of 1 KB, 10 KB, 100 KB and 1 MB, each call in a turn of its own (a ``turn_start`` appended
+  first, in both runs): the state before (read, hashed, one insert) and the digest after (one update), each in a
+  worker thread;
 - for comparison, what a shadow git repository would pay per file: ``git hash-object -w`` of the same file (one
   process; a real shadow checkpoint also needs an index update and a tree and commit per turn).
 Goal: no measurable difference for calls that change no file; a few milliseconds at most for a 1 MB write.
@@ -83,16 +84,22 @@ async def main() -> None:
         print(f"read_file 10 KB, no keeper:   {await _per_call(partial(plain.run, reading), CALLS):8.1f} µs")
         print(f"read_file 10 KB, with keeper: {await _per_call(partial(kept.run, reading), CALLS):8.1f} µs")
 
-        for size in (1_000, 100_000, 1_000_000):
+        for size in (1_000, 10_000, 100_000, 1_000_000):
             calls = CALLS if size < 1_000_000 else 20
-            content = "y" * size
             target = f"w{size}.txt"
-            writing = _invocation(project, write_file, {"path": target, "content": content})
-            without = await _per_call(partial(plain.run, writing), calls)
-            with_keeper = await _per_call(partial(kept.run, writing), calls)
+            (project / target).write_text("x" * size)
+            writing = _invocation(project, write_file, {"path": target, "content": "y" * size})
+
+            async def in_new_turn(pipeline: Pipeline, invocation: Invocation = writing) -> None:
+                # Every call in a turn of its own: the file's state is kept each time, as a turn's first change.
+                store.append(sid, TurnRequest(content="benchmark"))
+                await pipeline.run(invocation)
+
+            without = await _per_call(partial(in_new_turn, plain), calls)
+            with_keeper = await _per_call(partial(in_new_turn, kept), calls)
             print(
-                f"write_file {size // 1000:>5} KB: {without:8.1f} µs without, {with_keeper:8.1f} µs with the keeper "
-                f"(+{with_keeper - without:.1f} µs)"
+                f"write_file {size // 1000:>5} KB over a file as large, each in a new turn: {without:8.1f} µs "
+                f"without, {with_keeper:8.1f} µs with the keeper (+{with_keeper - without:.1f} µs)"
             )
             shadow = _shadow_git(Path(tmp) / "shadow.git", project / target)
             print(f"    a shadow git's hash-object -w alone: {shadow:8.1f} µs")

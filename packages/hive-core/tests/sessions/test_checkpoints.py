@@ -260,7 +260,9 @@ def test_an_unbound_keeper_keeps_nothing(project: Path, store: SqliteSessionStor
     sid = _session(store, project)
     client = ScriptedChatClient([call(("write_file", {"path": "a.txt", "content": "a"})), reply("ok")])
     recorder = TranscriptRecorder(_agent(project, client, CheckpointKeeper()).session(), store, sid)
-    anyio.run(recorder, UserMessageRequest(content="w"), lambda _: None)
+    events: list[Event] = []
+    anyio.run(recorder, UserMessageRequest(content="w"), events.append)
+    assert (project / "a.txt").read_text() == "a"
     assert store.file_changes(sid) == []
 
 
@@ -284,6 +286,7 @@ def test_a_version_2_database_gains_the_checkpoints_table(home: Path, project: P
         info = store.create(project_path=project)
     with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         conn.execute("DROP TABLE file_checkpoints")
+        conn.execute("DROP TABLE file_outcomes")
         conn.execute("PRAGMA user_version = 2")
     with SqliteSessionStore(db) as store:
         assert store.file_changes(info.id) == []
@@ -298,6 +301,7 @@ def test_an_older_database_gains_every_later_table(home: Path, project: Path, ve
         info = store.create(project_path=project)
     with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         conn.execute("DROP TABLE file_checkpoints")
+        conn.execute("DROP TABLE file_outcomes")
         conn.execute("DROP TABLE leases")
         conn.execute(f"PRAGMA user_version = {version}")
     with SqliteSessionStore(db) as store:

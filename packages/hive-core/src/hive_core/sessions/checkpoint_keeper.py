@@ -10,8 +10,11 @@ call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from functools import partial
 from pathlib import Path
+from typing import Final, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -23,6 +26,8 @@ from hive_core.tools import ToolOutcome
 from .checkpoints import FILE_CHANGING_TOOLS, MAX_KEPT_BYTES, CheckpointStore, current_digest, read_state
 
 __all__ = ["CheckpointKeeper"]
+
+T = TypeVar("T")
 
 
 class CheckpointKeeper:
@@ -63,13 +68,13 @@ class CheckpointKeeper:
 
         def keep() -> list[tuple[int, Path]]:
             return [
-                (store.keep_file(session_id, str(p), read_state(p, max_bytes=self.max_bytes)), p)
+                (store.keep_file(session_id, str(p), partial(read_state, p, max_bytes=self.max_bytes)), p)
                 for p in paths
             ]
 
         # A file that cannot be read here cannot be kept: the call is refused rather than run without a way back.
         try:
-            kept = await anyio.to_thread.run_sync(keep)
+            kept = await _run(keep, paths)
         except OSError as exc:
             return ToolOutcome.refused(
                 "denied",
@@ -90,7 +95,7 @@ class CheckpointKeeper:
 
             # Shielded: a cancelled call's changes must still be recorded, or undo would call them foreign.
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(left)
+                await _run(left, paths)
 
     @staticmethod
     def _paths(invocation: Invocation, names: tuple[str, ...]) -> list[Path]:
@@ -106,3 +111,18 @@ class CheckpointKeeper:
             if path not in found:
                 found.append(path)
         return found
+
+
+_INLINE_BYTES: Final = 256 * 1024
+"""Files up to this size together are read on the event loop (tens of microseconds); larger ones in a worker
+thread, whose hop costs more than reading a small file."""
+
+
+async def _run(work: Callable[[], T], paths: list[Path]) -> T:
+    total = 0
+    for path in paths:
+        with suppress(OSError):  # missing (a new file): nothing to read
+            total += path.stat().st_size
+    if total <= _INLINE_BYTES:
+        return work()
+    return await anyio.to_thread.run_sync(work)

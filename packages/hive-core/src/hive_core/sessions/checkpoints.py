@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
@@ -112,9 +112,9 @@ class FileChange(msgspec.Struct, frozen=True, kw_only=True):
 class CheckpointStore(Protocol):
     """Where checkpoints are kept: :class:`~hive_core.sessions.SqliteSessionStore` is one."""
 
-    def keep_file(self, session_id: str, path: str, state: FileState) -> int:
-        """Keep ``state`` as the file's state before the session's current turn, unless that turn already kept
-        one for ``path``; return the turn."""
+    def keep_file(self, session_id: str, path: str, read: Callable[[], FileState]) -> int:
+        """Keep ``read()`` as the file's state before the session's current turn, unless that turn already kept
+        one for ``path`` (``read`` is then not called); return the turn."""
         ...
 
     def file_left(self, session_id: str, turn: int, path: str, digest: str | None) -> None:

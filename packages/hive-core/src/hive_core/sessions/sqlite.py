@@ -17,7 +17,7 @@ hive wrote raises a :class:`~hive_core.sessions.SessionStoreError` (or
 a traceback, and the file is left as it was.
 
 Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, created on first use; version 1 lacked ``leases``,
-version 2 ``file_checkpoints``)::
+version 2 ``file_checkpoints`` and ``file_outcomes``)::
 
     sessions(id TEXT PRIMARY KEY, project_path, created REAL, updated REAL, touched INTEGER, model, provider,
              status CHECK IN (active, ended, error, forked), forked_from, first_message, message_count)
@@ -25,13 +25,16 @@ version 2 ``file_checkpoints``)::
             PRIMARY KEY (session_id, seq))
     leases(session_id PRIMARY KEY, token, pid, host, machine, started, since REAL, renewed REAL)
     file_checkpoints(session_id REFERENCES sessions ON DELETE CASCADE, turn, path, existed, content BLOB, size,
-                     mode, digest, after, undone REAL, UNIQUE (session_id, turn, path))
+                     mode, digest, UNIQUE (session_id, turn, path))
+    file_outcomes(session_id REFERENCES sessions ON DELETE CASCADE, turn, path, after, undone REAL,
+                  PRIMARY KEY (session_id, turn, path))
 
 ``touched`` is a database-wide counter bumped by every write to a session: listing orders by it, so "newest
 first" is exact even when two processes write within the same clock tick. ``leases`` holds who serves a session
 (see :mod:`hive_core.sessions.lease`); it has no foreign key, since a lease may be taken before its session exists.
 ``file_checkpoints`` holds each file's state before a turn (``turn``: the seq of its ``turn_start`` entry) changed
-it through hive's file tools (see :mod:`hive_core.sessions.checkpoints`).
+it through hive's file tools (see :mod:`hive_core.sessions.checkpoints`), written once; ``file_outcomes`` what the
+turn left there and when it was undone, apart, so that updating them never rewrites a kept file.
 """
 
 from __future__ import annotations
@@ -110,10 +113,16 @@ _CHECKPOINTS: Final = (
         size INTEGER NOT NULL,
         mode INTEGER,
         digest TEXT NOT NULL,
-        after TEXT,
-        undone REAL,
         UNIQUE (session_id, turn, path)
     )""",
+    """CREATE TABLE IF NOT EXISTS file_outcomes (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        after TEXT,
+        undone REAL,
+        PRIMARY KEY (session_id, turn, path)
+    ) WITHOUT ROWID""",
 )
 """What version 3 added to version 2."""
 
@@ -432,6 +441,7 @@ class SqliteSessionStore(SessionStore):
         with self._write() as conn:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM file_checkpoints WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM file_outcomes WHERE session_id = ?", (session_id,))
             return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
     def fork(self, session_id: str, *, upto: int | None = None, new_id: str | None = None) -> SessionInfo:
@@ -457,9 +467,14 @@ class SqliteSessionStore(SessionStore):
                 (fork_id, session_id, last, last),
             )
             conn.execute(
-                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest, after, "
-                "undone) SELECT ?, turn, path, existed, content, size, mode, digest, after, undone "
+                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest) "
+                "SELECT ?, turn, path, existed, content, size, mode, digest "
                 "FROM file_checkpoints WHERE session_id = ? AND (? < 0 OR turn <= ?)",
+                (fork_id, session_id, last, last),
+            )
+            conn.execute(
+                "INSERT INTO file_outcomes (session_id, turn, path, after, undone) "
+                "SELECT ?, turn, path, after, undone FROM file_outcomes WHERE session_id = ? AND (? < 0 OR turn <= ?)",
                 (fork_id, session_id, last, last),
             )
             count, first = _summarise(_entries(conn, fork_id))
@@ -516,9 +531,10 @@ class SqliteSessionStore(SessionStore):
 
     # -- checkpoints -----------------------------------------------------------------------------------------
 
-    def keep_file(self, session_id: str, path: str, state: FileState) -> int:
-        """Keep ``state`` as ``path``'s state before the session's current turn (its latest ``turn_start``),
-        unless that turn already kept one; return the turn (0 before any turn was recorded)."""
+    def keep_file(self, session_id: str, path: str, read: Callable[[], FileState]) -> int:
+        """Keep ``read()`` as ``path``'s state before the session's current turn (its latest ``turn_start``),
+        unless that turn already kept one (``read`` is then not called); return the turn (0 before any turn was
+        recorded). ``read`` runs inside the transaction, so two processes never both keep a state."""
         with self._write() as conn:
             # Walks the log's index from its end: the current turn's start is near it.
             row = conn.execute(
@@ -526,28 +542,35 @@ class SqliteSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             turn = 0 if row is None else int(row[0])
-            conn.execute(
-                "INSERT OR IGNORE INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, "
-                "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    turn,
-                    path,
-                    int(state.existed),
-                    state.content,
-                    state.size,
-                    state.mode,
-                    state.digest,
-                ),
-            )
+            kept = conn.execute(
+                "SELECT 1 FROM file_checkpoints WHERE session_id = ? AND turn = ? AND path = ?",
+                (session_id, turn, path),
+            ).fetchone()
+            if kept is None:
+                state = read()
+                conn.execute(
+                    "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        turn,
+                        path,
+                        int(state.existed),
+                        state.content,
+                        state.size,
+                        state.mode,
+                        state.digest,
+                    ),
+                )
         return int(turn)
 
     def file_left(self, session_id: str, turn: int, path: str, digest: str | None) -> None:
         """Record the digest of what the turn's latest change left at ``path`` (``""``: no file)."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE file_checkpoints SET after = ? WHERE session_id = ? AND turn = ? AND path = ?",
-                (digest, session_id, turn, path),
+                "INSERT INTO file_outcomes (session_id, turn, path, after) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (session_id, turn, path) DO UPDATE SET after = excluded.after",
+                (session_id, turn, path, digest),
             )
 
     def file_changes(self, session_id: str) -> list[FileChange]:
@@ -556,8 +579,10 @@ class SqliteSessionStore(SessionStore):
             rows: Iterable[
                 tuple[int, str, int, bytes | None, int, int | None, str, str | None, float | None]
             ] = conn.execute(
-                "SELECT turn, path, existed, content, size, mode, digest, after, undone FROM file_checkpoints "
-                "WHERE session_id = ? ORDER BY turn, path",
+                "SELECT c.turn, c.path, c.existed, c.content, c.size, c.mode, c.digest, o.after, o.undone "
+                "FROM file_checkpoints c LEFT JOIN file_outcomes o "
+                "ON o.session_id = c.session_id AND o.turn = c.turn AND o.path = c.path "
+                "WHERE c.session_id = ? ORDER BY c.turn, c.path",
                 (session_id,),
             )
             return [
@@ -578,8 +603,9 @@ class SqliteSessionStore(SessionStore):
         now = self.clock()
         with self._write() as conn:
             conn.executemany(
-                "UPDATE file_checkpoints SET undone = ? WHERE session_id = ? AND turn = ? AND path = ?",
-                [(now, session_id, change.turn, change.path) for change in changes],
+                "INSERT INTO file_outcomes (session_id, turn, path, after, undone) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, turn, path) DO UPDATE SET undone = excluded.undone",
+                [(session_id, change.turn, change.path, change.after, now) for change in changes],
             )
 
 
