@@ -78,6 +78,9 @@ class FileState(msgspec.Struct, frozen=True, kw_only=True):
     """Its size in bytes."""
     mode: int | None = None
     """Its permission bits, given back to a file undo brings back."""
+    made: str | None = None
+    """For a file that did not exist: the outermost of its directories that did not exist either (a tool makes
+    missing parents), removed again by undo when it is left empty."""
     digest: str = ABSENT
     """The SHA-256 of its bytes (hex); :data:`ABSENT` when it did not exist; for a file over the size cap, its
     size and modification time (``large:SIZE:MTIME_NS``), so that it is never read whole."""
@@ -134,6 +137,15 @@ class CheckpointStore(Protocol):
         ...
 
 
+def _missing_parent(path: Path) -> str | None:
+    made: Path | None = None
+    for parent in path.parents:
+        if parent.exists():
+            break
+        made = parent
+    return None if made is None else str(made)
+
+
 def _large(info: os.stat_result) -> str:
     return f"large:{info.st_size}:{info.st_mtime_ns}"
 
@@ -147,7 +159,7 @@ def read_state(path: Path, *, max_bytes: int = MAX_KEPT_BYTES) -> FileState:
     try:
         info = path.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return FileState(existed=False)
+        return FileState(existed=False, made=_missing_parent(path))
     if not stat.S_ISREG(info.st_mode):
         return FileState(existed=False)
     mode = stat.S_IMODE(info.st_mode)
@@ -372,6 +384,8 @@ def _write_back(path: Path, state: FileState) -> None:
     if not state.existed:
         if path.is_file() or path.is_symlink():
             path.unlink()
+        if state.made is not None:
+            _remove_empty(path.parent, Path(state.made))
         return
     assert state.content is not None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -385,3 +399,17 @@ def _write_back(path: Path, state: FileState) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _remove_empty(directory: Path, outermost: Path) -> None:
+    """Remove ``directory`` and its parents up to ``outermost`` while they are empty (what a tool made for a file)."""
+    if directory != outermost and outermost not in directory.parents:
+        return
+    while True:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (something else is in it now), or gone
+            return
+        if directory == outermost:
+            return
+        directory = directory.parent

@@ -25,7 +25,7 @@ version 2 ``file_checkpoints`` and ``file_outcomes``)::
             PRIMARY KEY (session_id, seq))
     leases(session_id PRIMARY KEY, token, pid, host, machine, started, since REAL, renewed REAL)
     file_checkpoints(session_id REFERENCES sessions ON DELETE CASCADE, turn, path, existed, content BLOB, size,
-                     mode, digest, UNIQUE (session_id, turn, path))
+                     mode, made, digest, UNIQUE (session_id, turn, path))
     file_outcomes(session_id REFERENCES sessions ON DELETE CASCADE, turn, path, after, undone REAL,
                   PRIMARY KEY (session_id, turn, path))
 
@@ -112,6 +112,7 @@ _CHECKPOINTS: Final = (
         content BLOB,
         size INTEGER NOT NULL,
         mode INTEGER,
+        made TEXT,
         digest TEXT NOT NULL,
         UNIQUE (session_id, turn, path)
     )""",
@@ -467,8 +468,8 @@ class SqliteSessionStore(SessionStore):
                 (fork_id, session_id, last, last),
             )
             conn.execute(
-                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest) "
-                "SELECT ?, turn, path, existed, content, size, mode, digest "
+                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, made, digest) "
+                "SELECT ?, turn, path, existed, content, size, mode, made, digest "
                 "FROM file_checkpoints WHERE session_id = ? AND (? < 0 OR turn <= ?)",
                 (fork_id, session_id, last, last),
             )
@@ -549,8 +550,8 @@ class SqliteSessionStore(SessionStore):
             if kept is None:
                 state = read()
                 conn.execute(
-                    "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, digest) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, made, "
+                    "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session_id,
                         turn,
@@ -559,6 +560,7 @@ class SqliteSessionStore(SessionStore):
                         state.content,
                         state.size,
                         state.mode,
+                        state.made,
                         state.digest,
                     ),
                 )
@@ -577,9 +579,9 @@ class SqliteSessionStore(SessionStore):
         """The session's kept file states, by turn then path."""
         with self._read() as conn:
             rows: Iterable[
-                tuple[int, str, int, bytes | None, int, int | None, str, str | None, float | None]
+                tuple[int, str, int, bytes | None, int, int | None, str | None, str, str | None, float | None]
             ] = conn.execute(
-                "SELECT c.turn, c.path, c.existed, c.content, c.size, c.mode, c.digest, o.after, o.undone "
+                "SELECT c.turn, c.path, c.existed, c.content, c.size, c.mode, c.made, c.digest, o.after, o.undone "
                 "FROM file_checkpoints c LEFT JOIN file_outcomes o "
                 "ON o.session_id = c.session_id AND o.turn = c.turn AND o.path = c.path "
                 "WHERE c.session_id = ? ORDER BY c.turn, c.path",
@@ -590,12 +592,12 @@ class SqliteSessionStore(SessionStore):
                     turn=turn,
                     path=path,
                     before=FileState(
-                        existed=bool(existed), content=content, size=size, mode=mode, digest=digest
+                        existed=bool(existed), content=content, size=size, mode=mode, made=made, digest=digest
                     ),
                     after=after,
                     undone=undone is not None,
                 )
-                for turn, path, existed, content, size, mode, digest, after, undone in rows
+                for turn, path, existed, content, size, mode, made, digest, after, undone in rows
             ]
 
     def mark_undone(self, session_id: str, changes: Iterable[FileChange]) -> None:
