@@ -22,6 +22,7 @@ from hive_cli.diffs import Change, diff_preview, proposed_change
 from hive_cli.render import Held, no_color
 from hive_cli.terminal_prompt import KEYS, Choice, can_draw, choose, discard_typeahead, read_line
 from hive_core import ApprovalDecision, ApprovalRequest
+from hive_core.permissions import SessionGrants
 
 __all__ = ["TerminalApprover"]
 
@@ -32,8 +33,8 @@ CANCELLED = "the operator cancelled the approval (Esc or Ctrl+C) and stopped the
 
 
 class TerminalApprover:
-    """Asks the person at the terminal: approve once, always for this tool, reject (with a reason the model
-    reads), or reject and stop; Esc or Ctrl+C rejects and stops.
+    """Asks the person at the terminal: approve once, always (a rule no wider than the call), reject (with a
+    reason the model reads), or reject and stop; Esc or Ctrl+C rejects and stops.
 
     Without a terminal on both stdin and stdout nothing is asked: the call is rejected with a reason, so a prompt
     never lands in a piped output stream and a script never hangs. ``on_stop`` is called when the person chooses
@@ -55,8 +56,8 @@ class TerminalApprover:
             interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
         )
         """Whether a person can be asked."""
-        self.always: set[str] = set()
-        """Tools the person approved for the rest of the process."""
+        self.grants: SessionGrants | None = None
+        """Where an "always" answer is remembered, as rules no wider than the call (the session's grants)."""
         self.on_stop = on_stop
         self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
         """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
@@ -66,8 +67,6 @@ class TerminalApprover:
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask about ``request`` (one question at a time) and return the answer."""
-        if request.tool_name in self.always:
-            return ApprovalDecision(approved=True, reason="approved for this tool earlier in the session")
         if not self.interactive:
             return ApprovalDecision(
                 approved=False,
@@ -115,7 +114,8 @@ class TerminalApprover:
         if choice.picked == "once":
             return ApprovalDecision(approved=True)
         if choice.picked == "always":
-            self.always.add(request.tool_name)
+            if self.grants is not None:
+                self._stderr.write(f"  {self.grants.record(request).message}\n")
             return ApprovalDecision(approved=True, always_approve=True)
         if choice.picked == "reject":
             return ApprovalDecision(approved=False, reason=choice.reason or "the operator declined")
@@ -141,7 +141,7 @@ class TerminalApprover:
             width = shutil.get_terminal_size().columns - 2  # after "│ "
             lines.extend(f"│ {line}" for line in diff_preview(change, color=color, width=width, limit=None))
         lines.append(
-            "╰─ [y] approve once  [a] always for this tool  [n] reject (reason optional)  [s] reject and stop"
+            "╰─ [y] approve once  [a] always for this session  [n] reject (reason optional)  [s] reject and stop"
         )
         return "\n".join(lines)
 
@@ -154,6 +154,6 @@ def _said(choice: Choice) -> str:
         return f"rejected: {choice.reason}" if choice.reason else "rejected"
     return {
         "once": "approved once",
-        "always": "approved always for this tool",
+        "always": "approved always for this session",
         "stop": "rejected, turn stopped",
     }[choice.picked]

@@ -17,6 +17,7 @@ from types import TracebackType
 from hive_core import AgentSession, ApprovalService, SessionRunner
 from hive_core.backends import HIVE_BACKEND, AgentBackend
 from hive_core.config import find_project_root
+from hive_core.permissions import PermissionPolicy, SessionGrants
 from hive_core.questions import QuestionBridge, QuestionService
 from hive_core.session_id import new_session_id
 from hive_core.sessions import (
@@ -24,6 +25,7 @@ from hive_core.sessions import (
     DurableHitlBridge,
     SqliteSessionStore,
     SuspendedTurn,
+    keep_grants,
     validate_session_id,
 )
 from hive_core.turn_deadline import PausingQuestions, TurnDeadline
@@ -227,6 +229,16 @@ def _host(
     return host
 
 
+def _kept_grants(host: Host, store: SqliteSessionStore, conversation: Conversation) -> SessionGrants | None:
+    """The session's "always" grants, restored from its log and kept there from now on; ``None`` when hive's
+    policy does not judge the turns (a coding-agent CLI's session)."""
+    policy = host.agent.policy
+    if conversation.recorder is None or not isinstance(policy, PermissionPolicy):
+        return None
+    keep_grants(policy.grants, store, conversation.session_id)
+    return policy.grants
+
+
 def _at_terminal(
     options: HostOptions, choice: SessionChoice, store: SqliteSessionStore, clock: Callable[[], float] | None
 ) -> OpenSession:
@@ -236,6 +248,7 @@ def _at_terminal(
         options, approver, clock, model_free=_runs_in_cli(options, agent, store, choice), ask=at_terminal()
     )
     conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
+    approver.grants = _kept_grants(host, store, conversation)
     if conversation.recorder is not None:
         runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
         approver.on_stop = runner.cancel
@@ -260,6 +273,7 @@ def _served(
     host = _host(options, bridge, clock, model_free=_runs_in_cli(options, agent, store, choice))
     bridge.timeout = host.config.approval_timeout_seconds
     conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
+    bridge.grants = _kept_grants(host, store, conversation)
     recorder = conversation.recorder
     if recorder is None:
         # A CLI's turn cannot be resumed mid-way: its process is gone; the CLI's session is resumed instead.

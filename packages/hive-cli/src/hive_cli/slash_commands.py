@@ -54,6 +54,11 @@ COMMANDS: Final[tuple[SlashCommand, ...]] = (
         "[N]",
         "pick a turn and restore the files to how they were before it (shows the change first)",
     ),
+    SlashCommand(
+        "/permissions",
+        "[revoke N]",
+        'list what "always" answers allowed in this session; revoke one by number',
+    ),
     SlashCommand("/exit", "", "leave (also exit, quit, Ctrl+D)", aliases=("/quit",)),
 )
 """Every command, in the order ``/help`` lists them."""

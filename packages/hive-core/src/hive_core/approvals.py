@@ -19,6 +19,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
+    "GrantRecorder",
     "PathJudge",
     "PermissionAction",
     "ToolCallPolicy",
@@ -154,4 +155,14 @@ class ApprovalService(Protocol):
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         """Wait for the answer to ``request``."""
+        ...
+
+
+@runtime_checkable
+class GrantRecorder(Protocol):
+    """Remembers an "always" answer as rules no wider than the call
+    (:class:`hive_core.permissions.SessionGrants` is the implementation)."""
+
+    def record(self, request: ApprovalRequest) -> object:
+        """Remember that ``request`` was approved with ``always_approve``."""
         ...

@@ -13,7 +13,7 @@ import anyio
 
 from hive_protocol import HitlRequestEvent, HitlResponseRequest
 
-from .approvals import ApprovalDecision, ApprovalRequest
+from .approvals import ApprovalDecision, ApprovalRequest, GrantRecorder
 from .tools import EventSink
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT", "HitlBridge", "hitl_id"]
@@ -41,6 +41,9 @@ class HitlBridge:
     def __init__(self, *, timeout: float = DEFAULT_APPROVAL_TIMEOUT) -> None:
         self.timeout = timeout
         """Seconds a request waits for its answer."""
+        self.grants: GrantRecorder | None = None
+        """Where an approval answered with ``always_approve`` is remembered (the session's grants); without one,
+        ``always_approve`` approves that call only."""
         self._emit: EventSink | None = None
         self._waits: dict[str, _Wait] = {}
         self._closed: str | None = None
@@ -117,6 +120,8 @@ class HitlBridge:
                 return ApprovalDecision(
                     approved=False, reason=f"no answer to the approval request within {self.timeout:g}s"
                 )
+            if wait.decision.approved and wait.decision.always_approve and self.grants is not None:
+                self.grants.record(request)
             return wait.decision
         finally:
             self._waits.pop(request_id, None)

@@ -25,6 +25,7 @@ from hive_cli.backend_host import canonical_agent
 from hive_cli.conversation import SessionChoice
 from hive_cli.driver import drive_turn
 from hive_cli.errors import USER_ERRORS
+from hive_cli.grants_command import permissions_command
 from hive_cli.line_editor import LineEditor, line_editor
 from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
@@ -33,6 +34,7 @@ from hive_cli.slash_commands import command_of, help_text, parse_command
 from hive_cli.undo import rewind, undo
 from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
+from hive_core.permissions import SessionGrants
 from hive_core.sessions import cut_title
 from hive_protocol import Event, TurnEndEvent, UserMessageRequest
 
@@ -196,6 +198,11 @@ def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
     return _banner(live.session, dry_run=False)
 
 
+def _grants(session: OpenSession) -> SessionGrants | None:
+    approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
+    return approver.grants if approver is not None else None
+
+
 def _plan(live: LiveSession) -> str:
     session = live.session
     agent_session = session.agent_session
@@ -286,6 +293,8 @@ def _command(
             _say(undo(session, editor.ask, _say))
         case "/rewind":
             _say(rewind(session, argument, editor.ask, _say))
+        case "/permissions":
+            _say(permissions_command(_grants(session), argument))
         case _:  # pragma: no cover - every command of the table has its case
             _say(f"{name} is not available here")
     return True

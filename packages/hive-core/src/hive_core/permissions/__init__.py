@@ -9,6 +9,7 @@ on it.
 from .allow import allow_rules, with_allowed
 from .evaluate import MCP_TOOL_PREFIX, PermissionPolicy
 from .glob import PatternKind, compile_glob, glob_matches
+from .grants import Grant, Recorded, SessionGrants, derive_grants
 from .loading import (
     RULES_FILE_NAMES,
     PermissionConfigError,
@@ -36,18 +37,22 @@ __all__ = [
     "RULES_FILE_NAMES",
     "RULE_CATEGORIES",
     "CommandLine",
+    "Grant",
     "PatternKind",
     "PermissionConfigError",
     "PermissionPolicy",
     "PermissionRule",
     "PermissionRules",
+    "Recorded",
     "RuleCategory",
+    "SessionGrants",
     "ShellRedirect",
     "ShellWord",
     "SimpleCommand",
     "allow_rules",
     "always_denied",
     "compile_glob",
+    "derive_grants",
     "extend_rules",
     "glob_matches",
     "load_permission_rules",

@@ -15,6 +15,7 @@ from hive_protocol import RiskLevel
 
 from .credentials import CredentialStores
 from .glob import PatternKind, command_pattern, compile_glob, expand_braces, glob_matches
+from .grants import GRANT_PRIORITY, SessionGrants
 from .paths import Location, glob_base, locate
 from .rules import PermissionRule, PermissionRules, RuleCategory
 from .shell_judging import ShellRules, judge_command
@@ -54,6 +55,9 @@ class PermissionPolicy:
         self._credentials = credentials if credentials is not None else CredentialStores.of()
         self._given_dir = os.path.abspath(working_dir)
         self._root = os.path.realpath(working_dir)
+        self.grants = SessionGrants(self._project_path)
+        """What "always" answers granted in this session, consulted beside the rules (never over a guard)."""
+        self._with_grants: dict[RuleCategory, tuple[int, tuple[PermissionRule, ...]]] = {}
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
             "read_file": self._read_file,
             "write_file": self._write_file,
@@ -63,6 +67,9 @@ class PermissionPolicy:
             "execute_command": self._execute_command,
         }
         self._shell_rules = ShellRules(self._bash_rule, self._bash_default, self.judge_path, self._given_dir)
+        self._granted_line = ShellRules(
+            self._granted_rule, self._granted_default, self.judge_path, self._given_dir
+        )
 
     @property
     def rules(self) -> PermissionRules:
@@ -87,9 +94,10 @@ class PermissionPolicy:
                 return handler(arguments)
             if tool_name in _LISTING_GLOB_ARGUMENT:
                 return self._listing(tool_name, arguments)
-            if tool_name.startswith(MCP_TOOL_PREFIX):
-                return self._decide("mcp_tools", [tool_name], "name")
-            return self._decide("tools", [tool_name], "name")
+            category: RuleCategory = "mcp_tools" if tool_name.startswith(MCP_TOOL_PREFIX) else "tools"
+            if self.grants.exact_call(tool_name, arguments):
+                return self._granted(category, tool_name, "name")
+            return self._decide(category, [tool_name], "name")
         except _BadArgument as error:
             return Verdict.deny(str(error), level=None)
 
@@ -184,7 +192,7 @@ class PermissionPolicy:
         if location.relative is None:
             return self._external(location)
         # A directory is matched both bare and with a trailing '/', so `**/secrets/**` covers `secrets` itself.
-        rule = _winner(self._rules.read, _spellings(location.relative, directory=True), "path")
+        rule = _winner(self._category("read"), _spellings(location.relative, directory=True), "path")
         return fallback if rule is None else _from_rule("read", rule, location.relative)
 
     def _credential_store(self, path: str, location: Location) -> Verdict | None:
@@ -218,14 +226,55 @@ class PermissionPolicy:
         command = (_text(arguments, "command") or "").strip()
         if not command:
             return Verdict.deny("the command is empty", level=None)
+        if self.grants.exact_command(command):
+            return judge_command(command, self._granted_line)
         return judge_command(command, self._shell_rules)
 
     def _bash_rule(self, command: str, level: RiskLevel) -> Verdict | None:
-        rule = _winner(self._rules.bash, [command], "command")
+        rule = _winner(self._category("bash"), [command], "command")
         return None if rule is None else _from_rule("bash", rule, command, ask_level=level)
 
     def _bash_default(self, command: str, level: RiskLevel) -> Verdict:
         return self._decide("bash", [command], "command", ask_level=level)
+
+    # -- session grants -----------------------------------------------------------------------------------------
+
+    def _project_path(self, path: str) -> str | None:
+        """``path`` relative to the project, or ``None`` outside it or when it cannot be placed."""
+        try:
+            return locate(self._root, self._given_dir, path).relative
+        except ValueError:
+            return None
+
+    def _category(self, category: RuleCategory) -> tuple[PermissionRule, ...]:
+        """The category's rules with the session's grants first (so they win ties at their priority).
+
+        The same tuple is returned until the grants change, so the ranked rules are compiled once per change.
+        """
+        version = self.grants.version
+        cached = self._with_grants.get(category)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        granted = self.grants.rules(category)
+        rules = self._rules.category(category)
+        combined = granted + rules if granted else rules
+        self._with_grants[category] = (version, combined)
+        return combined
+
+    def _granted(self, category: RuleCategory, target: str, kind: PatternKind) -> Verdict:
+        """The verdict on a target granted exactly: allowed, unless a rule above the grants' priority (a guard) or
+        any deny rule matches it."""
+        rule = _winner(self._rules.category(category), [target], kind)
+        if rule is not None and (rule.priority > GRANT_PRIORITY or rule.action == "deny"):
+            return _from_rule(category, rule, target)
+        return Verdict.allow("always allowed for this session")
+
+    def _granted_rule(self, command: str, level: RiskLevel) -> Verdict | None:
+        verdict = self._granted("bash", command, "command")
+        return Verdict.ask(verdict.reason, level=level) if verdict.action == "ask" else verdict
+
+    def _granted_default(self, command: str, level: RiskLevel) -> Verdict:
+        return Verdict.allow("always allowed for this session")
 
     # -- rules --------------------------------------------------------------------------------------------------
 
@@ -237,7 +286,7 @@ class PermissionPolicy:
         *,
         ask_level: RiskLevel = "medium",
     ) -> Verdict:
-        rule = _winner(self._rules.category(category), targets, kind)
+        rule = _winner(self._category(category), targets, kind)
         if rule is not None:
             return _from_rule(category, rule, targets[0], ask_level=ask_level)
         action = self._rules.default_action

@@ -16,6 +16,7 @@ tool arguments, results with their errors and refusals), closing a turn a crash 
 from .backend_recorder import BackendRecorder
 from .durable import RESUMED_NOTE, DurableHitlBridge, SuspendedTurn
 from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
+from .kept_grants import keep_grants
 from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
 from .recorder import TranscriptRecorder, TurnLog
 from .records import (
@@ -29,6 +30,7 @@ from .records import (
     EntryKind,
     EntryPayload,
     PendingApproval,
+    PermissionGrants,
     SessionExists,
     SessionInfo,
     SessionInUse,
@@ -41,6 +43,7 @@ from .records import (
     decode_payload,
     entry_kind,
     last_backend_session,
+    last_grants,
 )
 from .replay import (
     ABANDONED_APPROVAL_TEXT,
@@ -78,6 +81,7 @@ __all__ = [
     "LastTurn",
     "LeaseHolder",
     "PendingApproval",
+    "PermissionGrants",
     "Replay",
     "SessionExists",
     "SessionInUse",
@@ -97,7 +101,9 @@ __all__ = [
     "cut_title",
     "decode_payload",
     "entry_kind",
+    "keep_grants",
     "last_backend_session",
+    "last_grants",
     "replay",
     "validate_session_id",
 ]

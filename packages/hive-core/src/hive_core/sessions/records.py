@@ -15,6 +15,8 @@ Each entry carries one typed payload, and the payload's type names the entry's k
 - ``error`` (``ErrorEvent``): the turn failed, or its request was rejected.
 - ``backend_session`` (:class:`BackendSession`): the session is served by a coding-agent CLI, which now works in
   a session of its own with that id; the last one is what ``-c`` and ``-r`` resume.
+- ``permission_grants`` (:class:`PermissionGrants`): every rule "always" answers granted, after each change (a
+  grant made or revoked); the last one is what ``-c``, ``-r`` and a restart restore.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import msgspec
 
 from hive_core.errors import UserError
 from hive_core.messages import Message, ToolCallPart
+from hive_core.permissions.grants import Grant
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent
 
@@ -42,6 +45,7 @@ __all__ = [
     "EntryKind",
     "EntryPayload",
     "PendingApproval",
+    "PermissionGrants",
     "SessionExists",
     "SessionInUse",
     "SessionInfo",
@@ -54,6 +58,7 @@ __all__ = [
     "decode_payload",
     "entry_kind",
     "last_backend_session",
+    "last_grants",
 ]
 
 TITLE_CHARS: Final = 100
@@ -72,6 +77,7 @@ EntryKind = Literal[
     "turn_end",
     "error",
     "backend_session",
+    "permission_grants",
 ]
 """The kinds of log entry; see the module's table."""
 
@@ -141,6 +147,13 @@ class BackendSession(msgspec.Struct, frozen=True, kw_only=True):
     """The CLI's session id, as it named it: what resuming the hive session passes back to it."""
 
 
+class PermissionGrants(msgspec.Struct, frozen=True, kw_only=True):
+    """Every rule the session's "always" answers granted, as they stand after a change."""
+
+    grants: list[Grant]
+    """Oldest first."""
+
+
 class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
     """An approval wait still open in a suspended turn: what a restarted server must ask again."""
 
@@ -169,6 +182,7 @@ EntryPayload = (
     | TurnEndEvent
     | ErrorEvent
     | BackendSession
+    | PermissionGrants
 )
 """What one log entry holds; its type names its kind."""
 
@@ -182,6 +196,7 @@ _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
     TurnEndEvent: "turn_end",
     ErrorEvent: "error",
     BackendSession: "backend_session",
+    PermissionGrants: "permission_grants",
 }
 _TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
 
@@ -313,3 +328,12 @@ class SessionInUse(UserError, RuntimeError):
         self.pid = pid
         self.host = host
         self.since = since
+
+
+def last_grants(entries: Iterable[Entry]) -> list[Grant]:
+    """The grants the session's log kept last (none when it never recorded any)."""
+    grants: list[Grant] = []
+    for entry in entries:
+        if isinstance(entry.payload, PermissionGrants):
+            grants = list(entry.payload.grants)
+    return grants
