@@ -1,0 +1,180 @@
+""""Always" answers, end to end: on a real pseudo-terminal and over the wire, against the scripted model and the
+default rules. An always-answer records a rule no wider than the call, shown when made, listed and revoked with
+``/permissions``, kept with the session, and never a way past the default guards."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from cli_harness import Terminal, Workspace, calls, text
+
+from hive_conformance.model_server import ScriptedModelServer
+
+_PANEL_END = "[s] reject and stop: "
+
+
+def _command(call_id: str, command: str) -> tuple[str, str, dict[str, str]]:
+    return (call_id, "execute_command", {"command": command})
+
+
+def _git_project(project: Path) -> None:
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "t@example.com"],
+        ["config", "user.name", "t"],
+    ):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    (project / "notes.txt").write_text("committed\n", encoding="utf-8")
+    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=project, check=True)
+    (project / "notes.txt").write_text("uncommitted work\n", encoding="utf-8")
+
+
+def _turn(term: Terminal, message: str, end: str) -> str:
+    """Send ``message`` and return what the terminal showed until ``end`` and the next prompt."""
+    term.type(message + "\r")
+    shown = term.expect(end)
+    return shown + term.expect("> ")
+
+
+def test_always_on_python_c_still_asks_before_git_reset_hard(ws: Workspace, server: ScriptedModelServer) -> None:
+    _git_project(ws.project)
+    server.add(
+        calls(_command("c1", "python3 -c 'print(6*7)'")),
+        text("Printed."),
+        calls(_command("c2", "git reset --hard")),
+        text("Reset refused."),
+    )
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("compute\r")
+        panel = term.expect(_PANEL_END)
+        assert "python3 -c" in panel
+        term.type("a\r")
+        shown = term.expect("Printed.")
+        assert "always allowed for this session: execute_command \"python3 -c 'print(6*7)'\"" in shown
+        term.expect("> ")
+
+        term.type("clean up\r")
+        panel = term.expect(_PANEL_END)  # asked, not run
+        assert "git reset --hard" in panel
+        assert (ws.project / "notes.txt").read_text(encoding="utf-8") == "uncommitted work\n"
+        term.type("n\r")
+        term.expect("Reset refused.")
+        term.expect("> ")
+        term.type("exit\r")
+        assert term.wait() == 0
+    assert (ws.project / "notes.txt").read_text(encoding="utf-8") == "uncommitted work\n"
+
+
+def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(ws: Workspace, server: ScriptedModelServer) -> None:
+    # pytest is allowed by the default rules; this project asks before it, as a project may.
+    ws.permissions('permissions:\n  bash:\n    - pattern: "pytest*"\n      action: ask\n')
+    server.add(
+        calls(_command("c1", "pytest -q")),
+        text("Ran the tests."),
+        calls(_command("c2", "pytest tests/x.py")),
+        text("Ran one file."),
+        calls(_command("c3", "pytest tests/y.py")),
+        text("Not run."),
+    )
+    with ws.use(server).terminal() as term:
+        term.expect("> ")
+        term.type("test\r")
+        term.expect(_PANEL_END)
+        term.type("a\r")
+        shown = term.expect("Ran the tests.")
+        assert 'always allowed for this session: execute_command "pytest *"' in shown
+        term.expect("> ")
+
+        shown = _turn(term, "test one file", "Ran one file.")
+        assert "approval needed" not in shown  # allowed without asking
+        assert "execute_command" in shown
+
+        listing = _turn(term, "/permissions", 'execute_command "pytest *"')
+        assert '1. execute_command "pytest *"' in listing
+        revoked = _turn(term, "/permissions revoke 1", "revoked")
+        assert "revoked" in revoked
+        empty = _turn(term, "/permissions", "nothing is always allowed")
+        assert "pytest" not in empty.split("/permissions")[-1]
+
+        term.type("test another\r")
+        panel = term.expect(_PANEL_END)  # asked again after revoking
+        assert "pytest tests/y.py" in panel
+        term.type("n\r")
+        term.expect("Not run.")
+        term.expect("> ")
+        term.type("exit\r")
+        assert term.wait() == 0
+
+
+def test_a_grant_survives_continue_in_a_new_process(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(_command("c1", "ruff check -q")),
+        text("Checked."),
+        calls(_command("c2", "ruff format --check")),
+        text("Formatted check."),
+        calls(_command("c3", "git reset --hard")),
+        text("Asked."),
+    )
+    ws.use(server)
+    with ws.terminal() as term:
+        term.expect("> ")
+        term.type("lint\r")
+        term.expect(_PANEL_END)
+        term.type("a\r")
+        term.expect("Checked.")
+        term.expect("> ")
+        term.type("\x04")
+        assert term.wait() == 0
+    with ws.terminal("-c") as term:
+        term.expect("> ")
+        listing = _turn(term, "/permissions", 'execute_command "ruff *"')
+        assert '1. execute_command "ruff *"' in listing
+        shown = _turn(term, "format", "Formatted check.")
+        assert "approval needed" not in shown
+        term.type("reset\r")
+        panel = term.expect(_PANEL_END)
+        assert "git reset --hard" in panel
+        term.type("n\r")
+        term.expect("Asked.")
+        term.expect("> ")
+        term.type("exit\r")
+        assert term.wait() == 0
+
+
+def test_always_approve_over_the_wire_allows_the_same_command_and_asks_for_another(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        calls(_command("c1", "ruff check -q")),
+        text("One."),
+        calls(_command("c2", "ruff check -q")),
+        text("Two."),
+        calls(_command("c3", "mypy .")),
+        text("Three."),
+    )
+    with ws.use(server).start("run", "--server", "--session-id", "wire-always") as proc:
+        assert proc.next_event()["type"] == "session_started"
+        proc.send({"type": "user_message", "content": "lint"})
+        request = proc.events_until("hitl_request")[-1]
+        assert request["arguments"] == {"command": "ruff check -q"}
+        proc.send({"type": "hitl_response", "id": request["id"], "approved": True, "always_approve": True})
+        first = proc.events_until("turn_end")
+        assert [e["type"] for e in first if e["type"] == "tool_end"] == ["tool_end"]
+
+        proc.send({"type": "user_message", "content": "lint again"})
+        second = proc.events_until("turn_end")
+        assert "hitl_request" not in [e["type"] for e in second]
+        [ended] = [e for e in second if e["type"] == "tool_end"]
+        assert ended["call_id"] == "c2"
+        assert ended.get("refusal") is None
+
+        proc.send({"type": "user_message", "content": "type check"})
+        other = proc.events_until("hitl_request")[-1]
+        assert other["arguments"] == {"command": "mypy ."}
+        proc.send({"type": "hitl_response", "id": other["id"], "approved": False, "reason": "no"})
+        proc.events_until("turn_end")
+        proc.close_stdin()
+        assert proc.wait() == 0, proc.stderr
