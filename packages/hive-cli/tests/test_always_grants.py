@@ -1,4 +1,4 @@
-""""Always" answers, end to end: on a real pseudo-terminal and over the wire, against the scripted model and the
+""" "Always" answers, end to end: on a real pseudo-terminal and over the wire, against the scripted model and the
 default rules. An always-answer records a rule no wider than the call, shown when made, listed and revoked with
 ``/permissions``, kept with the session, and never a way past the default guards."""
 
@@ -38,7 +38,9 @@ def _turn(term: Terminal, message: str, end: str) -> str:
     return shown + term.expect("> ")
 
 
-def test_always_on_python_c_still_asks_before_git_reset_hard(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_always_on_python_c_still_asks_before_git_reset_hard(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
     _git_project(ws.project)
     server.add(
         calls(_command("c1", "python3 -c 'print(6*7)'")),
@@ -53,7 +55,6 @@ def test_always_on_python_c_still_asks_before_git_reset_hard(ws: Workspace, serv
         assert "python3 -c" in panel
         term.type("a\r")
         shown = term.expect("Printed.")
-        assert "always allowed for this session: execute_command \"python3 -c 'print(6*7)'\"" in shown
         term.expect("> ")
 
         term.type("clean up\r")
@@ -66,9 +67,12 @@ def test_always_on_python_c_still_asks_before_git_reset_hard(ws: Workspace, serv
         term.type("exit\r")
         assert term.wait() == 0
     assert (ws.project / "notes.txt").read_text(encoding="utf-8") == "uncommitted work\n"
+    assert "always allowed for this session: execute_command \"python3 -c 'print(6*7)'\"" in shown
 
 
-def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
     # pytest is allowed by the default rules; this project asks before it, as a project may.
     ws.permissions('permissions:\n  bash:\n    - pattern: "pytest*"\n      action: ask\n')
     server.add(
