@@ -179,6 +179,7 @@ def test_revoking_asks_again_and_restoring_brings_grants_back(tmp_path: Path) ->
 
 _PROGRAMS = ["pytest", "ruff", "git", "npm", "uv", "cargo", "python3", "node", "mytool", "make", "rm", "sudo"]
 _WORDS = [
+    
     "status",
     "commit",
     "run",
@@ -191,8 +192,8 @@ _WORDS = [
     "push",
     "--force",
     "x.py",
-]
-_WORDS += ["'print(6*7)'", "-rf", "build", "clean", "origin", "main", "*", "-e", "deploy", "config", "."]
+,
+    "'print(6*7)'", "-rf", "build", "clean", "origin", "main", "*", "-e", "deploy", "config", "."]
 _GUARDED = [
     "git reset --hard",
     "git reset --hard HEAD~1",
