@@ -179,21 +179,9 @@ def test_revoking_asks_again_and_restoring_brings_grants_back(tmp_path: Path) ->
 
 _PROGRAMS = ["pytest", "ruff", "git", "npm", "uv", "cargo", "python3", "node", "mytool", "make", "rm", "sudo"]
 _WORDS = [
-    
-    "status",
-    "commit",
-    "run",
-    "test",
-    "check",
-    "-q",
-    "-c",
-    "--hard",
-    "reset",
-    "push",
-    "--force",
-    "x.py",
-,
-    "'print(6*7)'", "-rf", "build", "clean", "origin", "main", "*", "-e", "deploy", "config", "."]
+    *("status", "commit", "run", "test", "check", "-q", "-c", "--hard", "reset", "push", "--force", "x.py"),
+    *("'print(6*7)'", "-rf", "build", "clean", "origin", "main", "*", "-e", "deploy", "config", "."),
+]
 _GUARDED = [
     "git reset --hard",
     "git reset --hard HEAD~1",
