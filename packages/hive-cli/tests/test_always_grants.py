@@ -148,7 +148,7 @@ def test_a_grant_survives_continue_in_a_new_process(ws: Workspace, server: Scrip
         assert term.wait() == 0
 
 
-def test_always_approve_over_the_wire_allows_the_same_command_and_asks_for_another(
+def test_always_approve_over_the_wire_allows_the_same_command_asks_for_another_and_survives_a_restart(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(
@@ -158,6 +158,8 @@ def test_always_approve_over_the_wire_allows_the_same_command_and_asks_for_anoth
         text("Two."),
         calls(_command("c3", "mypy .")),
         text("Three."),
+        calls(_command("c4", "ruff format --check")),
+        text("Four."),
     )
     with ws.use(server).start("run", "--server", "--session-id", "wire-always") as proc:
         assert proc.next_event()["type"] == "session_started"
@@ -180,5 +182,15 @@ def test_always_approve_over_the_wire_allows_the_same_command_and_asks_for_anoth
         assert other["arguments"] == {"command": "mypy ."}
         proc.send({"type": "hitl_response", "id": other["id"], "approved": False, "reason": "no"})
         proc.events_until("turn_end")
+        proc.close_stdin()
+        assert proc.wait() == 0, proc.stderr
+    # A restarted server serving the same session keeps the grant.
+    with ws.start("run", "--server", "--session-id", "wire-always") as proc:
+        assert proc.next_event()["type"] == "session_started"
+        proc.send({"type": "user_message", "content": "format check"})
+        restarted = proc.events_until("turn_end")
+        assert "hitl_request" not in [e["type"] for e in restarted]
+        [ended] = [e for e in restarted if e["type"] == "tool_end"]
+        assert (ended["call_id"], ended.get("refusal")) == ("c4", None)
         proc.close_stdin()
         assert proc.wait() == 0, proc.stderr
