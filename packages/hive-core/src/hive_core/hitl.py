@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import anyio
+import msgspec
 
 from hive_protocol import HitlRequestEvent, HitlResponseRequest
 
@@ -121,7 +122,10 @@ class HitlBridge:
                     approved=False, reason=f"no answer to the approval request within {self.timeout:g}s"
                 )
             if wait.decision.approved and wait.decision.always_approve and self.grants is not None:
-                self.grants.record(request)
+                # What runs is the call with the client's changes, so that is what is remembered.
+                changed = wait.decision.modified_arguments
+                arguments = {**request.arguments, **changed} if changed else request.arguments
+                self.grants.record(msgspec.structs.replace(request, arguments=arguments))
             return wait.decision
         finally:
             self._waits.pop(request_id, None)

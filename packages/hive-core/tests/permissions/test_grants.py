@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -224,3 +225,35 @@ def test_no_derived_grant_allows_what_the_default_guards_ask_about_or_deny(
     line = join.format(a=approved[0], g=guarded)
     assert _policy(tmp_path).evaluate("execute_command", {"command": line}).action != "allow"
     assert plain.evaluate("execute_command", {"command": line}).action != "allow"
+
+
+def test_the_wire_bridge_remembers_the_call_as_changed_by_the_client(tmp_path: Path) -> None:
+    from hive_core.hitl import HitlBridge, hitl_id
+    from hive_protocol import HitlResponseRequest
+
+    policy = _policy(tmp_path)
+    bridge = HitlBridge(timeout=30)
+    bridge.grants = policy.grants
+    sent: list[object] = []
+    bridge.attach(sent.append)
+    request = ApprovalRequest(
+        call_id="c1", tool_name="execute_command", arguments={"command": "rm -r build"}, reason="asked"
+    )
+
+    async def ask() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(bridge.request, request)
+            await anyio.wait_all_tasks_blocked()
+            answered = bridge.answer(
+                HitlResponseRequest(
+                    id=hitl_id("c1"),
+                    approved=True,
+                    always_approve=True,
+                    modified_arguments={"command": "ruff check ."},
+                )
+            )
+            assert answered
+
+    anyio.run(ask)
+    assert [grant.pattern for grant in policy.grants.all] == ["ruff *"]
+    assert _run(policy, "rm -r build") == "ask"
