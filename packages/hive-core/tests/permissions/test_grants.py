@@ -71,6 +71,8 @@ def test_a_command_grants_its_program_and_subcommand_prefix(command: str, patter
         "docker run alpine",
         "git -C elsewhere status",  # an option before the subcommand
         "git",
+        "mytool",  # an unknown program without a subcommand: its options may do anything
+        "mytool --all",
         "make test",  # make --eval runs anything
         "uv run python -c 'x'",  # a runner running an interpreter
         "pytest -q && python3 -c 'x'",  # one part needs the exact line: the whole line is exact

@@ -385,10 +385,9 @@ def _prefix(simple: SimpleCommand) -> str | None:
         return _subcommand_prefix(program, leading)
     if program in _PLAIN_TOOLS:
         return program
-    # An unknown program: its first word may choose what it does, so it belongs in the prefix.
-    if len(words) == 1:
-        return program
-    if len(leading) >= 2 and not leading[1].startswith("-"):
+    # An unknown program: its first word may choose what it does, so it belongs in the prefix; without one, what
+    # its options do is unknown, so the line is remembered exactly.
+    if len(leading) >= 2:
         return f"{program} {leading[1]}"
     return None
 
