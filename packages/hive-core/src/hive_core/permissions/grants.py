@@ -8,8 +8,9 @@ consults beside its rules, so a grant never takes a guard's place:
   whose prefix would let through any code (interpreters with ``-c``/``-e`` or a script, shells, wrappers such as
   ``env`` or ``xargs``, a program named by a path), that changes or deletes files (``rm``, ``mv``, ``chmod``…),
   reaches the network (``curl``, ``ssh``…) or installs packages, sets variables, or has an option before its
-  subcommand (``git -C dir status``) is remembered as the exact command line instead, for the whole line. A line
-  the parser cannot fully read is not remembered: it is asked about every time anyway.
+  subcommand (``git -C dir status``) is remembered as the exact command line instead, for the whole line, and
+  matched as that very text (a ``*`` in ``print(6*7)`` is no wildcard). A line the parser cannot fully read is not
+  remembered: it is asked about every time anyway.
 - a file edit (``write_file``/``edit_file``) or read: that file's project-relative path, exactly. Not its folder:
   ``src/**`` would cover files the person never saw, and a path is all the call showed. ``delete_file`` and
   ``move_file`` and paths outside the project are not remembered (deleting is asked each time by design).
@@ -148,10 +149,10 @@ _EXACT_SUBCOMMANDS: Final = frozenset(
 _MODULE_TOOLS: Final = frozenset({"pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest"})
 """Modules an interpreter may run by name (``python3 -m pytest``), remembered as that prefix."""
 _NAME_ONLY_TOOLS: Final = frozenset(
-    {"list_directory", "glob_files", "grep_files", "manage_todo", "advisor", "load_skill", "read_file"}
+    {"list_directory", "glob_files", "grep_files", "manage_todo", "advisor", "load_skill"}
 )
 """Tools whose grant is their name: their arguments either do not matter or are paths the policy still judges
-one by one. (``read_file`` is judged by path; see :func:`derive_grants`.)"""
+one by one."""
 _FILE_TOOLS: Final[Mapping[str, RuleCategory]] = {
     "write_file": "edit",
     "edit_file": "edit",
