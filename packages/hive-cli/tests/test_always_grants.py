@@ -11,7 +11,7 @@ from cli_harness import Terminal, Workspace, calls, text
 
 from hive_conformance.model_server import ScriptedModelServer
 
-_PANEL_END = "[s] reject and stop: "
+_PANEL_END = "[s] reject and stop"
 
 
 def _command(call_id: str, command: str) -> tuple[str, str, dict[str, str]]:
