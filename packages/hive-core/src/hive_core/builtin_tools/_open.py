@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hive_core.approvals import Verdict
+from hive_core.permissions.evaluate import PermissionPolicy
 from hive_core.tools import ToolContext
 
 __all__ = [
@@ -90,6 +91,9 @@ class NotRegular(OSError):
 def judge_of(ctx: ToolContext, category: Literal["read", "edit"]) -> Judge:
     """How a call in ``ctx`` judges a path: the agent's policy, or without one, inside the working directory only."""
     path_judge = ctx.path_judge
+    if isinstance(path_judge, PermissionPolicy):
+        # Every path judged here is the kernel's: nothing to resolve, and nothing looked up by name again.
+        return lambda path: path_judge.judge_resolved(category, path)
     if path_judge is not None:
         return lambda path: path_judge.judge_path(category, path)
     root = os.path.realpath(ctx.working_dir)

@@ -11,6 +11,7 @@ __all__ = [
     "Location",
     "glob_base",
     "locate",
+    "place_resolved",
     "resolve_path",
     "split_glob",
 ]
@@ -66,6 +67,15 @@ def locate(root: str, working_dir: str, path: str) -> Location:
     if inside:
         relative = _posix(resolved[len(root) :].lstrip(os.sep)) or "."
     return Location(_posix(resolved), _posix(spelled), relative)
+
+
+def place_resolved(root: str, resolved: str) -> Location:
+    """Place ``resolved``, an absolute path with no ``.``, ``..`` or link left in it (the kernel's path of an opened
+    file, say), relative to the project ``root`` (resolved too), as :func:`locate` places a path that leads there,
+    without looking anything up by name."""
+    inside = resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep)
+    relative = (_posix(resolved[len(root) :].lstrip(os.sep)) or ".") if inside else None
+    return Location(_posix(resolved), _posix(resolved), relative)
 
 
 def _posix(path: str) -> str:
