@@ -17,7 +17,7 @@ from hive_conformance.script import HttpFailure, Round
 PASSWORD = "hunter2-very-secret"
 QUERY_KEY = "query-key-0123456789"
 ENDPOINT = f"https://alice:{PASSWORD}@llm.example.test/v1?api_key={QUERY_KEY}&region=eu"
-MASKED = "https://alice:hunt...cret@llm.example.test/v1?api_key=quer...6789&region=eu"
+MASKED = "https://***@llm.example.test/v1?api_key=***&region=eu"
 
 
 def assert_hidden(text: str) -> None:
@@ -60,7 +60,7 @@ def test_a_model_error_that_quotes_the_endpoint_is_masked_everywhere_it_goes(
 
     assert result.code == 1, result
     error = result.line_document()["error"]
-    assert f"no access for http://alice:hunt...cret@{host}/v1 with this key" in error
+    assert f"no access for http://***@{host}/v1 with this key" in error
     assert_hidden(result.stdout + result.stderr)
     assert len(model_requests(server)) == 1  # the endpoint with its credentials was really used
     # The session store keeps the error as it was shown.
@@ -106,5 +106,5 @@ def test_doctor_masks_the_endpoint_of_a_provider_that_refuses_it(ws: Workspace) 
         result = ws.run("doctor", "--verbose")
 
     assert "openai: not reachable" in result.stdout, result
-    assert "no access for http://alice:hunt...cret@127.0.0.1:" in result.stdout, result
+    assert "no access for http://***@127.0.0.1:" in result.stdout, result
     assert_hidden(result.stdout + result.stderr)

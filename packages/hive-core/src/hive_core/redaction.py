@@ -1,16 +1,18 @@
 """What hive never shows whole: secrets, and the credentials a URL can carry.
 
 A secret is masked as ``abcd...wxyz`` (``***`` when short). A URL keeps its scheme, host, path and the harmless
-parts of its query, and masks the rest: the password of ``https://user:password@host`` (or the user itself when
-it stands alone, as tokens do in ``https://TOKEN@host``) and every query value whose name says it is a secret
-(``?api_key=``, ``?key=``, ``?token=``, ``?sig=``...). Masking is for display only: what is used is never changed.
+parts of its query, and masks the rest whole, as ``***``: the userinfo of ``https://user:password@host`` (a user
+alone is a token as often as a name, ``https://TOKEN@host``) and every query or fragment value whose name says it
+is a secret (``?api_key=``, ``?key=``, ``?token=``, ``#access_token=``, ``?sig=``...), percent-encoded names
+included. No character of a credential in a URL is shown: a URL's secret is often short or structured, and four
+characters of it are too many. Masking is for display only: what is used is never changed.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Final
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 __all__ = ["is_secret_name", "mask_secret", "mask_url", "mask_urls"]
 
@@ -18,10 +20,28 @@ _SEPARATORS: Final = re.compile(r"[_\-\s]+")
 _WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _SECRET_WORDS: Final = frozenset({"key", "apikey", "token", "secret", "password", "passphrase", "credential"})
 # Query parameters also go by these: a shared-access signature, a password, an authorization.
-_SECRET_QUERY_WORDS: Final = _SECRET_WORDS | {"sig", "signature", "pass", "pwd", "auth", "authorization"}
+_SECRET_QUERY_WORDS: Final = _SECRET_WORDS | {
+    "sig",
+    "signature",
+    "pass",
+    "passwd",
+    "pwd",
+    "auth",
+    "authorization",
+    "apitoken",
+    "accesstoken",
+    "sas",
+    "jwt",
+    "bearer",
+    "session",
+    "sessionid",
+    "cookie",
+}
 _MASK_MIN_LENGTH: Final = 12
+_HIDDEN: Final = "***"
+_PAIR_SPLIT: Final = re.compile(r"([&;])")
+"""Between a query's pairs: ``&``, and ``;`` which some servers read as ``&``."""
 # A URL in running text: a scheme, "://", and everything up to white space or a quote or bracket around it.
-_MASKED: Final = re.compile(r".{4}\.\.\..{4}")
 _URL_IN_TEXT: Final = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{}]+")
 
 
@@ -57,9 +77,10 @@ def mask_url(url: str) -> str:
         return url
     netloc = _mask_netloc(parts)
     query = _mask_query(parts.query)
-    if netloc == parts.netloc and query == parts.query:
+    fragment = _mask_query(parts.fragment)  # OAuth's implicit flow puts ``access_token=`` there
+    if netloc == parts.netloc and query == parts.query and fragment == parts.fragment:
         return url
-    return parts._replace(netloc=netloc, query=query).geturl()
+    return parts._replace(netloc=netloc, query=query, fragment=fragment).geturl()
 
 
 def mask_urls(text: str) -> str:
@@ -70,32 +91,33 @@ def mask_urls(text: str) -> str:
 
 
 def _mask_netloc(parts: SplitResult) -> str:
-    userinfo, at, host = parts.netloc.rpartition("@")
+    _userinfo, at, host = parts.netloc.rpartition("@")
     if not at:
         return parts.netloc
-    user, colon, password = userinfo.partition(":")
-    if colon:
-        return f"{user}:{_mask_part(password)}@{host}"
-    return f"{_mask_part(user)}@{host}"
+    return f"{_HIDDEN}@{host}"
 
 
 def _mask_query(query: str) -> str:
     if not query:
         return query
-    pairs: list[str] = []
-    for pair in query.split("&"):
-        name, equals, value = pair.partition("=")
-        if equals and value and any(word in _SECRET_QUERY_WORDS for word in _words(name)):
-            pair = f"{name}={_mask_part(value)}"
-        pairs.append(pair)
-    return "&".join(pairs)
+    return "".join(_mask_pair(piece) for piece in _PAIR_SPLIT.split(query))
 
 
-def _mask_part(value: str) -> str:
-    # A part masked already stays as it is: text that went through a ChatError is often masked again for display.
-    if value == "***" or _MASKED.fullmatch(value):
-        return value
-    return mask_secret(value) or "***"
+def _mask_pair(piece: str) -> str:
+    if piece in ("&", ";"):
+        return piece
+    name, equals, value = piece.partition("=")
+    if equals and value and _is_secret_query_name(name):
+        return f"{name}={_HIDDEN}"
+    return piece
+
+
+def _is_secret_query_name(name: str) -> bool:
+    # ``api%5Fkey`` and ``api+key`` are ``api_key`` to the server that reads them.
+    plain = unquote(name.replace("+", " "))
+    words = _words(plain)
+    joined = "".join(words)
+    return any(word in _SECRET_QUERY_WORDS for word in words) or joined in _SECRET_QUERY_WORDS
 
 
 def _mask_userinfo_text(url: str) -> str:
@@ -104,4 +126,4 @@ def _mask_userinfo_text(url: str) -> str:
     userinfo, at, host = rest.partition("@")
     if not sep or not at or "/" in userinfo:
         return url
-    return f"{scheme}://***@{host}"
+    return f"{scheme}://{_HIDDEN}@{host}"
