@@ -280,8 +280,9 @@ class TextRenderer:
         elif isinstance(event, AddendumEvent):
             self._note(self._paint(_DIM, event.content))
         elif isinstance(event, ErrorEvent):
+            # The one-line form of every hive failure (``hive: file:line: …`` for a config error).
             self._note(
-                self._paint(_RED, f"error: {event.message}") + (f" [{event.code}]" if event.code else "")
+                self._paint(_RED, f"hive: {event.message}") + (f" ({event.code})" if event.code else "")
             )
         elif isinstance(event, TurnEndEvent):
             self._turn_end(event)

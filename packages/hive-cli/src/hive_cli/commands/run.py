@@ -78,14 +78,20 @@ def run_main(
 
 
 def _failure(
-    message: str, stop_reason: str, started: float, as_json: bool, *, code: int | None = None
+    message: str,
+    stop_reason: str,
+    started: float,
+    as_json: bool,
+    *,
+    code: int | None = None,
+    shown: bool = False,
 ) -> int:
     duration = int((time.monotonic() - started) * 1000) if started else 0
     if as_json:
         sys.stdout.write(
             json.dumps(run_failure_document(message, stop_reason=stop_reason, duration_ms=duration)) + "\n"
         )
-    else:
+    elif not shown:  # the renderer printed the error event already
         sys.stderr.write(f"hive: {message}\n")
     return code if code is not None else {"error": 1, "timeout": 2, "cancelled": 130}[stop_reason]
 
@@ -132,7 +138,7 @@ async def _run_once(
     duration = int((time.monotonic() - started) * 1000)
     if summary.error is not None:
         kind = "timeout" if summary.error.code == "timeout" and timeout is not None else "error"
-        return _failure(summary.error.message, kind, started, as_json)
+        return _failure(summary.error.message, kind, started, as_json, shown=True)
     if summary.stop_reason == "cancelled":
         return _failure("cancelled", "cancelled", started, as_json)
     if as_json:
