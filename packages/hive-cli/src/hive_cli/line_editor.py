@@ -27,6 +27,7 @@ from prompt_toolkit.utils import is_dumb_terminal
 
 from .attachments import MENTION_START
 from .slash_commands import COMMANDS
+from .slash_menu import TYPING_A_COMMAND
 
 __all__ = ["HiveCompleter", "LineEditor", "PlainLineEditor", "PromptLineEditor", "line_editor"]
 
@@ -153,7 +154,7 @@ class PromptLineEditor:
         self._session: PromptSession[str] = PromptSession(
             history=_History(str(history)),
             completer=HiveCompleter(root),
-            complete_while_typing=False,
+            complete_while_typing=TYPING_A_COMMAND,
             multiline=True,
             key_bindings=_bindings(),
             prompt_continuation=lambda width, line, wrapped: "… ".rjust(width),

@@ -6,11 +6,12 @@ unknown one is answered too. ``/usr/bin is…`` is no command (a name followed b
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["COMMANDS", "SlashCommand", "command_of", "help_text", "parse_command"]
+__all__ = ["COMMANDS", "SlashCommand", "command_of", "help_text", "parse_command", "unknown_command_message"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,14 @@ def command_of(name: str) -> SlashCommand | None:
     return _BY_NAME.get(name)
 
 
+def unknown_command_message(name: str) -> str:
+    """What an unknown ``name`` is answered with: the closest command when one is close (``/mdoel``: ``/model``)."""
+    close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=1, cutoff=0.6)
+    if close:
+        return f"unknown command {name} — did you mean {close[0]}? (not sent to the model)"
+    return f"unknown command {name} (not sent to the model); /help lists the commands"
+
+
 def help_text() -> str:
     """What ``/help`` prints: the table, then the keys and the rules of a message."""
     width = max(len(f"{c.name} {c.arguments}".strip()) for c in COMMANDS) + 2
@@ -91,7 +100,8 @@ def help_text() -> str:
         "  @path            attach a project file to the message (the read rules apply)",
         "  Enter            send · Alt+Enter (Esc Enter) new line · a paste is one message",
         "  Tab              complete /commands and @paths · Up/Down: history",
-        "  Ctrl+C           cancel the running turn (twice: leave)",
+        "  Ctrl+C           cancel the running turn (again before it ends: leave) · at the prompt: clear the line",
+        "  Ctrl+D, /exit    leave (Ctrl+C at the prompt never leaves)",
         "A line starting with / is always a command: an unknown one is answered here, never sent to the model",
         "(start the line with a space to send it as it is).",
     ]

@@ -30,7 +30,7 @@ from hive_cli.line_editor import LineEditor, line_editor
 from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
-from hive_cli.slash_commands import command_of, help_text, parse_command
+from hive_cli.slash_commands import command_of, help_text, parse_command, unknown_command_message
 from hive_cli.undo import rewind, undo
 from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
@@ -258,7 +258,7 @@ def _command(
     """Run the slash command ``name``; ``False`` when it is the one that leaves."""
     command = command_of(name)
     if command is None:
-        _say(f"unknown command {name} (not sent to the model); /help lists the commands")
+        _say(unknown_command_message(name))
         return True
     session = live.session
     match command.name:
