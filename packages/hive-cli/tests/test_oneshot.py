@@ -293,7 +293,7 @@ def test_a_prompt_given_as_words_is_a_one_shot_without_a_terminal(
 def test_a_mistyped_command_is_not_sent_as_a_prompt(ws: Workspace, server: ScriptedModelServer) -> None:
     result = ws.use(server).run("sesions")
     assert result.code == 2, result
-    assert "Did you mean 'sessions'?" in result.stderr
+    assert "did you mean 'sessions'?" in result.stderr
     assert model_requests(server) == []
     both = ws.use(server).run("hello", "there", "-p", "again")
     assert both.code == 2, both

@@ -71,29 +71,53 @@ POSITIONAL_PROMPT = "hive.positional_prompt"
 """Where :class:`_PromptGroup` leaves the words of ``hive "question"`` in the context's ``meta``."""
 
 
+class _NoSuchCommand(click.UsageError):
+    """A mistyped command: one ``hive:`` line naming the closest command, exit 2 as any usage error."""
+
+    def show(self, file: Any = None) -> None:  # pyright: ignore[reportImplicitOverride]
+        click.echo(f"hive: {self.format_message()}", err=True, file=file)
+
+
 class _PromptGroup(click.Group):
     """The ``hive`` group: words that name no command are a prompt (``hive "fix the test"``), as in ``claude``.
 
-    The group's options may stand before or after the words (``hive "fix it" -m sonnet``). A single word close to
-    a command's name is still the usage error it always was: ``hive sesions`` should not send "sesions" to a
-    model.
+    The group's options may stand before or after the words (``hive "fix it" -m sonnet``). A first word close to
+    a command's name (``sesions``) is refused with the closest name, not sent to a model, when it stands alone or
+    what follows it reads as that command's line: one of its subcommands (``hive sesions list``) or one of its own
+    options (``hive modles --provider openai``). ``hive model this function`` stays a prompt.
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         kept, words = self._split(ctx, args)
         if words:
-            if len(words) == 1 and " " not in words[0]:
-                import difflib
-
-                close = difflib.get_close_matches(words[0], list(self.commands), n=1, cutoff=0.75)
-                if close:
-                    raise click.UsageError(
-                        f"No such command {words[0]!r}. Did you mean {close[0]!r}? "
-                        f'(To send it as a prompt: hive -p "{words[0]}")',
-                        ctx,
-                    )
+            close = self._mistyped(ctx, words, kept)
+            if close is not None:
+                raise _NoSuchCommand(
+                    f"no such command {words[0]!r} — did you mean {close!r}? "
+                    f'(to send it to the model: hive -p "{" ".join(words)}")',
+                    ctx,
+                )
             ctx.meta[POSITIONAL_PROMPT] = " ".join(words)
         return super().parse_args(ctx, kept)
+
+    def _mistyped(self, ctx: click.Context, words: list[str], options: list[str]) -> str | None:
+        """The command ``words`` were meant to run, when they read as a mistyped command line; else ``None``."""
+        import difflib
+
+        if " " in words[0]:
+            return None
+        close = difflib.get_close_matches(words[0].lower(), list(self.commands), n=1, cutoff=0.75)
+        if not close:
+            return None
+        command = self.commands[close[0]]
+        if len(words) == 1:
+            return close[0]
+        if isinstance(command, click.Group) and words[1] in command.commands:
+            return close[0]
+        own = {name for param in self.get_params(ctx) for name in getattr(param, "opts", [])}
+        theirs = {name for param in command.params for name in getattr(param, "opts", [])}
+        flags = {option.partition("=")[0] for option in options}
+        return close[0] if flags & (theirs - own) else None
 
     def _split(self, ctx: click.Context, args: list[str]) -> tuple[list[str], list[str]]:
         """``args`` without the prompt's words, and those words (none when a command is named first)."""
@@ -181,6 +205,9 @@ def cli(ctx: click.Context, **options: Any) -> None:
     With no command it starts the interactive mode; with -p it answers one prompt and exits. `hive "question"`
     starts the interactive mode with that first message at a terminal, and answers it like -p elsewhere. Text
     piped in with -p is sent too, before the prompt. It works with no key at all, on the local model.
+
+    A first word close to a command (`hive sesions list`) is refused with the command it resembles when it stands
+    alone or is followed by that command's subcommand or options; use -p to send such words to the model.
     """
     from .log_output import configure_logging  # here, not at import: `hive --help` never needs logging
 
