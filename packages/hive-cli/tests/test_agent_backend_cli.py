@@ -52,7 +52,7 @@ def test_a_missing_cli_names_its_install_command(ws: Workspace, cli: FakeCli) ->
     assert "not installed" in line
     assert "npm install" in line
     assert ws.sessions() == []  # no empty session left behind
-    scripted = ws.run("run", "--json", "-p", "hi", "--agent", "copilot")
+    scripted = ws.run("run", "-o", "json", "-p", "hi", "--agent", "copilot")
     assert scripted.code == 1, scripted
     assert "npm install" in scripted.document()["error"]
 
@@ -71,14 +71,14 @@ def test_one_shot_prints_the_cli_text_and_records_the_session(ws: Workspace, cli
     assert "Hello from the fake CLI" in result.stdout
     assert cli.methods()[:4] == ["initialize", "session/new", "session/set_mode", "session/prompt"]
     [session] = ws.sessions()
-    assert session["messageCount"] == 2
+    assert session["message_count"] == 2
     assert _backend_session(ws, session["id"]) == BackendSession(backend="gemini", session_id="sess_cli_1")
 
     # -c continues with the backend it was recorded with, resuming the CLI's own session.
     again = ws.run("-p", "again", "-c", "-o", "json", env=cli.env("cli-resume"))
     assert again.code == 0, again
     document = again.document()
-    assert document["sessionId"] == session["id"]
+    assert document["session_id"] == session["id"]
     assert "Welcome back" in str(document)
     assert "REPLAYED HISTORY" not in again.stdout  # what session/load replays is not this turn's output
     [load] = [m for m in cli.log() if m.get("method") == "session/load"]
@@ -86,11 +86,11 @@ def test_one_shot_prints_the_cli_text_and_records_the_session(ws: Workspace, cli
     [prompt] = [m for m in cli.log() if m.get("method") == "session/prompt"]
     assert prompt["params"]["sessionId"] == "sess_cli_1"
     [session] = ws.sessions()
-    assert session["messageCount"] == 4
+    assert session["message_count"] == 4
 
 
 def test_resuming_with_another_backend_is_a_clear_error(ws: Workspace, cli: FakeCli) -> None:
-    first = ws.run("run", "--json", "-p", "hello", "--agent", "gemini", env=cli.env("cli-hello"))
+    first = ws.run("run", "-o", "json", "-p", "hello", "--agent", "gemini", env=cli.env("cli-hello"))
     assert first.code == 0, first
     assert "Hello from the fake CLI" in str(first.document())
     [session] = ws.sessions()
@@ -109,10 +109,10 @@ def test_fork_copies_the_cli_session_and_leaves_the_original(ws: Workspace, cli:
     assert forked.code == 0, forked
     document = forked.document()
     assert "Forked session here" in document["content"]
-    assert document["sessionId"] != original["id"]
+    assert document["session_id"] != original["id"]
     [fork] = [m for m in cli.log() if m.get("method") == "session/fork"]
     assert fork["params"]["sessionId"] == "sess_cli_1"
-    assert _backend_session(ws, document["sessionId"]) == BackendSession(
+    assert _backend_session(ws, document["session_id"]) == BackendSession(
         backend="gemini", session_id="sess_cli_fork"
     )
     assert _backend_session(ws, original["id"]) == BackendSession(backend="gemini", session_id="sess_cli_1")

@@ -136,7 +136,7 @@ def test_no_attack_runs_under_the_default_rules(ws: Workspace, server: ScriptedM
     attacks = _markers(MARKER_ATTACKS) + SECRET_ATTACKS + [CLEAN_ATTACK]
     control = "git status --short"
     document = _run(ws, server, [*attacks, control])
-    results = document["toolCalls"]
+    results = document["calls"]
     assert [json.loads(call["arguments"])["command"] for call in results] == [*attacks, control]
     # The control runs: commands do run here, so a refusal below is the rules' doing.
     assert results[-1]["success"] is True, results[-1]
@@ -163,7 +163,7 @@ def test_a_user_rule_for_cat_src_does_not_reach_outside(ws: Workspace, server: S
     (ws.project / "src").mkdir()
     (ws.project / "src" / "main.py").write_text("print('inside')\n", encoding="utf-8")
     document = _run(ws, server, ["cat src/main.py", "cat src/../../outside/secret.txt"])
-    inside, outside = document["toolCalls"]
+    inside, outside = document["calls"]
     assert inside["success"] is True, inside
     assert "inside" in inside["result"]
     assert outside["success"] is False
@@ -208,8 +208,8 @@ def test_a_project_at_the_home_folder_reads_no_credentials(
     result = ws.run("-p", "read them", "-o", "json", timeout=120)
     assert result.code == 0, result
     document: dict[str, Any] = result.document()
-    assert len(document["toolCalls"]) == len(tool_calls)
-    for call in document["toolCalls"]:
+    assert len(document["calls"]) == len(tool_calls)
+    for call in document["calls"]:
         assert call["success"] is False, call
     tool_outputs = json.dumps(input_items(model_requests(server)[-1], "function_call_output"))
     for secret in secrets:

@@ -290,7 +290,7 @@ def test_commands_leave_no_mount_points_behind(ws: Workspace, server: ScriptedMo
     )
     result = ws.use(server).run("-p", "look around", "-o", "json", timeout=120)
     assert result.code == 0, result
-    listing, cat = result.document()["toolCalls"]
+    listing, cat = result.document()["calls"]
     assert listing["success"] is True, result
     assert cat["success"] is True, result
     # Inside, the guarded names were there (read-only); outside, nothing was left.

@@ -94,7 +94,7 @@ def test_an_allowed_test_run_reads_nothing_the_rules_refuse(
     result = ws.use(server).run("-p", "run the tests", "-o", "json", timeout=120)
     assert result.code == 0, result
     document: dict[str, Any] = result.document()
-    written, ran = document["toolCalls"]
+    written, ran = document["calls"]
     assert written["success"] is True, written
     assert ran["success"] is True, ran
     # The test ran and read the project: what the rules allow is there, the rest was refused by the sandbox.
@@ -118,7 +118,7 @@ def test_a_user_deny_rule_hides_its_folder(ws: Workspace, server: ScriptedModelS
     result = ws.use(server).run("-p", "run the tests", "-o", "json", timeout=120)
     assert result.code == 0, result
     document: dict[str, Any] = result.document()
-    ran = document["toolCalls"][1]
+    ran = document["calls"][1]
     assert ran["success"] is True, ran
     assert "1 passed" in ran["result"], ran["result"]
     assert "data/private/people.csv: PermissionError" in ran["result"]
@@ -165,7 +165,7 @@ def test_a_refused_folder_cannot_be_moved_out_from_under_its_rule(
     result = ws.use(server).run("-p", "tidy up", "-o", "json", timeout=120)
     assert result.code == 0, result
     document: dict[str, Any] = result.document()
-    moved = document["toolCalls"][1]
+    moved = document["calls"][1]
     assert "1 passed" in moved["result"], moved["result"]
     assert "renamed" not in moved["result"]
     assert (ws.project / "data" / "private" / "people.csv").exists()

@@ -85,7 +85,7 @@ def test_no_search_spelling_reads_a_secret(ws: Workspace, server: ScriptedModelS
         leaked = [call for call, output in seen.items() if marker in output]
         assert leaked == [], f"{marker} reached the model through {leaked}"
         assert marker.encode() not in stored
-    assert [call["name"] for call in doc["toolCalls"]] == [tool for tool, _ in CORPUS]
+    assert [call["tool"] for call in doc["calls"]] == [tool for tool, _ in CORPUS]
     # Nothing the model named outside or denied was listed either.
     for call, output in seen.items():
         assert "key.txt" not in output, call

@@ -102,16 +102,16 @@ def test_doctor_passes_on_local_inference_alone(ws: Workspace) -> None:
 
 
 def test_models_lists_the_providers_models(ws: Workspace, server: ScriptedModelServer) -> None:
-    as_json = ws.use(server).run("models", "--json")
+    as_json = ws.use(server).run("models", "-o", "json")
     assert as_json.code == 0, as_json
     assert as_json.line_document() == [
         {
-            "modelId": MODEL,
+            "model_id": MODEL,
             "provider": "openai",
-            "displayName": MODEL,
-            "isDefault": True,
-            "contextWindow": DEFAULT_CONTEXT_WINDOW,
-            "contextWindowSource": "default",
+            "display_name": MODEL,
+            "is_default": True,
+            "context_window": DEFAULT_CONTEXT_WINDOW,
+            "context_window_source": "default",
         }
     ]
     as_text = ws.run("models")
@@ -119,19 +119,19 @@ def test_models_lists_the_providers_models(ws: Workspace, server: ScriptedModelS
 
 
 def test_models_of_the_local_provider_mark_its_default_model(ws: Workspace) -> None:
-    result = ws.run("models", "-p", "local", "--json")
+    result = ws.run("models", "--provider", "local", "-o", "json")
     assert result.code == 0, result
     [row] = result.line_document()
     assert row["provider"] == "local"
-    assert row["modelId"].endswith(".gguf")
-    assert row["isDefault"] is True
-    unknown = ws.run("models", "-p", "nonsense")
+    assert row["model_id"].endswith(".gguf")
+    assert row["is_default"] is True
+    unknown = ws.run("models", "--provider", "nonsense")
     assert unknown.code == 1
     assert "unknown provider" in unknown.stderr
 
 
 def test_models_is_exit_1_when_no_provider_answers(ws: Workspace) -> None:
-    result = ws.run("models", "--json", env=unreachable_openai())
+    result = ws.run("models", "-o", "json", env=unreachable_openai())
     assert result.code == 1, result
     assert result.line_document() == []
     assert "could not list models" in result.stderr
@@ -141,11 +141,11 @@ def test_doctor_and_models_take_a_catalog_window_and_say_so(ws: Workspace) -> No
     with ScriptedModelServer(model="gpt-4.1") as server:
         ws.use(server).env["OPENAI_MODEL"] = "gpt-4.1-2025-04-14"
         doctor = ws.run("doctor")
-        models = ws.run("models", "--json")
+        models = ws.run("models", "-o", "json")
     catalog = ContextWindow(1_047_576, "catalog").describe()
     assert f"✓ openai: gpt-4.1-2025-04-14, window {catalog}\n" in doctor.stdout, doctor
     [row] = models.line_document()
-    assert (row["modelId"], row["contextWindow"], row["contextWindowSource"]) == (
+    assert (row["model_id"], row["context_window"], row["context_window_source"]) == (
         "gpt-4.1",
         1_047_576,
         "catalog",
@@ -158,8 +158,8 @@ def test_max_context_tokens_is_the_window_when_nothing_reports_one(
     assert ws.run("set", "compaction.maxContextTokens", "65536").code == 0
     doctor = ws.use(server).run("doctor")
     assert f"✓ openai: {MODEL}, window {ContextWindow(65_536, 'configured').describe()}\n" in doctor.stdout
-    [row] = ws.run("models", "--json").line_document()
-    assert (row["contextWindow"], row["contextWindowSource"]) == (65_536, "configured")
+    [row] = ws.run("models", "-o", "json").line_document()
+    assert (row["context_window"], row["context_window_source"]) == (65_536, "configured")
 
 
 def test_doctor_and_models_ask_an_ollama_server_for_the_window(ws: Workspace) -> None:
@@ -173,19 +173,19 @@ def test_doctor_and_models_ask_an_ollama_server_for_the_window(ws: Workspace) ->
         # The server says more than maxContextTokens: its figure wins.
         assert ws.run("set", "compaction.maxContextTokens", "65536").code == 0
         doctor = ws.run("doctor")
-        models = ws.run("models", "--json")
+        models = ws.run("models", "-o", "json")
         asked = [seen.body for seen in server.seen if seen.path == "/api/show"]
     assert doctor.code == 0, doctor
     assert f"✓ ollama: qwen3:8b, window {ContextWindow(40_960, 'server').describe()}\n" in doctor.stdout
     assert "✓ ollama: reachable (1 model(s))" in doctor.stdout
     assert models.line_document() == [
         {
-            "modelId": "qwen3:8b",
+            "model_id": "qwen3:8b",
             "provider": "ollama",
-            "displayName": "qwen3:8b",
-            "isDefault": True,
-            "contextWindow": 40_960,
-            "contextWindowSource": "server",
+            "display_name": "qwen3:8b",
+            "is_default": True,
+            "context_window": 40_960,
+            "context_window_source": "server",
         }
     ]
     assert asked == [{"model": "qwen3:8b"}, {"model": "qwen3:8b"}]

@@ -132,7 +132,7 @@ def test_hive_agent_host_installed_like_pipx_answers_from_the_local_model(
     assert answered.returncode == 0, answered.stderr
     document = json.loads(answered.stdout)
     assert document["content"].strip(), document
-    assert document["usage"]["inputTokens"] > 0, document
+    assert document["usage"]["input_tokens"] > 0, document
     assert (user / ".hive").is_dir()  # the default home, created by the run
 
     doctor = run([str(hive), "doctor"], env, project, RUN_TIMEOUT)

@@ -26,7 +26,8 @@ def test_an_empty_setup_answers_with_the_local_model(
     result = running.result(timeout=LOCAL_TIMEOUT)
     assert result.code == 0, result
     doc = result.line_document()
-    assert set(doc) == {"content", "sessionId", "usage"}
+    assert {"content", "session_id", "usage", "stop_reason", "calls"} <= set(doc)
+    assert (doc["stop_reason"], doc["calls"]) == ("completed", [])
     content = doc["content"]
     assert isinstance(content, str)
     # The small-model profile: a short greeting, no code, from a prompt of a few dozen tokens (it was 2,858:
@@ -34,7 +35,7 @@ def test_an_empty_setup_answers_with_the_local_model(
     assert any(word in content.lower() for word in ("hello", "hi", "hey", "greetings", "welcome")), doc
     assert "```" not in content, doc
     assert len(content) < 200, doc
-    assert 0 < doc["usage"]["inputTokens"] < 400, doc
-    assert doc["usage"]["outputTokens"] > 0
+    assert 0 < doc["usage"]["input_tokens"] < 400, doc
+    assert doc["usage"]["output_tokens"] > 0
     [session] = workspace.sessions()
-    assert session["id"] == doc["sessionId"]
+    assert session["id"] == doc["session_id"]

@@ -13,7 +13,21 @@ from cli_harness import MODEL, Workspace, calls, input_items, model_requests, te
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import ContextLengthFailure, HttpFailure, Round, ScriptText, Usage
 
-START_KEYS = {"type", "sessionId"}
+START_KEYS = {"type", "session_id"}
+TURN_KEYS = {
+    "session_id",
+    "content",
+    "stop_reason",
+    "exit_code",
+    "duration_ms",
+    "tool_calls",
+    "refused_tool_calls",
+    "failed_tool_calls",
+    "calls",
+    "thinking",
+    "usage",
+}
+"""Every ``-o json`` turn document has these (``run -o json`` too); a failed one adds ``error``."""
 
 
 def test_json_is_one_document_with_content_session_and_usage(
@@ -27,10 +41,11 @@ def test_json_is_one_document_with_content_session_and_usage(
     assert "notAKey" in result.stderr
     assert "dry run" in result.stderr
     doc = result.line_document()
-    assert set(doc) == {"content", "sessionId", "usage"}
+    assert set(doc) == TURN_KEYS
+    assert (doc["stop_reason"], doc["exit_code"], doc["calls"], doc["thinking"]) == ("completed", 0, [], None)
     assert doc["content"] == "Hello"
-    assert doc["usage"] == {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}
-    assert [s["id"] for s in ws.sessions()] == [doc["sessionId"]]
+    assert doc["usage"] == {"input_tokens": 12, "output_tokens": 3, "total_tokens": 15}
+    assert [s["id"] for s in ws.sessions()] == [doc["session_id"]]
     [request] = model_requests(server)
     assert request.path == "/v1/responses"
     assert request.body["model"] == MODEL
@@ -46,7 +61,7 @@ def test_usage_names_the_cached_input_tokens_when_the_provider_reports_them(
     server.add(Round(parts=[ScriptText(chunks=["Hi"])], usage=cached))
     server.add(Round(parts=[ScriptText(chunks=["Hi"])], usage=cached))
     ws.use(server)
-    usage = {"inputTokens": 40, "outputTokens": 3, "totalTokens": 43, "cachedInputTokens": 32}
+    usage = {"input_tokens": 40, "output_tokens": 3, "total_tokens": 43, "cached_input_tokens": 32}
     assert ws.run("-p", "hi", "-o", "json").line_document()["usage"] == usage
     records = [json.loads(line) for line in ws.run("-p", "hi", "-o", "jsonl").stdout.splitlines()]
     assert records[-1]["type"] == "done"
@@ -69,21 +84,23 @@ def test_json_lists_tool_calls_with_json_string_arguments_and_their_results(
     assert result.code == 0, result
     doc = result.line_document()
     # No "thinking" without --show-thinking, though the model thought.
-    assert set(doc) == {"content", "sessionId", "usage", "toolCalls"}
+    assert set(doc) == TURN_KEYS
+    assert doc["thinking"] is None
     assert doc["content"] == "It says alpha."
-    read, write = doc["toolCalls"]
-    assert set(read) == set(write) == {"name", "arguments", "result", "success"}
-    assert read["name"] == "read_file"
+    read, write = doc["calls"]
+    call_keys = {"call_id", "tool", "arguments", "outcome", "success", "result", "refusal_kind"}
+    assert set(read) == set(write) == call_keys
+    assert (read["call_id"], read["tool"], read["outcome"]) == ("call_1", "read_file", "ok")
     assert isinstance(read["arguments"], str)
     assert json.loads(read["arguments"]) == {"path": "a.txt"}
     assert "alpha" in read["result"]
     assert read["success"] is True
-    assert (write["name"], write["success"]) == ("write_file", False)
+    assert (write["tool"], write["success"], write["outcome"]) == ("write_file", False, "refused")
     assert json.loads(write["arguments"]) == {"path": "config.json", "content": "{}"}
     assert "no terminal" in write["result"]
     assert not (ws.project / "config.json").exists()
     # Token usage is summed over both model rounds.
-    assert doc["usage"] == {"inputTokens": 30, "outputTokens": 7, "totalTokens": 37}
+    assert doc["usage"] == {"input_tokens": 30, "output_tokens": 7, "total_tokens": 37}
     # The model saw both outcomes in its second round.
     outputs = input_items(model_requests(server)[1], "function_call_output")
     assert [o["call_id"] for o in outputs] == ["call_1", "call_2"]
@@ -96,10 +113,10 @@ def test_thinking_appears_with_show_thinking(ws: Workspace, server: ScriptedMode
     shown = ws.use(server).run("-p", "q", "-o", "json", "--show-thinking")
     assert shown.code == 0, shown
     thinking = shown.line_document()["thinking"]
-    assert set(thinking) == {"content", "tokenCount"}
+    assert set(thinking) == {"content", "token_count"}
     assert thinking["content"] == "Let me think."
-    assert isinstance(thinking["tokenCount"], int)
-    assert thinking["tokenCount"] > 0
+    assert isinstance(thinking["token_count"], int)
+    assert thinking["token_count"] > 0
 
 
 def test_usage_is_omitted_when_the_model_reports_none(ws: Workspace, server: ScriptedModelServer) -> None:
@@ -109,7 +126,12 @@ def test_usage_is_omitted_when_the_model_reports_none(ws: Workspace, server: Scr
     (ws.project / ".hive" / "config.yaml").write_text(config, encoding="utf-8")
     result = ws.run("-p", "hi", "-o", "json", env={"GOOGLEAI_API_KEY": "test", "GOOGLEAI_MODEL": MODEL})
     assert result.code == 0, result
-    assert result.line_document() == {"content": "No usage here.", "sessionId": ws.sessions()[0]["id"]}
+    doc = result.line_document()
+    assert (doc["content"], doc["session_id"], doc["usage"]) == (
+        "No usage here.",
+        ws.sessions()[0]["id"],
+        None,
+    )
     assert [r.endpoint for r in server.requests] == ["gemini"]
 
 
@@ -125,18 +147,23 @@ def test_jsonl_starts_with_start_streams_each_delta_and_calls_and_ends_with_done
     assert result.code == 0, result
     records = result.records()
     session_id = ws.sessions()[0]["id"]
-    assert records[0] == {"type": "start", "sessionId": session_id}
-    usage = {"inputTokens": 30, "outputTokens": 7, "totalTokens": 37}  # both rounds' usage, as in -o json
-    assert records[-1] == {"type": "done", "sessionId": session_id, "usage": usage}
+    assert records[0] == {"type": "start", "session_id": session_id}
+    usage = {"input_tokens": 30, "output_tokens": 7, "total_tokens": 37}  # both rounds' usage, as in -o json
+    assert records[-1] == {
+        "type": "done",
+        "session_id": session_id,
+        "stop_reason": "completed",
+        "usage": usage,
+    }
     middle = records[1:-1]
     kinds = ["tool_call", "tool_result", "thinking", "thinking", "text", "text", "text"]
     assert [r["type"] for r in middle] == kinds
     call, outcome = middle[0], middle[1]
-    assert set(call) == {"type", "id", "name", "arguments"}
-    assert (call["id"], call["name"]) == ("call_1", "read_file")
+    assert set(call) == {"type", "call_id", "tool", "arguments"}
+    assert (call["call_id"], call["tool"]) == ("call_1", "read_file")
     assert json.loads(call["arguments"]) == {"path": "a.txt"}
-    assert set(outcome) == {"type", "id", "name", "success", "result"}
-    assert (outcome["id"], outcome["name"], outcome["success"]) == ("call_1", "read_file", True)
+    assert set(outcome) == {"type", "call_id", "tool", "success", "result"}
+    assert (outcome["call_id"], outcome["tool"], outcome["success"]) == ("call_1", "read_file", True)
     assert "alpha" in outcome["result"]
     assert middle[2:] == [
         {"type": "thinking", "content": "hm"},
@@ -152,8 +179,8 @@ def test_a_model_error_is_the_error_shape_with_exit_1(ws: Workspace, server: Scr
     result = ws.use(server).run("-p", "hi", "-o", "json")
     assert result.code == 1, result
     doc = result.line_document()
-    assert set(doc) == {"error", "code"}
-    assert doc["code"] == 1
+    assert set(doc) == TURN_KEYS | {"error"}
+    assert (doc["exit_code"], doc["stop_reason"]) == (1, "error")
     assert "bad key" in doc["error"]
 
 
@@ -164,7 +191,7 @@ def test_a_model_error_in_jsonl_ends_with_an_error_record(ws: Workspace, server:
     records = result.records()
     assert set(records[0]) == START_KEYS
     assert records[0]["type"] == "start"
-    assert set(records[-1]) == {"type", "error"}
+    assert set(records[-1]) == {"type", "error", "stop_reason", "exit_code"}
     assert records[-1]["type"] == "error"
     assert "context_length_exceeded" in records[-1]["error"]
     assert all(r["type"] != "done" for r in records)
@@ -182,11 +209,11 @@ def test_no_provider_is_a_json_error_with_exit_1(ws: Workspace) -> None:
     result = ws.run("-p", "hi", "-o", "json")
     assert result.code == 1, result
     doc = result.line_document()
-    assert set(doc) == {"error", "code"}
-    assert doc["code"] == 1
+    assert set(doc) == TURN_KEYS | {"error"}
+    assert (doc["exit_code"], doc["stop_reason"]) == (1, "error")
     assert "LMSUPPLY_ENABLED" in doc["error"]
     records = ws.run("-p", "hi", "-o", "jsonl").records()
-    # `start` comes first even when no session could be opened (its sessionId is then left out).
+    # `start` comes first even when no session could be opened (its session_id is then left out).
     assert records[0] == {"type": "start"}
     assert [r["type"] for r in records] == ["start", "error"]
     assert records[1]["error"] == doc["error"]
@@ -196,7 +223,7 @@ def test_resuming_an_unknown_session_is_exit_1(ws: Workspace, server: ScriptedMo
     result = ws.use(server).run("-r", "no-such-session", "-p", "hi", "-o", "json")
     assert result.code == 1, result
     doc = result.line_document()
-    assert doc["code"] == 1
+    assert doc["exit_code"] == 1
     assert "no-such-session" in doc["error"]
     fork = ws.run("-c", "--fork", "-p", "hi")
     assert fork.code == 1, fork
@@ -250,7 +277,8 @@ def test_ctrl_c_during_a_json_run_prints_the_cancelled_shape_and_exits_130(
         code = proc.wait()
         stdout = proc.stdout
     assert code == 130, proc.stderr
-    assert json.loads(stdout) == {"error": "cancelled", "code": 130}
+    doc = json.loads(stdout)
+    assert (doc["error"], doc["stop_reason"], doc["exit_code"]) == ("cancelled", "cancelled", 130)
     assert stdout.count("\n") == 1
 
 
@@ -267,7 +295,7 @@ def test_ctrl_c_during_a_jsonl_run_ends_with_a_cancelled_error_record(
         code = proc.wait()
         rest = [json.loads(line) for line in proc.stdout.splitlines()[2:]]
     assert code == 130, proc.stderr
-    assert rest[-1] == {"type": "error", "error": "cancelled"}
+    assert rest[-1] == {"type": "error", "error": "cancelled", "stop_reason": "cancelled", "exit_code": 130}
     assert all(r["type"] == "text" for r in rest[:-1])
 
 
@@ -337,16 +365,16 @@ def test_allow_pre_approves_a_command_for_one_run_and_the_guards_still_refuse(
     flags = ("--allow", "execute_command:touch *", "--allow", "write_file:*.txt")
     allowed = ws.use(server).run("-p", "run it", "-o", "json", *flags)
     assert allowed.code == 0, allowed
-    [call] = allowed.line_document()["toolCalls"]
+    [call] = allowed.line_document()["calls"]
     assert call["success"] is True, call
     assert (ws.project / "allowed.txt").exists()
     guarded = ws.use(server).run(
         "-p", "run it", "-o", "json", "--allow", "execute_command", "--allow", "write_file"
     )
-    [call] = guarded.line_document()["toolCalls"]
+    [call] = guarded.line_document()["calls"]
     assert call["success"] is False  # sudo is refused whatever --allow says
     without = ws.use(server).run("-p", "run it", "-o", "json")
-    [call] = without.line_document()["toolCalls"]
+    [call] = without.line_document()["calls"]
     assert call["success"] is False  # no terminal to ask, no --allow: refused
     assert not (ws.project / "asked.txt").exists()
     bad = ws.use(server).run("-p", "x", "--allow", "todo:*")

@@ -227,7 +227,10 @@ def test_one_shot_leaves_no_process_behind(
         assert code == -signal.SIGKILL
         return
     assert code == 128 + signum, proc.stderr
-    assert json.loads(proc.stdout) == {"error": "cancelled", "code": 128 + signum}, proc.stdout
+    doc = json.loads(proc.stdout)
+    assert (doc["error"], doc["stop_reason"], doc["exit_code"]) == ("cancelled", "cancelled", 128 + signum), (
+        doc
+    )
 
 
 @pytest.mark.parametrize("activity", ACTIVITIES)

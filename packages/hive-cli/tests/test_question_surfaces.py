@@ -75,7 +75,7 @@ def test_jsonl_records_the_question_and_its_decline_without_a_terminal(ws: Works
     [question] = asked["questions"]
     assert question["question"] == "Which database?"
     assert "SQLite" in [option["label"] for option in question["options"]]
-    assert question["multiSelect"] is False
+    assert question["multi_select"] is False
     assert settled == {"type": "question_answer", "id": "ask-1-q1", "declined": NO_TERMINAL}
     _declined_on_the_wire(cli)
     assert "Which database?" not in result.stderr  # nothing was asked on a terminal there is none of
@@ -111,14 +111,14 @@ def test_the_records_of_a_question_and_its_outcomes() -> None:
     assert record == {
         "type": "question",
         "id": "q1",
-        "callId": "c1",
+        "call_id": "c1",
         "questions": [
             {
                 "question": "Which database?",
                 "header": "Storage",
                 "options": [{"label": "SQLite", "description": "a file"}, {"label": "PostgreSQL"}],
-                "multiSelect": False,
-                "allowFreeText": False,
+                "multi_select": False,
+                "allow_free_text": False,
             }
         ],
     }

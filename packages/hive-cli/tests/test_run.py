@@ -1,4 +1,4 @@
-"""``hive run``: the ``--json`` document (snake_case), every exit code, options and ``--auto-commit``."""
+"""``hive run``: the ``-o json`` document (snake_case, as ``hive -p -o json``), every exit code, options and ``--auto-commit``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import HttpFailure, Round
 
 RESULT_KEYS = {
+    "session_id",
+    "exit_code",
     "content",
     "stop_reason",
     "duration_ms",
@@ -26,7 +28,8 @@ RESULT_KEYS = {
     "thinking",
     "usage",
 }
-FAILURE_KEYS = {"error", "stop_reason", "duration_ms"}
+FAILURE_KEYS = RESULT_KEYS | {"error"}
+"""A run that failed, timed out or was cancelled: the same document, with what it had so far, and ``error``."""
 
 
 def _document(stdout: str) -> dict[str, Any]:
@@ -34,12 +37,12 @@ def _document(stdout: str) -> dict[str, Any]:
     return document
 
 
-def test_json_is_one_indented_snake_case_document(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_json_is_one_snake_case_document_on_one_line(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(text("Done ", "here.", usage=(40, 6)))
-    result = ws.use(server).run("run", "--json", "say done")
+    result = ws.use(server).run("run", "-o", "json", "say done")
     assert result.code == 0, result
     doc = result.document()
-    assert result.stdout.count("\n") > 1  # indented, still one document
+    assert result.stdout.count("\n") == 1  # one line, as every -o json document
     assert set(doc) == RESULT_KEYS
     assert doc["content"] == "Done here."
     assert doc["stop_reason"] == "completed"
@@ -62,24 +65,26 @@ def test_json_counts_ok_failed_and_refused_calls(ws: Workspace, server: Scripted
         ),
         text("Summary.", thinking=["Thinking ", "hard."]),
     )
-    result = ws.use(server).run("run", "--json", "-p", "three calls")
+    result = ws.use(server).run("run", "-o", "json", "-p", "three calls")
     assert result.code == 0, result
     doc = result.document()
     assert (doc["tool_calls"], doc["refused_tool_calls"], doc["failed_tool_calls"]) == (3, 1, 1)
     ok, failed, refused = doc["calls"]
     for call in doc["calls"]:
-        assert set(call) == {"tool", "outcome", "refusal_kind", "arguments", "refusal"}
-    assert {**ok, "arguments": json.loads(ok["arguments"])} == {
+        assert set(call) == {"call_id", "tool", "outcome", "success", "result", "refusal_kind", "arguments"}
+    assert {**ok, "arguments": json.loads(ok["arguments"]), "result": "…"} == {
+        "call_id": "c1",
         "tool": "read_file",
         "outcome": "ok",
+        "success": True,
+        "result": "…",
         "refusal_kind": None,
         "arguments": {"path": "a.txt"},
-        "refusal": None,
     }
-    assert (failed["tool"], failed["outcome"], failed["refusal_kind"], failed["refusal"]) == (
+    assert (failed["call_id"], failed["tool"], failed["outcome"], failed["refusal_kind"]) == (
+        "c2",
         "read_file",
         "failed",
-        None,
         None,
     )
     assert (refused["tool"], refused["outcome"], refused["refusal_kind"]) == (
@@ -87,10 +92,9 @@ def test_json_counts_ok_failed_and_refused_calls(ws: Workspace, server: Scripted
         "refused",
         "rejected",
     )
-    assert "no terminal" in refused["refusal"]
-    # Arguments are cut to 300 characters and an ellipsis.
-    assert len(refused["arguments"]) == 301
-    assert refused["arguments"].endswith("…")
+    assert "no terminal" in refused["result"]
+    # Arguments are whole: a machine output never cuts what it reports.
+    assert json.loads(refused["arguments"])["content"] == "x" * 400
     assert doc["thinking"]["content"] == "Thinking hard."
     assert doc["thinking"]["token_count"] > 0
     assert not (ws.project / "settings.json").exists()
@@ -98,7 +102,7 @@ def test_json_counts_ok_failed_and_refused_calls(ws: Workspace, server: Scripted
 
 def test_a_model_error_is_the_failure_document_and_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(Round(failure=HttpFailure(status=401, message="no such key")))
-    result = ws.use(server).run("run", "--json", "hi")
+    result = ws.use(server).run("run", "-o", "json", "hi")
     assert result.code == 1, result
     doc = result.document()
     assert set(doc) == FAILURE_KEYS
@@ -108,7 +112,7 @@ def test_a_model_error_is_the_failure_document_and_exit_1(ws: Workspace, server:
 
 
 def test_no_prompt_is_exit_1(ws: Workspace, server: ScriptedModelServer) -> None:
-    result = ws.use(server).run("run", "--json")
+    result = ws.use(server).run("run", "-o", "json")
     assert result.code == 1, result
     doc = result.document()
     assert set(doc) == FAILURE_KEYS
@@ -121,7 +125,7 @@ def test_no_prompt_is_exit_1(ws: Workspace, server: ScriptedModelServer) -> None
 
 
 def test_no_provider_is_exit_1(ws: Workspace) -> None:
-    result = ws.run("run", "--json", "hi")
+    result = ws.run("run", "-o", "json", "hi")
     assert result.code == 1, result
     assert result.document()["stop_reason"] == "error"
 
@@ -129,7 +133,7 @@ def test_no_provider_is_exit_1(ws: Workspace) -> None:
 def test_the_step_limit_is_exit_2(ws: Workspace, server: ScriptedModelServer) -> None:
     (ws.project / "a.txt").write_text("alpha\n", encoding="utf-8")
     server.add(calls(("c1", "read_file", {"path": "a.txt"})), text("Out of steps."))
-    result = ws.use(server).run("run", "--json", "--max-iterations", "1", "read")
+    result = ws.use(server).run("run", "-o", "json", "--max-iterations", "1", "read")
     assert result.code == 2, result
     assert result.document()["stop_reason"] == "step_limit"
     # The last round offers no tools.
@@ -140,7 +144,7 @@ def test_the_output_limit_is_exit_2_and_max_output_tokens_is_sent(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(text("Cut sh", finish="length"))
-    result = ws.use(server).run("run", "--json", "--max-output-tokens", "64", "write a lot")
+    result = ws.use(server).run("run", "-o", "json", "--max-output-tokens", "64", "write a lot")
     assert result.code == 2, result
     doc = result.document()
     assert (doc["stop_reason"], doc["content"]) == ("output_limit", "Cut sh")
@@ -149,7 +153,7 @@ def test_the_output_limit_is_exit_2_and_max_output_tokens_is_sent(
 
 def test_a_timeout_is_exit_2_with_the_timeout_document(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(text(*[f"w{i} " for i in range(30)], delay=0.5))
-    result = ws.use(server).run("run", "--json", "--timeout", "1.5", "talk slowly")
+    result = ws.use(server).run("run", "-o", "json", "--timeout", "1.5", "talk slowly")
     assert result.code == 2, result
     doc = result.document()
     assert set(doc) == FAILURE_KEYS
@@ -159,7 +163,7 @@ def test_a_timeout_is_exit_2_with_the_timeout_document(ws: Workspace, server: Sc
 
 def test_ctrl_c_is_exit_130_with_the_cancelled_document(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
-    with ws.use(server).start("run", "--json", "talk slowly") as proc:
+    with ws.use(server).start("run", "-o", "json", "talk slowly") as proc:
         wait_until(lambda: model_requests(server), what="the model request")
         proc.signal(signal.SIGINT)
         code = proc.wait()

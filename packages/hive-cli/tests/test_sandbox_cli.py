@@ -102,7 +102,7 @@ def test_a_command_from_the_model_never_sees_hive_s_key(ws: Workspace, server: S
     result = ws.use(server).allow_all().run("-p", "show the key", "-o", "json", env={"OPENAI_API_KEY": KEY})
     assert result.code == 0, result
     assert KEY not in result.stdout
-    (call,) = result.line_document()["toolCalls"]
+    (call,) = result.line_document()["calls"]
     assert call["result"] == "Exit code: 0\nOutput:\nkey status 1"
     (output,) = input_items(model_requests(server)[1], "function_call_output")
     assert "key status 1" in output["output"]
@@ -115,6 +115,6 @@ def test_the_configured_mode_reaches_the_model_s_commands(ws: Workspace, server:
     server.add(calls(("c1", "execute_command", {"command": "touch made.txt; echo tried"})), text("Done."))
     result = ws.use(server).allow_all().run("-p", "make a file", "-o", "json")
     assert result.code == 0, result
-    (call,) = result.line_document()["toolCalls"]
+    (call,) = result.line_document()["calls"]
     assert "Read-only file system" in call["result"]
     assert not Path(ws.project / "made.txt").exists()

@@ -41,8 +41,8 @@ def test_a_listed_session_has_the_seed_fields_in_camel_case() -> None:
             "status": "forked",
             "model": "gpt-5",
             "created": "2026-08-31T00:00:00.0000000Z",
-            "messageCount": 4,
-            "firstMessage": "fix the tests",
+            "message_count": 4,
+            "first_message": "fix the tests",
         }
     ]
     assert list(json.loads(encode_document(summarise(info)))) == [
@@ -50,15 +50,15 @@ def test_a_listed_session_has_the_seed_fields_in_camel_case() -> None:
         "status",
         "model",
         "created",
-        "messageCount",
-        "firstMessage",
+        "message_count",
+        "first_message",
     ]
 
 
 def test_missing_fields_are_omitted_and_long_first_messages_cut_to_100() -> None:
     bare = SessionInfo(id="s", project_path="/p", created=0.0, updated=0.0)
     assert encode_document(summarise(bare)) == (
-        '{"id":"s","status":"active","created":"1970-01-01T00:00:00.0000000Z","messageCount":0}'
+        '{"id":"s","status":"active","created":"1970-01-01T00:00:00.0000000Z","message_count":0}'
     )
     long = summarise(
         SessionInfo(id="s", project_path="/p", created=0.0, updated=0.0, first_message="\u00e9" * 150)
@@ -76,7 +76,7 @@ def test_delete_documents() -> None:
     assert encode_document(SessionDeleted(deleted="18f-abc")) == '{"deleted":"18f-abc","success":true}'
     assert (
         encode_document(CommandError(error="no session with id 'x'"))
-        == '{"error":"no session with id \'x\'","code":1}'
+        == '{"error":"no session with id \'x\'","exit_code":1}'
     )
 
 
@@ -89,13 +89,13 @@ def test_the_list_document_of_a_real_store(tmp_path: Path) -> None:
         store.create(project_path=project, session_id="newer")
         document = json.loads(encode_document(session_summaries(store.list_sessions(limit=10))))
     assert document == [
-        {"id": "newer", "status": "active", "created": "2026-08-31T00:00:00.5000000Z", "messageCount": 0},
+        {"id": "newer", "status": "active", "created": "2026-08-31T00:00:00.5000000Z", "message_count": 0},
         {
             "id": "older",
             "status": "active",
             "model": "m",
             "created": "2026-08-31T00:00:00.5000000Z",
-            "messageCount": 2,
-            "firstMessage": "hello there",
+            "message_count": 2,
+            "first_message": "hello there",
         },
     ]

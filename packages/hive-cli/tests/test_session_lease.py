@@ -47,7 +47,7 @@ def test_a_second_server_on_the_same_session_id_is_refused_until_the_first_is_ki
     # One transcript, in order: the refused processes wrote nothing into it.
     [session] = ws.sessions()
     assert session["id"] == "shared"
-    assert session["messageCount"] == 4
+    assert session["message_count"] == 4
 
 
 def test_a_server_that_ends_normally_gives_the_session_up(ws: Workspace, server: ScriptedModelServer) -> None:

@@ -20,7 +20,7 @@ from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
 from hive_core.sessions import INTERRUPTED_NOTE
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$")
-SUMMARY_KEYS = {"id", "status", "model", "created", "messageCount", "firstMessage"}
+SUMMARY_KEYS = {"id", "status", "model", "created", "message_count", "first_message"}
 
 
 def tool_turn(ws: Workspace, server: ScriptedModelServer) -> str:
@@ -29,7 +29,7 @@ def tool_turn(ws: Workspace, server: ScriptedModelServer) -> str:
     server.add(calls(("call_r", "read_file", {"path": "a.txt"})), text("It says alpha."))
     result = ws.use(server).allow_all().run("-p", "read a.txt", "-o", "json")
     assert result.code == 0, result
-    session_id: str = result.line_document()["sessionId"]
+    session_id: str = result.line_document()["session_id"]
     return session_id
 
 
@@ -56,7 +56,7 @@ def test_list_json_documents_each_session(ws: Workspace, server: ScriptedModelSe
     session_id = tool_turn(ws, server)
     server.add(text("Short."))
     long_prompt = "tell me " + "very " * 40 + "much"
-    second = ws.run("-p", long_prompt, "-o", "json").line_document()["sessionId"]
+    second = ws.run("-p", long_prompt, "-o", "json").line_document()["session_id"]
     listed = ws.run("sessions", "list", "-o", "json").line_document()
     assert [s["id"] for s in listed] == [second, session_id]  # newest first
     for summary in listed:
@@ -65,10 +65,10 @@ def test_list_json_documents_each_session(ws: Workspace, server: ScriptedModelSe
         assert summary["model"] == MODEL
         assert ISO.match(summary["created"]), summary
     # User and assistant messages count; the tool turn's model wrote two (the call, then the answer).
-    assert [s["messageCount"] for s in listed] == [2, 3]
-    assert listed[1]["firstMessage"] == "read a.txt"
-    assert len(listed[0]["firstMessage"]) == 100
-    assert long_prompt.startswith(listed[0]["firstMessage"][:97])
+    assert [s["message_count"] for s in listed] == [2, 3]
+    assert listed[1]["first_message"] == "read a.txt"
+    assert len(listed[0]["first_message"]) == 100
+    assert long_prompt.startswith(listed[0]["first_message"][:97])
     limited = ws.run("sessions", "list", "-n", "1", "-o", "json").line_document()
     assert [s["id"] for s in limited] == [second]
     as_text = ws.run("sessions", "list")
@@ -82,7 +82,7 @@ def test_list_json_documents_each_session(ws: Workspace, server: ScriptedModelSe
     assert (elsewhere.code, elsewhere.stdout) == (0, "[]\n")
 
 
-USAGE_OF_ONE_TEXT_ROUND = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+USAGE_OF_ONE_TEXT_ROUND = {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
 
 
 def test_continue_and_resume_show_the_model_the_earlier_tool_calls(
@@ -93,20 +93,25 @@ def test_continue_and_resume_show_the_model_the_earlier_tool_calls(
     continued = ws.run("-c", "-p", "go on", "-o", "jsonl")
     assert continued.code == 0, continued
     records = continued.records()
-    assert records[0] == {"type": "start", "sessionId": session_id}
-    assert records[-1] == {"type": "done", "sessionId": session_id, "usage": USAGE_OF_ONE_TEXT_ROUND}
+    assert records[0] == {"type": "start", "session_id": session_id}
+    assert records[-1] == {
+        "type": "done",
+        "session_id": session_id,
+        "stop_reason": "completed",
+        "usage": USAGE_OF_ONE_TEXT_ROUND,
+    }
     assert_shows_the_earlier_call(model_requests(server)[2])
     assert user_texts(model_requests(server)[2]) == ["read a.txt", "go on"]
 
     resumed = ws.run("-r", session_id, "-p", "and now?", "-o", "json")
     assert resumed.code == 0, resumed
-    assert resumed.line_document()["sessionId"] == session_id
+    assert resumed.line_document()["session_id"] == session_id
     request = model_requests(server)[3]
     assert_shows_the_earlier_call(request)
     assert user_texts(request) == ["read a.txt", "go on", "and now?"]
     assert "Continued." in assistant_texts(request)
     [summary] = ws.sessions()
-    assert summary["messageCount"] == 7
+    assert summary["message_count"] == 7
 
 
 def test_fork_continues_in_a_copy_and_marks_the_original(ws: Workspace, server: ScriptedModelServer) -> None:
@@ -114,13 +119,13 @@ def test_fork_continues_in_a_copy_and_marks_the_original(ws: Workspace, server: 
     server.add(text("In the fork."))
     forked = ws.run("-r", session_id, "--fork", "-p", "branch off", "-o", "json")
     assert forked.code == 0, forked
-    fork_id = forked.line_document()["sessionId"]
+    fork_id = forked.line_document()["session_id"]
     assert fork_id != session_id
     assert_shows_the_earlier_call(model_requests(server)[2])
     by_id = {s["id"]: s for s in ws.sessions()}
     assert by_id[session_id]["status"] == "forked"
-    assert by_id[session_id]["messageCount"] == 3
-    assert by_id[fork_id]["messageCount"] == 5
+    assert by_id[session_id]["message_count"] == 3
+    assert by_id[fork_id]["message_count"] == 5
     # The original is still there to resume, unchanged by the fork's turn.
     server.add(text("Original."))
     again = ws.run("-r", session_id, "-p", "back here", "-o", "json")
@@ -143,15 +148,15 @@ def test_delete_asks_in_text_mode_and_documents_json(ws: Workspace, server: Scri
     again = ws.run("sessions", "delete", session_id, "-o", "json")
     assert again.code == 1, again
     doc = again.line_document()
-    assert set(doc) == {"error", "code"}
-    assert doc["code"] == 1
+    assert set(doc) == {"error", "exit_code"}
+    assert doc["exit_code"] == 1
     assert session_id in doc["error"]
     missing = ws.run("sessions", "delete", "-o", "json")
     assert missing.code == 1, missing
-    assert missing.line_document()["code"] == 1
+    assert missing.line_document()["exit_code"] == 1
     resumed = ws.run("-r", session_id, "-p", "hi", "-o", "json")
     assert resumed.code == 1
-    assert resumed.line_document()["code"] == 1
+    assert resumed.line_document()["exit_code"] == 1
 
     # A server started and ended at once leaves an empty session behind; --yes deletes without asking.
     assert ws.run("run", "--server", "--session-id", "other-1", input="").code == 0
@@ -172,7 +177,7 @@ def test_kill_9_mid_turn_keeps_the_finished_tool_round_for_the_resume(
     with ws.use(server).allow_all().start("-p", "read a.txt", "-o", "jsonl") as proc:
         proc.close_stdin()  # nothing is piped in: -p need not wait for it
         start = proc.next_event()
-        session_id = start["sessionId"]
+        session_id = start["session_id"]
         assert proc.next_event()["type"] == "tool_call"
         assert proc.next_event()["type"] == "tool_result"
         assert proc.next_event() == {"type": "text", "content": "It "}
@@ -185,7 +190,7 @@ def test_kill_9_mid_turn_keeps_the_finished_tool_round_for_the_resume(
     server.add(text("Resumed."))
     result = ws.run("-c", "-p", "what happened?", "-o", "json")
     assert result.code == 0, result
-    assert result.line_document()["sessionId"] == session_id
+    assert result.line_document()["session_id"] == session_id
     request = model_requests(server)[2]
     [call] = input_items(request, "function_call")
     [output] = input_items(request, "function_call_output")

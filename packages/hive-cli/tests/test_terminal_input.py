@@ -292,7 +292,7 @@ def test_agent_switches_the_next_turns_to_a_coding_agent_cli_in_a_new_session(
     assert len(model_requests(server)) == 1  # the CLI ran the second turn, not hive's model
     assert "session/prompt" in cli.methods()
     after = next(s for s in ws.sessions() if s["id"] != before["id"])
-    assert after["messageCount"] == 2
+    assert after["message_count"] == 2
 
 
 def test_a_mention_is_an_at_after_a_space_and_ends_before_sentence_punctuation() -> None:

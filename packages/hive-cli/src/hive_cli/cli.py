@@ -71,8 +71,8 @@ POSITIONAL_PROMPT = "hive.positional_prompt"
 """Where :class:`_PromptGroup` leaves the words of ``hive "question"`` in the context's ``meta``."""
 
 
-class _NoSuchCommand(click.UsageError):
-    """A mistyped command: one ``hive:`` line naming the closest command, exit 2 as any usage error."""
+class _OneLineUsageError(click.UsageError):
+    """A mistyped command or option: one ``hive:`` line naming the closest one, exit 2 as any usage error."""
 
     def show(self, file: Any = None) -> None:  # pyright: ignore[reportImplicitOverride]
         click.echo(f"hive: {self.format_message()}", err=True, file=file)
@@ -92,7 +92,7 @@ class _PromptGroup(click.Group):
         if words:
             close = self._mistyped(ctx, words, kept)
             if close is not None:
-                raise _NoSuchCommand(
+                raise _OneLineUsageError(
                     f"no such command {words[0]!r} — did you mean {close!r}? "
                     f'(to send it to the model: hive -p "{" ".join(words)}")',
                     ctx,
@@ -146,6 +146,35 @@ class _PromptGroup(click.Group):
         return kept, words
 
 
+_FORMATS = ["text", "json", "jsonl"]
+
+
+def _output_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-o/--output text|json|jsonl``, the one spelling of every command's machine output."""
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Choice(_FORMATS),
+        default="text",
+        show_default=True,
+        help=f"Output format: text, json (one document) or jsonl (one record a line) {what}.",
+    )
+
+
+def _json_alias(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--json``: the old spelling of ``-o json``, hidden, still working, deprecated once on stderr."""
+    return click.option("--json", "as_json", is_flag=True, hidden=True, help="Deprecated: -o json.")(command)
+
+
+def _chosen_output(output: str, as_json: bool) -> str:
+    if as_json:
+        from .output import warn_deprecated
+
+        warn_deprecated("--json", "-o json")
+        return "json"
+    return output
+
+
 def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise click.BadParameter("must be greater than 0", param=param)
@@ -179,14 +208,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
 @click.option(
     "--fork", is_flag=True, help="With -r or -c: continue in a copy, leaving the original as it was."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["text", "json", "jsonl"]),
-    default="text",
-    show_default=True,
-    help="Output format of a -p run.",
-)
+@_output_option("of a -p run")
 @click.option("--plain", is_flag=True, help="No colours, spinners or Markdown rendering.")
 @click.option(
     "--debug",
@@ -230,7 +252,7 @@ def cli(ctx: click.Context, **options: Any) -> None:
     epilog="""\b
 Examples:
   hive run "Add type hints to utils.py"
-  hive run --json -p "What changed?" > result.json
+  hive run -o json -p "What changed?" > result.json
   hive run --server --session-id build-42      JSON Lines server on stdin/stdout
   hive run --server --agent opencode           serve a coding-agent CLI's turns
 """
@@ -239,7 +261,8 @@ Examples:
 @click.option("-p", "--prompt", help="The prompt (instead of the argument).")
 @click.option("-m", "--model", help="Model to use.")
 @click.option("--provider", help="Provider to use.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON result document and nothing else.")
+@_output_option("on stdout, nothing else there")
+@_json_alias
 @click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
 @click.option(
     "--session-id",
@@ -284,6 +307,7 @@ def run(**options: Any) -> None:
     """
     from .commands.run import run_main
 
+    options["output"] = _chosen_output(options["output"], options.pop("as_json"))
     sys.exit(run_main(**options))
 
 
@@ -345,14 +369,21 @@ def trust(path: str | None, list_all: bool, revoke: bool) -> None:
     sys.exit(trust_main(path, list_all=list_all, revoke=revoke))
 
 
-@cli.command(epilog="\b\nExamples:\n  hive models\n  hive models -p openai --json")
-@click.option("-p", "--provider", help="Only this provider.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def models(provider: str | None, as_json: bool) -> None:
+def _no_short_provider(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:  # -p is the prompt everywhere else: never let it mean a provider here
+        raise _OneLineUsageError("no such option -p for `hive models` — did you mean --provider?")
+
+
+@cli.command(epilog="\b\nExamples:\n  hive models\n  hive models --provider openai -o json")
+@click.option("--provider", help="Only this provider.")
+@click.option("-p", "short_provider", hidden=True, expose_value=False, callback=_no_short_provider)
+@_output_option("on stdout")
+@_json_alias
+def models(provider: str | None, output: str, as_json: bool) -> None:
     """List the models of the configured providers."""
     from .commands.models import models_main
 
-    sys.exit(models_main(provider=provider, as_json=as_json))
+    sys.exit(models_main(provider=provider, output=_chosen_output(output, as_json)))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive doctor --verbose\n  hive doctor --fix")
@@ -370,7 +401,7 @@ def doctor(verbose: bool, fix: bool) -> None:
 
 
 @cli.command(epilog="\b\nExamples:\n  hive agents\n  hive agents -o json --verbose")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@_output_option("on stdout")
 @click.option(
     "--verbose", is_flag=True, help="Also the program, protocol, arguments, and the warm-session pool."
 )
@@ -378,7 +409,7 @@ def agents(output: str, verbose: bool) -> None:
     """List the agent backends: hive's own loop and every coding-agent CLI, installed or not."""
     from .commands.agents import agents_main
 
-    sys.exit(agents_main(as_json=output == "json", verbose=verbose))
+    sys.exit(agents_main(output=output, verbose=verbose))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive update --check\n  hive update\n  hive update --force")
@@ -400,24 +431,24 @@ def update(check: bool, pre: bool, force: bool, dry_run: bool) -> None:
     epilog="\b\nExamples:\n  hive sessions\n  hive sessions list -n 20 -o json\n  hive sessions delete 18f3a2c4d5e-1a2b3c4d",
 )
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@_output_option("on stdout")
 @click.pass_context
 def sessions(ctx: click.Context, limit: int, output: str) -> None:
     """List and manage the sessions of this project."""
     if ctx.invoked_subcommand is None:
         from .commands.sessions import list_main
 
-        ctx.exit(list_main(limit=limit, as_json=output == "json"))
+        ctx.exit(list_main(limit=limit, output=output))
 
 
 @sessions.command("list")
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@_output_option("on stdout")
 def sessions_list(limit: int, output: str) -> None:
     """List sessions, newest first."""
     from .commands.sessions import list_main
 
-    sys.exit(list_main(limit=limit, as_json=output == "json"))
+    sys.exit(list_main(limit=limit, output=output))
 
 
 @sessions.command("delete")

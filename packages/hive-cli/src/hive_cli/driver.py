@@ -20,10 +20,12 @@ __all__ = ["ForcedExit", "drive_turn"]
 class ForcedExit(Exception):
     """Leave at once with :attr:`code`: Ctrl+C pressed twice (130), or SIGTERM received (143)."""
 
-    def __init__(self, code: int = 130) -> None:
+    def __init__(self, code: int = 130, summary: TurnSummary | None = None) -> None:
         super().__init__(f"stopped (exit code {code})")
         self.code = code
         """The exit code to leave with."""
+        self.summary = summary if summary is not None else TurnSummary()
+        """What the turn had come to when it was stopped (machine outputs keep it)."""
 
 
 async def drive_turn(
@@ -63,7 +65,7 @@ async def drive_turn(
         await runner.run_turn(request, emit, timeout=timeout)
         group.cancel_scope.cancel()
     if terminated:
-        raise ForcedExit(exit_code_for(signal.SIGTERM))
+        raise ForcedExit(exit_code_for(signal.SIGTERM), summary)
     if interrupts > 1 or (interrupts and summary.end is None):
-        raise ForcedExit(exit_code_for(signal.SIGINT))
+        raise ForcedExit(exit_code_for(signal.SIGINT), summary)
     return summary

@@ -7,6 +7,7 @@ cannot be opened the old one goes on and the error is told.
 
 from __future__ import annotations
 
+import sys
 from contextlib import AbstractContextManager
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from anyio.from_thread import BlockingPortal
 from .assemble import HostOptions
 from .conversation import SessionChoice, SessionChoiceError
 from .errors import USER_ERRORS
+from .local_notice import say_local_model_notice
 from .opening import OpenSession, open_session
 from .render import TextRenderer
 
@@ -44,6 +46,7 @@ class LiveSession:
         else:
             renderer.last_request = lambda: None
         session.share_screen(renderer.screen)
+        say_local_model_notice(session, sys.stderr)
         plugins = self._portal.wrap_async_context_manager(session.plugins())
         plugins.__enter__()
         self._plugins = plugins

@@ -1,13 +1,17 @@
-"""The documents and records hive prints in its machine modes (``-o json``, ``-o jsonl``, ``run --json``).
+"""The documents and records hive prints in its machine modes: ``-o json`` and ``-o jsonl``, on every command.
 
-Field names and shapes are the seed's contract: ``-o json`` and ``-o jsonl`` are camelCase, ``run --json`` is
-snake_case; absent values are left out of ``-o`` documents and written as ``null`` where ``run --json`` says so.
+One vocabulary everywhere, the wire protocol's: snake_case field names, ``session_id``, ``stop_reason``, and
+``call_id`` for a tool call. ``-o json`` is one document on one line; ``-o jsonl`` is one record per line. A turn
+(``hive -p``, ``hive run``) is documented the same way by both commands: :func:`turn_document` once it ended,
+whether it completed, failed, timed out or was cancelled (then with ``error`` and what it had so far).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from collections.abc import Iterable
+from typing import Any, Final, Literal
 
 from hive_core.questions import Answers
 from hive_protocol import (
@@ -20,54 +24,95 @@ from hive_protocol import (
     ToolStartEvent,
 )
 
-from .summary import TurnSummary
+from .summary import CallRecord, TurnSummary
 
 __all__ = [
+    "OUTPUT_FORMATS",
+    "OutputFormat",
     "done_record",
-    "json_document",
+    "error_record",
     "jsonl_record",
+    "print_document",
+    "print_records",
     "question_outcome",
     "question_record",
-    "run_document",
-    "run_failure_document",
+    "start_record",
+    "turn_document",
+    "warn_deprecated",
 ]
 
-_ARGUMENT_CAP = 300
+OutputFormat = Literal["text", "json", "jsonl"]
+"""What ``-o`` takes."""
+
+OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = ("text", "json", "jsonl")
+"""Every ``-o`` value, in the order ``--help`` lists them."""
+
+_warned: set[str] = set()
 
 
-def _usage(summary: TurnSummary, *, snake: bool) -> dict[str, int] | None:
+def warn_deprecated(old: str, new: str) -> None:
+    """Say once per process on stderr that ``old`` is a deprecated spelling of ``new`` (it still works)."""
+    if old in _warned:
+        return
+    _warned.add(old)
+    sys.stderr.write(f"hive: {old} is deprecated; use {new}\n")
+
+
+def print_document(document: object) -> None:
+    """``-o json``: one JSON document on one line of stdout."""
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def print_records(records: Iterable[object]) -> None:
+    """``-o jsonl``: each record on its own line of stdout."""
+    for record in records:
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _usage(summary: TurnSummary) -> dict[str, int] | None:
     end = summary.end
     if end is None or (end.input_tokens is None and end.output_tokens is None):
         return None
-    keys = (
-        ("input_tokens", "output_tokens", "total_tokens")
-        if snake
-        else ("inputTokens", "outputTokens", "totalTokens")
-    )
-    usage: dict[str, int] = dict(
-        zip(keys, (end.input_tokens or 0, end.output_tokens or 0, end.total_tokens or 0), strict=True)
-    )
+    usage = {
+        "input_tokens": end.input_tokens or 0,
+        "output_tokens": end.output_tokens or 0,
+        "total_tokens": end.total_tokens or 0,
+    }
     if end.cached_input_tokens:  # part of the input tokens, served from the provider's prompt cache
-        usage["cached_input_tokens" if snake else "cachedInputTokens"] = end.cached_input_tokens
+        usage["cached_input_tokens"] = end.cached_input_tokens
     return usage
 
 
+def start_record(session_id: str | None) -> dict[str, Any]:
+    """The first ``-o jsonl`` record: ``{"type": "start", "session_id"?}`` (no id when no session could open)."""
+    return {"type": "start", **({"session_id": session_id} if session_id else {})}
+
+
 def done_record(summary: TurnSummary, *, session_id: str | None) -> dict[str, Any]:
-    """The last ``-o jsonl`` record of a successful turn: ``{"type": "done", "sessionId"?, "usage"?}``."""
+    """The last ``-o jsonl`` record of a turn that ended: ``{"type": "done", "session_id"?, "stop_reason",
+    "usage"?}``."""
     record: dict[str, Any] = {"type": "done"}
     if session_id:
-        record["sessionId"] = session_id
-    if (usage := _usage(summary, snake=False)) is not None:
+        record["session_id"] = session_id
+    record["stop_reason"] = summary.stop_reason
+    if (usage := _usage(summary)) is not None:
         record["usage"] = usage
     return record
 
 
+def error_record(message: str, *, stop_reason: str, exit_code: int) -> dict[str, Any]:
+    """The last ``-o jsonl`` record of a turn that failed, timed out or was cancelled."""
+    return {"type": "error", "error": message, "stop_reason": stop_reason, "exit_code": exit_code}
+
+
 def question_record(request: QuestionRequestEvent) -> dict[str, Any]:
-    """The ``-o jsonl`` record of a ``question_request``: ``{"type": "question", "id", "callId"?, "questions"}``,
-    each question with its ``options`` (``label``, ``description``?), ``multiSelect`` and ``allowFreeText``."""
+    """The ``-o jsonl`` record of a ``question_request``: ``{"type": "question", "id", "call_id"?, "questions"}``,
+    each question with its ``options`` (``label``, ``description``?), ``multi_select`` and ``allow_free_text``."""
     record: dict[str, Any] = {"type": "question", "id": request.id}
     if request.call_id:
-        record["callId"] = request.call_id
+        record["call_id"] = request.call_id
     record["questions"] = [
         {
             "question": question.question,
@@ -76,8 +121,8 @@ def question_record(request: QuestionRequestEvent) -> dict[str, Any]:
                 {"label": option.label, **({"description": option.description} if option.description else {})}
                 for option in question.options
             ],
-            "multiSelect": question.multi_select,
-            "allowFreeText": question.allow_free_text,
+            "multi_select": question.multi_select,
+            "allow_free_text": question.allow_free_text,
         }
         for question in request.questions
     ]
@@ -97,33 +142,55 @@ def question_outcome(
     return record
 
 
-def json_document(
+def _call(call: CallRecord) -> dict[str, Any]:
+    return {
+        "call_id": call.call_id,
+        "tool": call.tool,
+        "arguments": call.arguments_json,
+        "outcome": call.outcome,
+        "success": call.success,
+        "result": call.result,
+        "refusal_kind": call.refusal,
+    }
+
+
+def turn_document(
     summary: TurnSummary,
     *,
     session_id: str | None,
-    show_thinking: bool,
+    duration_ms: int,
+    exit_code: int,
+    show_thinking: bool = True,
     questions: list[dict[str, Any]] | None = None,
+    error: str | None = None,
+    stop_reason: str | None = None,
 ) -> dict[str, Any]:
-    """The ``-o json`` document of a successful turn; ``questions`` are the agent's questions and how each ended
-    (each a :func:`question_record` merged with its :func:`question_outcome`, without their ``type``)."""
-    doc: dict[str, Any] = {"content": summary.content}
-    if session_id:
-        doc["sessionId"] = session_id
-    if (usage := _usage(summary, snake=False)) is not None:
-        doc["usage"] = usage
-    if show_thinking and summary.thinking:
-        doc["thinking"] = {
-            "content": summary.thinking_text,
-            "tokenCount": max(1, len(summary.thinking_text) // 4),
-        }
-    if summary.calls:
-        doc["toolCalls"] = [
-            {"name": c.tool, "arguments": c.arguments_json, "result": c.result, "success": c.success}
-            for c in summary.calls.values()
-        ]
+    """The ``-o json`` document of a turn (``hive -p``, ``hive run``), however it ended.
+
+    ``error`` and ``stop_reason`` (``error``, ``timeout``, ``cancelled``) describe a turn that did not end by
+    itself; the document still carries what the turn had so far. ``questions`` are the agent's questions and how
+    each ended (a :func:`question_record` merged with its :func:`question_outcome`, without their ``type``).
+    """
+    calls = list(summary.calls.values())
+    thinking = summary.thinking_text if show_thinking else ""
+    document: dict[str, Any] = {
+        "session_id": session_id,
+        "content": summary.content,
+        "stop_reason": stop_reason or summary.stop_reason,
+        "exit_code": exit_code,
+        "duration_ms": duration_ms,
+        "tool_calls": len(calls),
+        "refused_tool_calls": sum(c.outcome == "refused" for c in calls),
+        "failed_tool_calls": sum(c.outcome == "failed" for c in calls),
+        "calls": [_call(call) for call in calls],
+        "thinking": {"content": thinking, "token_count": max(1, len(thinking) // 4)} if thinking else None,
+        "usage": _usage(summary),
+    }
     if questions:
-        doc["questions"] = questions
-    return doc
+        document["questions"] = questions
+    if error is not None:
+        document["error"] = error
+    return document
 
 
 def jsonl_record(event: Event, *, show_thinking: bool) -> dict[str, Any] | None:
@@ -136,54 +203,21 @@ def jsonl_record(event: Event, *, show_thinking: bool) -> dict[str, Any] | None:
         arguments = (
             event.input if isinstance(event.input, str) else json.dumps(event.input, ensure_ascii=False)
         )
-        return {"type": "tool_call", "id": event.call_id, "name": event.tool, "arguments": arguments}
+        return {"type": "tool_call", "call_id": event.call_id, "tool": event.tool, "arguments": arguments}
     if isinstance(event, ToolEndEvent):
         record: dict[str, Any] = {
             "type": "tool_result",
-            "id": event.call_id,
-            "name": event.tool,
+            "call_id": event.call_id,
+            "tool": event.tool,
             "success": event.success,
         }
         if event.output is not None:
             record["result"] = event.output
+        if event.refusal is not None:
+            record["refusal_kind"] = event.refusal
         return record
     if isinstance(event, AddendumEvent):
         return {"type": "addendum", "content": event.content}
     if isinstance(event, QuestionRequestEvent):
         return question_record(event)
     return None
-
-
-def _cut(text: str, limit: int = _ARGUMENT_CAP) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def run_document(summary: TurnSummary, *, duration_ms: int) -> dict[str, Any]:
-    """The ``run --json`` document of a turn that ended (snake_case)."""
-    calls = list(summary.calls.values())
-    thinking = summary.thinking_text
-    return {
-        "content": summary.content,
-        "stop_reason": summary.stop_reason,
-        "duration_ms": duration_ms,
-        "tool_calls": len(calls),
-        "refused_tool_calls": sum(c.outcome == "refused" for c in calls),
-        "failed_tool_calls": sum(c.outcome == "failed" for c in calls),
-        "calls": [
-            {
-                "tool": c.tool,
-                "outcome": c.outcome,
-                "refusal_kind": c.refusal,
-                "arguments": _cut(c.arguments_json),
-                "refusal": _cut(c.result or "") if c.refusal is not None else None,
-            }
-            for c in calls
-        ],
-        "thinking": {"content": thinking, "token_count": max(1, len(thinking) // 4)} if thinking else None,
-        "usage": _usage(summary, snake=True),
-    }
-
-
-def run_failure_document(message: str, *, stop_reason: str, duration_ms: int) -> dict[str, Any]:
-    """The ``run --json`` document of a run that failed, timed out or was cancelled."""
-    return {"error": message, "stop_reason": stop_reason, "duration_ms": duration_ms}

@@ -1,4 +1,5 @@
-"""The machine-readable documents of ``hive sessions`` (``-o json``): camelCase, unset fields omitted.
+"""The machine-readable documents of ``hive sessions`` (``-o json``): snake_case, as every machine output of
+hive (:mod:`hive_cli.output`), unset fields omitted.
 
 ``sessions list -o json`` is an array (``[]`` when empty) of :class:`SessionSummary`; ``sessions delete <id> -o
 json`` is :class:`SessionDeleted`, or :class:`CommandError` when the id is missing or unknown.
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-class SessionSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+class SessionSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One session in ``sessions list -o json``."""
 
     id: str
@@ -36,9 +37,9 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     created: str
     """When it was created: ISO-8601 in UTC with seven fractional digits, like ``2026-08-31T00:00:00.0000000Z``."""
     message_count: int
-    """How many user and assistant messages it holds (``messageCount``)."""
+    """How many user and assistant messages it holds."""
     first_message: str | None = None
-    """Its title (``firstMessage``), cut to :data:`~hive_core.sessions.TITLE_CHARS` characters; omitted when none."""
+    """Its title, cut to :data:`~hive_core.sessions.TITLE_CHARS` characters; omitted when none."""
 
 
 class SessionDeleted(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,8 +56,8 @@ class CommandError(msgspec.Struct, frozen=True, kw_only=True):
 
     error: str
     """What went wrong."""
-    code: int = 1
-    """The process's exit code."""
+    exit_code: int = 1
+    """The process's exit code (``exit_code``, as in every machine output)."""
 
 
 def iso_time(timestamp: float) -> str:

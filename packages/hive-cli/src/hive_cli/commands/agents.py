@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Final
 
 import anyio
 
+from hive_cli.output import print_document, print_records
 from hive_core.backends import HIVE_BACKEND, BackendProbe
 from hive_providers.backends.specs import LaunchSpec
 
@@ -120,9 +120,10 @@ def _text(rows: list[dict[str, Any]], pool: dict[str, Any] | None, problems: tup
     return "\n".join(lines) + "\n"
 
 
-def agents_main(*, as_json: bool, verbose: bool) -> int:
-    """List the backends on stdout, as a table or one JSON document (``{"agents": [...]}``, ``problems`` when an
-    entry point of ``hive.backends`` could not be read, and ``pool`` with ``verbose``); always exit 0."""
+def agents_main(*, output: str, verbose: bool) -> int:
+    """List the backends on stdout, as a table, one JSON document (``{"agents": [...]}``, ``problems`` when an
+    entry point of ``hive.backends`` could not be read, and ``pool`` with ``verbose``) or one line per agent
+    (``jsonl``); always exit 0."""
     probes = anyio.run(probe_all)
     rows = [_row(None, _hive_probe(), verbose=verbose)] + [
         _row(spec, probe, verbose=verbose) for spec, probe in probes
@@ -131,13 +132,15 @@ def agents_main(*, as_json: bool, verbose: bool) -> int:
 
     pool = _pool() if verbose else None
     problems = backend_problems()
-    if as_json:
+    if output == "jsonl":
+        print_records(rows)
+    elif output == "json":
         document: dict[str, Any] = {"agents": rows}
         if problems:
             document["problems"] = list(problems)
         if pool is not None:
             document["pool"] = pool
-        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+        print_document(document)
     else:
         sys.stdout.write(_text(rows, pool, problems))
     return 0

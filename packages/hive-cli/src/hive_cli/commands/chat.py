@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
+from typing import cast
 
 import anyio
 
@@ -12,24 +11,21 @@ from hive_cli.assemble import HostOptions
 from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
+from hive_cli.local_notice import say_local_model_notice
 from hive_cli.opening import OpenSession, open_session
-from hive_cli.output import done_record, json_document, jsonl_record, question_outcome, question_record
+from hive_cli.output import OutputFormat, error_record, print_document, print_records, turn_document
 from hive_cli.piped_input import PipedInputTooLarge, combine, read_piped
 from hive_cli.questioner import TerminalQuestioner
 from hive_cli.render import TextRenderer
-from hive_core.questions import Answers
-from hive_protocol import Event, QuestionRequestEvent, UserMessageRequest
+from hive_cli.summary import TurnSummary
+from hive_cli.turn_output import TurnOutput
+from hive_protocol import UserMessageRequest
 
 __all__ = ["chat_main"]
 
 
 def _questioner(session: OpenSession) -> TerminalQuestioner | None:
     return next((p for p in session.prompters if isinstance(p, TerminalQuestioner)), None)
-
-
-def _print_json(document: object) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
 
 
 def chat_main(
@@ -94,9 +90,7 @@ def chat_main(
     try:
         session = open_session(options, choice)
     except USER_ERRORS as exc:
-        if output == "jsonl":  # `start` is the first record, always; no session was opened to name
-            _print_json({"type": "start"})
-        return _fail(output, str(exc))
+        return _no_session(cast("OutputFormat", output), str(exc))
     renderer = TextRenderer(
         plain=plain, show_thinking=show_thinking, show_tokens=show_tokens, stream=not no_stream
     )
@@ -108,90 +102,52 @@ def chat_main(
         from .interactive import interactive_main
 
         return interactive_main(session, renderer, dry_run=dry_run, first=first, options=options)
-    return anyio.run(_one_shot, session, prompt, output, renderer, dry_run)
+    return anyio.run(_one_shot, session, prompt, cast("OutputFormat", output), renderer, dry_run)
+
+
+def _no_session(output: OutputFormat, message: str) -> int:
+    """No session could be opened: the failure in the output's form, exit 1."""
+    if output == "json":
+        print_document(
+            turn_document(
+                TurnSummary(), session_id=None, duration_ms=0, exit_code=1, error=message, stop_reason="error"
+            )
+        )
+    elif output == "jsonl":  # `start` is the first record, always; no session was opened to name
+        print_records([{"type": "start"}, error_record(message, stop_reason="error", exit_code=1)])
+    else:
+        sys.stderr.write(f"hive: {message}\n")
+    return 1
 
 
 async def _one_shot(
-    session: OpenSession, prompt: str, output: str, renderer: TextRenderer, dry_run: bool
+    session: OpenSession, prompt: str, output: OutputFormat, renderer: TextRenderer, dry_run: bool
 ) -> int:
-    session_id = session.session_id
     if dry_run:
         sys.stderr.write("hive: dry run: planning mode, nothing will be changed\n")
-    show_thinking = renderer.show_thinking
-    if output == "jsonl":
-        _print_json({"type": "start", "sessionId": session_id})
-    asked: dict[str, dict[str, Any]] = {}
-    questioner = _questioner(session)
-    if questioner is not None and output != "text":
-
-        def on_request(request: QuestionRequestEvent) -> None:
-            record = question_record(request)
-            if output == "jsonl":
-                _print_json(record)
-            asked[request.id] = {key: value for key, value in record.items() if key != "type"}
-
-        def on_settled(request: QuestionRequestEvent, answers: Answers | None, reason: str | None) -> None:
-            outcome = question_outcome(request, answers, reason)
-            if output == "jsonl":
-                _print_json(outcome)
-            asked.setdefault(request.id, {"id": request.id}).update(
-                (key, value) for key, value in outcome.items() if key not in ("type", "id")
-            )
-
-        questioner.on_request = on_request
-        questioner.on_settled = on_settled
-
-    def sink(event: Event) -> None:
-        if output == "jsonl":
-            record = jsonl_record(event, show_thinking=show_thinking)
-            if record is not None:
-                _print_json(record)
-        elif output == "text":
-            renderer(event)
-
+    printer = TurnOutput(output, renderer, show_thinking=renderer.show_thinking)
+    if output == "text":
+        say_local_model_notice(session, sys.stderr)
+    printer.watch_questions(_questioner(session))
     with session:
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
-            if output == "text":
-                renderer.begin_turn()
+            printer.begin(session.session_id)
             try:
-                summary = await drive_turn(session.runner, UserMessageRequest(content=prompt), sink)
+                summary = await drive_turn(session.runner, UserMessageRequest(content=prompt), printer)
             except ForcedExit as stop:
                 summary = stop
         if isinstance(summary, ForcedExit):
             session.end()
-            return _cancelled(output, summary.code)
+            return printer.failed(
+                "cancelled", stop_reason="cancelled", code=summary.code, summary=summary.summary
+            )
         session.end(failed=summary.error is not None)
     if summary.stop_reason == "cancelled":
-        return _cancelled(output)
+        return printer.failed("cancelled", stop_reason="cancelled", code=130, summary=summary)
     if summary.error is not None:
-        return _fail(output, summary.error.message, shown=output == "text")
-    if output == "json":
-        _print_json(
-            json_document(
-                summary, session_id=session_id, show_thinking=show_thinking, questions=list(asked.values())
-            )
+        return printer.failed(
+            summary.error.message, stop_reason="error", code=1, summary=summary, shown=output == "text"
         )
-    elif output == "jsonl":
-        _print_json(done_record(summary, session_id=session_id))
+    printer.ended(summary)
     return 0
-
-
-def _cancelled(output: str, code: int = 130) -> int:
-    if output == "json":
-        _print_json({"error": "cancelled", "code": code})
-    elif output == "jsonl":
-        _print_json({"type": "error", "error": "cancelled"})
-    else:
-        sys.stderr.write("hive: cancelled\n")
-    return code
-
-
-def _fail(output: str, message: str, *, shown: bool = False) -> int:
-    if output == "json":
-        _print_json({"error": message, "code": 1})
-    elif output == "jsonl":
-        _print_json({"type": "error", "error": message})
-    elif not shown:
-        sys.stderr.write(f"hive: {message}\n")
-    return 1

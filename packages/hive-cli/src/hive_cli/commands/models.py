@@ -3,13 +3,13 @@ where that figure came from."""
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, Final
 
 import anyio
 
+from hive_cli.output import print_document, print_records
 from hive_core import Capabilities
 from hive_core.config import ConfigError, find_project_root, load_config
 from hive_core.context import CompactionSettings, ContextWindow, resolve_window
@@ -34,8 +34,24 @@ async def _windows(
     return windows
 
 
-def models_main(*, provider: str | None, as_json: bool) -> int:
-    """List models; exit 1 when no provider could be asked."""
+_SOURCES: Final[dict[str, str]] = {"server": "from the server", "model_file": "from the model file"}
+
+
+def _shown(settings: ProviderSettings, name: str, window: ContextWindow) -> tuple[str, str | None, str, str]:
+    """The model's name, its file (a local model), where its window came from and that window described.
+
+    A local model is named by its file, not its full path, and its window is read from that file.
+    """
+    if settings.provider == "local" and ("/" in name or "\\" in name):
+        source = "model_file" if window.source == "server" else window.source
+        described = window.describe().replace("(from the server)", f"({_SOURCES[source]})")
+        return PurePath(name).name, name, source, described
+    return name, None, window.source, window.describe()
+
+
+def models_main(*, provider: str | None, output: str) -> int:
+    """List models (a table, one JSON array with ``-o json``, a line each with ``-o jsonl``); exit 1 when no
+    provider could be asked."""
     from hive_providers.registry import (
         ProviderSelectionError,
         configured_providers,
@@ -65,22 +81,26 @@ def models_main(*, provider: str | None, as_json: bool) -> int:
         used = settings.model or (names[0] if names else None)
         windows = anyio.run(_windows, settings, names, configured)
         for name, window in zip(names, windows, strict=True):
-            rows.append(
-                {
-                    "modelId": name,
-                    "provider": settings.provider,
-                    "displayName": name,
-                    "isDefault": settings.provider == default and name == used,
-                    "contextWindow": window.tokens,
-                    "contextWindowSource": window.source,
-                }
-            )
-            described.append(window.describe())
-    if as_json:
-        sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
+            shown, path, source, description = _shown(settings, name, window)
+            row: dict[str, Any] = {
+                "model_id": shown,
+                "provider": settings.provider,
+                "display_name": shown,
+                "is_default": settings.provider == default and name == used,
+                "context_window": window.tokens,
+                "context_window_source": source,
+            }
+            if path is not None:
+                row["path"] = path
+            rows.append(row)
+            described.append(description)
+    if output == "json":
+        print_document(rows)
+    elif output == "jsonl":
+        print_records(rows)
     else:
-        width = max((len(row["modelId"]) for row in rows), default=0)
+        width = max((len(row["model_id"]) for row in rows), default=0)
         for row, window in zip(rows, described, strict=True):
-            mark = "*" if row["isDefault"] else " "
-            sys.stdout.write(f"{mark} {row['provider']:<10} {row['modelId']:<{width}}  {window}\n")
+            mark = "*" if row["is_default"] else " "
+            sys.stdout.write(f"{mark} {row['provider']:<10} {row['model_id']:<{width}}  {window}\n")
     return 1 if failures and not rows else 0

@@ -1,10 +1,8 @@
-"""``hive run``: one prompt for scripts (``--json``, exit codes), or the JSON Lines server (``--server``)."""
+"""``hive run``: one prompt for scripts (``-o json``, ``-o jsonl``, exit codes), or the JSON Lines server (``--server``)."""
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from collections.abc import Callable
 
 import anyio
@@ -12,13 +10,15 @@ import anyio
 from hive_cli.assemble import HostOptions
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
+from hive_cli.local_notice import say_local_model_notice
 from hive_cli.opening import OpenSession, open_session
-from hive_cli.output import run_document, run_failure_document
+from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
-from hive_cli.summary import TurnSummary, exit_code
+from hive_cli.summary import TurnSummary
+from hive_cli.turn_output import TurnOutput
 from hive_core import StdioRunner
-from hive_protocol import Event, ReasoningEffort, UserMessageRequest
+from hive_protocol import ReasoningEffort, UserMessageRequest
 
 __all__ = ["run_main"]
 
@@ -29,7 +29,7 @@ def run_main(
     prompt: str | None,
     model: str | None,
     provider: str | None,
-    as_json: bool,
+    output: OutputFormat,
     server: bool,
     session_id: str | None,
     max_iterations: int | None,
@@ -66,86 +66,71 @@ def run_main(
     )
     if server:
         return anyio.run(_serve, options, session_id, timeout)
+    printer = TurnOutput(
+        output,
+        TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens),
+        show_thinking=show_thinking or output == "json",  # the document always carries the reasoning
+    )
     text = prompt if prompt is not None else prompt_arg
     if text is None and not sys.stdin.isatty():
         text = sys.stdin.read().strip() or None
     if not text:
-        return _failure("no prompt: give it as an argument, with -p, or on stdin", "error", 0, as_json)
-    options.preload_model = True
-    return anyio.run(
-        _run_once, text, options, as_json, timeout, show_tokens, show_thinking, auto_commit, commit_message
-    )
-
-
-def _failure(
-    message: str,
-    stop_reason: str,
-    started: float,
-    as_json: bool,
-    *,
-    code: int | None = None,
-    shown: bool = False,
-) -> int:
-    duration = int((time.monotonic() - started) * 1000) if started else 0
-    if as_json:
-        sys.stdout.write(
-            json.dumps(run_failure_document(message, stop_reason=stop_reason, duration_ms=duration)) + "\n"
+        return printer.failed(
+            "no prompt: give it as an argument, with -p, or on stdin", stop_reason="error", code=1
         )
-    elif not shown:  # the renderer printed the error event already
-        sys.stderr.write(f"hive: {message}\n")
-    return code if code is not None else {"error": 1, "timeout": 2, "cancelled": 130}[stop_reason]
+    options.preload_model = True
+    return anyio.run(_run_once, text, options, printer, timeout, auto_commit, commit_message)
 
 
 async def _run_once(
     prompt: str,
     options: HostOptions,
-    as_json: bool,
+    printer: TurnOutput,
     timeout: float | None,
-    show_tokens: bool,
-    show_thinking: bool,
     auto_commit: bool,
     commit_message: str | None,
 ) -> int:
-    started = time.monotonic()
     try:
         session = open_session(options)
     except USER_ERRORS as exc:
-        return _failure(str(exc), "error", started, as_json)
-    renderer = TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens)
+        if printer.output == "jsonl":  # `start` is the first record, always
+            printer.begin(None)
+        return printer.failed(str(exc), stop_reason="error", code=1)
+    renderer = printer.renderer
     agent_session = session.agent_session
     if agent_session is not None:
         renderer.last_request = lambda: agent_session.context.last
     session.share_screen(renderer.screen)
-
-    def sink(event: Event) -> None:
-        if not as_json:
-            renderer(event)
+    if printer.output == "text":
+        say_local_model_notice(session, sys.stderr)
 
     with session:
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
-            if not as_json:
-                renderer.begin_turn()
+            printer.begin(session.session_id)
             request = UserMessageRequest(content=prompt)
             try:
-                summary = await drive_turn(session.runner, request, sink, timeout=timeout)
+                summary = await drive_turn(session.runner, request, printer, timeout=timeout)
             except ForcedExit as stop:
                 summary = stop
         if isinstance(summary, ForcedExit):
             session.end()
-            return _failure("cancelled", "cancelled", started, as_json, code=summary.code)
+            return printer.failed(
+                "cancelled", stop_reason="cancelled", code=summary.code, summary=summary.summary
+            )
         session.end(failed=summary.error is not None)
-    duration = int((time.monotonic() - started) * 1000)
     if summary.error is not None:
-        kind = "timeout" if summary.error.code == "timeout" and timeout is not None else "error"
-        return _failure(summary.error.message, kind, started, as_json, shown=True)
-    if summary.stop_reason == "cancelled":
-        return _failure("cancelled", "cancelled", started, as_json)
-    if as_json:
-        sys.stdout.write(
-            json.dumps(run_document(summary, duration_ms=duration), ensure_ascii=False, indent=2) + "\n"
+        timed_out = summary.error.code == "timeout" and timeout is not None
+        return printer.failed(
+            summary.error.message,
+            stop_reason="timeout" if timed_out else "error",
+            code=2 if timed_out else 1,
+            summary=summary,
+            shown=True,
         )
-    code = exit_code(summary)
+    if summary.stop_reason == "cancelled":
+        return printer.failed("cancelled", stop_reason="cancelled", code=130, summary=summary)
+    code = printer.ended(summary)
     if code == 0 and auto_commit:
         _auto_commit(session, summary, commit_message or _default_message(prompt))
     return code

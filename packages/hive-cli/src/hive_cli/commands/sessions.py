@@ -15,14 +15,18 @@ from hive_core.sessions import cut_title
 __all__ = ["delete_main", "list_main"]
 
 
-def list_main(*, limit: int, as_json: bool) -> int:
-    """List this project's sessions, newest first."""
+def list_main(*, limit: int, output: str) -> int:
+    """List this project's sessions, newest first: a table, one JSON array (``json``) or a line each (``jsonl``)."""
+    as_json = output != "text"
     root = find_project_root(Path.cwd())
     try:
         with open_session_store() as store:
             infos = store.list_sessions(project_path=str(root), limit=limit)
     except UserError as exc:  # a damaged or newer database: one line, in the format asked for
         return _error(str(exc), as_json)
+    if output == "jsonl":
+        sys.stdout.writelines(encode_document(entry) + "\n" for entry in session_summaries(infos))
+        return 0
     if as_json:
         sys.stdout.write(encode_document(session_summaries(infos)) + "\n")
         return 0

@@ -1,0 +1,42 @@
+"""The one-time notice of a session answered by the built-in local model: which model answers, and how to use a
+real one. A user with no key gets answers from a 135M-parameter demo model and should know it."""
+
+from __future__ import annotations
+
+from typing import Final, TextIO
+
+from .opening import OpenSession
+
+__all__ = ["LOCAL_MODEL_NOTICE", "local_model_notice", "say_local_model_notice"]
+
+LOCAL_MODEL_NOTICE: Final = (
+    "hive: answering with the built-in local model SmolLM2-135M, a small offline demo model (expect simple "
+    "answers).\n"
+    "hive: for a real model: `hive set openai.apiKey` (or set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY), "
+    "or `--agent NAME` for a coding-agent CLI (`hive agents`).\n"
+)
+"""What is said, once per process."""
+
+_said: list[bool] = []
+
+
+def local_model_notice(session: OpenSession) -> str | None:
+    """The notice when hive's own loop runs ``session`` on the built-in local model; ``None`` otherwise (a model
+    file the user configured is theirs, and a coding-agent CLI has its own model)."""
+    if session.conversation.backend is not None:
+        return None
+    settings = session.host.settings
+    if settings.provider != "local":
+        return None
+    model = (settings.model or "").lower()
+    return LOCAL_MODEL_NOTICE if not model or "smollm2" in model else None
+
+
+def say_local_model_notice(session: OpenSession, stream: TextIO) -> None:
+    """Write the notice on ``stream`` the first time a session of this process needs it."""
+    notice = local_model_notice(session)
+    if notice is None or _said:
+        return
+    _said.append(True)
+    stream.write(notice)
+    stream.flush()
