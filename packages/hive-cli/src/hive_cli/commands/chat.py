@@ -149,5 +149,4 @@ async def _one_shot(
         return printer.failed(
             summary.error.message, stop_reason="error", code=1, summary=summary, shown=output == "text"
         )
-    printer.ended(summary)
-    return 0
+    return printer.ended(summary, code=0)
