@@ -129,14 +129,14 @@ def hive_run(question: str, env: Mapping[str, str], cwd: Path) -> Run:
         raise SystemExit(f"hive failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
     perf = [json.loads(line[5:]) for line in done.stderr.splitlines() if line.startswith("PERF ")]
-    usage: dict[str, int] = result.get("usage", {})
+    usage: dict[str, int] = result.get("usage") or {}
     return Run(
         wall,
         cpu,
         str(result.get("content", "")),
-        usage.get("inputTokens", 0),
+        usage.get("input_tokens", 0),
         sum(p["n_p_eval"] for p in perf),
-        usage.get("outputTokens", 0),
+        usage.get("output_tokens", 0),
     )
 
 

@@ -70,7 +70,7 @@ def test_a_nested_hive_directory_neither_allows_everything_nor_turns_the_sandbox
     )
     result = ws.use(server).run("-p", "go", "-o", "json", cwd=src)
     assert result.code == 0, result
-    touch, pytest_call = result.line_document()["toolCalls"]
+    touch, pytest_call = result.line_document()["calls"]
     assert not touch["success"], touch
     assert touch["result"].startswith("Approval rejected"), touch
     assert "1 passed" in pytest_call["result"], pytest_call

@@ -101,12 +101,12 @@ def test_a_second_hive_run_loads_the_prefix_instead_of_evaluating_it(tmp_path: P
     home, cwd = tmp_path / "home", tmp_path / "work"
     cwd.mkdir()
     first, first_evaluated = hive_once(home, cwd)
-    sent = first["usage"]["inputTokens"]
+    sent = first["usage"]["input_tokens"]
     assert first_evaluated == sent  # an empty cache: the whole prompt was evaluated
     root = home / "cache" / "local-prefix"
     assert len(states(root)) == 1
     second, second_evaluated = hive_once(home, cwd)
-    assert second["usage"]["inputTokens"] == sent
+    assert second["usage"]["input_tokens"] == sent
     assert second_evaluated <= sent - MIN_PREFIX_TOKENS  # the system message and tools came from the file
     assert len(states(root)) == 1
     for reply in (first, second):
