@@ -12,7 +12,7 @@ import json
 import subprocess
 from typing import Any
 
-from cli_harness import Workspace, calls, input_items, model_requests, text
+from cli_harness import ALLOW_ALL, Workspace, calls, input_items, model_requests, text
 
 from hive_conformance.model_server import ScriptedModelServer
 
@@ -170,36 +170,47 @@ def test_a_user_rule_for_cat_src_does_not_reach_outside(ws: Workspace, server: S
     assert SECRETS["../outside/secret.txt"] not in json.dumps(document)
 
 
-def test_a_project_at_the_home_folder_reads_no_credentials(
+def test_credential_stores_are_refused_whatever_the_rules_allow(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    """Issue 23: started at ``$HOME``, hive held ``~/.ssh``, ``~/.aws`` and the hive home "inside the project"."""
+    """Issue 23: started at ``$HOME``, hive held ``~/.ssh``, ``~/.aws`` and the hive home "inside the project". hive
+    now refuses a project at the home folder (``test_attack_project_files.py``), and the credential stores and the
+    hive home are denied by absolute path to every tool: here under rules that allow every read, edit, command and
+    outside directory, so only that denial stands between the model and the keys."""
     project = ws.project
+    home = project.parent / "user-home"
     stores = {
         ".ssh/id_rsa": "SSH-SECRET-4c1d",
         ".aws/credentials": "AWS-SECRET-8e2f",
         ".gnupg/key": "GPG-9a7b",
     }
     for name, secret in stores.items():
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(secret + "\n", encoding="utf-8")
-    ws.env["HOME"] = str(project)
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(secret + "\n", encoding="utf-8")
+    ws.env["HOME"] = str(home)
     ws.use(server)
+    ws.permissions(
+        ALLOW_ALL.replace(
+            "  bash:", '  external_directory:\n    - pattern: "**"\n      action: allow\n  bash:'
+        )
+    )
+    # Unconfined, so no sandbox hides the stores either (the project is trusted, as the harness makes it).
+    (project / ".hive" / "config.yaml").write_text("sandbox:\n  mode: off\n", encoding="utf-8")
     config = ws.home / "config.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
     before = config.read_text(encoding="utf-8") if config.exists() else ""
     config.write_text(before + "# HIVE-HOME-SECRET-3f60\n", encoding="utf-8")
     secrets = [*stores.values(), "HIVE-HOME-SECRET-3f60"]
     tool_calls = [
-        ("read_file", {"path": ".ssh/id_rsa"}),
-        ("read_file", {"path": str(project / ".aws" / "credentials")}),
+        ("read_file", {"path": str(home / ".ssh" / "id_rsa")}),
+        ("read_file", {"path": str(home / ".aws" / "credentials")}),
         ("read_file", {"path": str(config)}),
-        ("grep_files", {"path": ".gnupg", "pattern": "GPG"}),
-        ("list_directory", {"path": ".ssh"}),
+        ("grep_files", {"path": str(home / ".gnupg"), "pattern": "GPG"}),
+        ("list_directory", {"path": str(home / ".ssh")}),
         ("execute_command", {"command": "cat ~/.ssh/id_rsa"}),
-        ("execute_command", {"command": "cat .aws/credentials"}),
+        ("execute_command", {"command": f"cat {home}/.aws/credentials"}),
         ("execute_command", {"command": f"head {config}"}),
-        ("execute_command", {"command": "git diff --no-index /dev/null .ssh/id_rsa"}),
+        ("execute_command", {"command": "git diff --no-index /dev/null ~/.ssh/id_rsa"}),
     ]
     server.add(
         calls(*((f"call_{index}", name, arguments) for index, (name, arguments) in enumerate(tool_calls))),
