@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
@@ -22,7 +22,9 @@ from hive_cli.diffs import Change, diff_preview, proposed_change
 from hive_cli.render import Held, no_color
 from hive_cli.terminal_prompt import KEYS, Choice, can_draw, choose, discard_typeahead, read_line
 from hive_core import ApprovalDecision, ApprovalRequest
-from hive_core.permissions import SessionGrants
+
+if TYPE_CHECKING:  # the permissions package loads the shell parser: not on a one-shot run's way to the model
+    from hive_core.permissions import SessionGrants
 
 __all__ = ["TerminalApprover"]
 

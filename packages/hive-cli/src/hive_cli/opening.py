@@ -13,11 +13,11 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from functools import partial
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from hive_core import AgentSession, ApprovalService, SessionRunner
 from hive_core.backends import HIVE_BACKEND, AgentBackend
 from hive_core.config import find_project_root
-from hive_core.permissions import PermissionPolicy, SessionGrants
 from hive_core.questions import QuestionBridge, QuestionService
 from hive_core.session_id import new_session_id
 from hive_core.sessions import (
@@ -37,6 +37,9 @@ from .conversation import Conversation, SessionChoice, open_conversation, servin
 from .project_trust import at_terminal
 from .questioner import TerminalQuestioner, question_timeout
 from .session_store import open_session_store
+
+if TYPE_CHECKING:  # the permissions package loads the shell parser: imported once the local model is loading
+    from hive_core.permissions import SessionGrants
 
 __all__ = ["OpenSession", "open_session"]
 
@@ -232,6 +235,8 @@ def _host(
 def _kept_grants(host: Host, store: SqliteSessionStore, conversation: Conversation) -> SessionGrants | None:
     """The session's "always" grants, restored from its log and kept there from now on; ``None`` when hive's
     policy does not judge the turns (a coding-agent CLI's session)."""
+    from hive_core.permissions import PermissionPolicy
+
     policy = host.agent.policy
     if conversation.recorder is None or not isinstance(policy, PermissionPolicy):
         return None

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hive_core.config import (
+    HIVE_DIR_NAME,
+    RULES_FILE_NAMES,
     ConfigSchema,
     IgnoredSetting,
     LoadedConfig,
@@ -79,13 +81,19 @@ def settings_needing_trust(root: Path, loaded: LoadedConfig) -> list[IgnoredSett
     """Every setting of the project at ``root`` that lowers protection and was ignored while loading ``loaded``
     untrusted: config keys and ``.env`` variables, the loosening parts of its rules, its MCP plugins."""
     from hive_core.mcp.config import project_plugin_settings
+
+    return [*loaded.ignored, *_loosening_rules(root, loaded), *project_plugin_settings(root)]
+
+
+def _loosening_rules(root: Path, loaded: LoadedConfig) -> list[IgnoredSetting]:
+    # The permissions package loads the shell parser (tens of milliseconds): a project with no rules of its own
+    # is not worth it, and a one-shot run on the local model is loading the model meanwhile.
+    rules_files = (root / HIVE_DIR_NAME / name for name in RULES_FILE_NAMES)
+    if loaded.project_permissions is None and not any(path.exists() for path in rules_files):
+        return []
     from hive_core.permissions import loosening_settings
 
-    return [
-        *loaded.ignored,
-        *loosening_settings(root, loaded.project_permissions, loaded.project_permissions_source),
-        *project_plugin_settings(root),
-    ]
+    return loosening_settings(root, loaded.project_permissions, loaded.project_permissions_source)
 
 
 def _relative(found: IgnoredSetting, root: Path) -> str:

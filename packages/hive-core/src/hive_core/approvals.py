@@ -19,9 +19,11 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
+    "Grant",
     "GrantRecorder",
     "PathJudge",
     "PermissionAction",
+    "RuleCategory",
     "ToolCallPolicy",
     "Verdict",
     "strictest",
@@ -32,6 +34,9 @@ PermissionAction = Literal["allow", "deny", "ask"]
 
 PERMISSION_ACTIONS: tuple[PermissionAction, ...] = get_args(PermissionAction)
 """The accepted spellings of :data:`PermissionAction`, in the order error messages list them."""
+
+RuleCategory = Literal["read", "edit", "bash", "external_directory", "mcp_tools", "tools"]
+"""The rule lists of the rules file, by the key that holds them."""
 
 _ACTION_WEIGHT: dict[PermissionAction, int] = {"allow": 0, "ask": 1, "deny": 2}
 _LEVEL_WEIGHT: dict[RiskLevel | None, int] = {None: 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
@@ -156,6 +161,29 @@ class ApprovalService(Protocol):
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         """Wait for the answer to ``request``."""
         ...
+
+
+class Grant(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One rule an always-answer added to the session."""
+
+    tool: str
+    """The tool it was made for."""
+    category: RuleCategory
+    """The rule list it joins."""
+    pattern: str
+    """``bash``: a command prefix glob (``pytest *``) or, when :attr:`exact`, the whole command line; ``read``/
+    ``edit``: the project-relative path; ``tools``/``mcp_tools``: the tool name."""
+    exact: bool = False
+    """Matched as the very text (the command line, or the tool with :attr:`arguments`), never as a glob."""
+    arguments: str | None = None
+    """For a tool granted with its arguments: them, as canonical JSON."""
+
+    def describe(self) -> str:
+        """How it is shown: ``execute_command "pytest *"``, with the arguments of a tool granted with them."""
+        shown = self.tool if self.category in ("tools", "mcp_tools") else f'{self.tool} "{self.pattern}"'
+        if self.arguments is not None:
+            shown += f" with {self.arguments}"
+        return shown
 
 
 @runtime_checkable

@@ -12,6 +12,7 @@ __all__ = [
     "ENV_FILE_NAME",
     "HIVE_DIR_NAME",
     "HIVE_HOME_VAR",
+    "RULES_FILE_NAMES",
     "find_project_root",
     "global_config_path",
     "hive_home",
@@ -32,6 +33,9 @@ CONFIG_FILE_NAME: Final = "config.yaml"
 
 ENV_FILE_NAME: Final = ".env"
 """The project's dotenv file, at the project root."""
+
+RULES_FILE_NAMES: Final = ("permissions.yaml", "permissions.yml", "permissions.json")
+"""Permission rules file names looked for in ``<project>/.hive/``, in order; the first that exists is used."""
 
 
 def hive_home(env: Mapping[str, str] = os.environ) -> Path:

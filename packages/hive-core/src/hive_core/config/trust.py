@@ -26,7 +26,7 @@ from typing import Final, Literal
 import msgspec
 
 from .keys import is_secret_key
-from .paths import CONFIG_FILE_NAME, ENV_FILE_NAME, HIVE_DIR_NAME
+from .paths import CONFIG_FILE_NAME, ENV_FILE_NAME, HIVE_DIR_NAME, RULES_FILE_NAMES
 
 __all__ = [
     "PROTECTION_FILE_NAMES",
@@ -46,9 +46,7 @@ TRUST_FILE_NAME: Final = "trusted-projects.json"
 
 PROTECTION_FILE_NAMES: Final = (
     f"{HIVE_DIR_NAME}/{CONFIG_FILE_NAME}",
-    f"{HIVE_DIR_NAME}/permissions.yaml",
-    f"{HIVE_DIR_NAME}/permissions.yml",
-    f"{HIVE_DIR_NAME}/permissions.json",
+    *(f"{HIVE_DIR_NAME}/{name}" for name in RULES_FILE_NAMES),
     f"{HIVE_DIR_NAME}/plugins.yaml",
     f"{HIVE_DIR_NAME}/plugins.yml",
     f"{HIVE_DIR_NAME}/plugins.json",

@@ -34,7 +34,7 @@ from typing import Any, Final
 import msgspec
 from wcmatch import glob as wc_glob
 
-from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import ApprovalRequest, Grant
 
 from .rules import PermissionRule, RuleCategory
 from .shell_commands import SHELLS, analyse
@@ -48,6 +48,7 @@ __all__ = [
     "SessionGrants",
     "command_grant_patterns",
     "derive_grants",
+    "grant_rules",
 ]
 
 GRANT_PRIORITY: Final = 0
@@ -160,47 +161,25 @@ _FILE_TOOLS: Final[Mapping[str, RuleCategory]] = {
 }
 
 
-class Grant(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One rule an always-answer added to the session."""
-
-    tool: str
-    """The tool it was made for."""
-    category: RuleCategory
-    """The rule list it joins."""
-    pattern: str
-    """``bash``: a command prefix glob (``pytest *``) or, when :attr:`exact`, the whole command line; ``read``/
-    ``edit``: the project-relative path; ``tools``/``mcp_tools``: the tool name."""
-    exact: bool = False
-    """Matched as the very text (the command line, or the tool with :attr:`arguments`), never as a glob."""
-    arguments: str | None = None
-    """For a tool granted with its arguments: them, as canonical JSON."""
-
-    def describe(self) -> str:
-        """How it is shown: ``execute_command "pytest *"``, with the arguments of a tool granted with them."""
-        shown = self.tool if self.category in ("tools", "mcp_tools") else f'{self.tool} "{self.pattern}"'
-        if self.arguments is not None:
-            shown += f" with {self.arguments}"
-        return shown
-
-    def rules(self) -> tuple[PermissionRule, ...]:
-        """The glob rules it stands for in its category (none for an exact grant, matched separately)."""
-        if self.exact:
-            return ()
-        if self.category in ("read", "edit"):
-            rule = PermissionRule(
-                pattern=wc_glob.escape(self.pattern),
-                action="allow",
-                priority=PATH_GRANT_PRIORITY,
-                reason=_REASON,
-            )
-            return (rule,)
-        patterns = [self.pattern]
-        if self.category == "bash" and self.pattern.endswith(" *"):
-            patterns.append(self.pattern[:-2])  # `pytest *` needs a space: the bare `pytest` too
-        return tuple(
-            PermissionRule(pattern=pattern, action="allow", priority=GRANT_PRIORITY, reason=_REASON)
-            for pattern in patterns
+def grant_rules(grant: Grant) -> tuple[PermissionRule, ...]:
+    """The glob rules ``grant`` stands for in its category (none for an exact grant, matched separately)."""
+    if grant.exact:
+        return ()
+    if grant.category in ("read", "edit"):
+        rule = PermissionRule(
+            pattern=wc_glob.escape(grant.pattern),
+            action="allow",
+            priority=PATH_GRANT_PRIORITY,
+            reason=_REASON,
         )
+        return (rule,)
+    patterns = [grant.pattern]
+    if grant.category == "bash" and grant.pattern.endswith(" *"):
+        patterns.append(grant.pattern[:-2])  # `pytest *` needs a space: the bare `pytest` too
+    return tuple(
+        PermissionRule(pattern=pattern, action="allow", priority=GRANT_PRIORITY, reason=_REASON)
+        for pattern in patterns
+    )
 
 
 class Recorded(msgspec.Struct, frozen=True, kw_only=True):
@@ -331,7 +310,9 @@ class SessionGrants:
 
     def rules(self, category: RuleCategory) -> tuple[PermissionRule, ...]:
         """The glob rules of the category's grants."""
-        return tuple(rule for grant in self._grants if grant.category == category for rule in grant.rules())
+        return tuple(
+            rule for grant in self._grants if grant.category == category for rule in grant_rules(grant)
+        )
 
     def exact_command(self, command: str) -> bool:
         """Whether the command line ``command`` (stripped) was granted as it is."""

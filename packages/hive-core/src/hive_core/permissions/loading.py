@@ -21,7 +21,7 @@ from typing import Any, Final, cast
 import msgspec
 
 from hive_core.approvals import PERMISSION_ACTIONS, PermissionAction
-from hive_core.config.paths import hive_home
+from hive_core.config.paths import RULES_FILE_NAMES, hive_home
 from hive_core.config.structured import Document, KeyPath, read_document
 from hive_core.config.trust import IgnoredSetting, TrustStore
 from hive_core.errors import UserError
@@ -38,8 +38,6 @@ __all__ = [
     "parse_permission_section",
 ]
 
-RULES_FILE_NAMES: Final = ("permissions.yaml", "permissions.yml", "permissions.json")
-"""Rules file names looked for in ``<project>/.hive/``, in order; the first that exists is used."""
 
 _SECTION = "permissions"
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
-from hive_core.approvals import PermissionAction
+from hive_core.approvals import PermissionAction, RuleCategory
 
 __all__ = ["RULE_CATEGORIES", "PermissionRule", "PermissionRules", "RuleCategory"]
 
-RuleCategory = Literal["read", "edit", "bash", "external_directory", "mcp_tools", "tools"]
-"""The rule lists of the rules file, by the key that holds them."""
 
 RULE_CATEGORIES: tuple[RuleCategory, ...] = (
     "read",

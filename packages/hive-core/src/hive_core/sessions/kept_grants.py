@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from hive_core.permissions.grants import Grant, SessionGrants
+from typing import TYPE_CHECKING
+
+from hive_core.approvals import Grant
 
 from .records import PermissionGrants, last_grants
 from .store import SessionStore
+
+if TYPE_CHECKING:  # the permissions package loads the shell parser: not on a one-shot run's way to the model
+    from hive_core.permissions.grants import SessionGrants
 
 __all__ = ["keep_grants"]
 

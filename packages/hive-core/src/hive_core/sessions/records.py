@@ -28,9 +28,9 @@ from typing import ClassVar, Final, Literal
 
 import msgspec
 
+from hive_core.approvals import Grant
 from hive_core.errors import UserError
 from hive_core.messages import Message, ToolCallPart
-from hive_core.permissions.grants import Grant
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent
 
