@@ -153,7 +153,9 @@ class ContextManager:
                 self._leading += 1
         else:
             self._chatty += 1
-            if self._goal is None and message.role == "user" and message.text:
+            # The goal is the current task: the latest thing the user asked (a new turn's message, or one typed
+            # while a turn runs), never the session's first message, which a later turn may have left behind.
+            if message.role == "user" and message.text:
                 self._goal = message.text
         if message.role == "assistant":
             for call in message.tool_calls:

@@ -1,4 +1,4 @@
-"""The goal reminder: the first user message, restated once a conversation is long (upstream's)."""
+"""The goal reminder: the current task (the latest user message), restated once a conversation is long."""
 
 from __future__ import annotations
 
