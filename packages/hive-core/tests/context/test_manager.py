@@ -195,7 +195,8 @@ async def test_force_compacts_below_the_trigger() -> None:
 async def test_the_provider_figure_calibrates_the_next_estimate() -> None:
     messages = history(2)
     chat = client()
-    manager = ContextManager()
+    # Without the reminder, which restates the latest user message and so changes with ``next``.
+    manager = ContextManager(settings=CompactionSettings(goal_reminder=False))
     sent = await prepare(manager, messages, chat)
 
     manager.observe_usage(sent.estimated_tokens + 500, sent)
@@ -251,7 +252,8 @@ async def test_tool_definitions_count() -> None:
 
 async def test_the_goal_reminder_appears_in_long_conversations() -> None:
     goal = "g" * 600
-    messages = [system("s"), user(goal), *history(2)[2:]]  # seven non-system messages
+    # Seven non-system messages; the reminder restates the latest user message, not the first one.
+    messages = [system("s"), user("an earlier task"), *history(2)[2:5], user(goal), *history(2)[6:]]
     prepared = await prepare(ContextManager(), messages, client())
 
     assert prepared.messages[1] == system("[REMINDER] Current goal: " + "g" * 497 + "...")
