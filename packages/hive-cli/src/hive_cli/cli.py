@@ -330,7 +330,8 @@ def set_(key: str, value: str | None) -> None:
 @click.argument("key", required=False)
 @click.option("--raw", is_flag=True, help="Show secrets unmasked.")
 def get(key: str | None, raw: bool) -> None:
-    """Show a configuration value (every value without a key). API keys are masked unless --raw."""
+    """Show the effective value of a key and where it comes from (without a key: every key set). API keys are
+    masked unless --raw."""
     from .commands.settings import get_main
 
     sys.exit(get_main(key, raw=raw))
