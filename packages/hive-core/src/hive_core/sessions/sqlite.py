@@ -382,6 +382,20 @@ class SqliteSessionStore(SessionStore):
         with self._write() as conn:
             conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token))
 
+    def served(self) -> frozenset[str]:
+        """The sessions whose lease is held by a process that still runs (:meth:`LeaseHolder.live`): an
+        ``active`` session not among them was left by a process that died."""
+        now = self.clock()
+        with self._read() as conn:
+            rows = conn.execute("SELECT session_id, pid, host, machine, started, since, renewed FROM leases")
+            return frozenset(
+                row[0]
+                for row in rows
+                if LeaseHolder(
+                    pid=row[1], host=row[2], machine=row[3], started=row[4], since=row[5], renewed=row[6]
+                ).live(now)
+            )
+
     # -- sessions --------------------------------------------------------------------------------------------
 
     def create(
