@@ -67,7 +67,8 @@ def test_the_list_hides_what_failed_at_start_and_marks_the_dead(ws: Workspace) -
     lines = listed.stdout.splitlines()
     assert any(line.startswith(ids["good"]) and "ended" in line for line in lines), listed
     [dead] = [line for line in lines if line.startswith(ids["dead"])]
-    assert " dead " in dead and "active" not in dead
+    assert " dead " in dead
+    assert "active" not in dead
     assert ids["empty"] not in listed.stdout
     assert ids["failed"] not in listed.stdout
     assert "2 empty or failed-at-start session(s) hidden; --all shows them" in listed.stdout
@@ -101,7 +102,8 @@ def test_resume_takes_a_unique_prefix_and_an_ambiguous_one_lists_the_candidates(
     ambiguous = ws.run("-r", "abc", "-p", "go on")
     assert ambiguous.code == 1, ambiguous
     assert ambiguous.stderr.count("\n") == 1
-    assert "abc111-one" in ambiguous.stderr and "abc222-two" in ambiguous.stderr
+    assert "abc111-one" in ambiguous.stderr
+    assert "abc222-two" in ambiguous.stderr
     assert model_requests(server) == []
 
     resumed = ws.run("-r", "abc2", "-p", "go on", "-o", "json")
@@ -182,5 +184,6 @@ def test_a_resume_reprints_the_last_exchanges(ws: Workspace, server: ScriptedMod
         assert term.wait() == 0
     assert "(8 messages restored)" in shown
     for number in ("TWO", "THREE", "FOUR"):
-        assert f"QUESTION-{number}" in shown and f"ANSWER-{number}" in shown, shown
+        assert f"QUESTION-{number}" in shown, shown
+        assert f"ANSWER-{number}" in shown
     assert "QUESTION-ONE" not in shown
