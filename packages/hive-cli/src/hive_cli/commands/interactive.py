@@ -18,9 +18,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from hive_cli import __version__
 from hive_cli.agent_model import describe_agent_model, switch_agent_model
-from hive_cli.approver import TerminalApprover
 from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
-from hive_cli.attachments import AttachmentError, attach_files, mentions
+from hive_cli.attachments import AttachmentError, attach_for, mentions
 from hive_cli.backend_host import canonical_agent
 from hive_cli.conversation import SessionChoice, SessionChoiceError
 from hive_cli.driver import drive_turn
@@ -265,16 +264,16 @@ def _tokens(live: LiveSession, totals: _Totals) -> str:
 
 
 def _attach(portal: BlockingPortal, session: OpenSession, text: str) -> str | None:
-    """``text`` with the files it mentions attached; ``None`` when one cannot be (said why)."""
+    """``text`` with the files it mentions attached (those declined left out, said); ``None`` when one cannot
+    be (said why)."""
     if not mentions(text):
         return text
-    host = session.host
-    approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
-    future = portal.start_task_soon(
-        lambda: attach_files(text, root=host.project_root, policy=host.agent.policy, approvals=approver)
-    )
+    future = portal.start_task_soon(attach_for, session, text)
     try:
-        return future.result()
+        attached = future.result()
+        for line in attached.left_out:
+            _say(line)
+        return attached.text
     except AttachmentError as exc:
         _say(f"{exc} (nothing sent)")
     except KeyboardInterrupt:
