@@ -1,7 +1,8 @@
 """A session's transcript as text: ``hive sessions show`` prints all of it, a resumed session its last exchanges.
 
-User messages start ``>``, the assistant's text follows as written, and each tool call is one line (``→ name
-arguments``) with its result as one line under it (``← first line (N lines)``, or ``✗`` for a failure).
+User messages start ``you:`` (never ``>``, the prompt's own mark), the assistant's text follows as written, and
+each tool call is one line (``→ name arguments``) with its result as one line under it (``← first line (N
+lines)``, or ``✗`` for a failure).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def transcript_lines(items: Sequence[TranscriptItem], *, cut: bool = False) -> l
             case "user":
                 if lines:
                     lines.append("")
-                lines.extend(_indented(text, "> ", "  "))
+                lines.extend(_indented(text, "you: ", "     "))
             case "assistant":
                 lines.extend(_indented(text, "", ""))
             case "tool_call":
