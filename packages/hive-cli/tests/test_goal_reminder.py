@@ -27,17 +27,21 @@ def _reminders(request: RecordedRequest) -> list[str]:
 def test_the_reminder_names_the_latest_turn_not_the_first_message(tmp_path: Path) -> None:
     rounds = [
         text("Renamed."),  # turn 1
-        # turn 2: two tool rounds, so its later requests hold enough messages for the reminder
-        calls(("c1", "read_file", {"path": "notes.txt"})),
-        calls(("c2", "read_file", {"path": "notes.txt"})),
+        # turn 2: three tool rounds, so its last request holds six messages after the turn's own
+        calls(("c1", "read_file", {"path": "notes1.txt"})),
+        calls(("c2", "read_file", {"path": "notes2.txt"})),
+        calls(("c3", "read_file", {"path": "notes3.txt"})),
         text("Tests added."),
         # turn 3: the same again
-        calls(("c3", "read_file", {"path": "notes.txt"})),
+        calls(("c4", "read_file", {"path": "notes4.txt"})),
+        calls(("c5", "read_file", {"path": "notes5.txt"})),
+        calls(("c6", "read_file", {"path": "notes6.txt"})),
         text("Fixed the typo."),
     ]
     with scripted_server(*rounds) as server:
         workspace = Workspace.create(tmp_path).use(server).allow_all()
-        (workspace.project / "notes.txt").write_text("notes\n", encoding="utf-8")
+        for number in range(1, 7):  # a file a call: the same call repeated would be stopped as a loop
+            (workspace.project / f"notes{number}.txt").write_text(f"notes {number}\n", encoding="utf-8")
         first = workspace.run("-p", "rename the module FIRSTGOAL")
         assert first.code == 0, first
         second = workspace.run("-c", "-p", "add tests for the parser SECONDGOAL")
@@ -45,13 +49,11 @@ def test_the_reminder_names_the_latest_turn_not_the_first_message(tmp_path: Path
         third = workspace.run("-c", "-p", "fix the typo in the readme THIRDGOAL")
         assert third.code == 0, third
         requests = model_requests(server)
-    assert len(requests) == 6
+    assert len(requests) == 9
     reminders = [_reminders(request) for request in requests]
-    # Some request of each later turn carries a reminder, and every reminder names that turn's own message.
-    assert any(reminders[1:4]), reminders
-    assert any(reminders[4:6]), reminders
-    for index, found in enumerate(reminders):
-        for goal in found:
-            assert "FIRSTGOAL" not in goal, (index, goal)
-    assert all(goal == "add tests for the parser SECONDGOAL" for goal in sum(reminders[1:4], list[str]()))
-    assert all(goal == "fix the typo in the readme THIRDGOAL" for goal in sum(reminders[4:6], list[str]()))
+    # The start of each turn carries none (the prompt's start stays as it was, for prompt caching); the long
+    # end of each later turn restates that turn's own message, never the session's first.
+    assert reminders[0] == reminders[1] == reminders[5] == []
+    assert reminders[4] == ["add tests for the parser SECONDGOAL"]
+    assert reminders[8] == ["fix the typo in the readme THIRDGOAL"]
+    assert all("FIRSTGOAL" not in goal for found in reminders for goal in found), reminders

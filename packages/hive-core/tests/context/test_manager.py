@@ -252,14 +252,16 @@ async def test_tool_definitions_count() -> None:
 
 async def test_the_goal_reminder_appears_in_long_conversations() -> None:
     goal = "g" * 600
-    # Seven non-system messages; the reminder restates the latest user message, not the first one.
-    messages = [system("s"), user("an earlier task"), *history(2)[2:5], user(goal), *history(2)[6:]]
+    # The latest user message (not the first) followed by six more: a long turn on the current task.
+    rounds = [m for i in range(3) for m in exchange(i, "out")[1:3]]  # three tool calls and their results
+    messages = [system("s"), user("an earlier task"), *history(1)[2:], user(goal), *rounds]
     prepared = await prepare(ContextManager(), messages, client())
 
     assert prepared.messages[1] == system("[REMINDER] Current goal: " + "g" * 497 + "...")
     assert prepared.messages[2:] == messages[1:]
-    short = await prepare(ContextManager(), messages[:6], client())
-    assert short.messages == messages[:6]
+    # Five messages after it: no reminder yet, so a short turn keeps the prompt's start as it was.
+    short = await prepare(ContextManager(), messages[:-1], client())
+    assert short.messages == messages[:-1]
 
 
 async def test_another_conversation_starts_over() -> None:
