@@ -42,20 +42,28 @@ class ListedSession:
 def listed_sessions(
     store: SqliteSessionStore, project: str, *, limit: int | None, everything: bool = False
 ) -> tuple[list[ListedSession], int]:
-    """The project's sessions, most recently active first, at most ``limit``, and how many were hidden as failed
-    at start (none with ``everything``)."""
+    """The project's sessions, most recently active first, at most ``limit``, and how many of those read were
+    hidden as failed at start (none with ``everything``; with a ``limit``, a count among the newest, not all)."""
     served = store.served()
-    listed: list[ListedSession] = []
-    hidden = 0
-    for info in store.list_sessions(project_path=project):
-        status: ListedStatus = "dead" if info.status == "active" and info.id not in served else info.status
-        session = ListedSession(info, status)
-        if session.failed_at_start and not everything:
-            hidden += 1
-            continue
-        if limit is None or len(listed) < limit:
-            listed.append(session)
-    return listed, hidden
+    # Read a few more rows than listed, and more only when hiding left too few: a project of thousands of sessions
+    # lists in a query of a few dozen rows.
+    window = None if limit is None else max(2 * limit, 20)
+    while True:
+        infos = store.list_sessions(project_path=project, limit=window)
+        listed: list[ListedSession] = []
+        hidden = 0
+        for info in infos:
+            status: ListedStatus = (
+                "dead" if info.status == "active" and info.id not in served else info.status
+            )
+            session = ListedSession(info, status)
+            if session.failed_at_start and not everything:
+                hidden += 1
+            elif limit is None or len(listed) < limit:
+                listed.append(session)
+        if window is None or len(infos) < window or (limit is not None and len(listed) >= limit):
+            return listed, hidden
+        window *= 4
 
 
 def resolve_session_id(store: SqliteSessionStore, text: str) -> str:
