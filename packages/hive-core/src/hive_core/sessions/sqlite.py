@@ -388,12 +388,11 @@ class SqliteSessionStore(SessionStore):
         now = self.clock()
         with self._read() as conn:
             rows = conn.execute("SELECT session_id, pid, host, machine, started, since, renewed FROM leases")
+            fields = ("pid", "host", "machine", "started", "since", "renewed")
             return frozenset(
                 row[0]
                 for row in rows
-                if LeaseHolder(
-                    pid=row[1], host=row[2], machine=row[3], started=row[4], since=row[5], renewed=row[6]
-                ).live(now)
+                if msgspec.convert(dict(zip(fields, row[1:], strict=True)), LeaseHolder).live(now)
             )
 
     # -- sessions --------------------------------------------------------------------------------------------
