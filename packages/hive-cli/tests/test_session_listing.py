@@ -108,7 +108,7 @@ def test_resume_takes_a_unique_prefix_and_an_ambiguous_one_lists_the_candidates(
 
     resumed = ws.run("-r", "abc2", "-p", "go on", "-o", "json")
     assert resumed.code == 0, resumed
-    assert resumed.document()["sessionId"] == "abc222-two"
+    assert resumed.document()["session_id"] == "abc222-two"
     [request] = model_requests(server)
     assert "the second one" in str(request.body)
 

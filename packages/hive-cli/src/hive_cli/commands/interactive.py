@@ -18,6 +18,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from hive_cli import __version__
 from hive_cli.agent_model import describe_agent_model, switch_agent_model
+from hive_cli.approver import TerminalApprover
 from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
 from hive_cli.attachments import AttachmentError, attach_for, mentions
 from hive_cli.backend_host import canonical_agent
