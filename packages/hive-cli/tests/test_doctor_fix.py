@@ -96,7 +96,7 @@ def test_a_legacy_settings_json_is_migrated_into_config_yaml(ws: Workspace) -> N
     assert not legacy.exists()
     assert (ws.home / "settings.json.migrated").exists()
     assert mode(config) == 0o600
-    assert ws.run("get", "openai.apiKey", "--raw").stdout == f"openai.apiKey = {KEY}\n"
+    assert ws.run("get", "openai.apiKey", "--raw").stdout.startswith(f"openai.apiKey = {KEY}  # ")
 
 
 def test_a_legacy_value_that_cannot_be_migrated_is_named_and_the_file_kept(ws: Workspace) -> None:

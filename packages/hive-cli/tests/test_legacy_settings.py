@@ -76,7 +76,7 @@ def test_values_config_yaml_sets_win(ws: Workspace) -> None:
     legacy(ws, {"openai": {"model": "gpt-old", "apiKey": KEY}})
     result = ws.run("get", "openai.model")
     assert result.code == 0, result
-    assert result.stdout == "openai.model = gpt-kept\n"
+    assert result.stdout == f"openai.model = gpt-kept  # {config}:3\n"
     assert "kept config.yaml's openai.model" in result.stderr
     text_now = config.read_text(encoding="utf-8")
     assert text_now.startswith("# mine\nopenai:\n  model: gpt-kept  # chosen\n")
@@ -90,7 +90,7 @@ def test_what_cannot_be_copied_is_named_the_file_kept_and_later_runs_only_remind
     )
     first = ws.run("get", "openai.model")
     assert first.code == 0, first
-    assert first.stdout == "openai.model = m\n"
+    assert first.stdout.startswith("openai.model = m  # ")
     assert first.stderr.count("\n") == 1, first.stderr
     assert first.stderr.startswith(f"hive: migrated 1 value(s) of {old} into ")
     assert first.stderr.endswith("not migrated (copy by hand, then delete settings.json): permissions.edit\n")

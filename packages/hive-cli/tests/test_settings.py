@@ -26,15 +26,16 @@ def test_set_get_and_unset_edit_the_global_file_and_mask_keys(ws: Workspace) -> 
     assert stored["chatBehavior"] == {"maxOutputTokens": 8192}
     assert stored["lmstudio"] == {"enabled": True}
 
-    assert ws.run("get", "openai.apiKey").stdout == "openai.apiKey = sk-a...mnop\n"
-    assert ws.run("get", "openai.apiKey", "--raw").stdout == f"openai.apiKey = {KEY}\n"
+    assert ws.run("get", "openai.apiKey").stdout == f"openai.apiKey = sk-a...mnop  # {config}:2\n"
+    assert ws.run("get", "openai.apiKey", "--raw").stdout == f"openai.apiKey = {KEY}  # {config}:2\n"
     everything = ws.run("get")
     assert everything.code == 0
-    assert everything.stdout.splitlines() == [
+    assert {line.split("  # ")[0] for line in everything.stdout.splitlines()} == {
         "openai.apiKey = sk-a...mnop",
         "chatBehavior.maxOutputTokens = 8192",
         "lmstudio.enabled = true",
-    ]
+        "lmsupply.enabled = false",  # the test environment's LMSUPPLY_ENABLED
+    }
 
     removed = ws.run("unset", "openai.apiKey")
     assert (removed.code, removed.stdout) == (0, "removed openai.apiKey\n")

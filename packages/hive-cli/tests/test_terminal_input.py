@@ -238,7 +238,7 @@ permissions:
     (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")
     (ws.project / "private").mkdir()
     (ws.project / "private" / "plan.md").write_text("The private plan.\n", encoding="utf-8")
-    server.add(text("Seen the plan."))
+    server.add(text("Without the plan."), text("Seen the plan."))
     with ws.use(server).terminal() as term:
         term.expect("> ")
         term.type("show @secret.txt\r")
@@ -250,7 +250,8 @@ permissions:
         assert "approval needed: read_file" in panel
         assert "path: private/plan.md" in panel
         term.type("n\r")
-        assert "not attached" in term.expect("> ")
+        assert "@private/plan.md: not attached" in term.expect("Without the plan.")  # the message still goes
+        term.expect("> ")
         term.type("and @private/plan.md\r")
         term.expect("[s] reject and stop")
         term.type("y\r")
@@ -258,8 +259,11 @@ permissions:
         term.expect("> ")
         term.type("\x04")
         assert term.wait() == 0
-    [request] = model_requests(server)
-    [sent] = user_texts(request)
+    declined, request = model_requests(server)
+    [without] = user_texts(declined)
+    assert without.startswith("and @private/plan.md\n\n[@private/plan.md was not attached")
+    assert "The private plan." not in str(declined.body)
+    sent = user_texts(request)[-1]
     assert "The private plan." in sent
     assert "hunter2" not in str(request.body)
 

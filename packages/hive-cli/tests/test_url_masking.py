@@ -33,8 +33,11 @@ def test_set_get_and_config_show_mask_the_credentials_of_an_endpoint(ws: Workspa
     assert_hidden(echoed.stdout + echoed.stderr)
     assert PASSWORD in config.read_text(encoding="utf-8")  # only the display is masked
 
-    assert ws.run("get", "gpustack.endpoint").stdout == f"gpuStack.endpoint = {MASKED}\n"
-    assert ws.run("get", "gpustack.endpoint", "--raw").stdout == f"gpuStack.endpoint = {ENDPOINT}\n"
+    assert ws.run("get", "gpustack.endpoint").stdout == f"gpuStack.endpoint = {MASKED}  # {config}:2\n"
+    assert (
+        ws.run("get", "gpustack.endpoint", "--raw").stdout
+        == f"gpuStack.endpoint = {ENDPOINT}  # {config}:2\n"
+    )
     everything = ws.run("get")
     assert_hidden(everything.stdout)
 

@@ -2,23 +2,28 @@
 
 Each mention is judged as a ``read_file`` call by the host's policy: a denied file is refused with the reason, a
 file the rules ask about is asked at the terminal, and the file is read as ``read_file`` reads it (text only, up
-to its size limit). A mention of a missing file, or one refused, is a local error: nothing is sent. ``@`` inside a
-word (``a@b.c``) is no mention.
+to its size limit). A mention of a missing file, or one the rules deny, is a local error: nothing is sent. A file
+the person declines (or that cannot be asked about, with no terminal) is left out: the message still goes, with a
+note telling the model the file was not attached. ``@`` inside a word (``a@b.c``) is no mention. The interactive
+mode, ``-p`` and ``hive run`` expand mentions alike (:func:`attach_for`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from hive_core import ApprovalRequest, ApprovalService, ToolCallPolicy, ToolContext
 from hive_core.builtin_tools import read_file
 from hive_core.permissions import resolve_path
 from hive_protocol import Event
 
-__all__ = ["MENTION_START", "AttachmentError", "attach_files", "mentions"]
+if TYPE_CHECKING:
+    from .opening import OpenSession
+
+__all__ = ["MENTION_START", "AttachedMessage", "AttachmentError", "attach_files", "attach_for", "mentions"]
 
 MENTION_START: Final = "@"
 """What starts a mention."""
@@ -37,6 +42,16 @@ class AttachmentError(Exception):
 class _Attachment:
     path: str
     content: str
+
+
+@dataclass(frozen=True)
+class AttachedMessage:
+    """A message with its mentioned files attached."""
+
+    text: str
+    """What to send: the message, each file attached, and a note to the model for each one left out."""
+    left_out: tuple[str, ...] = field(default=())
+    """For the person: one line for each file left out and why (``@.env: not attached (declined)``)."""
 
 
 def mentions(text: str) -> list[str]:
@@ -60,13 +75,15 @@ def _ignore(event: Event) -> None:
 
 async def attach_files(
     text: str, *, root: Path, policy: ToolCallPolicy | None, approvals: ApprovalService | None
-) -> str:
+) -> AttachedMessage:
     """``text`` followed by a fenced block of each file it mentions; ``text`` itself when it mentions none.
 
-    Raises :class:`AttachmentError` for a missing file, a file the rules deny or the person refused, or one
-    ``read_file`` cannot read (binary, too large).
+    A file the rules ask about is asked through ``approvals``; declined, or with no one to ask, it is left out
+    and the message says so to the model. Raises :class:`AttachmentError` for a missing file, a file the rules
+    deny, or one ``read_file`` cannot read (binary, too large).
     """
     attached: list[_Attachment] = []
+    declined: list[tuple[str, str]] = []
     for number, path in enumerate(mentions(text), 1):
         target = resolve_path(root, path)
         if not target.is_file():
@@ -78,7 +95,8 @@ async def attach_files(
             raise AttachmentError(f"@{path}: refused by the rules: {verdict.reason}")
         if verdict is not None and verdict.action == "ask":
             if approvals is None:
-                raise AttachmentError(f"@{path}: the rules ask before reading it, and there is no one to ask")
+                declined.append((path, "the rules ask before reading it, and there is no one to ask"))
+                continue
             decision = await approvals.request(
                 ApprovalRequest(
                     call_id=f"attach-{number}",
@@ -89,7 +107,8 @@ async def attach_files(
                 )
             )
             if not decision.approved:
-                raise AttachmentError(f"@{path}: not attached ({decision.reason or 'declined'})")
+                declined.append((path, decision.reason or "declined"))
+                continue
         context = ToolContext(
             call_id=f"attach-{number}", tool_name="read_file", working_dir=root, emit=_ignore
         )
@@ -97,10 +116,27 @@ async def attach_files(
         if not outcome.success:
             raise AttachmentError(f"@{path}: {outcome.error or outcome.content}")
         attached.append(_Attachment(path, outcome.content))
-    if not attached:
-        return text
+    if not attached and not declined:
+        return AttachedMessage(text)
     blocks = [text]
     for item in attached:
         fence = _fence(item.content)
         blocks.append(f"{item.path}:\n{fence}\n{item.content.rstrip(chr(10))}\n{fence}")
-    return "\n\n".join(blocks)
+    # The model is told, so it neither guesses at the file's content nor takes the mention for an attachment.
+    blocks.extend(f"[@{path} was not attached: the user did not allow reading it]" for path, _ in declined)
+    left_out = tuple(
+        f"@{path}: not attached ({reason}); the message is sent without it" for path, reason in declined
+    )
+    return AttachedMessage("\n\n".join(blocks), left_out)
+
+
+async def attach_for(session: OpenSession, text: str) -> AttachedMessage:
+    """``text`` with its mentions expanded for ``session``: judged by its host's rules, asked at its terminal
+    (the :class:`~hive_cli.approver.TerminalApprover` among its prompters; none: nothing can be asked)."""
+    if not mentions(text):
+        return AttachedMessage(text)
+    from .approver import TerminalApprover
+
+    host = session.host
+    approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
+    return await attach_files(text, root=host.project_root, policy=host.agent.policy, approvals=approver)

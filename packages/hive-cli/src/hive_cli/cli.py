@@ -204,7 +204,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
 @click.option(
     "-c", "--continue", "continue_", is_flag=True, help="Continue the latest session of this project."
 )
-@click.option("-r", "--resume", metavar="ID", help="Resume a session by id.")
+@click.option("-r", "--resume", metavar="ID", help="Resume a session by id (or a unique start of it).")
 @click.option(
     "--fork", is_flag=True, help="With -r or -c: continue in a copy, leaving the original as it was."
 )
@@ -330,7 +330,8 @@ def set_(key: str, value: str | None) -> None:
 @click.argument("key", required=False)
 @click.option("--raw", is_flag=True, help="Show secrets unmasked.")
 def get(key: str | None, raw: bool) -> None:
-    """Show a configuration value (every value without a key). API keys are masked unless --raw."""
+    """Show the effective value of a key and where it comes from (without a key: every key set). API keys are
+    masked unless --raw."""
     from .commands.settings import get_main
 
     sys.exit(get_main(key, raw=raw))
@@ -428,27 +429,44 @@ def update(check: bool, pre: bool, force: bool, dry_run: bool) -> None:
 
 @cli.group(
     invoke_without_command=True,
-    epilog="\b\nExamples:\n  hive sessions\n  hive sessions list -n 20 -o json\n  hive sessions delete 18f3a2c4d5e-1a2b3c4d",
+    epilog="\b\nExamples:\n  hive sessions\n  hive sessions list -n 20 -o json\n  hive sessions list --all\n"
+    "  hive sessions show 18f3a2c4\n  hive sessions delete 18f3a2c4d5e-1a2b3c4d",
 )
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
 @_output_option("on stdout")
+@click.option(
+    "--all", "everything", is_flag=True, help="Also list empty sessions and those that failed at start."
+)
 @click.pass_context
-def sessions(ctx: click.Context, limit: int, output: str) -> None:
+def sessions(ctx: click.Context, limit: int, output: str, everything: bool) -> None:
     """List and manage the sessions of this project."""
     if ctx.invoked_subcommand is None:
         from .commands.sessions import list_main
 
-        ctx.exit(list_main(limit=limit, output=output))
+        ctx.exit(list_main(limit=limit, output=output, everything=everything))
 
 
 @sessions.command("list")
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="How many sessions to list.")
 @_output_option("on stdout")
-def sessions_list(limit: int, output: str) -> None:
-    """List sessions, newest first."""
+@click.option(
+    "--all", "everything", is_flag=True, help="Also list empty sessions and those that failed at start."
+)
+def sessions_list(limit: int, output: str, everything: bool) -> None:
+    """List sessions, newest first (dead: its process is gone)."""
     from .commands.sessions import list_main
 
-    sys.exit(list_main(limit=limit, output=output))
+    sys.exit(list_main(limit=limit, output=output, everything=everything))
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@_output_option("on stdout")
+def sessions_show(session_id: str, output: str) -> None:
+    """Print a session's transcript (ID: the id, or a unique start of it)."""
+    from .commands.sessions import show_main
+
+    sys.exit(show_main(session_id, output=output))
 
 
 @sessions.command("delete")

@@ -33,9 +33,9 @@ class SessionChoice:
     """The session a command asked for; by default a new one."""
 
     continue_latest: bool = False
-    """Continue the latest session of the project (``-c``); a new one when there is none."""
+    """Continue the latest session of the project (``-c``); it must exist."""
     resume: str | None = None
-    """Resume the session of this id (``-r ID``); it must exist."""
+    """Resume the session of this id, or of the one id it starts (``-r ID``); it must exist."""
     fork: bool = False
     """With ``continue_latest`` or ``resume``: continue in a copy, leaving the original as it was."""
     session_id: str | None = None
@@ -121,16 +121,18 @@ def _choose(
 def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:
     """The stored session ``choice`` continues; ``None`` for a new one."""
     if choice.resume is not None:
-        info = store.get(choice.resume)
-        if info is None:
-            raise SessionChoiceError(
-                f"no session {choice.resume!r}; `hive sessions list` shows the sessions of this project"
-            )
+        from .session_listing import resolve_session_id
+
+        info = store.get(resolve_session_id(store, choice.resume))
+        assert info is not None
         return info
     if choice.continue_latest:
         info = store.latest(project)
-        if info is None and choice.fork:
-            raise SessionChoiceError("there is no earlier session in this project to fork")
+        if info is None:
+            # As `claude -c` does: a continuation asked for and not possible is an error, not a silent new start.
+            raise SessionChoiceError(
+                "no earlier session in this project to continue; run hive without -c to start one"
+            )
         return info
     if choice.session_id is not None:
         return store.get(choice.session_id)

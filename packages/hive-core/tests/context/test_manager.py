@@ -195,7 +195,8 @@ async def test_force_compacts_below_the_trigger() -> None:
 async def test_the_provider_figure_calibrates_the_next_estimate() -> None:
     messages = history(2)
     chat = client()
-    manager = ContextManager()
+    # Without the reminder, which restates the latest user message and so changes with ``next``.
+    manager = ContextManager(settings=CompactionSettings(goal_reminder=False))
     sent = await prepare(manager, messages, chat)
 
     manager.observe_usage(sent.estimated_tokens + 500, sent)
@@ -251,13 +252,16 @@ async def test_tool_definitions_count() -> None:
 
 async def test_the_goal_reminder_appears_in_long_conversations() -> None:
     goal = "g" * 600
-    messages = [system("s"), user(goal), *history(2)[2:]]  # seven non-system messages
+    # The latest user message (not the first) followed by six more: a long turn on the current task.
+    rounds = [m for i in range(3) for m in exchange(i, "out")[1:3]]  # three tool calls and their results
+    messages = [system("s"), user("an earlier task"), *history(1)[2:], user(goal), *rounds]
     prepared = await prepare(ContextManager(), messages, client())
 
     assert prepared.messages[1] == system("[REMINDER] Current goal: " + "g" * 497 + "...")
     assert prepared.messages[2:] == messages[1:]
-    short = await prepare(ContextManager(), messages[:6], client())
-    assert short.messages == messages[:6]
+    # Five messages after it: no reminder yet, so a short turn keeps the prompt's start as it was.
+    short = await prepare(ContextManager(), messages[:-1], client())
+    assert short.messages == messages[:-1]
 
 
 async def test_another_conversation_starts_over() -> None:

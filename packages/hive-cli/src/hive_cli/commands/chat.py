@@ -8,6 +8,7 @@ from typing import cast
 import anyio
 
 from hive_cli.assemble import HostOptions
+from hive_cli.attachments import AttachmentError, attach_for
 from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
@@ -130,11 +131,20 @@ async def _one_shot(
         say_local_model_notice(session, sys.stderr)
     printer.watch_questions(_questioner(session))
     with session:
+        try:  # `@path` as at the interactive prompt; with no terminal, a file the rules ask about is left out
+            attached = await attach_for(session, prompt)
+        except AttachmentError as exc:
+            session.end(failed=True)
+            if printer.output == "jsonl":  # `start` is the first record, always
+                printer.begin(session.session_id)
+            return printer.failed(f"{exc} (nothing sent)", stop_reason="error", code=1)
+        for line in attached.left_out:
+            sys.stderr.write(f"hive: {line}\n")
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
             printer.begin(session.session_id)
             try:
-                summary = await drive_turn(session.runner, UserMessageRequest(content=prompt), printer)
+                summary = await drive_turn(session.runner, UserMessageRequest(content=attached.text), printer)
             except ForcedExit as stop:
                 summary = stop
         if isinstance(summary, ForcedExit):

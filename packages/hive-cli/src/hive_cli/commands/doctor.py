@@ -8,8 +8,16 @@ from pathlib import Path
 
 import anyio
 
+from hive_cli.errors import USER_ERRORS
 from hive_core import Capabilities
-from hive_core.config import ConfigError, find_project_root, global_config_path, hive_home, load_config
+from hive_core.config import (
+    ConfigError,
+    LoadedConfig,
+    find_project_root,
+    global_config_path,
+    hive_home,
+    load_config,
+)
 from hive_core.context import CompactionSettings, ContextWindow, resolve_window
 from hive_core.redaction import mask_urls
 from hive_core.sandbox import SANDBOX_ADVICE, SandboxSettings, sandbox_status
@@ -169,6 +177,27 @@ def _check_files(report: _Report, root: Path, fix: bool) -> None:
         report.ok("the hive home and the files holding keys are in order: nothing to fix")
 
 
+def _check_choice(report: _Report, loaded: LoadedConfig) -> str | None:
+    """The provider a run would use, chosen exactly as a run chooses it (the same function, no ``-m`` or
+    ``--provider``): its notices as warnings, or the error every run would stop with. The provider's name, or
+    ``None`` when a run would fail."""
+    from hive_providers.registry import choose_provider
+
+    try:
+        choice = choose_provider(loaded)
+    except USER_ERRORS as exc:
+        message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        report.error(f"a run would fail: {message}", "set what is missing (`hive get` shows what is set)")
+        return None
+    for notice in choice.notices:
+        report.warn(notice)
+    model = choice.settings.model or "the default model"
+    if choice.settings.provider == "local" and choice.settings.model:
+        model = Path(choice.settings.model).name
+    report.ok(f"a run uses {choice.settings.provider}: {model}")
+    return choice.settings.provider
+
+
 def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
@@ -211,12 +240,13 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
         report.ok(f"{settings.provider}: {model}, window {window.describe()}")
         if failure is not None and report.verbose:
             sys.stdout.write(f"      the window could not be read: {failure}\n")
+    chosen = _check_choice(report, loaded) if loaded is not None and providers else None
     if not providers:
         report.error(
             "no provider configured and local inference is off",
             "set OPENAI_API_KEY and OPENAI_MODEL (or another provider), or turn local inference back on",
         )
-    elif not remote and not local_missing:
+    elif chosen == "local" and not local_missing:
         report.ok("Using local inference only (local model, no key needed)")
         report.advice.append(
             "for faster or stronger answers, configure a remote provider (e.g. `hive set openai.apiKey ...`)"

@@ -20,9 +20,9 @@ from hive_cli import __version__
 from hive_cli.agent_model import describe_agent_model, switch_agent_model
 from hive_cli.approver import TerminalApprover
 from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
-from hive_cli.attachments import AttachmentError, attach_files, mentions
+from hive_cli.attachments import AttachmentError, attach_for, mentions
 from hive_cli.backend_host import canonical_agent
-from hive_cli.conversation import SessionChoice
+from hive_cli.conversation import SessionChoice, SessionChoiceError
 from hive_cli.driver import drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.grants_command import permissions_command
@@ -30,7 +30,10 @@ from hive_cli.line_editor import LineEditor, line_editor
 from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
+from hive_cli.session_documents import transcript_items
+from hive_cli.session_listing import listed_sessions, resolve_session_id
 from hive_cli.slash_commands import command_of, help_text, parse_command, unknown_command_message
+from hive_cli.transcript_text import recent_exchanges, transcript_lines
 from hive_cli.undo import rewind, undo
 from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
@@ -113,6 +116,24 @@ def _banner(session: OpenSession, *, dry_run: bool) -> str:
     )
 
 
+def _recap(session: OpenSession) -> str:
+    """The last few exchanges of a resumed session (tool calls a line each), to pick up from; empty when the
+    session holds none."""
+    recorder = session.conversation.recorder
+    messages = (
+        recorder.session.conversation if recorder is not None else session.store.restore(session.session_id)
+    )
+    items = transcript_items(messages)
+    if not items:
+        return ""
+    recent = recent_exchanges(items)
+    earlier = "the last exchanges" if len(recent) < len(items) else "the conversation so far"
+    lines = transcript_lines(recent, cut=True)
+    return "\n".join(
+        [f"── {earlier} (`hive sessions show {session.session_id}` prints it all) ──", *lines, "──"]
+    )
+
+
 def _model(live: LiveSession, name: str) -> str:
     session = live.session
     if session.backend is not None:
@@ -155,25 +176,40 @@ def _clear(live: LiveSession) -> str:
     return f"new session {live.session.session_id} (the conversation so far is in {old}: /resume {old})"
 
 
-def _sessions_listing(live: LiveSession) -> tuple[list[str], str]:
-    """The ids of this project's sessions, newest first, and their numbered listing."""
+def _sessions_listing(live: LiveSession, *, everything: bool = False) -> tuple[list[str], str]:
+    """The ids of this project's sessions, newest first (those that failed at start hidden unless
+    ``everything``), and their numbered listing."""
     session = live.session
-    infos = session.store.list_sessions(project_path=str(session.host.project_root), limit=_PICKER_SIZE)
+    listed, hidden = listed_sessions(
+        session.store, str(session.host.project_root), limit=_PICKER_SIZE, everything=everything
+    )
     ids: list[str] = []
     lines: list[str] = []
-    for number, info in enumerate(infos, 1):
+    for number, entry in enumerate(listed, 1):
+        info = entry.info
         ids.append(info.id)
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
         title = cut_title((info.first_message or "").replace("\n", " ")) or "(no message yet)"
         here = " ← this one" if info.id == session.session_id else ""
-        lines.append(f"  {number:>2}. {info.id}  {when}  {info.message_count:>3} msgs  {title}{here}")
+        dead = " (dead)" if entry.status == "dead" else ""
+        lines.append(f"  {number:>2}. {info.id}  {when}  {info.message_count:>3} msgs{dead}  {title}{here}")
+    if hidden:
+        lines.append(f"  ({hidden} empty or failed-at-start session(s) hidden; /resume --all lists them)")
     return ids, "\n".join(lines)
 
 
 def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
-    ids, listing = _sessions_listing(live)
+    everything = argument == "--all"
+    if everything:
+        argument = ""
+    ids, listing = _sessions_listing(live, everything=everything)
     if argument:
         picked = ids[int(argument) - 1] if argument.isdigit() and 1 <= int(argument) <= len(ids) else argument
+        if picked not in ids:
+            try:
+                picked = resolve_session_id(live.session.store, picked)
+            except SessionChoiceError as exc:
+                return f"not resumed: {exc}"
     else:
         if not ids:
             return "no sessions in this project yet"
@@ -195,7 +231,8 @@ def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
     error = live.replace(live.with_options(agent=None), SessionChoice(resume=picked))
     if error is not None:
         return f"not resumed: {error}"
-    return _banner(live.session, dry_run=False)
+    recap = _recap(live.session)
+    return _banner(live.session, dry_run=False) + (f"\n{recap}" if recap else "")
 
 
 def _grants(session: OpenSession) -> SessionGrants | None:
@@ -228,16 +265,16 @@ def _tokens(live: LiveSession, totals: _Totals) -> str:
 
 
 def _attach(portal: BlockingPortal, session: OpenSession, text: str) -> str | None:
-    """``text`` with the files it mentions attached; ``None`` when one cannot be (said why)."""
+    """``text`` with the files it mentions attached (those declined left out, said); ``None`` when one cannot
+    be (said why)."""
     if not mentions(text):
         return text
-    host = session.host
-    approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
-    future = portal.start_task_soon(
-        lambda: attach_files(text, root=host.project_root, policy=host.agent.policy, approvals=approver)
-    )
+    future = portal.start_task_soon(attach_for, session, text)
     try:
-        return future.result()
+        attached = future.result()
+        for line in attached.left_out:
+            _say(line)
+        return attached.text
     except AttachmentError as exc:
         _say(f"{exc} (nothing sent)")
     except KeyboardInterrupt:
@@ -325,6 +362,9 @@ def interactive_main(
     editor = line_editor(session.host.project_root, hive_home() / "history")
     renderer.diff_hint = "/diff shows it"
     _say(_banner(session, dry_run=dry_run) + "\nType /help for help, exit to leave.")
+    recap = _recap(session)  # a resumed session's last exchanges; nothing for a new one
+    if recap:
+        _say(recap)
     code = 0
     chosen = options or HostOptions(cwd=Path.cwd(), planning=session.host.agent.planning)
     with start_blocking_portal() as portal:

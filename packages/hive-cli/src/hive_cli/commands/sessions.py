@@ -1,4 +1,4 @@
-"""``hive sessions``: list and delete the sessions of this project."""
+"""``hive sessions``: list, show and delete the sessions of this project."""
 
 from __future__ import annotations
 
@@ -6,37 +6,80 @@ import sys
 import time
 from pathlib import Path
 
-from hive_cli.session_documents import CommandError, SessionDeleted, encode_document, session_summaries
+from hive_cli.session_documents import (
+    CommandError,
+    ListedStatus,
+    SessionDeleted,
+    encode_document,
+    session_summaries,
+    session_transcript,
+)
+from hive_cli.session_listing import listed_sessions, resolve_session_id
 from hive_cli.session_store import open_session_store
+from hive_cli.transcript_text import transcript_lines
 from hive_core.config import find_project_root
 from hive_core.errors import UserError
 from hive_core.sessions import cut_title
 
-__all__ = ["delete_main", "list_main"]
+__all__ = ["delete_main", "list_main", "show_main"]
 
 
-def list_main(*, limit: int, output: str) -> int:
-    """List this project's sessions, newest first: a table, one JSON array (``json``) or a line each (``jsonl``)."""
+def list_main(*, limit: int, output: str, everything: bool = False) -> int:
+    """List this project's sessions, newest first: a table, one JSON array (``json``) or a line each (``jsonl``);
+    sessions that failed at start hidden unless ``everything``."""
     as_json = output != "text"
     root = find_project_root(Path.cwd())
     try:
         with open_session_store() as store:
-            infos = store.list_sessions(project_path=str(root), limit=limit)
+            listed, hidden = listed_sessions(store, str(root), limit=limit, everything=everything)
     except UserError as exc:  # a damaged or newer database: one line, in the format asked for
         return _error(str(exc), as_json)
+    infos = [session.info for session in listed]
+    statuses: dict[str, ListedStatus] = {session.info.id: session.status for session in listed}
     if output == "jsonl":
-        sys.stdout.writelines(encode_document(entry) + "\n" for entry in session_summaries(infos))
+        sys.stdout.writelines(encode_document(entry) + "\n" for entry in session_summaries(infos, statuses))
         return 0
     if as_json:
-        sys.stdout.write(encode_document(session_summaries(infos)) + "\n")
+        sys.stdout.write(encode_document(session_summaries(infos, statuses)) + "\n")
         return 0
-    if not infos:
-        sys.stdout.write("No sessions in this project yet.\n")
+    note = f"({hidden} empty or failed-at-start session(s) hidden; --all shows them)\n" if hidden else ""
+    if not listed:
+        sys.stdout.write("No sessions in this project yet.\n" + note)
         return 0
-    for info in infos:
+    for session in listed:
+        info = session.info
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
         title = cut_title((info.first_message or "").replace("\n", " "))
-        sys.stdout.write(f"{info.id}  {when}  {info.status:<7}  {info.message_count:>3} msgs  {title}\n")
+        sys.stdout.write(f"{info.id}  {when}  {session.status:<7}  {info.message_count:>3} msgs  {title}\n")
+    sys.stdout.write(note)
+    return 0
+
+
+def show_main(session_id: str, *, output: str = "text") -> int:
+    """Print a session's transcript (``session_id``: its id or a unique prefix of it): text, one JSON document
+    (``json``), or a line for each step of it (``jsonl``)."""
+    as_json = output != "text"
+    try:
+        with open_session_store() as store:
+            found = resolve_session_id(store, session_id)
+            info = store.get(found)
+            assert info is not None
+            messages = store.restore(found)
+            dead = info.status == "active" and found not in store.served()
+    except UserError as exc:
+        return _error(str(exc), as_json)
+    document = session_transcript(info, messages, "dead" if dead else None)
+    if output == "jsonl":
+        sys.stdout.writelines(encode_document(item) + "\n" for item in document.items)
+        return 0
+    if as_json:
+        sys.stdout.write(encode_document(document) + "\n")
+        return 0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
+    model = f"{info.provider}/{info.model}" if info.provider and info.model else info.provider or info.model
+    header = f"session {info.id} · {when} · {document.status}" + (f" · {model}" if model else "")
+    lines = transcript_lines(document.items) or ["(no messages)"]
+    sys.stdout.write("\n".join([header, "", *lines]) + "\n")
     return 0
 
 

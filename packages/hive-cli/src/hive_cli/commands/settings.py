@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from hive_cli.config_entries import config_entries
-from hive_cli.config_store import get_value, set_value, unset_value
+from hive_cli.config_store import set_value, unset_value
 from hive_cli.errors import USER_ERRORS
 from hive_cli.project_trust import settings_needing_trust
 from hive_core.config import (
@@ -73,17 +73,33 @@ def set_main(key: str, value: str | None) -> int:
 
 
 def get_main(key: str | None, *, raw: bool) -> int:
-    """Print ``key`` (or everything) from the global file; secrets masked unless ``raw``."""
+    """Print the effective value of ``key`` (and everything under it), or every key set anywhere, each with where
+    it came from (file:line, environment variable, default); secrets masked unless ``raw``."""
     try:
-        values = get_value(key, raw=raw)
-    except USER_ERRORS as exc:
+        dotted = ".".join(CONFIG_SCHEMA.normalize_key(key)) if key is not None else None
+        loaded = load_config(find_project_root(Path.cwd()), schema=CONFIG_SCHEMA)
+    except (*USER_ERRORS, ConfigError) as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1
-    if key is not None and not values:
-        sys.stderr.write(f"hive: {key} is not set in {global_config_path()}\n")
-        return 1
-    for name, value in values.items():
-        sys.stdout.write(f"{name} = {value}\n")
+    for warning in loaded.warnings:
+        sys.stderr.write(f"hive: warning: {warning}\n")
+    # One key: its value wherever it comes from, the default included; everything: what is set, defaults left out.
+    entries = config_entries(loaded, raw=raw, include_defaults=dotted is not None)
+    if dotted is not None:
+        entries = [e for e in entries if e.key == dotted or e.key.startswith(f"{dotted}.")]
+        if not entries:
+            sys.stderr.write(
+                f"hive: {dotted} is not set (no file, environment variable or default gives it a value); "
+                f"`hive set {dotted} VALUE` sets it\n"
+            )
+            return 1
+    elif not entries:
+        sys.stderr.write(
+            "hive: nothing is set; `hive set KEY VALUE` sets a key, `hive config show` lists defaults\n"
+        )
+        return 0
+    for entry in entries:
+        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}\n")
     return 0
 
 

@@ -52,8 +52,8 @@ class ContextManager:
         self._masked_upto = 0
         self._leading = 0
         self._calls: dict[str, ToolCallPart] = {}
-        self._chatty = 0
         self._goal: str | None = None
+        self._since_goal = 0
         self._summary: Message | None = None
         self._summary_text: str | None = None
         self._omitted = 0
@@ -152,9 +152,13 @@ class ContextManager:
             if index == self._leading:
                 self._leading += 1
         else:
-            self._chatty += 1
-            if self._goal is None and message.role == "user" and message.text:
+            # The goal is the current task: the latest thing the user asked (a new turn's message, or one typed
+            # while a turn runs), never the session's first message, which a later turn may have left behind.
+            if message.role == "user" and message.text:
                 self._goal = message.text
+                self._since_goal = 0
+            else:
+                self._since_goal += 1
         if message.role == "assistant":
             for call in message.tool_calls:
                 self._calls[call.id] = call
@@ -201,7 +205,7 @@ class ContextManager:
         extras: list[Message] = []
         if self._summary is not None:
             extras.append(self._summary)
-        if self.settings.goal_reminder and self._goal is not None and self._chatty >= REMINDER_AFTER:
+        if self.settings.goal_reminder and self._goal is not None and self._since_goal >= REMINDER_AFTER:
             extras.append(goal_reminder(self._goal))
         return extras
 

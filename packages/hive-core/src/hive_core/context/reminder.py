@@ -1,4 +1,10 @@
-"""The goal reminder: the first user message, restated once a conversation is long (upstream's)."""
+"""The goal reminder: the current task (the latest user message), restated once the turn working on it is long.
+
+Providers fold system messages into the system prompt, so a reminder that changed with every turn would change the
+prompt's start at every turn and defeat prompt caching (a provider's cache, llama.cpp's reuse of the evaluated
+prefix). It therefore appears only once a task has many messages after it (a turn of several tool rounds, where
+the request has scrolled away), and stays the same until the next task.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ __all__ = ["GOAL_MAX_CHARS", "REMINDER_AFTER", "goal_reminder"]
 GOAL_MAX_CHARS: Final = 500
 """A longer goal is cut to 497 characters and ``...``."""
 REMINDER_AFTER: Final = 6
-"""The reminder appears once the conversation holds this many non-system messages."""
+"""The reminder appears once this many non-system messages follow the current task's user message."""
 
 
 def goal_reminder(goal: str) -> Message:

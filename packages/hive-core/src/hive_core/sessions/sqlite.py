@@ -382,6 +382,19 @@ class SqliteSessionStore(SessionStore):
         with self._write() as conn:
             conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token))
 
+    def served(self) -> frozenset[str]:
+        """The sessions whose lease is held by a process that still runs (:meth:`LeaseHolder.live`): an
+        ``active`` session not among them was left by a process that died."""
+        now = self.clock()
+        with self._read() as conn:
+            rows = conn.execute("SELECT session_id, pid, host, machine, started, since, renewed FROM leases")
+            fields = ("pid", "host", "machine", "started", "since", "renewed")
+            return frozenset(
+                row[0]
+                for row in rows
+                if msgspec.convert(dict(zip(fields, row[1:], strict=True)), LeaseHolder).live(now)
+            )
+
     # -- sessions --------------------------------------------------------------------------------------------
 
     def create(
