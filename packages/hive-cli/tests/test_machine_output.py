@@ -158,3 +158,32 @@ def test_a_no_key_session_says_which_model_answers(ws: Workspace, server: Script
     real = ws.use(server).run("-p", "hi")
     assert real.code == 0, real
     assert "SmolLM2" not in real.stderr
+
+
+def test_get_and_config_show_speak_the_same_vocabulary(ws: Workspace, server: ScriptedModelServer) -> None:
+    ws.use(server)
+    ws.env["OPENAI_MODEL"] = "gpt-test-model"
+    (ws.project / ".hive" / "config.yaml").write_text("sandbox:\n  networkAccess: true\n", encoding="utf-8")
+    ws.trusted = False
+    got = ws.run("get", "openai.model", "-o", "json")
+    assert got.code == 0, got
+    document = got.document()
+    _assert_snake(document, "get -o json")
+    [entry] = document["entries"]
+    assert (entry["key"], entry["value"], entry["layer"], entry["variable"]) == (
+        "openai.model",
+        "gpt-test-model",
+        "env",
+        "OPENAI_MODEL",
+    )
+    shown = ws.run("config", "show", "-o", "json")
+    assert shown.code == 0, shown
+    whole = shown.document()
+    _assert_snake(whole, "config show -o json")
+    keys = {item["key"]: item for item in whole["entries"]}
+    assert keys["openai.model"]["value"] == "gpt-test-model"
+    assert [item["setting"] for item in whole["ignored"]] == ["sandbox.networkAccess: true"]
+    lines = ws.run("config", "show", "-o", "jsonl")
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert {record["type"] for record in records} == {"entry", "ignored"}
+    assert len([r for r in records if r["type"] == "entry"]) == len(whole["entries"])

@@ -329,12 +329,13 @@ def set_(key: str, value: str | None) -> None:
 @cli.command(epilog="\b\nExamples:\n  hive get\n  hive get openai.model\n  hive get openai.apiKey --raw")
 @click.argument("key", required=False)
 @click.option("--raw", is_flag=True, help="Show secrets unmasked.")
-def get(key: str | None, raw: bool) -> None:
+@_output_option("on stdout")
+def get(key: str | None, raw: bool, output: str) -> None:
     """Show the effective value of a key and where it comes from (without a key: every key set). API keys are
     masked unless --raw."""
     from .commands.settings import get_main
 
-    sys.exit(get_main(key, raw=raw))
+    sys.exit(get_main(key, raw=raw, output=output))
 
 
 @cli.command(epilog="\b\nExample:\n  hive unset openai.apiKey")
@@ -349,11 +350,12 @@ def unset(key: str) -> None:
 @cli.command(epilog="\b\nExamples:\n  hive config\n  hive config path\n  hive config show --raw")
 @click.argument("action", type=click.Choice(["show", "path"]), default="show")
 @click.option("--raw", is_flag=True, help="Show secrets unmasked.")
-def config(action: str, raw: bool) -> None:
+@_output_option("on stdout")
+def config(action: str, raw: bool, output: str) -> None:
     """Show the merged configuration and where each value comes from, or the config file paths."""
     from .commands.settings import config_main
 
-    sys.exit(config_main(action, raw=raw))
+    sys.exit(config_main(action, raw=raw, output=output))
 
 
 @cli.command(

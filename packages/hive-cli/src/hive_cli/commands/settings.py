@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import getpass
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from hive_cli.config_entries import config_entries
+from hive_cli.config_entries import ConfigEntry, config_entries
 from hive_cli.config_store import set_value, unset_value
 from hive_cli.errors import USER_ERRORS
+from hive_cli.output import print_document, print_records
 from hive_cli.project_trust import settings_needing_trust
 from hive_core.config import (
     ConfigError,
+    IgnoredSetting,
     find_project_root,
     global_config_path,
     is_secret_key,
@@ -72,7 +75,42 @@ def set_main(key: str, value: str | None) -> int:
     return 0
 
 
-def get_main(key: str | None, *, raw: bool) -> int:
+def _entry_document(entry: ConfigEntry) -> dict[str, object]:
+    """One key as ``-o json|jsonl`` prints it: ``key``, ``value`` (as shown: masked unless raw), ``origin`` (as the
+    text form says it), ``layer``, ``source``, ``line``, ``variable``, ``used``."""
+    origin = entry.origin
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "origin": str(origin),
+        "layer": origin.layer,
+        "source": origin.source,
+        "line": origin.line,
+        "variable": origin.variable,
+        "used": entry.used,
+    }
+
+
+def _print_entries(
+    entries: Sequence[ConfigEntry], output: str, ignored: Sequence[IgnoredSetting] | None = None
+) -> None:
+    """The keys in a machine format: ``json`` one document ``{"entries": [...]}`` (with ``config show``, also
+    ``"ignored": [{setting, source, line}]``, the untrusted project's settings), ``jsonl`` a record per key
+    (``{"type": "entry", ...}``) and per ignored setting (``{"type": "ignored", ...}``)."""
+    documents = [_entry_document(entry) for entry in entries]
+    skipped = [{"setting": item.setting, "source": item.source, "line": item.line} for item in ignored or ()]
+    if output == "json":
+        print_document({"entries": documents, **({"ignored": skipped} if ignored is not None else {})})
+        return
+    print_records(
+        [
+            *({"type": "entry", **document} for document in documents),
+            *({"type": "ignored", **item} for item in skipped),
+        ]
+    )
+
+
+def get_main(key: str | None, *, raw: bool, output: str = "text") -> int:
     """Print the effective value of ``key`` (and everything under it), or every key set anywhere, each with where
     it came from (file:line, environment variable, default); secrets masked unless ``raw``."""
     try:
@@ -93,10 +131,13 @@ def get_main(key: str | None, *, raw: bool) -> int:
                 f"`hive set {dotted} VALUE` sets it\n"
             )
             return 1
-    elif not entries:
+    elif not entries and output == "text":
         sys.stderr.write(
             "hive: nothing is set; `hive set KEY VALUE` sets a key, `hive config show` lists defaults\n"
         )
+        return 0
+    if output != "text":
+        _print_entries(entries, output)
         return 0
     for entry in entries:
         sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}\n")
@@ -117,10 +158,18 @@ def unset_main(key: str) -> int:
     return 0
 
 
-def config_main(action: str, *, raw: bool) -> int:
+def config_main(action: str, *, raw: bool, output: str = "text") -> int:
     """``config path``: the files; ``config show``: every value with where it came from."""
     root = find_project_root(Path.cwd())
     if action == "path":
+        if output != "text":
+            paths = {"global": str(global_config_path()), "project": str(project_config_path(root))}
+            paths["env"] = str(project_env_path(root))
+            if output == "json":
+                print_document(paths)
+            else:
+                print_records([paths])
+            return 0
         sys.stdout.write(f"global:  {global_config_path()}\nproject: {project_config_path(root)}\n")
         sys.stdout.write(f".env:    {project_env_path(root)}\n")
         return 0
@@ -131,19 +180,26 @@ def config_main(action: str, *, raw: bool) -> int:
         return 1
     for warning in loaded.warnings:
         sys.stderr.write(f"hive: warning: {warning}\n")
-    for entry in config_entries(loaded, raw=raw):
-        unused = "" if entry.used else "; not used by this version of hive yet"
-        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}{unused}\n")
+    ignored: list[IgnoredSetting] = []
     if not loaded.trusted:
         try:
             ignored = settings_needing_trust(root, loaded)
         except USER_ERRORS as exc:
             sys.stderr.write(f"hive: {exc}\n")
             return 1
-        if ignored:
-            sys.stdout.write("# ignored, as the project is not trusted (`hive trust` to use them):\n")
-        for item in ignored:
-            sys.stdout.write(f"#   {item}\n")
+    entries = config_entries(loaded, raw=raw)
+    if output != "text":
+        _print_entries(entries, output, ignored)
+        for notice in loaded.notices:
+            sys.stderr.write(f"hive: {notice}\n")
+        return 0
+    for entry in entries:
+        unused = "" if entry.used else "; not used by this version of hive yet"
+        sys.stdout.write(f"{entry.key} = {entry.value}  # {entry.origin}{unused}\n")
+    if ignored:
+        sys.stdout.write("# ignored, as the project is not trusted (`hive trust` to use them):\n")
+    for item in ignored:
+        sys.stdout.write(f"#   {item}\n")
     for notice in loaded.notices:
         sys.stderr.write(f"hive: {notice}\n")
     return 0
