@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive_core.questions import Answers
 from hive_protocol import Event, QuestionRequestEvent
@@ -25,9 +25,12 @@ from .output import (
 )
 from .questioner import TerminalQuestioner
 from .render import TextRenderer
+
+if TYPE_CHECKING:
+    from .opening import OpenSession
 from .summary import TurnSummary, exit_code
 
-__all__ = ["TurnOutput"]
+__all__ = ["TurnOutput", "attached_prompt"]
 
 
 @dataclass
@@ -134,3 +137,23 @@ class TurnOutput:
             error=error,
             stop_reason=stop_reason,
         )
+
+
+async def attached_prompt(session: OpenSession, prompt: str, printer: TurnOutput) -> str | int:
+    """A one-shot's ``prompt`` with its ``@path`` mentions attached as at the interactive prompt (with no terminal, a
+    file the rules ask about is left out, said on stderr); when an attachment is refused, the failure is printed
+    (nothing was sent) and its exit code returned instead."""
+    # Imported here: attaching loads the permission engine and the file tools, which a one-shot on the local model
+    # imports while the model loads, not before.
+    from .attachments import AttachmentError, attach_for
+
+    try:
+        attached = await attach_for(session, prompt)
+    except AttachmentError as exc:
+        session.end(failed=True)
+        if printer.output == "jsonl":  # `start` is the first record, always
+            printer.begin(session.session_id)
+        return printer.failed(f"{exc} (nothing sent)", stop_reason="error", code=1)
+    for line in attached.left_out:
+        sys.stderr.write(f"hive: {line}\n")
+    return attached.text

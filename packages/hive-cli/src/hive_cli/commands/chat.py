@@ -8,7 +8,6 @@ from typing import cast
 import anyio
 
 from hive_cli.assemble import HostOptions
-from hive_cli.attachments import AttachmentError, attach_for
 from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
@@ -19,7 +18,7 @@ from hive_cli.piped_input import PipedInputTooLarge, combine, read_piped
 from hive_cli.questioner import TerminalQuestioner
 from hive_cli.render import TextRenderer
 from hive_cli.summary import TurnSummary
-from hive_cli.turn_output import TurnOutput
+from hive_cli.turn_output import TurnOutput, attached_prompt
 from hive_protocol import UserMessageRequest
 
 __all__ = ["chat_main"]
@@ -131,20 +130,14 @@ async def _one_shot(
         say_local_model_notice(session, sys.stderr)
     printer.watch_questions(_questioner(session))
     with session:
-        try:  # `@path` as at the interactive prompt; with no terminal, a file the rules ask about is left out
-            attached = await attach_for(session, prompt)
-        except AttachmentError as exc:
-            session.end(failed=True)
-            if printer.output == "jsonl":  # `start` is the first record, always
-                printer.begin(session.session_id)
-            return printer.failed(f"{exc} (nothing sent)", stop_reason="error", code=1)
-        for line in attached.left_out:
-            sys.stderr.write(f"hive: {line}\n")
+        attached = await attached_prompt(session, prompt, printer)
+        if isinstance(attached, int):
+            return attached
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
             printer.begin(session.session_id)
             try:
-                summary = await drive_turn(session.runner, UserMessageRequest(content=attached.text), printer)
+                summary = await drive_turn(session.runner, UserMessageRequest(content=attached), printer)
             except ForcedExit as stop:
                 summary = stop
         if isinstance(summary, ForcedExit):

@@ -8,7 +8,6 @@ from collections.abc import Callable
 import anyio
 
 from hive_cli.assemble import HostOptions
-from hive_cli.attachments import AttachmentError, attach_for
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.local_notice import say_local_model_notice
@@ -17,7 +16,7 @@ from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
 from hive_cli.summary import TurnSummary
-from hive_cli.turn_output import TurnOutput
+from hive_cli.turn_output import TurnOutput, attached_prompt
 from hive_core import StdioRunner
 from hive_protocol import ReasoningEffort, UserMessageRequest
 
@@ -106,19 +105,13 @@ async def _run_once(
         say_local_model_notice(session, sys.stderr)
 
     with session:
-        try:  # `@path` as at the interactive prompt; with no terminal, a file the rules ask about is left out
-            attached = await attach_for(session, prompt)
-        except AttachmentError as exc:
-            session.end(failed=True)
-            if printer.output == "jsonl":  # `start` is the first record, always
-                printer.begin(session.session_id)
-            return printer.failed(f"{exc} (nothing sent)", stop_reason="error", code=1)
-        for line in attached.left_out:
-            sys.stderr.write(f"hive: {line}\n")
+        attached = await attached_prompt(session, prompt, printer)
+        if isinstance(attached, int):
+            return attached
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
             printer.begin(session.session_id)
-            request = UserMessageRequest(content=attached.text)
+            request = UserMessageRequest(content=attached)
             try:
                 summary = await drive_turn(session.runner, request, printer, timeout=timeout)
             except ForcedExit as stop:
