@@ -108,7 +108,7 @@ def test_model_restarts_the_cli_on_the_new_model_and_the_conversation_goes_on(
     texts = [json.dumps(r.body) for r in second]
     assert any(REMEMBERED in text and "What was the word?" in text for text in texts), texts
     assert [s["id"] for s in ws.sessions()] == [session["id"]]
-    assert ws.sessions()[0]["messageCount"] == 4
+    assert ws.sessions()[0]["message_count"] == 4
 
 
 def test_model_refuses_to_restart_a_cli_that_cannot_resume_its_session(ws: Workspace) -> None:
@@ -255,7 +255,7 @@ def test_a_switch_the_cli_cannot_start_leaves_the_session_as_it_was(ws: Workspac
     assert before["id"] != empty["id"]
     [after] = ws.sessions()
     assert after["id"] == empty["id"]
-    assert after["messageCount"] == 4
+    assert after["message_count"] == 4
     sent = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
     load = next(m for m in sent if m.get("method") == "session/load")
     assert load["params"]["sessionId"] == "sess_cli_1"

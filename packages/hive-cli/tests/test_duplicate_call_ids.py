@@ -78,8 +78,8 @@ def test_hive_p_runs_and_reports_both_calls(ws: Workspace, server: ScriptedModel
 
     assert result.code == 0, result
     records = result.records()
-    assert [r["id"] for r in records if r["type"] == "tool_call"] == ["dup", "dup_2"]
-    results = {r["id"]: r["name"] for r in records if r["type"] == "tool_result"}
+    assert [r["call_id"] for r in records if r["type"] == "tool_call"] == ["dup", "dup_2"]
+    results = {r["call_id"]: r["tool"] for r in records if r["type"] == "tool_result"}
     assert results == {"dup": "read_file", "dup_2": "write_file"}
     assert (ws.project / "out.txt").read_text(encoding="utf-8") == "written"
     assert_paired(server)

@@ -44,7 +44,7 @@ def test_session_started_comes_first_and_a_turn_streams_to_turn_end(
     # The turn was recorded under the announced id.
     [session] = ws.sessions()
     assert session["id"] == started["session_id"]
-    assert session["messageCount"] == 2
+    assert session["message_count"] == 2
 
 
 def test_asked_calls_are_approved_or_rejected_over_the_wire(

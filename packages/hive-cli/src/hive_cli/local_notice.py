@@ -29,7 +29,12 @@ def local_model_notice(session: OpenSession) -> str | None:
     if settings.provider != "local":
         return None
     model = (settings.model or "").lower()
-    return LOCAL_MODEL_NOTICE if not model or "smollm2" in model else None
+    if model and "smollm2" not in model:
+        return None
+    from hive_providers.local.models import default_model_path
+
+    # Without the model installed the run fails with what to install; a notice of who answers would be false.
+    return LOCAL_MODEL_NOTICE if model or default_model_path() is not None else None
 
 
 def say_local_model_notice(session: OpenSession, stream: TextIO) -> None:
