@@ -89,7 +89,7 @@ async def _turn(project: Project, directory: Path | None, approvals: Approvals) 
             executable=str(require_cli("codex")),
             endpoint=ModelEndpoint(base_url=f"{server.url}/v1", model=MODEL),
             home=project.root / "home",
-            policy=PermissionPolicy(load_permission_rules(project.project), project.project),
+            policy=PermissionPolicy(load_permission_rules(project.project, trusted=True), project.project),
             approvals=approvals,
             startup_timeout=60.0,
             cancel_grace=3.0,
