@@ -53,12 +53,12 @@ def test_the_runner_gets_the_model_the_tools_and_a_fresh_home_and_nothing_else(t
     assert (tmp_path / "home" / ".hive").is_dir()
 
 
-def test_hive_is_given_its_plugin_permission_and_config_files(tmp_path: Path) -> None:
+def test_hive_is_given_its_plugin_permissions_and_config_as_the_users_own(tmp_path: Path) -> None:
     meta = Meta(
         description="d", requirements=["HIVE-TEXT-001"], tool_timeout_ms=1000, approval_timeout_seconds=1.5
     )
     project, _ = _prepare(tmp_path, meta)
-    hive = project / ".hive"
+    hive = tmp_path / "home" / ".hive"
     assert json.loads((hive / "plugins.json").read_text()) == {
         "plugins": [
             {
@@ -69,14 +69,17 @@ def test_hive_is_given_its_plugin_permission_and_config_files(tmp_path: Path) ->
             }
         ]
     }
-    rules = json.loads((hive / "permissions.json").read_text())["permissions"]["mcp_tools"]
-    assert rules == [
+    config = json.loads((hive / "config.yaml").read_text())
+    assert config["approval"] == {"timeoutSeconds": 1.5}
+    assert config["permissions"]["mcpTools"] == [
         {"pattern": "mcp__conformance__set_value", "action": "ask", "priority": 100},
         {"pattern": "mcp__conformance__*", "action": "allow"},
     ]
-    assert json.loads((hive / "config.yaml").read_text()) == {"approval": {"timeoutSeconds": 1.5}}
+    # Nothing in the project itself, which hive would ignore until the user trusts it.
+    assert not (project / ".hive").exists()
     assert json.loads((project / "conformance.json").read_text()) == {
         "mcp_server": "conformance",
+        "mcp_url": "http://127.0.0.1:5678/mcp",
         "ask_tools": ["mcp__conformance__set_value"],
         "tool_timeout_ms": 1000,
         "approval_timeout_seconds": 1.5,
@@ -85,6 +88,11 @@ def test_hive_is_given_its_plugin_permission_and_config_files(tmp_path: Path) ->
 
 def test_unset_settings_are_left_to_the_runner(tmp_path: Path) -> None:
     project, _ = _prepare(tmp_path, Meta(description="d", requirements=["HIVE-TEXT-001"]))
-    assert not (project / ".hive" / "config.yaml").exists()
-    assert "timeoutMs" not in (project / ".hive" / "plugins.json").read_text()
-    assert set(json.loads((project / "conformance.json").read_text())) == {"mcp_server", "ask_tools"}
+    hive = tmp_path / "home" / ".hive"
+    assert "approval" not in json.loads((hive / "config.yaml").read_text())
+    assert "timeoutMs" not in (hive / "plugins.json").read_text()
+    assert set(json.loads((project / "conformance.json").read_text())) == {
+        "mcp_server",
+        "mcp_url",
+        "ask_tools",
+    }

@@ -3,7 +3,8 @@ each session to a fresh stdio runner process (``hive run --server`` by default).
 
 - ``POST /sessions`` with ``{"session_id", "working_directory", "settings"}`` starts the runner command in
   ``working_directory``, with the bridge's environment plus a fresh ``HOME``/``HIVE_HOME`` and
-  ``HIVE_SESSION_ID`` = ``session_id``; ``settings`` is not needed (hive reads the project's ``.hive`` files).
+  ``HIVE_SESSION_ID`` = ``session_id``; when ``settings`` is given, the fresh hive home holds the user settings
+  it describes (the fixture MCP server and its rules, :func:`~hive_conformance.workspace.write_hive_home`).
   It answers ``{"session_id": handle}``: the handle is the given id or, when that id was opened before (the
   kit opens every scenario as ``conformance``), the id with a ``-2``, ``-3``, … suffix.
 - ``GET /sessions/{handle}/events``: the child's stdout lines as Server-Sent Events, ``id:`` the 1-based
@@ -37,6 +38,7 @@ from typing import Any, Final, Self, cast
 import anyio
 import anyio.abc
 import anyio.from_thread
+import msgspec
 import uvicorn
 from anyio.abc import Process
 from conformance_targets import HIVE_SERVER
@@ -44,6 +46,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from hive_conformance.workspace import ScenarioSettings, write_hive_home
 
 __all__ = ["HttpBridge"]
 
@@ -167,8 +171,15 @@ class HttpBridge:
             return PlainTextResponse("session_id and working_directory are required strings", status_code=400)
         if not await anyio.Path(directory).is_dir():
             return PlainTextResponse(f"no such directory: {directory}", status_code=400)
+        try:
+            settings = msgspec.convert(fields.get("settings"), ScenarioSettings | None)
+        except msgspec.ValidationError as error:
+            return PlainTextResponse(f"settings: {error}", status_code=400)
         home = self._homes / f"session-{next(self._numbers)}"
-        await anyio.Path(home / ".hive").mkdir(parents=True)
+        if settings is None:
+            await anyio.Path(home / ".hive").mkdir(parents=True)
+        else:
+            write_hive_home(home / ".hive", settings)
         environment = {
             **self.environment,
             "HOME": str(home),

@@ -56,11 +56,6 @@ def stdio_run(
     return done, report, output_dir
 
 
-@pytest.mark.xfail(
-    reason="the kit declares its MCP server in the project's .hive/plugins.json, which project trust now ignores "
-    "until the project is trusted; the kit's workspace must learn to trust its project",
-    strict=False,
-)
 def test_the_stdio_server_passes_every_scenario(
     stdio_run: tuple[subprocess.CompletedProcess[str], Report, Path],
 ) -> None:
@@ -75,11 +70,6 @@ def test_the_stdio_server_passes_every_scenario(
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    reason="the kit declares its MCP server in the project's .hive/plugins.json, which project trust now ignores "
-    "until the project is trusted; the kit's workspace must learn to trust its project",
-    strict=False,
-)
 async def test_the_in_process_runner_writes_the_stdio_servers_bytes(
     stdio_run: tuple[subprocess.CompletedProcess[str], Report, Path], tmp_path: Path
 ) -> None:

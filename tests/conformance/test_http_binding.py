@@ -9,6 +9,7 @@ Also: ``Last-Event-ID`` resumption, the bridge's own answers, the SSE parser, an
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import socket
 import sys
@@ -30,7 +31,14 @@ from hive_conformance.harness import Suite, normalize_recording, run_suite
 from hive_conformance.http import HttpTarget, sse_payloads
 from hive_conformance.targets import RunnerStartError
 from hive_conformance.tool_server import SERVER_NAME
-from hive_conformance.workspace import API_KEY, MODEL, PASSED_VARIABLES, SESSION_ID, prepare_workspace
+from hive_conformance.workspace import (
+    API_KEY,
+    MODEL,
+    PASSED_VARIABLES,
+    SESSION_ID,
+    SETTINGS_FILE_NAME,
+    prepare_workspace,
+)
 
 TRANSPORT_SCENARIOS = (
     "text_plain",
@@ -54,7 +62,7 @@ WAIT = 30.0
 def runner_environment(suite: Suite) -> dict[str, str]:
     """The bridge's environment: what the harness gives a stdio runner (see ``prepare_workspace``), minus what
     the bridge sets per session (``HOME``, ``HIVE_HOME``, ``HIVE_SESSION_ID``) and the fixture MCP server file
-    (hive reads the project's ``.hive/plugins.json``)."""
+    (the bridge declares the server in each session's hive home, from the binding's ``settings``)."""
     environment = {name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ}
     environment.update(
         OPENAI_ENDPOINT=suite.model.url.rstrip("/") + "/v1",
@@ -288,7 +296,11 @@ async def _open_text_plain(suite: Suite, bridge: HttpBridge, root: Path) -> str:
     async with httpx2.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
         response = await client.post(
             "/sessions",
-            json={"session_id": SESSION_ID, "working_directory": str(workspace.project), "settings": {}},
+            json={
+                "session_id": SESSION_ID,
+                "working_directory": str(workspace.project),
+                "settings": json.loads((workspace.project / SETTINGS_FILE_NAME).read_text()),
+            },
         )
     assert response.status_code == 200
     return str(response.json()["session_id"])

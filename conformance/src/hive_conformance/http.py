@@ -26,7 +26,7 @@ import anyio
 import httpx2
 
 from hive_conformance.targets import Connection, RunnerStartError
-from hive_conformance.workspace import SESSION_ID, Workspace
+from hive_conformance.workspace import SESSION_ID, SETTINGS_FILE_NAME, Workspace
 
 __all__ = ["HttpTarget", "sse_payloads"]
 
@@ -41,7 +41,7 @@ class HttpTarget:
     @asynccontextmanager
     async def connect(self, workspace: Workspace) -> AsyncGenerator[Connection]:
         """Open a session for the scenario; on leaving, close its input and stop reading."""
-        settings_file = workspace.project / "conformance.json"
+        settings_file = workspace.project / SETTINGS_FILE_NAME
         settings = cast("dict[str, Any]", json.loads(settings_file.read_text(encoding="utf-8")))
         try:
             client = httpx2.AsyncClient(base_url=self.base_url, timeout=httpx2.Timeout(30.0, read=None))

@@ -1,9 +1,11 @@
 """What a runner under test is given: a fresh project directory, a fresh home, and its environment.
 
-The project directory holds the fixture MCP server twice over: as a standard ``mcpServers`` file (its path in
-``HIVE_CONFORMANCE_MCP_SERVERS``, for any runner) and as hive's own project files (``.hive/plugins.json``,
-``.hive/permissions.json``, ``.hive/config.yaml``). ``conformance.json`` states the scenario's settings for
-runners that read neither.
+The fixture MCP server is given twice over: as a standard ``mcpServers`` file (its path in
+``HIVE_CONFORMANCE_MCP_SERVERS``, for any runner) and as hive's own user settings in the fresh hive home
+(``plugins.json``, and ``config.yaml`` with the ``permissions`` rules and the approval timeout). They are the
+user's settings, not the project's, because hive ignores a project's own plugins and allow rules until the user
+trusts that project. ``conformance.json`` in the project states the scenario's settings for runners that read
+neither.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ __all__ = [
     "MODEL",
     "PASSED_VARIABLES",
     "SESSION_ID",
+    "SETTINGS_FILE_NAME",
+    "ScenarioSettings",
     "Workspace",
     "prepare_workspace",
+    "write_hive_home",
 ]
 
 MODEL: Final = "scripted-model"
@@ -59,6 +64,25 @@ PASSED_VARIABLES: Final = (
 """The caller's variables a runner inherits; nothing else leaks in (no provider keys, no ``HIVE_*``)."""
 
 
+SETTINGS_FILE_NAME: Final = "conformance.json"
+"""The project file stating the scenario's settings (:class:`ScenarioSettings`) for any runner."""
+
+
+class ScenarioSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A scenario's settings, as ``conformance.json`` (and the HTTP binding's ``settings``) state them."""
+
+    mcp_server: str
+    """The fixture MCP server's name (``conformance``)."""
+    mcp_url: str
+    """The fixture MCP server's streamable-HTTP address."""
+    ask_tools: list[str]
+    """The fixture tools (their full names) a runner must ask approval for; the server's others are allowed."""
+    tool_timeout_ms: int | None = None
+    """How long a tool call may run, when the scenario sets it."""
+    approval_timeout_seconds: float | None = None
+    """How long an approval may wait for its answer, when the scenario sets it."""
+
+
 class Workspace(msgspec.Struct, frozen=True, kw_only=True):
     """One scenario's directories and environment."""
 
@@ -86,44 +110,25 @@ def prepare_workspace(
     ``environment`` is where passed variables come from (default: this process's); ``extra`` is added last.
     """
     project, home = root / "project", root / "home"
-    (project / ".hive").mkdir(parents=True)
-    (home / ".hive").mkdir(parents=True)
+    hive_home = home / ".hive"
+    project.mkdir(parents=True)
     servers = project.parent / "mcp-servers.json"
     _write(servers, {"mcpServers": {server_name: {"type": "http", "url": tools_url}}})
-    plugin: dict[str, object] = {"name": server_name, "transport": "http", "url": tools_url}
-    if meta.tool_timeout_ms is not None:
-        plugin["timeoutMs"] = meta.tool_timeout_ms
-    _write(project / ".hive" / "plugins.json", {"plugins": [plugin]})
-    prefix = f"mcp__{server_name}__"
-    _write(
-        project / ".hive" / "permissions.json",
-        {
-            "permissions": {
-                "mcp_tools": [
-                    *({"pattern": prefix + name, "action": "ask", "priority": 100} for name in ASK_TOOLS),
-                    {"pattern": prefix + "*", "action": "allow"},
-                ]
-            }
-        },
+    settings = ScenarioSettings(
+        mcp_server=server_name,
+        mcp_url=tools_url,
+        ask_tools=[f"mcp__{server_name}__{name}" for name in ASK_TOOLS],
+        tool_timeout_ms=meta.tool_timeout_ms,
+        approval_timeout_seconds=meta.approval_timeout_seconds,
     )
-    if meta.approval_timeout_seconds is not None:
-        # JSON is YAML: hive's config.yaml reads it as is.
-        _write(
-            project / ".hive" / "config.yaml", {"approval": {"timeoutSeconds": meta.approval_timeout_seconds}}
-        )
-    settings = {
-        "mcp_server": server_name,
-        "ask_tools": [prefix + name for name in ASK_TOOLS],
-        "tool_timeout_ms": meta.tool_timeout_ms,
-        "approval_timeout_seconds": meta.approval_timeout_seconds,
-    }
-    _write(project / "conformance.json", {key: value for key, value in settings.items() if value is not None})
+    write_hive_home(hive_home, settings)
+    (project / SETTINGS_FILE_NAME).write_bytes(msgspec.json.format(msgspec.json.encode(settings)) + b"\n")
     source = os.environ if environment is None else environment
     env = {name: source[name] for name in passed if name in source}
     env.update(
         {
             "HOME": str(home),
-            "HIVE_HOME": str(home / ".hive"),
+            "HIVE_HOME": str(hive_home),
             "OPENAI_ENDPOINT": model_url.rstrip("/") + "/v1",
             # The kit's expected streams were recorded over the Responses API; another endpoint defaults to Chat.
             "OPENAI_API": "responses",
@@ -136,6 +141,29 @@ def prepare_workspace(
     )
     env.update(extra or {})
     return Workspace(project=project, home=home, environment=env)
+
+
+def write_hive_home(hive_home: Path, settings: ScenarioSettings) -> None:
+    """Create ``hive_home`` holding a hive user's settings for a scenario: the fixture MCP server in
+    ``plugins.json``; in ``config.yaml``, the ``permissions`` rules (ask for ``settings.ask_tools``, allow the
+    server's other tools) and the approval timeout when set."""
+    hive_home.mkdir(parents=True, exist_ok=True)
+    plugin: dict[str, object] = {"name": settings.mcp_server, "transport": "http", "url": settings.mcp_url}
+    if settings.tool_timeout_ms is not None:
+        plugin["timeoutMs"] = settings.tool_timeout_ms
+    _write(hive_home / "plugins.json", {"plugins": [plugin]})
+    config: dict[str, object] = {
+        "permissions": {
+            "mcpTools": [
+                *({"pattern": name, "action": "ask", "priority": 100} for name in settings.ask_tools),
+                {"pattern": f"mcp__{settings.mcp_server}__*", "action": "allow"},
+            ]
+        }
+    }
+    if settings.approval_timeout_seconds is not None:
+        config["approval"] = {"timeoutSeconds": settings.approval_timeout_seconds}
+    # JSON is YAML: hive's config.yaml reads it as is.
+    _write(hive_home / "config.yaml", config)
 
 
 def _write(path: Path, value: object) -> None:
