@@ -38,7 +38,7 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 
 
 class CliBackend(AgentBackend, Protocol):

@@ -25,8 +25,8 @@ from agent_clis_harness import (
 from hive_core.runners import collect_turn
 from hive_protocol import TextDeltaEvent, verify
 from hive_providers.backends.acp.backend import AcpBackend
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

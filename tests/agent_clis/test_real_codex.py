@@ -47,8 +47,8 @@ from hive_protocol import (
     Event,
 )
 from hive_providers.backends.codex import CodexBackend
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

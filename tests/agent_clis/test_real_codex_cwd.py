@@ -29,8 +29,8 @@ from hive_core.permissions import PermissionPolicy
 from hive_core.permissions.loading import load_permission_rules
 from hive_core.runners import collect_turn
 from hive_providers.backends.codex import CodexBackend
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

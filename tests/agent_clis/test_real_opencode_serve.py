@@ -50,9 +50,9 @@ from hive_protocol import (
     Event,
     QuestionRequestEvent,
 )
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

@@ -142,7 +142,7 @@ def test_model_refuses_to_restart_a_cli_that_cannot_resume_its_session(ws: Works
 
 
 SPEC_MODULE: Final = """\
-from hive_providers.backends.specs import LaunchSpec
+from hive_providers.backends.kit.specs import LaunchSpec
 
 SPEC = LaunchSpec(
     name="mute",
@@ -193,10 +193,10 @@ def test_model_says_a_cli_that_takes_no_model_cannot_switch(ws: Workspace) -> No
 
 PICKY_MODULE: Final = """\
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.pool import default_pool
 from hive_providers.backends.registry import BackendDefinition
-from hive_providers.backends.specs import LaunchSpec
+from hive_providers.backends.kit.specs import LaunchSpec
 
 SPEC = LaunchSpec(
     name="picky", title="Picky CLI", executables=("picky",), ask_mode="default", install_hint="it is a test's"

@@ -15,9 +15,9 @@ from hive_core.child_processes import child_supervisor, open_child
 from hive_core.runners import collect_turn
 from hive_protocol import ErrorEvent, Event, TurnEndEvent
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.acp.transport import ProcessTransport
-from hive_providers.backends.errors import BackendNotInstalled
-from hive_providers.backends.specs import BackendOptions
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.transport import ProcessTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ from acp_fake_agent import arguments, read_log
 from hive_core.runners import collect_turn
 from hive_protocol import ErrorEvent, Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest, verify
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.errors import BackendUnavailable
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 
 pytestmark = pytest.mark.anyio
 

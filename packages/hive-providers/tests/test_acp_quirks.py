@@ -30,8 +30,8 @@ from hive_protocol import (
     verify,
 )
 from hive_providers.backends.acp.backend import AcpBackend
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 pytestmark = pytest.mark.anyio
 

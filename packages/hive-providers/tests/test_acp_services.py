@@ -35,7 +35,7 @@ from hive_providers.backends.acp.services import (
     is_question,
     permission_arguments,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 pytestmark = pytest.mark.anyio
 

@@ -28,8 +28,8 @@ from hive_protocol import (
     verify,
 )
 from hive_providers.backends.acp.backend import AcpBackend
+from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,8 @@ from hive_protocol import (
     TurnEndEvent,
     verify,
 )
-from hive_providers.backends.acp.tool_calls import OUTPUT_LIMIT, ToolCallTracker, normalise_id, tool_name
 from hive_providers.backends.acp.updates import TurnMapper
+from hive_providers.backends.kit.tool_calls import OUTPUT_LIMIT, ToolCallTracker, normalise_id, tool_name
 
 
 class Turn:

@@ -31,12 +31,12 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
 from hive_providers.backends.claude import ClaudeCodeBackend, StreamMapper
 from hive_providers.backends.claude.control import DECLINED_QUESTION, PermissionResponder
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 pytestmark = pytest.mark.anyio
 

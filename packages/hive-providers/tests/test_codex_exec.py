@@ -32,14 +32,14 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.exec_events import ExecTurn
 from hive_providers.backends.codex.exec_mode import APPROVAL_WARNING, exec_arguments
 from hive_providers.backends.codex.subagents import SubThreads
-from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 THREAD: Final = "01a2327d-c1da-77f3-8827-86754225cc36"
 COMMAND: Final = "/bin/bash -lc 'touch hive_tool_ran.txt'"

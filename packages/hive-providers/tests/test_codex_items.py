@@ -26,13 +26,13 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
 from hive_providers.backends.codex import CodexBackend, TurnItems
 from hive_providers.backends.codex.backend import approval_decision
 from hive_providers.backends.codex.items import command_line, error_code
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 THREAD: Final = "01a2322e-9703-7a73-ab99-a70d38d5c6ee"
 TURN: Final = "01a2322e-971e-7c33-ba9a-0b3ba4e86104"

@@ -20,8 +20,8 @@ from hive_core.runners import collect_turn
 from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent, verify
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.subagents import SubThreads
+from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 MAIN: Final = "01a2327f-a064-7953-b52c-715d736f02c7"
 CHILD: Final = "01a2327f-a0d9-7101-b188-a83a17a9dbb0"

@@ -32,8 +32,8 @@ from hive_protocol import (
 from hive_providers.backends.copilot.backend import NO_ASK_USER, NO_AUTO_LOGIN, CopilotBackend
 from hive_providers.backends.copilot.transport import frame
 from hive_providers.backends.copilot.turn import DECLINED_QUESTION, CopilotTurn, question_of, validated_answer
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = pytest.mark.anyio
 

@@ -22,16 +22,16 @@ from hive_core.approvals import ApprovalDecision, ApprovalRequest
 from hive_core.permissions import PermissionPolicy
 from hive_core.permissions.loading import load_permission_rules
 from hive_providers.backends.acp.services import AcpClientServices
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
 from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.copilot.turn import CopilotTurn
-from hive_providers.backends.judging import judge_call, verdict_of, working_directory
+from hive_providers.backends.kit.judging import judge_call, verdict_of, working_directory
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.opencode.questions import read_permission
 from hive_providers.backends.pi.approvals import ToolJudge
 from hive_providers.backends.pi.rpc import ApprovalDialog
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ import pytest
 from hive_core.approvals import ApprovalDecision, ApprovalRequest
 from hive_core.permissions import PermissionPolicy, PermissionRules
 from hive_protocol import Event
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
-from hive_providers.backends.judging import judge_call
+from hive_providers.backends.kit.judging import judge_call
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 pytestmark = pytest.mark.anyio
 

@@ -37,11 +37,11 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.omp import OmpBackend
 from hive_providers.backends.omp.ask import answer_frame, read_ask
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions, ModelEndpoint
 
 pytestmark = pytest.mark.anyio
 

@@ -35,10 +35,10 @@ from hive_protocol import (
     UserMessageRequest,
     verify,
 )
-from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 pytestmark = pytest.mark.anyio
 

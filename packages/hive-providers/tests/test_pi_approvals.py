@@ -13,7 +13,7 @@ import pytest
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_protocol import Event, ToolEndEvent, ToolStartEvent
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi.approvals import ToolJudge, hive_arguments
 from hive_providers.backends.pi.rpc import APPROVAL_MARKER, read_approval, read_dialog
 

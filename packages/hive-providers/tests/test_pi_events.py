@@ -23,12 +23,12 @@ from hive_protocol import (
     TurnEndEvent,
     UserMessageRequest,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
-from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi import PiBackend, PiEventMapper
 from hive_providers.backends.pi.rpc import QUESTION_MARKER, answer_value, read_dialog
 from hive_providers.backends.registry import resolve_backend
-from hive_providers.backends.specs import BackendOptions
 
 _USAGE: Final = {"input": 1398, "output": 5, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 1405}
 
@@ -270,7 +270,7 @@ async def test_non_json_exit_at_start_is_a_start_error(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_dying_mid_turn_quotes_stderr(tmp_path: Path) -> None:
-    from hive_providers.backends.acp.connection import AgentProcessError
+    from hive_providers.backends.kit.errors import AgentProcessError
 
     with pytest.raises(AgentProcessError, match=r"exited with code 7 during the turn.*out of cheese"):
         await _turn(_backend(tmp_path, "die"))
@@ -278,7 +278,7 @@ async def test_dying_mid_turn_quotes_stderr(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_missing_program_is_not_installed(tmp_path: Path) -> None:
-    from hive_providers.backends.errors import BackendNotInstalled
+    from hive_providers.backends.kit.errors import BackendNotInstalled
 
     backend = _backend(tmp_path, "ok")
     backend.options.executable = str(tmp_path / "no-such-pi")

@@ -14,7 +14,7 @@ from .live_session import LiveSession
 
 if TYPE_CHECKING:
     from hive_core.backends import AgentBackend
-    from hive_providers.backends.specs import LaunchSpec
+    from hive_providers.backends.kit.specs import LaunchSpec
 
 __all__ = ["agent_model", "describe_agent_model", "switch_agent_model"]
 
@@ -26,7 +26,7 @@ def agent_model(live: LiveSession) -> str | None:
     if options.model:
         return options.model
     if options.model_endpoint is not None:
-        from hive_providers.backends.specs import ENDPOINT_MODEL
+        from hive_providers.backends.kit.specs import ENDPOINT_MODEL
 
         return ENDPOINT_MODEL
     return live.session.conversation.info.model

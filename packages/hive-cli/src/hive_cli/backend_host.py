@@ -28,7 +28,7 @@ class AgentOptionError(UserError, ValueError):
 def canonical_agent(name: str | None) -> str | None:
     """The canonical name of ``--agent NAME`` (``hive`` for the built-in loop); ``None`` when it was not given.
 
-    Raises :class:`~hive_providers.backends.errors.UnknownBackend` (its message lists the names and aliases).
+    Raises :class:`~hive_providers.backends.kit.errors.UnknownBackend` (its message lists the names and aliases).
     """
     if name is None:
         return None
@@ -65,10 +65,10 @@ def build_backend(
     Raises a :class:`~hive_core.errors.UserError` fit for one line: the backend speaks a protocol hive does not
     drive yet, cannot run against a model endpoint, or is not installed (with the command that installs it).
     """
-    from hive_providers.backends.errors import BackendUnavailable
+    from hive_providers.backends.kit.errors import BackendUnavailable
+    from hive_providers.backends.kit.specs import ENDPOINT_MODEL, BackendOptions, ModelEndpoint
     from hive_providers.backends.pool import default_pool
     from hive_providers.backends.registry import create_backend, resolve_backend
-    from hive_providers.backends.specs import ENDPOINT_MODEL, BackendOptions, ModelEndpoint
 
     spec = resolve_backend(name)
     endpoint = None

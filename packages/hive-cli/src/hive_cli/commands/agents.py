@@ -9,7 +9,7 @@ import anyio
 
 from hive_cli.output import print_document, print_records
 from hive_core.backends import HIVE_BACKEND, BackendProbe
-from hive_providers.backends.specs import LaunchSpec
+from hive_providers.backends.kit.specs import LaunchSpec
 
 __all__ = ["agents_main", "probe_all"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import typing
 
-from .errors import BackendNotInstalled, BackendStartError, BackendUnavailable, UnknownBackend
+from .kit.errors import BackendNotInstalled, BackendStartError, BackendUnavailable, UnknownBackend
+from .kit.specs import BackendOptions, LaunchSpec, ModelEndpoint
 from .pool import AcpSessionPool, PoolExhausted, PoolSettings, PoolStats, default_pool
 from .probe import probe_backend
 from .registry import BackendDefinition, backend_specs, create_backend, resolve_backend
-from .specs import BackendOptions, LaunchSpec, ModelEndpoint
 
 if typing.TYPE_CHECKING:
     from .acp.backend import AcpBackend

@@ -20,7 +20,7 @@ import msgspec
 
 from hive_core.config.paths import hive_home
 
-from .specs import BackendOptions, LaunchSpec, ModelEndpoint
+from .kit.specs import BackendOptions, LaunchSpec, ModelEndpoint
 
 __all__ = [
     "OFFLINE_RECIPES",
@@ -423,10 +423,10 @@ def prepare_offline(spec: LaunchSpec, options: BackendOptions) -> dict[str, str]
     """Write ``spec``'s private configuration for ``options.endpoint`` and return the environment to run it with.
 
     The private home is ``options.home``, by default ``<hive home>/agents/<name>/home``; it is created.
-    Raises :class:`~hive_providers.backends.errors.BackendUnavailable` when hive has no recipe for the CLI or no
+    Raises :class:`~hive_providers.backends.kit.errors.BackendUnavailable` when hive has no recipe for the CLI or no
     endpoint was given.
     """
-    from .errors import BackendUnavailable
+    from .kit.errors import BackendUnavailable
 
     recipe = OFFLINE_RECIPES.get(spec.name)
     if recipe is None:

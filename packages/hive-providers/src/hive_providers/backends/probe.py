@@ -26,8 +26,8 @@ from anyio.abc import ByteReceiveStream
 
 from hive_core.backends import BackendProbe
 
-from .errors import BackendNotInstalled
-from .specs import BackendOptions, LaunchSpec
+from .kit.errors import BackendNotInstalled
+from .kit.specs import BackendOptions, LaunchSpec
 
 __all__ = [
     "IDENTITY_CHECKS",

@@ -2,7 +2,7 @@
 
 :data:`BUILTIN_SPECS` declares each CLI once (names, programs, arguments, environment, modes, install command).
 A package adds a backend by declaring an entry point in the group ``hive.backends`` that loads to a
-:class:`~hive_providers.backends.specs.LaunchSpec` (an ACP CLI hive drives itself) or a
+:class:`~hive_providers.backends.kit.specs.LaunchSpec` (an ACP CLI hive drives itself) or a
 :class:`BackendDefinition` (a spec plus a factory of its own)::
 
     [project.entry-points."hive.backends"]
@@ -27,8 +27,8 @@ import msgspec
 
 from hive_core.backends import HIVE_BACKEND, AgentBackend
 
-from .errors import BackendNotInstalled, BackendUnavailable, UnknownBackend
-from .specs import BackendOptions, LaunchSpec
+from .kit.errors import BackendNotInstalled, BackendUnavailable, UnknownBackend
+from .kit.specs import BackendOptions, LaunchSpec
 
 if TYPE_CHECKING:
     from .pool import AcpSessionPool
@@ -408,7 +408,7 @@ def _known() -> list[tuple[str, tuple[str, ...]]]:
 def backend_definition(name: str) -> BackendDefinition:
     """The definition of the backend named ``name`` (canonical or alias, any case, spaces around ignored).
 
-    Raises :class:`~hive_providers.backends.errors.UnknownBackend` for a name that is none, listing them all.
+    Raises :class:`~hive_providers.backends.kit.errors.UnknownBackend` for a name that is none, listing them all.
     """
     found = _table().by_name.get(_key(name))
     if found is None:
@@ -419,7 +419,7 @@ def backend_definition(name: str) -> BackendDefinition:
 def resolve_backend(name: str) -> LaunchSpec:
     """The launch spec of the backend named ``name`` (canonical or alias, any case, spaces around ignored).
 
-    Raises :class:`~hive_providers.backends.errors.UnknownBackend` for a name that is none, listing them all.
+    Raises :class:`~hive_providers.backends.kit.errors.UnknownBackend` for a name that is none, listing them all.
     """
     return backend_definition(name).spec
 
@@ -448,9 +448,9 @@ def create_backend(
 
     A third-party factory builds its own; a CLI that speaks ACP gets hive's ACP client
     (:class:`~hive_providers.backends.acp.backend.AcpBackend`, which keeps warm sessions in ``pool``).
-    Raises :class:`~hive_providers.backends.errors.UnknownBackend` for an unknown name,
-    :class:`~hive_providers.backends.errors.BackendUnavailable` for a CLI whose protocol hive does not drive yet,
-    and :class:`~hive_providers.backends.errors.BackendNotInstalled` when its program is not found.
+    Raises :class:`~hive_providers.backends.kit.errors.UnknownBackend` for an unknown name,
+    :class:`~hive_providers.backends.kit.errors.BackendUnavailable` for a CLI whose protocol hive does not drive yet,
+    and :class:`~hive_providers.backends.kit.errors.BackendNotInstalled` when its program is not found.
     """
     if isinstance(name_or_spec, LaunchSpec):
         spec = name_or_spec

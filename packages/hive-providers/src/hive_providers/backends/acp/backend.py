@@ -4,7 +4,7 @@ Each turn leases a warm :class:`~.connection.AcpConnection` from the pool (by th
 fingerprint of what makes a process reusable), or keeps one of its own without a pool; opens or reuses the CLI's
 session (resuming the options' ``resume`` id on the first turn, or with ``fork`` copying it with the unstable
 ``session/fork``, which an agent that does not advertise ``sessionCapabilities.fork`` refuses with
-:class:`~hive_providers.backends.errors.BackendUnavailable` before any session is opened); maps the turn's
+:class:`~hive_providers.backends.kit.errors.BackendUnavailable` before any session is opened); maps the turn's
 updates to hive events and serves its requests under hive's rules; and ends with one ``turn_end``. Cancelled,
 it ends with ``stop_reason: cancelled`` and every started tool closed; failing (a CLI that exits at start,
 prints no JSON, dies mid-turn) it raises an error the runner classifies, bounded by the startup timeout and by
@@ -24,15 +24,15 @@ from hive_core.backends import BackendProbe
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
-from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.pool import fingerprint
 from hive_providers.backends.probe import probe_backend
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .connection import AcpConnection, launch_command
 from .services import AcpClientServices
-from .tool_calls import ToolCallTracker
 from .updates import TurnMapper
 
 if TYPE_CHECKING:

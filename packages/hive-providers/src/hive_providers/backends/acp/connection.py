@@ -33,15 +33,20 @@ from acp.task import TaskSupervisor
 from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode, excerpt
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError, BackendUnavailable
+from hive_providers.backends.kit.errors import (
+    AgentProcessError,
+    BackendNotInstalled,
+    BackendStartError,
+    BackendUnavailable,
+)
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.transport import ProcessTransport
 from hive_providers.backends.probe import find_executable
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .services import AcpClientServices
-from .transport import ProcessTransport
 from .updates import TurnMapper
 
-__all__ = ["PROTOCOL_VERSION", "AcpConnection", "AgentProcessError", "launch_command"]
+__all__ = ["PROTOCOL_VERSION", "AcpConnection", "launch_command"]
 
 PROTOCOL_VERSION: Final = 1
 """The ACP version hive speaks (an agent answering 2 is spoken to in the v1 subset)."""
@@ -52,10 +57,6 @@ _EXIT_WAIT: Final = 2.0
 _STDIN_EXIT_WAIT: Final = 0.5
 _STDERR_WAIT: Final = 0.2
 _log = logging.getLogger(__name__)
-
-
-class AgentProcessError(ChatError):
-    """The agent's process died, closed its output, or broke the protocol: the turn's ``error``."""
 
 
 def launch_command(spec: LaunchSpec, options: BackendOptions) -> list[str]:

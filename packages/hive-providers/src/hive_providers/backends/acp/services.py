@@ -46,10 +46,9 @@ from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings, SandboxUnavailable, launch_command
 from hive_core.tools import EventSink
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent, RefusalKind
-from hive_providers.backends.json_values import as_list, as_mapping
-from hive_providers.backends.judging import judge_call, verdict_of, working_directory
-
-from .tool_calls import TOOL_NAMES, ToolCallTracker, TrackedCall, text_of
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.judging import judge_call, verdict_of, working_directory
+from hive_providers.backends.kit.tool_calls import TOOL_NAMES, ToolCallTracker, TrackedCall, text_of
 
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",

@@ -24,8 +24,7 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-
-from .tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 __all__ = ["STOP_REASONS", "TurnMapper", "Usage", "result_text", "result_usage"]
 

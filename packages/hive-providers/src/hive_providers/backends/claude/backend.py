@@ -32,13 +32,13 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import TurnEndEvent, UserMessageRequest, excerpt
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.errors import BackendStartError
-from hive_providers.backends.json_values import as_mapping
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import cli_environment, prepare_offline
 from hive_providers.backends.probe import probe_backend, require_executable
-from hive_providers.backends.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .control import PermissionResponder, deny
 from .stream import StreamMapper, result_failure

@@ -23,10 +23,10 @@ from typing import Any, Final
 from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_protocol import QuestionRequestEvent
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.ask_user_question import DECLINED_QUESTION, question_answers, questions_of
-from hive_providers.backends.json_values import as_mapping
-from hive_providers.backends.judging import judge_call, working_directory
+from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION, question_answers, questions_of
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.judging import judge_call, working_directory
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 from .stream import TOOL_KINDS
 

@@ -7,7 +7,7 @@ What maps to what (cli-backends.md §3.1):
   ``assistant`` message that follows repeats that text, so its text is emitted only for a message whose deltas
   never came (a CLI run without ``--include-partial-messages``);
 * a ``tool_use`` block of an ``assistant`` message starts a call, the ``tool_result`` of a ``user`` message ends
-  it, through :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker` (its id rules: a model that
+  it, through :class:`~hive_providers.backends.kit.tool_calls.ToolCallTracker` (its id rules: a model that
   numbers its calls afresh each turn still gets unique hive call ids);
 * a ``Task`` (``Agent``) call starts a subagent: the messages carrying its ``parent_tool_use_id`` are its own
   work, reported as ``agent_work`` snapshots (its latest text, its finished tool calls) and never as the turn's
@@ -31,9 +31,9 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, excerpt, text_of
-from hive_providers.backends.json_values import as_count, as_list, as_mapping
-from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
 
 __all__ = ["SUBAGENT_TOOLS", "TOOL_KINDS", "StreamMapper", "result_failure"]
 

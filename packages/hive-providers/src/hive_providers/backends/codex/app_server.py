@@ -29,8 +29,8 @@ from anyio.abc import TaskGroup
 from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode, excerpt
-from hive_providers.backends.acp.transport import ProcessTransport
-from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.transport import ProcessTransport
 
 __all__ = [
     "AppServerConnection",

@@ -43,12 +43,12 @@ from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.judging import elsewhere, verdict_of
+from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.judging import elsewhere, verdict_of
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable, probe_backend
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .app_server import AppServerConnection, AppServerError, AppServerUnavailable, RpcError
 from .exec_events import ExecTurn, ExecUsage

@@ -30,8 +30,8 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 from .items import command_line
 from .subagents import SubThreads

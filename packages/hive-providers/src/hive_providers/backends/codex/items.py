@@ -4,7 +4,7 @@
 message deltas as ``text_delta`` (a message that streamed none as one ``text_delta`` when it completes), reasoning
 text and summary deltas as ``thinking_delta``, ``commandExecution`` items as ``execute_command`` calls and
 ``fileChange`` items as ``edit_file`` calls (``tool_start`` when first seen, ``tool_end`` when completed, failed or
-declined; identity kept by :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`), and the turn's
+declined; identity kept by :class:`~hive_providers.backends.kit.tool_calls.ToolCallTracker`), and the turn's
 ``thread/tokenUsage/updated`` figures as the usage of its ``turn_end``. A failed turn becomes a
 :class:`~hive_core.failures.ChatError` with the code its ``codexErrorInfo`` names. Every field is read
 tolerantly: a field of the wrong type is ignored, an unknown method or item type is skipped, nothing raises but
@@ -21,8 +21,8 @@ from typing import Any, Final
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import ErrorCode, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 __all__ = [
     "ERROR_CODES",

@@ -23,8 +23,8 @@ from typing import Any, Final
 
 from hive_core.tools import EventSink
 from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus, excerpt
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = ["AGENT_STATUSES", "SubThreads"]
 

@@ -34,11 +34,11 @@ from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest, excerpt
-from hive_providers.backends.errors import BackendNotInstalled, BackendStartError
-from hive_providers.backends.json_values import as_mapping
+from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable, probe_backend
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .transport import FramedTransport
 from .turn import CopilotTurn

@@ -1,6 +1,6 @@
 """Copilot's server protocol framing: JSON-RPC messages with ``Content-Length`` headers (LSP style) over stdio.
 
-:class:`FramedTransport` is :class:`~hive_providers.backends.acp.transport.ProcessTransport` (acp's transport:
+:class:`FramedTransport` is :class:`~hive_providers.backends.kit.transport.ProcessTransport` (acp's transport:
 the hooks, the stderr tail, the noise count) with Copilot's framing instead of one JSON object per line.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Final
 import anyio
 
 from hive_protocol import LineTooLong
-from hive_providers.backends.acp.transport import MAX_LINE_BYTES, ProcessTransport
+from hive_providers.backends.kit.transport import MAX_LINE_BYTES, ProcessTransport
 
 __all__ = ["FramedTransport", "frame"]
 

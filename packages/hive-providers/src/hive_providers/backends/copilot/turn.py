@@ -4,7 +4,7 @@ Copilot's server streams everything as ``session.event`` ``{type, data}``: ``ass
 ``assistant.reasoning_delta`` are text and thinking (of the main agent: an event carrying an ``agentId`` is a
 subagent's, and ``subagent.started`` / ``completed`` / ``failed`` with the subagent's latest message and tool
 count become ``agent_work`` snapshots), ``tool.execution_start`` / ``tool.execution_complete`` a tool
-call (kept by :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`), ``assistant.usage`` one model
+call (kept by :class:`~hive_providers.backends.kit.tool_calls.ToolCallTracker`), ``assistant.usage`` one model
 call's tokens, ``session.error`` a failure and ``session.idle`` the end of the turn (``aborted`` after
 ``session.abort``).
 
@@ -45,12 +45,12 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.ask_user_question import DECLINED_QUESTION
 from hive_providers.backends.claude.control import PermissionResponder
-from hive_providers.backends.json_values import as_list, as_mapping
-from hive_providers.backends.judging import working_directory
-from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.judging import working_directory
+from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 __all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
 

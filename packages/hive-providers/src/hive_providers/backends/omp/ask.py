@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hive_protocol import Question, QuestionOption
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = ["ASK_METHOD", "CANCEL_METHOD", "AskDialog", "AskQuestion", "answer_frame", "cancelled", "read_ask"]
 

@@ -19,7 +19,7 @@ in JSON mode, with a warning naming OMP's version, and so do later turns.
 Cancelled, the turn closes its open calls and questions without answering them and sends only ``abort``; it reads
 on for ``cancel_grace`` seconds for the run to settle, then closes stdin; SIGINT and the kill follow as for Pi.
 OMP cannot copy a session from the command line: ``fork`` (with ``resume``) raises
-:class:`~hive_providers.backends.errors.BackendUnavailable` when the backend is made, before anything starts.
+:class:`~hive_providers.backends.kit.errors.BackendUnavailable` when the backend is made, before anything starts.
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ from hive_core.failures import ChatError
 from hive_core.questions import Answers
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.errors import BackendUnavailable
+from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
 from hive_providers.backends.pi.backend import PiBackend, PiTurn
 from hive_providers.backends.pi.events import RUN_ENDS
 from hive_providers.backends.pi.rpc import DIALOG_METHODS
 from hive_providers.backends.probe import require_executable
-from hive_providers.backends.process_turn import FAILED_CALL_TEXT
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .ask import ASK_METHOD, CANCEL_METHOD, AskDialog, answer_frame, cancelled, read_ask
 from .offline import OMP_PROVIDER, omp_recipe

@@ -3,7 +3,7 @@
 One server per backend, started at the first turn (:mod:`.server`) with the offline recipe's private ``HOME``
 when there is an endpoint, and kept warm between turns until :meth:`OpenCodeServeBackend.aclose`. The backend's
 session is OpenCode's: created with ``POST /session``, or the resumed id (checked with ``GET /session/{id}``), or
-with :attr:`~hive_providers.backends.specs.BackendOptions.fork` a copy made by ``POST /session/{id}/fork``.
+with :attr:`~hive_providers.backends.kit.specs.BackendOptions.fork` a copy made by ``POST /session/{id}/fork``.
 
 A turn subscribes to ``GET /event`` before it sends ``POST /session/{id}/prompt_async`` and maps the stream
 (:mod:`.events`) until the session is idle again. ``permission.asked`` is judged by the policy, then the approval
@@ -35,13 +35,12 @@ from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, UserMessageRequest
-from hive_providers.backends.acp.connection import AgentProcessError
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.errors import BackendStartError
-from hive_providers.backends.judging import judge_call
+from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
+from hive_providers.backends.kit.judging import judge_call
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.offline import prepare_offline, private_home
 from hive_providers.backends.probe import probe_backend, require_executable
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .events import OpenCodeEventMapper, mapping
 from .questions import (

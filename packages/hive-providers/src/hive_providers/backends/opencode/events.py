@@ -6,7 +6,7 @@ the rest (other clients, plugins, catalogs) is ignored. What maps to what:
 * ``message.part.delta`` of a ``text`` (``reasoning``) part of an assistant message becomes ``text_delta``
   (``thinking_delta``); the part's ``message.part.updated`` repeats the whole text, so only what the deltas did
   not already carry is emitted (no double text). Parts of user messages (the prompt's echo) are skipped;
-* a ``tool`` part is one call through :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`, started
+* a ``tool`` part is one call through :class:`~hive_providers.backends.kit.tool_calls.ToolCallTracker`, started
   once its input is known (``running``) and ended by ``completed`` / ``error``;
 * each ``step-finish`` part adds its tokens; ``session.idle`` of the prompted session (after it went busy) ends
   the turn; ``session.error`` records the failure (``MessageAbortedError``: the turn was cancelled); OpenCode
@@ -32,8 +32,8 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 __all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
 

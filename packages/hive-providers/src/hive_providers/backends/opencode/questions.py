@@ -27,8 +27,8 @@ from typing import Any, Final
 
 from hive_core.questions import Answers
 from hive_protocol import Question, QuestionOption
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.judging import working_directory
+from hive_providers.backends.kit.judging import working_directory
+from hive_providers.backends.kit.tool_calls import text_of
 
 from .events import mapping
 

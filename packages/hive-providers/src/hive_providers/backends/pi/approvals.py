@@ -18,10 +18,10 @@ from typing import Any, Final
 
 from hive_core.approvals import ApprovalService, ToolCallPolicy
 from hive_providers.backends.acp.services import permission_arguments
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, TrackedCall, text_of
-from hive_providers.backends.acp.tool_calls import tool_name as hive_tool_name
-from hive_providers.backends.json_values import as_list, as_mapping
-from hive_providers.backends.judging import judge_call, working_directory
+from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.judging import judge_call, working_directory
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, TrackedCall, text_of
+from hive_providers.backends.kit.tool_calls import tool_name as hive_tool_name
 
 from .events import TOOL_KINDS
 from .rpc import ApprovalDialog, approval_value

@@ -37,12 +37,12 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.errors import BackendStartError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import PI_PROVIDER, cli_environment, private_home
 from hive_providers.backends.probe import probe_backend, require_executable
-from hive_providers.backends.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
 
 from .approvals import ToolJudge
 from .events import RUN_ENDS, PiEventMapper, run_failure

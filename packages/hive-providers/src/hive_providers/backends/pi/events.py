@@ -8,7 +8,7 @@ What maps to what (cli-backends.md §3.8):
   ``thinking_delta``; its ``message_end`` repeats that text, so the end's text is emitted only for a message whose
   deltas never came;
 * ``tool_execution_start`` / ``tool_execution_end`` start and end a call through
-  :class:`~hive_providers.backends.acp.tool_calls.ToolCallTracker`. Pi runs its tools without asking anyone: there
+  :class:`~hive_providers.backends.kit.tool_calls.ToolCallTracker`. Pi runs its tools without asking anyone: there
   is no permission request to answer, only the calls to report;
 * each assistant ``message_end`` adds its ``usage``; the last one's ``stopReason`` is the turn's; ``agent_end``
   (or ``agent_settled``, in builds that send it) ends the run.
@@ -25,8 +25,8 @@ from typing import Any, Final
 
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
-from hive_providers.backends.acp.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 
 __all__ = ["RUN_ENDS", "TOOL_KINDS", "PiEventMapper", "run_failure"]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from hive_protocol import Question
-from hive_providers.backends.acp.tool_calls import text_of
-from hive_providers.backends.ask_user_question import question_answers, questions_of
+from hive_providers.backends.kit.ask_user_question import question_answers, questions_of
+from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = [
     "APPROVAL_EXTENSION",

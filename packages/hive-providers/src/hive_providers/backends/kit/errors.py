@@ -1,4 +1,4 @@
-"""Why a coding-agent backend cannot be named, found, or started."""
+"""Why a coding-agent backend cannot be named, found, or started, or why its process failed a turn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from hive_core.errors import UserError
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode
 
-__all__ = ["BackendNotInstalled", "BackendStartError", "BackendUnavailable", "UnknownBackend"]
+__all__ = [
+    "AgentProcessError",
+    "BackendNotInstalled",
+    "BackendStartError",
+    "BackendUnavailable",
+    "UnknownBackend",
+]
 
 
 class UnknownBackend(UserError, LookupError):
@@ -58,3 +64,7 @@ class BackendStartError(ChatError):
 
     def __init__(self, message: str, *, code: ErrorCode = "internal") -> None:
         super().__init__(message, code=code)
+
+
+class AgentProcessError(ChatError):
+    """The agent's process died, closed its output, or broke the protocol: the turn's ``error``."""

@@ -29,7 +29,7 @@ from hive_core.approvals import (
     strictest,
 )
 
-from .acp.tool_calls import ToolCallTracker
+from .tool_calls import ToolCallTracker
 
 __all__ = [
     "NO_RULES",

@@ -133,7 +133,7 @@ class BackendOptions:
     """The CLI's own session id to resume (``session/load`` or ``session/resume``)."""
     fork: bool = False
     """With :attr:`resume`: continue in a copy of that CLI session, leaving the original as it was. A backend
-    whose CLI cannot copy a session raises :class:`~hive_providers.backends.errors.BackendUnavailable` saying
+    whose CLI cannot copy a session raises :class:`~hive_providers.backends.kit.errors.BackendUnavailable` saying
     so, before it starts anything; after the first turn :attr:`~hive_core.backends.AgentBackend.session_id` is
     the copy's id."""
     session_key: str | None = None

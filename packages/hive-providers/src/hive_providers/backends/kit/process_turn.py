@@ -24,11 +24,10 @@ from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import TurnEndEvent, excerpt
-from hive_providers.backends.acp.connection import AgentProcessError
-from hive_providers.backends.acp.tool_calls import ToolCallTracker
-from hive_providers.backends.acp.transport import ProcessTransport
-from hive_providers.backends.errors import BackendStartError
-from hive_providers.backends.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.transport import ProcessTransport
 
 __all__ = ["FAILED_CALL_TEXT", "ProcessTurn", "open_turn_process"]
 

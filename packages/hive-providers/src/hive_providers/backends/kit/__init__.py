@@ -1,0 +1,14 @@
+"""The floor every coding-agent backend stands on, whatever its CLI's wire.
+
+- :mod:`.specs`: what a backend is launched from (:class:`~.specs.LaunchSpec`) and with
+  (:class:`~.specs.BackendOptions`).
+- :mod:`.errors`: why a backend cannot be named, found or started, and why its process failed a turn.
+- :mod:`.transport`: a CLI process's stdin and stdout as a line stream (:class:`~.transport.ProcessTransport`).
+- :mod:`.process_turn`: one turn of a CLI that is started per turn and read line by line.
+- :mod:`.tool_calls`: tool-call identity and the mapping of a CLI's tools onto hive's (:class:`~.tool_calls.ToolCallTracker`).
+- :mod:`.judging`: one call of a CLI judged under hive's rules.
+- :mod:`.json_values`: reading loosely typed JSON values.
+- :mod:`.ask_user_question`, :mod:`.subagent_work`: texts and shapes more than one CLI shares.
+
+Nothing here imports a backend (``acp/``, ``claude/``, ``codex/``, ...); every backend imports from here.
+"""
