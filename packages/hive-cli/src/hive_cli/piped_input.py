@@ -13,7 +13,9 @@ import stat
 import sys
 from typing import IO, Final
 
-__all__ = ["FIRST_BYTE_WAIT", "MAX_PIPED_BYTES", "combine", "read_piped"]
+from hive_core.errors import UserError
+
+__all__ = ["FIRST_BYTE_WAIT", "MAX_PIPED_BYTES", "PipedInputTooLarge", "combine", "read_piped"]
 
 FIRST_BYTE_WAIT: Final = 3.0
 """Seconds to wait for the first byte of a pipe before going on without it."""
@@ -22,8 +24,8 @@ MAX_PIPED_BYTES: Final = 16 * 1024 * 1024
 """The most hive reads from stdin (one request line's worth); more is an error, not a silent cut."""
 
 
-class PipedInputTooLarge(ValueError):
-    """More than :data:`MAX_PIPED_BYTES` came through stdin."""
+class PipedInputTooLarge(UserError, ValueError):
+    """More than :data:`MAX_PIPED_BYTES` came through stdin: the user pipes less (or names a file with ``@``)."""
 
 
 def read_piped(stream: IO[bytes] | None = None, *, wait: float = FIRST_BYTE_WAIT) -> str | None:

@@ -25,7 +25,8 @@ the fields of its own, so a reader that finds a fault can raise whichever class 
     │   ├── SandboxUnavailable (RuntimeError)     hive_core.sandbox: sandbox.mode needs a sandbox none can run
     │   ├── ProviderSelectionError (ValueError)   hive_providers.registry: no usable provider
     │   │   └── UnknownProviderError              hive_providers.registry: a name that is no provider
-    │   └── SessionChoiceError (LookupError)      hive_cli.conversation: ``-r`` names no session
+    │   ├── SessionChoiceError (LookupError)      hive_cli.conversation: ``-r`` names no session
+    │   └── PipedInputTooLarge (ValueError)       hive_cli.piped_input: more text on stdin than hive reads
     ├── ChatError                                 hive_core.failures: a model request failed (an error event)
     ├── ToolArgumentError (ValueError)            hive_core.tools: a call's arguments do not fit its tool
     └── McpServerError (RuntimeError)             hive_core.mcp: a server could not answer a call
