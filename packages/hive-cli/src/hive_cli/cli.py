@@ -67,6 +67,15 @@ def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None
         ctx.obj.debug = True
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # `hive --version` alone is answered by __main__ before this module is imported; this is `hive --debug -V`.
+    if value and not ctx.resilient_parsing:
+        from .version import installed_version
+
+        click.echo(f"hive {installed_version()}")
+        ctx.exit()
+
+
 POSITIONAL_PROMPT = "hive.positional_prompt"
 """Where :class:`_PromptGroup` leaves the words of ``hive "question"`` in the context's ``meta``."""
 
@@ -187,8 +196,14 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     epilog=_MAIN_EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
 )
-@click.version_option(
-    None, "--version", "-V", package_name="hive-agent-cli", prog_name="hive", message="%(prog)s %(version)s"
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_show_version,
+    help="Show the version and exit.",
 )
 @click.option("-p", "--prompt", help="Run one prompt and exit.")
 @click.option("-m", "--model", help="Model to use.")
