@@ -9,25 +9,10 @@ import json
 import signal
 
 from cli_harness import MODEL, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
+from turn_shapes import START_KEYS, TURN_KEYS
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import ContextLengthFailure, HttpFailure, Round, ScriptText, Usage
-
-START_KEYS = {"type", "session_id"}
-TURN_KEYS = {
-    "session_id",
-    "content",
-    "stop_reason",
-    "exit_code",
-    "duration_ms",
-    "tool_calls",
-    "refused_tool_calls",
-    "failed_tool_calls",
-    "calls",
-    "thinking",
-    "usage",
-}
-"""Every ``-o json`` turn document has these (``run -o json`` too); a failed one adds ``error``."""
 
 
 def test_json_is_one_document_with_content_session_and_usage(

@@ -11,25 +11,10 @@ from typing import Any
 
 import pytest
 from cli_harness import Workspace, calls, model_requests, text, user_texts, wait_until
+from turn_shapes import FAILURE_KEYS, TURN_KEYS
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import HttpFailure, Round
-
-RESULT_KEYS = {
-    "session_id",
-    "exit_code",
-    "content",
-    "stop_reason",
-    "duration_ms",
-    "tool_calls",
-    "refused_tool_calls",
-    "failed_tool_calls",
-    "calls",
-    "thinking",
-    "usage",
-}
-FAILURE_KEYS = RESULT_KEYS | {"error"}
-"""A run that failed, timed out or was cancelled: the same document, with what it had so far, and ``error``."""
 
 
 def _document(stdout: str) -> dict[str, Any]:
@@ -43,7 +28,7 @@ def test_json_is_one_snake_case_document_on_one_line(ws: Workspace, server: Scri
     assert result.code == 0, result
     doc = result.document()
     assert result.stdout.count("\n") == 1  # one line, as every -o json document
-    assert set(doc) == RESULT_KEYS
+    assert set(doc) == TURN_KEYS
     assert doc["content"] == "Done here."
     assert doc["stop_reason"] == "completed"
     assert isinstance(doc["duration_ms"], int)
@@ -164,6 +149,7 @@ def test_a_timeout_is_exit_2_with_the_timeout_document(ws: Workspace, server: Sc
 def test_ctrl_c_is_exit_130_with_the_cancelled_document(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
     with ws.use(server).start("run", "-o", "json", "talk slowly") as proc:
+        proc.close_stdin()  # nothing is piped in: the run need not wait for it
         wait_until(lambda: model_requests(server), what="the model request")
         proc.signal(signal.SIGINT)
         code = proc.wait()

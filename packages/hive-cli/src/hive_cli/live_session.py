@@ -40,11 +40,7 @@ class LiveSession:
     def start(self) -> None:
         """Show the session with the renderer and start its plugins."""
         session, renderer = self.session, self._renderer
-        agent_session = session.agent_session
-        if agent_session is not None:
-            renderer.last_request = lambda: agent_session.context.last
-        else:
-            renderer.last_request = lambda: None
+        renderer.follow(session.agent_session)
         session.share_screen(renderer.screen)
         say_local_model_notice(session, sys.stderr)
         plugins = self._portal.wrap_async_context_manager(session.plugins())

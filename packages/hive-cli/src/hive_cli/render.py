@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from hive_protocol import (
 
 if TYPE_CHECKING:
     from hive_cli.markdown_stream import MarkdownStream
+    from hive_core.loop import AgentSession
 
 __all__ = ["Held", "TextRenderer", "no_color", "window_use"]
 
@@ -136,9 +137,17 @@ class TextRenderer:
         """What the file tools of the last finished turn changed, in order (``/diff`` shows it)."""
         self.diff_hint = ""
         """Said after a file tool's counts when set: how to see its diff (the interactive mode's ``/diff``)."""
-        self.last_request: Callable[[], PreparedRequest | None] = lambda: None
-        """The turn's last request as the context manager prepared it; with ``show_tokens`` its window use is
-        shown at the turn's end."""
+        self._conversation: AgentSession | None = None
+        """The built-in loop's conversation being shown, whose last request's window use ``show_tokens`` shows."""
+
+    def follow(self, conversation: AgentSession | None) -> None:
+        """Show the turns of ``conversation`` (``None``: a coding-agent CLI's, which has no window to show)."""
+        self._conversation = conversation
+
+    def last_request(self) -> PreparedRequest | None:
+        """The followed conversation's last request as its context manager prepared it (``None`` before any, or
+        when no built-in conversation is followed); with ``show_tokens`` its window use is shown at a turn's end."""
+        return self._conversation.context.last if self._conversation is not None else None
 
     def begin_turn(self) -> None:
         """A turn starts: show progress until the model answers."""

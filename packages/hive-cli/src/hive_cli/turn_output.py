@@ -94,10 +94,9 @@ class TurnOutput:
         """Milliseconds since the command started."""
         return int((time.monotonic() - self.started) * 1000)
 
-    def ended(self, summary: TurnSummary, *, code: int | None = None) -> int:
-        """The turn ended by itself: its document or ``done``; return the exit code (``code`` when the command
-        has its own, as ``hive -p``, which exits 0 for any turn that ended)."""
-        code = exit_code(summary) if code is None else code
+    def ended(self, summary: TurnSummary) -> int:
+        """The turn ended by itself: its document or ``done``; return the exit code (:func:`exit_code`)."""
+        code = exit_code(summary)
         if self.output == "json":
             print_document(self._document(summary, code))
         elif self.output == "jsonl":

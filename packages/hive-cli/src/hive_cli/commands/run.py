@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Unpack
 
 import anyio
 
 from hive_cli.assemble import HostOptions
-from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
-from hive_cli.local_notice import say_local_model_notice
-from hive_cli.opening import OpenSession, open_session
+from hive_cli.one_shot import Completed, OneShot, run_one_shot
+from hive_cli.opening import OpenSession
 from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
 from hive_cli.summary import TurnSummary
-from hive_cli.turn_output import TurnOutput, attached_prompt
+from hive_cli.turn_output import TurnOutput
 from hive_core import StdioRunner
-from hive_protocol import ReasoningEffort, UserMessageRequest
+from hive_protocol import ReasoningEffort
+
+from .session_flags import SessionFlags, host_options
 
 __all__ = ["run_main"]
 
@@ -27,8 +29,6 @@ def run_main(
     *,
     prompt_arg: str | None,
     prompt: str | None,
-    model: str | None,
-    provider: str | None,
     output: OutputFormat,
     server: bool,
     session_id: str | None,
@@ -42,28 +42,15 @@ def run_main(
     plan: bool,
     auto_commit: bool,
     commit_message: str | None,
-    agent: str | None = None,
-    agent_mode: str | None = None,
-    model_endpoint: str | None = None,
-    allow: tuple[str, ...] = (),
+    **flags: Unpack[SessionFlags],
 ) -> int:
     """Run ``hive run``; return the exit code."""
-    if (agent_mode or model_endpoint) and not (agent or (server and session_id)):
-        sys.stderr.write("hive: --agent-mode and --model-endpoint need --agent NAME\n")
+    options = host_options(flags, agent_named=bool(server and session_id))
+    if options is None:
         return 2
-    options = HostOptions(
-        allow=allow,
-        agent=agent,
-        agent_mode=agent_mode,
-        model_endpoint=model_endpoint,
-        model=model,
-        provider=provider,
-        planning=plan,
-        max_iterations=max_iterations,
-        max_output_tokens=max_output_tokens,
-        reasoning_effort=reasoning_effort,
-        tool_timeout=tool_timeout,
-    )
+    options.planning = plan
+    options.max_iterations, options.max_output_tokens = max_iterations, max_output_tokens
+    options.reasoning_effort, options.tool_timeout = reasoning_effort, tool_timeout
     if server:
         return anyio.run(_serve, options, session_id, timeout)
     printer = TurnOutput(
@@ -71,72 +58,18 @@ def run_main(
         TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens),
         show_thinking=show_thinking or output == "json",  # the document always carries the reasoning
     )
-    text = prompt if prompt is not None else prompt_arg
-    if text is None and not sys.stdin.isatty():
-        text = sys.stdin.read().strip() or None
-    if not text:
-        return printer.failed(
-            "no prompt: give it as an argument, with -p, or on stdin", stop_reason="error", code=1
-        )
-    options.preload_model = True
-    return anyio.run(_run_once, text, options, printer, timeout, auto_commit, commit_message)
+    shot = OneShot(timeout=timeout, completed=_committer(commit_message) if auto_commit else None)
+    return run_one_shot(prompt if prompt is not None else prompt_arg, options, printer, shot)
 
 
-async def _run_once(
-    prompt: str,
-    options: HostOptions,
-    printer: TurnOutput,
-    timeout: float | None,
-    auto_commit: bool,
-    commit_message: str | None,
-) -> int:
-    try:
-        session = open_session(options)
-    except USER_ERRORS as exc:
-        if printer.output == "jsonl":  # `start` is the first record, always
-            printer.begin(None)
-        return printer.failed(str(exc), stop_reason="error", code=1)
-    renderer = printer.renderer
-    agent_session = session.agent_session
-    if agent_session is not None:
-        renderer.last_request = lambda: agent_session.context.last
-    session.share_screen(renderer.screen)
-    if printer.output == "text":
-        say_local_model_notice(session, sys.stderr)
+def _committer(message: str | None) -> Completed:
+    """``--auto-commit``: after a run that exits 0, commit what it changed, with ``message`` or one made of the
+    prompt."""
 
-    with session:
-        attached = await attached_prompt(session, prompt, printer)
-        if isinstance(attached, int):
-            return attached
-        # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
-        async with session.plugins():
-            printer.begin(session.session_id)
-            request = UserMessageRequest(content=attached)
-            try:
-                summary = await drive_turn(session.runner, request, printer, timeout=timeout)
-            except ForcedExit as stop:
-                summary = stop
-        if isinstance(summary, ForcedExit):
-            session.end()
-            return printer.failed(
-                "cancelled", stop_reason="cancelled", code=summary.code, summary=summary.summary
-            )
-        session.end(failed=summary.error is not None)
-    if summary.error is not None:
-        timed_out = summary.error.code == "timeout" and timeout is not None
-        return printer.failed(
-            summary.error.message,
-            stop_reason="timeout" if timed_out else "error",
-            code=2 if timed_out else 1,
-            summary=summary,
-            shown=True,
-        )
-    if summary.stop_reason == "cancelled":
-        return printer.failed("cancelled", stop_reason="cancelled", code=130, summary=summary)
-    code = printer.ended(summary)
-    if code == 0 and auto_commit:
-        _auto_commit(session, summary, commit_message or _default_message(prompt))
-    return code
+    def commit(session: OpenSession, summary: TurnSummary, prompt: str) -> None:
+        _auto_commit(session, summary, message or _default_message(prompt))
+
+    return commit
 
 
 def _default_message(prompt: str) -> str:
