@@ -29,7 +29,7 @@ from hive_core import (
     tool,
 )
 from hive_core.approvals import PermissionAction, Verdict
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.testing import RecordingApprover, ScriptedChatClient, ScriptedRound, call, reply
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -59,18 +59,6 @@ def rules_for(**actions: PermissionAction) -> Rules:
         if action != "allow"
     }
     return Rules(**verdicts)
-
-
-class Approver:
-    """An approval service that answers every request the same way and records what it was asked."""
-
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
 
 
 class Files:
@@ -138,7 +126,7 @@ async def test_ask_without_an_approval_service_fails_closed() -> None:
 
 
 async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> None:
-    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("notes.txt", "hello")]
@@ -162,7 +150,7 @@ async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> 
 async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) -> None:
     files = Files()
     events = await turn_with(
-        Approver(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
+        RecordingApprover(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
     )
 
     assert files.written == []
@@ -173,7 +161,9 @@ async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) ->
 
 async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> None:
     files = Files()
-    approver = Approver(ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"}))
+    approver = RecordingApprover(
+        ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"})
+    )
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("safe.txt", "hello")]
@@ -200,7 +190,7 @@ async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only
 
 
 async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:
-    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files, planning=True)
 
     assert files.written == []

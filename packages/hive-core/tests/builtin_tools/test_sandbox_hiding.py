@@ -374,13 +374,13 @@ async def test_unconfined_nothing_is_hidden_and_nothing_is_said_to_be(project: P
     assert "Hidden" not in output
 
 
-@needs_sandbox
-@pytest.mark.anyio
-async def test_a_project_too_large_to_check_is_refused(
-    project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def _refused_past_a_limit(
+    project: Project, monkeypatch: pytest.MonkeyPatch, limit: str, value: int
+) -> tuple[Tool, Path]:
+    """Lower one limit of the refused-path scan to ``value`` and check that a command past it is refused, not
+    run; the tool and the file the command would have made."""
     plant(project)
-    monkeypatch.setattr(refused, "SCAN_LIMIT", 5)
+    monkeypatch.setattr(refused, limit, value)
     tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
     marker = project.root / "src" / "ran"
     with pytest.raises(RefusedScanTooLarge, match="so the command was not run"):
@@ -388,6 +388,15 @@ async def test_a_project_too_large_to_check_is_refused(
             {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
         )
     assert not marker.exists()
+    return tool, marker
+
+
+@needs_sandbox
+@pytest.mark.anyio
+async def test_a_project_too_large_to_check_is_refused(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _refused_past_a_limit(project, monkeypatch, "SCAN_LIMIT", 5)
 
 
 @needs_sandbox
@@ -395,15 +404,7 @@ async def test_a_project_too_large_to_check_is_refused(
 async def test_more_refused_paths_than_a_command_can_hide_refuses_it(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plant(project)
-    monkeypatch.setattr(refused, "HIDDEN_LIMIT", 3)
-    tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
-    marker = project.root / "src" / "ran"
-    with pytest.raises(RefusedScanTooLarge, match="so the command was not run"):
-        await tool.invoke(
-            {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
-        )
-    assert not marker.exists()
+    tool, marker = await _refused_past_a_limit(project, monkeypatch, "HIDDEN_LIMIT", 3)
     # Approved, only the two denied folders are hidden: that fits.
     outcome = await tool.invoke(
         {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root), approved=True)

@@ -9,23 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from permissions_harness import Build, rule
+from permissions_harness import PERMISSIVE, Build, rule
 
 from hive_core.permissions import MAX_COMMAND_LENGTH, PermissionPolicy, PermissionRules, parse_command
-
-# Everything allowed, except what the deny rules name: what a user who trusts the model but not `rm -rf` writes.
-PERMISSIVE = PermissionRules(
-    bash=(
-        rule("*", "allow"),
-        rule("rm -rf *", "deny", 100),
-        rule("touch *", "deny", 100),
-        rule("sudo *", "deny", 100),
-    ),
-    read=(rule("**/*", "allow"),),
-    edit=(rule("**/*", "allow"),),
-    external_directory=(rule("**", "allow"),),
-    default_action="allow",
-)
 
 
 def judge(policy: PermissionPolicy, command: str) -> str:
