@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
-from mcp_harness import WAIT, Signals, http_plugin, next_line
+from mcp_harness import WAIT, Signals, assert_cancelled_on_the_server, http_plugin
 
 from hive_core import ToolContext, ToolOutcome
 from hive_core.mcp import McpPlugins, PluginConfig, ProtocolMode
@@ -44,18 +44,11 @@ async def test_a_stopped_http_call_is_cancelled_on_the_server(http_server: HttpS
     url, _ = http_server
     with anyio.fail_after(WAIT):
         async with Signals().open() as signals, McpPlugins([http_plugin(url)]) as plugins:
-            stop = anyio.CancelScope()
 
-            async def run() -> None:
-                with stop:
-                    await call(plugins, "mcp__web__slow", seconds=60, signal_port=signals.port)
+            async def slow_call(port: int) -> object:
+                return await call(plugins, "mcp__web__slow", seconds=60, signal_port=port)
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(run)
-                report = await signals.accept()
-                assert await next_line(report) == "started"
-                stop.cancel()
-                assert await next_line(report) == "cancelled"
+            await assert_cancelled_on_the_server(signals, slow_call)
             assert (await call(plugins, "mcp__web__echo", text="still")).content == "still"
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_harness import SERVER_SCRIPT, WAIT, Signals, next_line, process_exists, stdio_plugin
+from mcp_harness import (
+    SERVER_SCRIPT,
+    WAIT,
+    Signals,
+    assert_cancelled_on_the_server,
+    process_exists,
+    stdio_plugin,
+)
 
 from hive_core import ToolArgumentError, ToolContext, ToolOutcome
 from hive_core.mcp import McpConnection, McpPlugins, McpTool, PluginConfig, PluginsConfig, ProtocolMode
@@ -110,18 +117,11 @@ async def test_a_stopped_call_is_cancelled_on_the_server() -> None:
     with anyio.fail_after(WAIT):
         async with Signals().open() as signals, McpPlugins([stdio_plugin()]) as plugins:
             slow = tool(plugins, "mcp__srv__slow")
-            stop = anyio.CancelScope()
 
-            async def run() -> None:
-                with stop:
-                    await slow.invoke({"seconds": 60, "signal_port": signals.port}, context(slow.name))
+            async def slow_call(port: int) -> object:
+                return await slow.invoke({"seconds": 60, "signal_port": port}, context(slow.name))
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(run)
-                report = await signals.accept()
-                assert await next_line(report) == "started"
-                stop.cancel()
-                assert await next_line(report) == "cancelled"
+            await assert_cancelled_on_the_server(signals, slow_call)
             # The server is fine: the next call answers.
             assert (await call(plugins, "mcp__srv__echo", text="still here")).content == "still here"
 
