@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import msgspec
 import pytest
+from core_harness import stop_process
 from sessions_harness import older_database
 
 from hive_core.sessions import (
@@ -62,12 +63,7 @@ def holder(db: Path, session_id: str) -> Generator[subprocess.Popen[str]]:
         assert process.stdout.readline() == "held\n"
         yield process
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(WAIT)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+        stop_process(process)
 
 
 def raw_row(db: Path, session_id: str) -> tuple[object, ...] | None:
