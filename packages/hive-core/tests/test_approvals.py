@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -362,14 +363,19 @@ async def asked(wire: Wire) -> HitlRequestEvent:
     return await wire.wait_for(HitlRequestEvent)
 
 
+async def answered(wire: Wire, answer: Callable[[HitlRequestEvent], HitlResponseRequest]) -> None:
+    """Serve a turn that asks for the write, send ``answer(request)`` to its approval request, and wait until
+    the turn ends."""
+    async with wire.running():
+        wire.send(answer(await asked(wire)))
+        await wire.wait_for(TurnEndEvent)
+
+
 async def test_approve_over_the_wire() -> None:
     files = Files()
     wire, _, _ = served([write_call(), reply("done")], files)
 
-    async with wire.running():
-        request = await asked(wire)
-        wire.send(HitlResponseRequest(approved=True, id=request.id))
-        await wire.wait_for(TurnEndEvent)
+    await answered(wire, lambda request: HitlResponseRequest(approved=True, id=request.id))
 
     start = ToolStartEvent(
         tool="write_file", input={"path": "notes.txt", "content": "hello"}, call_id="call_1"
@@ -393,10 +399,7 @@ async def test_reject_with_a_reason_over_the_wire() -> None:
     files = Files()
     wire, _, client = served([write_call(), reply("ok, I won't")], files)
 
-    async with wire.running():
-        await asked(wire)
-        wire.send(HitlResponseRequest(approved=False, reason="not in that folder"))
-        await wire.wait_for(TurnEndEvent)
+    await answered(wire, lambda _: HitlResponseRequest(approved=False, reason="not in that folder"))
 
     assert kinds(wire.events) == ASKED_TURN
     assert of_type(wire.events, ToolEndEvent)[0] == refused(
@@ -412,12 +415,12 @@ async def test_modified_arguments_over_the_wire() -> None:
     files = Files()
     wire, _, _ = served([write_call(), reply("done")], files)
 
-    async with wire.running():
-        await asked(wire)
-        wire.send(
-            HitlResponseRequest(approved=True, id="hitl-call_1", modified_arguments={"content": "edited"})
-        )
-        await wire.wait_for(TurnEndEvent)
+    await answered(
+        wire,
+        lambda _: HitlResponseRequest(
+            approved=True, id="hitl-call_1", modified_arguments={"content": "edited"}
+        ),
+    )
 
     assert files.written == [("notes.txt", "edited")]
     assert of_type(wire.events, ToolEndEvent)[0].output == "wrote 6 characters to notes.txt (w)"
