@@ -13,6 +13,7 @@ import anyio
 from anyio.abc import SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from hive_core import ToolOutcome
 from hive_core.mcp import PluginConfig
 
 WAIT: Final = 30.0
@@ -98,3 +99,10 @@ async def assert_cancelled_on_the_server(
         assert await next_line(report) == "started"
         stop.cancel()
         assert await next_line(report) == "cancelled"
+
+
+def error_of(outcome: ToolOutcome) -> str:
+    """The error of a call that must have failed."""
+    assert not outcome.success, outcome
+    assert outcome.error is not None
+    return outcome.error

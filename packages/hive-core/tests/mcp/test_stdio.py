@@ -17,6 +17,7 @@ from mcp_harness import (
     WAIT,
     Signals,
     assert_cancelled_on_the_server,
+    error_of,
     process_exists,
     stdio_plugin,
 )
@@ -107,9 +108,7 @@ async def test_leaving_stops_the_server_process() -> None:
         assert not process_exists(pid)
         assert connection.state == "closed"
         outcome = await call(plugins, "mcp__srv__echo", text="late")
-        assert not outcome.success
-        assert outcome.error is not None
-        assert "not available (closed)" in outcome.error
+        assert "not available (closed)" in error_of(outcome)
 
 
 async def test_a_stopped_call_is_cancelled_on_the_server() -> None:
@@ -132,9 +131,7 @@ async def test_a_crashed_server_is_a_tool_error_and_is_restarted() -> None:
             connection = plugins.connections["srv"]
             first = await server_pid(plugins)
             outcome = await call(plugins, "mcp__srv__crash")
-            assert not outcome.success
-            assert outcome.error is not None
-            assert outcome.error.startswith("McpServerError: ")
+            assert error_of(outcome).startswith("McpServerError: ")
             assert "closed the connection during the call" in outcome.error
             assert "being restarted" in outcome.error
             await connection.wait_for(lambda c: c.connection_count == 2 and c.state == "ready")
@@ -155,9 +152,7 @@ async def test_a_crashed_server_without_auto_reconnect_stays_down() -> None:
             assert connection.error == "the server closed the connection"
             # Its tools stay offered, so the model learns why a call cannot run instead of losing the tool.
             later = await call(plugins, "mcp__srv__echo", text="anyone?")
-            assert not later.success
-            assert later.error is not None
-            assert "not available (failed)" in later.error
+            assert "not available (failed)" in error_of(later)
 
 
 async def test_a_server_that_exits_while_idle_is_restarted_before_the_next_call() -> None:
