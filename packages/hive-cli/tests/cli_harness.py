@@ -98,6 +98,16 @@ permissions:
 """
 """A rules file that lets every call run unasked."""
 
+SECRET_AND_PRIVATE: Final = """\
+permissions:
+  read:
+    - pattern: "secret.txt"
+      action: deny
+    - pattern: "private/**"
+      action: ask
+"""
+"""A rules file that denies reading ``secret.txt`` and asks before reading under ``private/``."""
+
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The test process's environment without any provider setting, with ``HIVE_HOME`` at ``home`` and local

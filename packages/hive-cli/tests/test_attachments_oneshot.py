@@ -5,22 +5,13 @@ message still goes. A file the rules deny stops the run before anything is sent.
 from __future__ import annotations
 
 import pytest
-from cli_harness import Workspace, model_requests, text, user_texts
+from cli_harness import SECRET_AND_PRIVATE, Workspace, model_requests, text, user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 
-RULES = """\
-permissions:
-  read:
-    - pattern: "secret.txt"
-      action: deny
-    - pattern: "private/**"
-      action: ask
-"""
-
 
 def _project(ws: Workspace) -> None:
-    ws.permissions(RULES)
+    ws.permissions(SECRET_AND_PRIVATE)
     (ws.project / "src").mkdir()
     (ws.project / "src" / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")

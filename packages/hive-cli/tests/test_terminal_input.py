@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli_harness import FakeCli
-from cli_harness import Terminal, Workspace, model_requests, text, user_texts
+from cli_harness import SECRET_AND_PRIVATE, Terminal, Workspace, model_requests, text, user_texts
 
 from hive_cli.attachments import mentions
 from hive_cli.line_editor import HiveCompleter
@@ -200,16 +200,7 @@ def test_an_at_path_attaches_the_file_and_a_missing_one_sends_nothing(
 
 
 def test_an_at_path_is_judged_as_a_read_by_the_rules(ws: Workspace, server: ScriptedModelServer) -> None:
-    ws.permissions(
-        """\
-permissions:
-  read:
-    - pattern: "secret.txt"
-      action: deny
-    - pattern: "private/**"
-      action: ask
-"""
-    )
+    ws.permissions(SECRET_AND_PRIVATE)
     (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")
     (ws.project / "private").mkdir()
     (ws.project / "private" / "plan.md").write_text("The private plan.\n", encoding="utf-8")
