@@ -208,3 +208,20 @@ def test_the_scanner_sees_imports_inside_functions(tmp_path: Path) -> None:
         ("pkg/mod.py", "openai"),
         ("pkg/mod.py", "llama_cpp"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("tests_dir", "forbidden"),
+    [
+        ("packages/hive-protocol/tests", {"hive_core", "hive_providers", "hive_cli", "hive_conformance"}),
+        ("packages/hive-core/tests", {"hive_providers", "hive_cli", "hive_conformance"}),
+    ],
+)
+def test_a_lower_packages_tests_import_nothing_above_it(tests_dir: str, forbidden: set[str]) -> None:
+    """hive-protocol and hive-core are tested alone: their tests import none of the packages built on them."""
+    directory = ROOT / tests_dir
+    assert directory.is_dir()
+    hits = [
+        f"{file}:{line} imports {name}" for file, line, name in imports_of(directory) if name in forbidden
+    ]
+    assert not hits, "\n".join(hits)

@@ -19,6 +19,11 @@ from cli_harness import Workspace
 TRANSCRIPTS: Final = Path(__file__).with_name("acp_transcripts")
 """This folder's transcripts (``cli-*.jsonl``)."""
 
+ASK_TRANSCRIPT: Final = (
+    Path(__file__).parents[2] / "hive-providers/tests/acp_transcripts/quirk-reasonix-ask-question.jsonl"
+)
+"""hive-providers' recording of Reasonix asking a question (``ask_user_question``) and taking the answer."""
+
 FAKE_AGENT: Final = Path(__file__).parents[2] / "hive-providers" / "tests" / "acp_fake_agent.py"
 """The fake ACP agent that replays a transcript (stdlib only)."""
 

@@ -98,6 +98,16 @@ permissions:
 """
 """A rules file that lets every call run unasked."""
 
+SECRET_AND_PRIVATE: Final = """\
+permissions:
+  read:
+    - pattern: "secret.txt"
+      action: deny
+    - pattern: "private/**"
+      action: ask
+"""
+"""A rules file that denies reading ``secret.txt`` and asks before reading under ``private/``."""
+
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The test process's environment without any provider setting, with ``HIVE_HOME`` at ``home`` and local
@@ -299,6 +309,11 @@ class Workspace:
         (self.project / ".hive" / "permissions.yaml").write_text(yaml_text, encoding="utf-8")
         return self
 
+    def sandbox_off(self) -> Workspace:
+        """Run commands unconfined (the project's ``sandbox.mode: off``)."""
+        (self.project / ".hive" / "config.yaml").write_text('sandbox:\n  mode: "off"\n', encoding="utf-8")
+        return self
+
     def run(
         self,
         *args: str,
@@ -341,6 +356,20 @@ class Workspace:
         """Start ``hive args...`` on a pseudo-terminal (``term``: its ``TERM``)."""
         self.trust_now()
         return Terminal(args, env=self.env, cwd=self.project, term=term)
+
+    @contextmanager
+    def prompt(self, *args: str, shows: Sequence[str] = (), term: str = "dumb") -> Generator[Terminal]:
+        """:meth:`terminal`, once hive's first prompt is up (its banner holding each of ``shows``)."""
+        with self.terminal(*args, term=term) as terminal:
+            terminal.shows(PROMPT, *shows)
+            yield terminal
+
+    @contextmanager
+    def serve(self, *args: str) -> Generator[Proc]:
+        """``hive run --server args...``, once it announced its session (``session_started``)."""
+        with self.start("run", "--server", *args) as proc:
+            assert proc.next_event()["type"] == "session_started", proc.stderr
+            yield proc
 
     def spawn(self, *args: str) -> Background:
         """Start ``hive args...`` in the background (stdin empty), its output going to files."""
@@ -461,6 +490,11 @@ class Proc:
         event: dict[str, Any] = json.loads(line)
         return event
 
+    def turn(self, content: str, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+        """Send a ``user_message`` of ``content``; the events read up to its ``turn_end``."""
+        self.send({"type": "user_message", "content": content})
+        return self.events_until("turn_end", timeout)
+
     def events_until(self, kind: str, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
         """Events read up to and including the first of ``type`` ``kind``."""
         deadline = time.monotonic() + timeout
@@ -518,6 +552,13 @@ _TAKE_TERMINAL: Final = "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.
 
 _CURSOR_QUERY: Final = b"\x1b[6n"
 """A program asking the terminal where the cursor is (device status report)."""
+
+
+PROMPT: Final = "> "
+"""The end of hive's interactive prompt."""
+
+APPROVAL_PANEL_END: Final = "[s] reject and stop"
+"""The last choice of an approval panel: once it shows, hive waits for the answer."""
 
 
 class Terminal:
@@ -591,6 +632,25 @@ class Terminal:
     def type(self, keys: str) -> None:
         """Type ``keys`` (``\\r`` is Enter, ``\\x03`` Ctrl+C, ``\\x04`` Ctrl+D)."""
         os.write(self._master, keys.encode())
+
+    def shows(self, needle: str, *shown: str) -> str:
+        """:meth:`expect` ``needle`` and check that the text up to it holds each of ``shown``; that text."""
+        seen = self.expect(needle)
+        missing = [text for text in shown if text not in seen]
+        assert not missing, f"{missing!r} not shown before {needle!r}; the terminal shows:\n{seen}"
+        return seen
+
+    def enter(self, line: str, *shown: str, until: str = PROMPT) -> str:
+        """Type ``line`` and Enter, then :meth:`shows` ``until`` (the next prompt) holding each of ``shown``."""
+        self.type(line + "\r")
+        return self.shows(until, *shown)
+
+    def approval(self, line: str, *shown: str, answer: str = "y") -> str:
+        """Type ``line`` and Enter, wait for the approval panel it brings (holding each of ``shown``), and type
+        ``answer``; the panel."""
+        panel = self.enter(line, *shown, until=APPROVAL_PANEL_END)
+        self.type(answer + "\r")
+        return panel
 
     def wait(self, timeout: float = TIMEOUT) -> int:
         try:

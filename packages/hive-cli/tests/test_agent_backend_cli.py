@@ -211,20 +211,11 @@ def test_a_cli_that_cannot_run_offline_refuses_an_endpoint(ws: Workspace) -> Non
 
 def test_interactive_mode_asks_at_the_terminal_and_shows_the_pool(ws: Workspace, cli: FakeCli) -> None:
     ws.env.update(cli.env("cli-permission-approve"))
-    with ws.terminal("--agent", "gemini") as term:
-        banner = term.expect("> ")
-        assert "agent gemini" in banner
-        term.type("make a file\r")
-        panel = term.expect("[s] reject and stop")
-        assert "approval needed: execute_command" in panel
-        assert "command: touch made.txt" in panel
-        term.type("y\r")
+    with ws.prompt("--agent", "gemini", shows=["agent gemini"]) as term:
+        term.approval("make a file", "approval needed: execute_command", "command: touch made.txt")
         term.expect("Created made.txt")
         term.expect("> ")
-        term.type("/agents\r")
-        shown = term.expect("> ")
-        assert "agent: gemini" in shown
-        assert "1 misses" in shown
+        term.enter("/agents", "agent: gemini", "1 misses")
         term.type("\x04")
         assert term.wait() == 0
     [answer] = [m for m in cli.log() if m.get("id") == "perm-1"]

@@ -78,22 +78,23 @@ def test_model_restarts_the_cli_on_the_new_model_and_the_conversation_goes_on(
     ) as term:
         banner = term.expect("> ")
         assert f"agent {backend} (local-model)" in banner
-        term.type("/model\r")
-        described = term.expect("> ")
-        assert f"agent {backend} ({title}) runs on model local-model" in described
-        assert "/model NAME restarts it on NAME" in described
+        term.enter(
+            "/model",
+            f"agent {backend} ({title}) runs on model local-model",
+            "/model NAME restarts it on NAME",
+        )
         term.type(f"Remember the word {REMEMBERED}.\r")
         term.expect(OK_REPLY)
         term.expect("> ")
         [session] = ws.sessions()
         since = len(agent_server.requests)
-        term.type("/model other-model\r")
-        switched = term.expect("> ")
-        assert f"model: agent {backend} (other-model) for the next turns" in switched
-        assert f"{title} restarts on other-model in its session" in switched
-        assert f"session {session['id']} goes on" in switched
-        term.type("/model other-model\r")
-        assert "already on model other-model" in term.expect("> ")
+        term.enter(
+            "/model other-model",
+            f"model: agent {backend} (other-model) for the next turns",
+            f"{title} restarts on other-model in its session",
+            f"session {session['id']} goes on",
+        )
+        term.enter("/model other-model", "already on model other-model")
         term.type("What was the word?\r")
         assert OK_REPLY in term.expect("> ")
         term.type("\x04")
@@ -119,21 +120,16 @@ def test_model_refuses_to_restart_a_cli_that_cannot_resume_its_session(ws: Works
         hello.replace('"agentCapabilities": {"loadSession": true}', '"agentCapabilities": {}')
     )
     ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(transcript))
-    with ws.terminal("--agent", "gemini") as term:
-        term.expect("> ")
-        term.type("/model\r")
-        described = term.expect("> ")
-        assert "agent gemini (Gemini CLI) runs on its own default model" in described
+    with ws.prompt("--agent", "gemini") as term:
+        described = term.enter("/model", "agent gemini (Gemini CLI) runs on its own default model")
         assert "/model NAME restarts it on NAME" in described  # no turn yet: nothing to lose
-        term.type("hello\r")
-        term.expect("Hello from the fake CLI")
-        term.expect("> ")
-        term.type("/model other\r")
-        refused = term.expect("> ")
-        assert "model unchanged: Gemini CLI cannot resume its session in a new process" in refused
-        assert "/clear, then /model NAME" in refused
-        term.type("/model\r")
-        assert "its own default model" in term.expect("> ")
+        term.enter("hello", "Hello from the fake CLI")
+        term.enter(
+            "/model other",
+            "model unchanged: Gemini CLI cannot resume its session in a new process",
+            "/clear, then /model NAME",
+        )
+        term.enter("/model", "its own default model")
         term.type("\x04")
         assert term.wait() == 0
     methods = cli.methods()
@@ -172,19 +168,14 @@ def test_model_says_a_cli_that_takes_no_model_cannot_switch(ws: Workspace) -> No
     _declare_backend(ws, "mute_backend_spec", SPEC_MODULE, "mute = mute_backend_spec:SPEC")
     cli = FakeCli.install(ws, "mute")
     ws.env.update(cli.env("cli-hello"))
-    with ws.terminal("--agent", "mute") as term:
-        banner = term.expect("> ")
-        assert "agent mute" in banner
-        term.type("/model\r")
-        described = term.expect("> ")
-        assert "agent mute (Mute CLI) runs on its own default model" in described
-        assert "Mute CLI takes no model from hive" in described
-        term.type("/model big-model\r")
-        refused = term.expect("> ")
-        assert "model unchanged: Mute CLI takes no model from hive" in refused
-        term.type("hello\r")
-        term.expect("Hello from the fake CLI")
-        term.expect("> ")
+    with ws.prompt("--agent", "mute", shows=["agent mute"]) as term:
+        term.enter(
+            "/model",
+            "agent mute (Mute CLI) runs on its own default model",
+            "Mute CLI takes no model from hive",
+        )
+        term.enter("/model big-model", "model unchanged: Mute CLI takes no model from hive")
+        term.enter("hello", "Hello from the fake CLI")
         term.type("\x04")
         assert term.wait() == 0
     assert cli.methods().count("initialize") == 1
@@ -234,19 +225,15 @@ def test_a_switch_the_cli_cannot_start_leaves_the_session_as_it_was(ws: Workspac
         )
     )
     (cli.bin / "picky").chmod(0o755)
-    with ws.terminal("--agent", "picky") as term:
-        term.expect("> ")
+    with ws.prompt("--agent", "picky") as term:
         [before] = ws.sessions()
         # No turn yet: the failed open drops the empty session, and a new one takes its place.
-        term.type("/model unknown-model\r")
-        refused = term.expect("> ")
-        assert "model unchanged (agent picky): Picky CLI has no model 'unknown-model'" in refused
+        term.enter(
+            "/model unknown-model", "model unchanged (agent picky): Picky CLI has no model 'unknown-model'"
+        )
         [empty] = ws.sessions()
-        term.type("hello\r")
-        term.expect("Hello from the fake CLI")
-        term.expect("> ")
-        term.type("/model unknown-model\r")
-        assert "model unchanged (agent picky): Picky CLI has no model" in term.expect("> ")
+        term.enter("hello", "Hello from the fake CLI")
+        term.enter("/model unknown-model", "model unchanged (agent picky): Picky CLI has no model")
         term.type("again\r")
         term.expect("Welcome back")  # the old session went on: its CLI session resumed
         term.expect("> ")

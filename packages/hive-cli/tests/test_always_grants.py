@@ -48,8 +48,7 @@ def test_always_on_python_c_still_asks_before_git_reset_hard(
         calls(_command("c2", "git reset --hard")),
         text("Reset refused."),
     )
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
         term.type("compute\r")
         panel = term.expect(_PANEL_END)
         assert "python3 -c" in panel
@@ -61,9 +60,7 @@ def test_always_on_python_c_still_asks_before_git_reset_hard(
         panel = term.expect(_PANEL_END)  # asked, not run
         assert "git reset --hard" in panel
         assert (ws.project / "notes.txt").read_text(encoding="utf-8") == "uncommitted work\n"
-        term.type("n\r")
-        term.expect("Reset refused.")
-        term.expect("> ")
+        term.enter("n", "Reset refused.")
         term.type("exit\r")
         assert term.wait() == 0
     assert (ws.project / "notes.txt").read_text(encoding="utf-8") == "uncommitted work\n"
@@ -83,8 +80,7 @@ def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(
         calls(_command("c3", "pytest tests/y.py")),
         text("Not run."),
     )
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
         term.type("test\r")
         term.expect(_PANEL_END)
         term.type("a\r")
@@ -106,9 +102,7 @@ def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(
         term.type("test another\r")
         panel = term.expect(_PANEL_END)  # asked again after revoking
         assert "pytest tests/y.py" in panel
-        term.type("n\r")
-        term.expect("Not run.")
-        term.expect("> ")
+        term.enter("n", "Not run.")
         term.type("exit\r")
         assert term.wait() == 0
 
@@ -123,17 +117,13 @@ def test_a_grant_survives_continue_in_a_new_process(ws: Workspace, server: Scrip
         text("Asked."),
     )
     ws.use(server)
-    with ws.terminal() as term:
-        term.expect("> ")
+    with ws.prompt() as term:
         term.type("lint\r")
         term.expect(_PANEL_END)
-        term.type("a\r")
-        term.expect("Checked.")
-        term.expect("> ")
+        term.enter("a", "Checked.")
         term.type("\x04")
         assert term.wait() == 0
-    with ws.terminal("-c") as term:
-        term.expect("> ")
+    with ws.prompt("-c") as term:
         listing = _turn(term, "/permissions", 'execute_command "ruff *"')
         assert '1. execute_command "ruff *"' in listing
         shown = _turn(term, "format", "Formatted check.")
@@ -141,9 +131,7 @@ def test_a_grant_survives_continue_in_a_new_process(ws: Workspace, server: Scrip
         term.type("reset\r")
         panel = term.expect(_PANEL_END)
         assert "git reset --hard" in panel
-        term.type("n\r")
-        term.expect("Asked.")
-        term.expect("> ")
+        term.enter("n", "Asked.")
         term.type("exit\r")
         assert term.wait() == 0
 

@@ -13,11 +13,10 @@ import io
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 import anyio
-from agent_cli_harness import FakeCli
+from agent_cli_harness import ASK_TRANSCRIPT, FakeCli
 from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
 
 from hive_cli.approver import TerminalApprover
@@ -28,13 +27,6 @@ from hive_core import ApprovalDecision, ApprovalRequest
 PROMPT_MARK = "\x1b[?2004h"
 """prompt_toolkit turning bracketed paste on: the line editor (or the approval's choice) is reading."""
 
-ASK_TRANSCRIPT = (
-    Path(__file__).parents[2]
-    / "hive-providers"
-    / "tests"
-    / "acp_transcripts"
-    / "quirk-reasonix-ask-question.jsonl"
-)
 """A recorded Reasonix run whose ``ask`` tool puts a question (Postgres or SQLite) to the person."""
 
 ASKED = "reject and stop"

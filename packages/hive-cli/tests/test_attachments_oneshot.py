@@ -4,22 +4,14 @@ message still goes. A file the rules deny stops the run before anything is sent.
 
 from __future__ import annotations
 
-from cli_harness import Workspace, model_requests, text, user_texts
+import pytest
+from cli_harness import SECRET_AND_PRIVATE, Workspace, model_requests, text, user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 
-RULES = """\
-permissions:
-  read:
-    - pattern: "secret.txt"
-      action: deny
-    - pattern: "private/**"
-      action: ask
-"""
-
 
 def _project(ws: Workspace) -> None:
-    ws.permissions(RULES)
+    ws.permissions(SECRET_AND_PRIVATE)
     (ws.project / "src").mkdir()
     (ws.project / "src" / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")
@@ -27,24 +19,18 @@ def _project(ws: Workspace) -> None:
     (ws.project / "private" / "plan.md").write_text("The private plan.\n", encoding="utf-8")
 
 
-def test_p_attaches_a_mentioned_file(ws: Workspace, server: ScriptedModelServer) -> None:
+@pytest.mark.parametrize("command", [["-p"], ["run"]], ids=["-p", "run"])
+def test_a_one_shot_run_attaches_a_mentioned_file(
+    ws: Workspace, server: ScriptedModelServer, command: list[str]
+) -> None:
     _project(ws)
     server.add(text("It subtracts."))
-    result = ws.use(server).run("-p", "explain @src/app.py")
+    result = ws.use(server).run(*command, "explain @src/app.py")
     assert result.code == 0, result
     [request] = model_requests(server)
     assert user_texts(request) == [
         "explain @src/app.py\n\nsrc/app.py:\n```\ndef add(a, b):\n    return a - b\n```"
     ]
-
-
-def test_hive_run_attaches_a_mentioned_file(ws: Workspace, server: ScriptedModelServer) -> None:
-    _project(ws)
-    server.add(text("It subtracts."))
-    result = ws.use(server).run("run", "explain @src/app.py")
-    assert result.code == 0, result
-    [request] = model_requests(server)
-    assert "return a - b" in user_texts(request)[0]
 
 
 def test_without_a_terminal_an_asked_file_is_left_out_and_the_message_goes(

@@ -387,31 +387,12 @@ def test_hive_s_own_git_runs_nothing_the_repository_configures(
     doctor = ws.run("doctor", env=environment)
     assert "the project is a git repository" in doctor.stdout, doctor
     _clean(markers)
+
+    def inert_git(*args: str) -> str:
+        return _git(ws, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args).stdout
+
     # The commit is there, unsigned, with the file as written (no filter ran on it).
-    log = subprocess.run(
-        [
-            "git",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "log",
-            "-1",
-            "--format=%s %G?",
-        ],
-        cwd=ws.project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    log = inert_git("log", "-1", "--format=%s %G?")
     assert log.startswith("hive: add a file"), log
-    shown = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "show", "HEAD:src/new.py"],
-        cwd=ws.project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    shown = inert_git("show", "HEAD:src/new.py")
     assert shown == "print('new')\n"

@@ -51,6 +51,13 @@ def _environment(pid: int) -> bytes:
 
 
 @pytest.fixture
+def pid_file(ws: Workspace, server: ScriptedModelServer) -> Path:
+    """Where the test's daemon writes its pid, in a workspace whose commands run unconfined and unasked."""
+    ws.use(server).allow_all().sandbox_off()
+    return ws.root / "daemon.pid"
+
+
+@pytest.fixture
 def daemons() -> Iterator[list[tuple[int, str]]]:
     """The daemons a test saw: killed at teardown if the test failed to see them die."""
     seen: list[tuple[int, str]] = []
@@ -62,8 +69,7 @@ def daemons() -> Iterator[list[tuple[int, str]]]:
 
 
 def _sandbox_off(ws: Workspace, server: ScriptedModelServer) -> None:
-    ws.use(server).allow_all()
-    (ws.project / ".hive" / "config.yaml").write_text('sandbox:\n  mode: "off"\n', encoding="utf-8")
+    ws.use(server).allow_all().sandbox_off()
 
 
 def _daemon(pid_file: Path, daemons: list[tuple[int, str]]) -> tuple[int, str]:
@@ -89,10 +95,8 @@ def _daemon(pid_file: Path, daemons: list[tuple[int, str]]) -> tuple[int, str]:
 
 
 def test_a_daemon_that_left_the_group_and_cleared_its_environment_dies_when_hive_is_killed(
-    ws: Workspace, server: ScriptedModelServer, daemons: list[tuple[int, str]]
+    ws: Workspace, server: ScriptedModelServer, daemons: list[tuple[int, str]], pid_file: Path
 ) -> None:
-    _sandbox_off(ws, server)
-    pid_file = ws.root / "daemon.pid"
     # The command goes on after starting the daemon, so hive is mid-call when it is killed.
     command = f"{_daemonise(pid_file)}; sleep 306"
     server.add(calls(("c1", "execute_command", {"command": command, "timeout_ms": 600_000})), text("Done."))
@@ -105,18 +109,14 @@ def test_a_daemon_that_left_the_group_and_cleared_its_environment_dies_when_hive
 
 
 def test_a_daemon_dies_when_the_command_that_started_it_ends_and_hive_goes_on(
-    ws: Workspace, server: ScriptedModelServer, daemons: list[tuple[int, str]]
+    ws: Workspace, server: ScriptedModelServer, daemons: list[tuple[int, str]], pid_file: Path
 ) -> None:
-    _sandbox_off(ws, server)
-    pid_file = ws.root / "daemon.pid"
     # The command waits until the daemon wrote its pid, then ends.
     wait = f"while [ ! -s {shlex.quote(str(pid_file))} ]; do sleep 0.05; done"
     command = f"{_daemonise(pid_file)}; {wait}"
     server.add(calls(("c1", "execute_command", {"command": command})), text("Started."))
-    with ws.start("run", "--server") as proc:
-        assert proc.next_event()["type"] == "session_started"
-        proc.send({"type": "user_message", "content": "start it"})
-        assert proc.events_until("turn_end")[-1]["stop_reason"] == "completed"
+    with ws.serve() as proc:
+        assert proc.turn("start it")[-1]["stop_reason"] == "completed"
         pid, start = _daemon(pid_file, daemons) if _start(int(pid_file.read_text())) else (0, "")
         if pid:
             wait_until(lambda: _start(pid) != start, timeout=20, what=f"the daemon {pid} to be gone")

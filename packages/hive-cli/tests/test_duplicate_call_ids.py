@@ -16,12 +16,8 @@ from hive_protocol import verify
 
 ASK_BEFORE_WRITING = """\
 permissions:
-  read:
-    - pattern: "**/*"
-      action: allow
-  edit:
-    - pattern: "**/*"
-      action: ask
+  read: [{pattern: "**/*", action: allow}]
+  edit: [{pattern: "**/*", action: ask}]
   default_action: ask
 """
 

@@ -3,7 +3,7 @@ keyboard, Ctrl+C cancelling a turn, and leaving."""
 
 from __future__ import annotations
 
-from cli_harness import Workspace, calls, model_requests, text, user_texts
+from cli_harness import APPROVAL_PANEL_END, Workspace, calls, model_requests, text, user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 
@@ -17,18 +17,12 @@ def test_a_session_with_a_streamed_answer_an_approval_and_a_cancelled_turn(
         text("Saved it."),
         text(*[f"w{i} " for i in range(60)], delay=0.5),
     )
-    with ws.use(server).terminal() as term:
-        banner = term.expect("> ")
-        assert "session " in banner
-        assert "openai/scripted" in banner
-        term.type("hi\r")
-        term.expect("Hello from hive.")
-        term.expect("> ")
+    with ws.use(server).prompt(shows=["session ", "openai/scripted"]) as term:
+        term.enter("hi", "Hello from hive.")
 
-        term.type("write the config\r")
-        panel = term.expect("[s] reject and stop")
-        assert "approval needed: write_file" in panel
-        assert "path: config.json" in panel
+        term.enter(
+            "write the config", "approval needed: write_file", "path: config.json", until=APPROVAL_PANEL_END
+        )
         assert not (ws.project / "config.json").exists()
         term.type("y\r")
         term.expect("✓ write_file")
@@ -43,8 +37,7 @@ def test_a_session_with_a_streamed_answer_an_approval_and_a_cancelled_turn(
         term.expect("> ")
         assert "w59" not in term.output
 
-        term.type("/session\r")
-        term.expect("> ")
+        term.enter("/session")
         term.type("exit\r")
         summary = term.expect("turn(s)")
         assert term.wait() == 0
@@ -62,21 +55,13 @@ def test_ctrl_d_leaves_and_continue_restores_the_conversation(
 ) -> None:
     server.add(text("First answer."), text("Second answer."))
     ws.use(server)
-    with ws.terminal() as term:
-        term.expect("> ")
-        term.type("one\r")
-        term.expect("First answer.")
-        term.expect("> ")
+    with ws.prompt() as term:
+        term.enter("one", "First answer.")
         term.type("\x04")  # Ctrl+D
         assert term.wait() == 0
-    with ws.terminal("-c") as term:
-        banner = term.expect("> ")
-        assert "(2 messages restored)" in banner
-        term.type("/help\r")
-        assert "Ctrl+C" in term.expect("> ")
-        term.type("two\r")
-        term.expect("Second answer.")
-        term.expect("> ")
+    with ws.prompt("-c", shows=["(2 messages restored)"]) as term:
+        term.enter("/help", "Ctrl+C")
+        term.enter("two", "Second answer.")
         term.type("quit\r")
         assert term.wait() == 0
     assert len(model_requests(server)) == 2
@@ -87,8 +72,7 @@ def test_a_history_that_cannot_be_written_is_no_traceback_at_exit(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     (ws.home / "history").mkdir()  # neither readable nor writable as a history file
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
         term.type("exit\r")
         term.expect("turn(s)")
         assert term.wait() == 0
@@ -103,9 +87,7 @@ def test_a_prompt_given_as_words_is_the_first_message_of_the_interactive_mode(
     with ws.use(server).terminal("why", "is", "it", "red?") as term:
         term.expect("First answer.")
         term.expect("> ")
-        term.type("and now?\r")
-        term.expect("Second answer.")
-        term.expect("> ")
+        term.enter("and now?", "Second answer.")
         term.type("\x04")
         assert term.wait() == 0
     assert user_texts(model_requests(server)[1]) == ["why is it red?", "and now?"]
@@ -115,12 +97,9 @@ def test_an_unknown_slash_command_is_answered_locally_and_never_reaches_the_mode
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(text("Answered."))
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("/nope\r")
-        assert "unknown command /nope" in term.expect("> ")
-        term.type("/tokens\r")
-        assert "0 turn(s)" in term.expect("> ")
+    with ws.use(server).prompt() as term:
+        term.enter("/nope", "unknown command /nope")
+        term.enter("/tokens", "0 turn(s)")
         term.type("/usr/bin is a directory?\r")  # a path, not a command: sent as it is
         term.expect("Answered.")
         term.expect("> ")

@@ -317,14 +317,11 @@ def test_compact_in_the_interactive_mode_compacts_now_and_the_next_request_carri
     ws.use(server)
     assert ws.run("-p", "one").code == 0
     assert ws.run("-c", "-p", "two").code == 0
-    with ws.terminal("-c") as term:
-        term.expect("> ")
+    with ws.prompt("-c") as term:
         term.type("/compact\r")
         report = term.expect("> ")
         assert "compacted 3 messages into a summary" in report, report
-        term.type("three\r")
-        term.expect("after compaction")
-        term.expect("> ")
+        term.enter("three", "after compaction")
         term.type("/compact\r")
         again = term.expect("> ")
         assert "into a summary" in again, again  # the second answer, left out the first time

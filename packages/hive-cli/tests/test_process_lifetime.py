@@ -210,6 +210,22 @@ def _assert_all_gone(reaper: Reaper, tree: list[Task]) -> None:
         raise AssertionError(f"still running: {reaper.survivors()}\nthe tree was: {tree}") from None
 
 
+def _stopped_by(signum: int, proc: Proc, reaper: Reaper, busy: tuple[tuple[int, ...], Path, str]) -> bool:
+    """Send ``signum`` to hive once the activity ``busy`` (:func:`_prepare`'s sleeps and marker, the activity)
+    runs: every process hive started must be gone and hive must exit as the signal says (killed by SIGKILL, else
+    with 128 + its number). Whether hive ended by itself (anything but SIGKILL)."""
+    sleeps, marker, activity = busy
+    tree = _wait_busy(proc, reaper, sleeps, marker, activity)
+    proc.signal(signum)
+    code = proc.wait()
+    _assert_all_gone(reaper, tree)
+    if signum == signal.SIGKILL:
+        assert code == -signal.SIGKILL
+        return False
+    assert code == 128 + signum, proc.stderr
+    return True
+
+
 @pytest.mark.parametrize("activity", ACTIVITIES)
 @pytest.mark.parametrize("name", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_one_shot_leaves_no_process_behind(
@@ -219,14 +235,8 @@ def test_one_shot_leaves_no_process_behind(
     sleeps, marker = _prepare(ws, server, activity)
     with ws.start("-p", "run the thing", "-o", "json") as proc:
         proc.close_stdin()  # nothing is piped in: -p need not wait for it
-        tree = _wait_busy(proc, reaper, sleeps, marker, activity)
-        proc.signal(signum)
-        code = proc.wait()
-    _assert_all_gone(reaper, tree)
-    if signum == signal.SIGKILL:
-        assert code == -signal.SIGKILL
-        return
-    assert code == 128 + signum, proc.stderr
+        if not _stopped_by(signum, proc, reaper, (sleeps, marker, activity)):
+            return
     doc = json.loads(proc.stdout)
     assert (doc["error"], doc["stop_reason"], doc["exit_code"]) == ("cancelled", "cancelled", 128 + signum), (
         doc
@@ -240,19 +250,12 @@ def test_server_leaves_no_process_behind_and_ends_the_turn(
 ) -> None:
     signum = _SIGNALS[name]
     sleeps, marker = _prepare(ws, server, activity)
-    with ws.start("run", "--server", "--session-id", "lifetime-1") as proc:
-        assert proc.next_event()["type"] == "session_started"
+    with ws.serve("--session-id", "lifetime-1") as proc:
         proc.send({"type": "user_message", "content": "run the thing"})
         # Queued behind the running turn: a signal ends the session, so this one never starts.
         proc.send({"type": "user_message", "content": "and then this"})
-        tree = _wait_busy(proc, reaper, sleeps, marker, activity)
-        proc.signal(signum)
-        code = proc.wait()
-    _assert_all_gone(reaper, tree)
-    if signum == signal.SIGKILL:
-        assert code == -signal.SIGKILL
-        return
-    assert code == 128 + signum, proc.stderr
+        if not _stopped_by(signum, proc, reaper, (sleeps, marker, activity)):
+            return
     events: list[dict[str, Any]] = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events] == ["session_started", "tool_start", "tool_end", "turn_end"], events
     assert events[-1]["stop_reason"] == "cancelled"
@@ -265,8 +268,7 @@ def test_a_second_sigint_leaves_at_once_and_still_kills_the_children(
     ws: Workspace, server: ScriptedModelServer, reaper: Reaper
 ) -> None:
     sleeps, marker = _prepare(ws, server, "mcp")
-    with ws.start("run", "--server") as proc:
-        assert proc.next_event()["type"] == "session_started"
+    with ws.serve() as proc:
         proc.send({"type": "user_message", "content": "run the thing"})
         tree = _wait_busy(proc, reaper, sleeps, marker, "mcp")
         proc.signal(signal.SIGINT)
@@ -277,8 +279,7 @@ def test_a_second_sigint_leaves_at_once_and_still_kills_the_children(
 
 
 def test_an_idle_server_exits_on_sigterm(ws: Workspace, server: ScriptedModelServer) -> None:
-    with ws.use(server).start("run", "--server") as proc:
-        assert proc.next_event()["type"] == "session_started"
+    with ws.use(server).serve() as proc:
         proc.signal(signal.SIGTERM)
         assert proc.wait() == 143, proc.stderr
     assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["session_started"]
@@ -287,15 +288,12 @@ def test_an_idle_server_exits_on_sigterm(ws: Workspace, server: ScriptedModelSer
 def test_what_a_command_leaves_outside_its_group_dies_when_the_call_ends(
     ws: Workspace, server: ScriptedModelServer, reaper: Reaper
 ) -> None:
-    ws.use(server).allow_all()
-    (ws.project / ".hive" / "config.yaml").write_text('sandbox:\n  mode: "off"\n', encoding="utf-8")
+    ws.use(server).allow_all().sandbox_off()
     leave = "import subprocess; print(subprocess.Popen(['sleep', '304'], start_new_session=True).pid)"
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(leave)}"
     server.add(calls(("c1", "execute_command", {"command": command})), text("Started."))
-    with ws.start("run", "--server") as proc:
-        assert proc.next_event()["type"] == "session_started"
-        proc.send({"type": "user_message", "content": "start it"})
-        assert proc.events_until("turn_end")[-1]["stop_reason"] == "completed"
+    with ws.serve() as proc:
+        assert proc.turn("start it")[-1]["stop_reason"] == "completed"
         [output] = input_items(model_requests(server)[1], "function_call_output")
         pid = int(output["output"].split("Output:\n")[1].split()[0])
         task = _task(pid)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import io
 import math
 import os
-from pathlib import Path
 from typing import cast
 
 import anyio
 import pytest
-from agent_cli_harness import FakeCli
+from agent_cli_harness import ASK_TRANSCRIPT, FakeCli
 from cli_harness import Workspace
 
 from hive_cli.output import jsonl_record, question_outcome, question_record
@@ -30,13 +29,6 @@ from hive_core.config import LoadedConfig
 from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers
 from hive_protocol import Question, QuestionOption, QuestionRequestEvent
 
-ASK_TRANSCRIPT = (
-    Path(__file__).parents[2]
-    / "hive-providers"
-    / "tests"
-    / "acp_transcripts"
-    / "quirk-reasonix-ask-question.jsonl"
-)
 PROMPT = "ASKME which database should I use?"
 QUESTION = Question(
     question="Which database?",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
-from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Final
@@ -43,54 +42,34 @@ def _run_sql(db: Path, *statements: str) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def entries_dropped(db: Path, project: Path) -> str:
-    _filled(db, project)
-    _run_sql(db, "DROP TABLE entries")
-    return "its entries table is missing"
-
-
-def leases_dropped(db: Path, project: Path) -> str:
-    _filled(db, project)
-    _run_sql(db, "DROP TABLE leases")
-    return "its leases table is missing"
-
-
-def column_missing(db: Path, project: Path) -> str:
-    _filled(db, project)
-    _run_sql(db, "ALTER TABLE sessions DROP COLUMN first_message")
-    return "its sessions table has no first_message column"
-
-
-def lease_pid_text(db: Path, project: Path) -> str:
-    session = _filled(db, project)
-    _run_sql(
-        db,
+DAMAGE: Final[dict[str, tuple[str, str]]] = {
+    "entries dropped": ("DROP TABLE entries", "its entries table is missing"),
+    "leases dropped": ("DROP TABLE leases", "its leases table is missing"),
+    "column missing": (
+        "ALTER TABLE sessions DROP COLUMN first_message",
+        "its sessions table has no first_message column",
+    ),
+    "lease pid text": (
         "INSERT INTO leases (session_id, token, pid, host, machine, started, since, renewed) "
-        f"VALUES ('{session}', 't', 'not a pid', 'h', 'm', '', 1.0, 1.0)",
-    )
-    return "Expected `int`, got `str`"
-
-
-def session_number_text(db: Path, project: Path) -> str:
-    _filled(db, project)
-    _run_sql(db, "UPDATE sessions SET created = 'yesterday'")
-    return "Expected `float`, got `str`"
-
-
-def entry_seq_text(db: Path, project: Path) -> str:
-    _filled(db, project)
-    _run_sql(db, "UPDATE entries SET ts = 'noon' WHERE seq = 2")
-    return "an entry's row holds values of the wrong types"
-
-
-DAMAGE: Final[dict[str, Callable[[Path, Path], str]]] = {
-    "entries dropped": entries_dropped,
-    "leases dropped": leases_dropped,
-    "column missing": column_missing,
-    "lease pid text": lease_pid_text,
-    "session number text": session_number_text,
-    "entry number text": entry_seq_text,
+        "VALUES ('{session}', 't', 'not a pid', 'h', 'm', '', 1.0, 1.0)",
+        "Expected `int`, got `str`",
+    ),
+    "session number text": ("UPDATE sessions SET created = 'yesterday'", "Expected `float`, got `str`"),
+    "entry number text": (
+        "UPDATE entries SET ts = 'noon' WHERE seq = 2",
+        "an entry's row holds values of the wrong types",
+    ),
 }
+"""Each damage: the statement run on a valid store (``{session}`` is its session's id), and the words of the
+problem hive then names."""
+
+
+def _damaged(db: Path, project: Path, kind: str) -> str:
+    """A valid store (:func:`_filled`) with the damage ``kind`` done to it; the words of the problem."""
+    statement, problem = DAMAGE[kind]
+    _run_sql(db, statement.format(session=_filled(db, project)))
+    return problem
+
 
 _TABLES: Final = ("entries dropped", "leases dropped", "column missing")
 CASES: Final = [
@@ -109,7 +88,7 @@ def test_a_damaged_store_is_one_line_that_says_how_to_move_it_aside(
     ws: Workspace, server: ScriptedModelServer, kind: str, command: list[str]
 ) -> None:
     db = session_store_path(ws.env)
-    problem = DAMAGE[kind](db, ws.project)
+    problem = _damaged(db, ws.project, kind)
     before = db.read_bytes()
 
     result = ws.use(server).run(*command)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli_harness import FakeCli
-from cli_harness import Terminal, Workspace, model_requests, text, user_texts
+from cli_harness import SECRET_AND_PRIVATE, Terminal, Workspace, model_requests, text, user_texts
 
 from hive_cli.attachments import mentions
 from hive_cli.line_editor import HiveCompleter
@@ -117,8 +117,7 @@ def test_a_config_warning_is_said_once_however_often_the_session_is_opened_again
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     (ws.project / ".hive" / "config.yaml").write_text("notAKey: 1\n", encoding="utf-8")
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
         for command in ("/clear", "/model other-model", "/clear"):
             term.type(command + "\r")
             term.expect("> ")
@@ -135,21 +134,12 @@ def test_slash_commands_are_answered_locally_and_switch_the_session_and_the_mode
         banner = term.expect("> ")
         [first] = ws.sessions()
         assert first["id"] in banner
-        term.type("one\r")
-        term.expect("A1.")
-        term.expect("> ")
+        term.enter("one", "A1.")
 
-        term.type("/help\r")
-        shown = term.expect("> ")
-        for name in ("/clear", "/model", "/agent", "/resume", "/sessions", "/tokens", "/plan", "/exit"):
-            assert name in shown
+        term.enter("/help", "/clear", "/model", "/agent", "/resume", "/sessions", "/tokens", "/plan", "/exit")
 
-        term.type("/clear\r")
-        cleared = term.expect("> ")
-        assert "new session" in cleared
-        term.type("two\r")
-        term.expect("B1.")
-        term.expect("> ")
+        cleared = term.enter("/clear", "new session")
+        term.enter("two", "B1.")
         second = next(s for s in ws.sessions() if s["id"] != first["id"])
         assert second["id"] in cleared
 
@@ -160,34 +150,23 @@ def test_slash_commands_are_answered_locally_and_switch_the_session_and_the_mode
             for line in listing.splitlines()
             if first["id"] in line and ". " in line
         )
-        term.type(f"{number}\r")
-        assert first["id"] in term.expect("> ")
-        term.type("three\r")
-        term.expect("A2.")
-        term.expect("> ")
+        term.enter(number, first["id"])
+        term.enter("three", "A2.")
 
-        term.type("/model other-model\r")
-        assert "openai/other-model" in term.expect("> ")
-        term.type("four\r")
-        term.expect("A3.")
-        term.expect("> ")
+        term.enter("/model other-model", "openai/other-model")
+        term.enter("four", "A3.")
 
-        term.type("/sessions\r")
-        assert second["id"] in term.expect("> ")
-        term.type("/resume no-such-session\r")
-        assert "no session 'no-such-session'" in term.expect("> ")
-        term.type("/tokens\r")
-        assert "cost unknown" in term.expect("> ")
-        term.type("/plan\r")
-        assert "planning mode on" in term.expect("> ")
-        term.type("/plan\r")
-        assert "planning mode off" in term.expect("> ")
-        term.type("/x\r")
-        assert "unknown command /x" in term.expect("> ")
-        term.type("/agent no-such-agent\r")
-        assert "no-such-agent" in term.expect("> ")
-        term.type("/agent hive\r")
-        assert "already using openai/other-model" in term.expect("> ")
+        term.enter("/sessions", second["id"])
+        for line, answer in (
+            ("/resume no-such-session", "no session 'no-such-session'"),
+            ("/tokens", "cost unknown"),
+            ("/plan", "planning mode on"),
+            ("/plan", "planning mode off"),
+            ("/x", "unknown command /x"),
+            ("/agent no-such-agent", "no-such-agent"),
+            ("/agent hive", "already using openai/other-model"),
+        ):
+            term.enter(line, answer)
         term.type("/exit\r")
         assert term.wait() == 0
     requests = model_requests(server)
@@ -204,13 +183,9 @@ def test_an_at_path_attaches_the_file_and_a_missing_one_sends_nothing(
 ) -> None:
     (ws.project / "bug.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     server.add(text("It subtracts."), text("Mailed."))
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("@missing.py what is wrong?\r")
-        assert "@missing.py: no such file (nothing sent)" in term.expect("> ")
-        term.type("what is wrong in @bug.py?\r")
-        term.expect("It subtracts.")
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
+        term.enter("@missing.py what is wrong?", "@missing.py: no such file (nothing sent)")
+        term.enter("what is wrong in @bug.py?", "It subtracts.")
         term.type("write to a@b.co about it\r")  # an address, not a path
         term.expect("Mailed.")
         term.expect("> ")
@@ -225,38 +200,21 @@ def test_an_at_path_attaches_the_file_and_a_missing_one_sends_nothing(
 
 
 def test_an_at_path_is_judged_as_a_read_by_the_rules(ws: Workspace, server: ScriptedModelServer) -> None:
-    ws.permissions(
-        """\
-permissions:
-  read:
-    - pattern: "secret.txt"
-      action: deny
-    - pattern: "private/**"
-      action: ask
-"""
-    )
+    ws.permissions(SECRET_AND_PRIVATE)
     (ws.project / "secret.txt").write_text("hunter2\n", encoding="utf-8")
     (ws.project / "private").mkdir()
     (ws.project / "private" / "plan.md").write_text("The private plan.\n", encoding="utf-8")
     server.add(text("Without the plan."), text("Seen the plan."))
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("show @secret.txt\r")
-        refused = term.expect("> ")
-        assert "@secret.txt: refused by the rules" in refused
-        assert "nothing sent" in refused
-        term.type("and @private/plan.md\r")
-        panel = term.expect("[s] reject and stop")
-        assert "approval needed: read_file" in panel
-        assert "path: private/plan.md" in panel
-        term.type("n\r")
+    with ws.use(server).prompt() as term:
+        term.enter("show @secret.txt", "@secret.txt: refused by the rules", "nothing sent")
+        term.approval(
+            "and @private/plan.md", "approval needed: read_file", "path: private/plan.md", answer="n"
+        )
         assert "@private/plan.md: not attached" in term.expect("Without the plan.")  # the message still goes
         term.expect("> ")
         term.type("and @private/plan.md\r")
         term.expect("[s] reject and stop")
-        term.type("y\r")
-        term.expect("Seen the plan.")
-        term.expect("> ")
+        term.enter("y", "Seen the plan.")
         term.type("\x04")
         assert term.wait() == 0
     declined, request = model_requests(server)
@@ -274,23 +232,15 @@ def test_agent_switches_the_next_turns_to_a_coding_agent_cli_in_a_new_session(
     cli = FakeCli.install(ws, "gemini")
     ws.env.update(cli.env("cli-hello"))
     server.add(text("From hive's loop."))
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("first\r")
-        term.expect("From hive's loop.")
-        term.expect("> ")
+    with ws.use(server).prompt() as term:
+        term.enter("first", "From hive's loop.")
         [before] = ws.sessions()
-        term.type("/agent gemini\r")
-        switched = term.expect("> ")
-        assert "agent gemini runs the next turns, in a new session" in switched
-        assert f"/resume {before['id']}" in switched
-        term.type("/model\r")
-        assert "agent gemini (Gemini CLI) runs on its own default model" in term.expect("> ")
-        term.type("/plan\r")
-        assert "planning mode is a mode of hive's own loop" in term.expect("> ")
-        term.type("hello\r")
-        term.expect("Hello from the fake CLI")
-        term.expect("> ")
+        term.enter(
+            "/agent gemini", "agent gemini runs the next turns, in a new session", f"/resume {before['id']}"
+        )
+        term.enter("/model", "agent gemini (Gemini CLI) runs on its own default model")
+        term.enter("/plan", "planning mode is a mode of hive's own loop")
+        term.enter("hello", "Hello from the fake CLI")
         term.type("\x04")
         assert term.wait() == 0
     assert len(model_requests(server)) == 1  # the CLI ran the second turn, not hive's model

@@ -16,24 +16,19 @@ def test_undo_restores_a_file_after_an_approved_edit(ws: Workspace, server: Scri
         calls(("c1", "edit_file", {"path": "app.py", "old_text": "hello", "new_text": "bye"})),
         text("Edited."),
     )
-    with ws.use(server).terminal() as term:
-        term.expect("> ")
-        term.type("/help\r")
-        listed = term.expect("> ")
-        assert "/undo" in listed
-        assert "/rewind" in listed
+    with ws.use(server).prompt() as term:
+        term.enter("/help", "/undo", "/rewind")
         term.type("say bye\r")
         term.expect("approval needed: edit_file")
-        term.type("y\r")
-        term.expect("Edited.")
-        term.expect("> ")
+        term.enter("y", "Edited.")
         assert app.read_text(encoding="utf-8") == "print('bye')\n"
 
-        term.type("/undo\r")
-        shown = term.expect("> ")
-        assert "undo turn 1 (say bye)" in shown
-        assert "app.py  +1 \N{MINUS SIGN}1" in shown
-        assert "undone turn 1: 1 file(s) restored" in shown
+        term.enter(
+            "/undo",
+            "undo turn 1 (say bye)",
+            "app.py  +1 \N{MINUS SIGN}1",
+            "undone turn 1: 1 file(s) restored",
+        )
         assert app.read_text(encoding="utf-8") == "print('hello')\n"
 
         term.type("/undo\r")  # the undo was recorded: nothing is left
@@ -67,27 +62,28 @@ def test_a_rewind_over_two_turns_shows_the_change_first_and_restores_both(
             term.expect(answer)
             term.expect("> ")
 
-        term.type("/rewind\r")
-        listing = term.expect("rewind to before which turn (1-3, empty to cancel)? ")
-        assert "1. change a · a.txt" in listing
-        assert "2. change b · b.txt" in listing
-        assert "3. just talk · (no file changed)" in listing
-        term.type("1\r")
-        preview = term.expect("restore these files? [y/N] ")
-        assert "rewind to before turn 1 (change a)" in preview
-        assert "a.txt  +1 \N{MINUS SIGN}1" in preview
-        assert "b.txt  +1 \N{MINUS SIGN}2" in preview
+        term.enter(
+            "/rewind",
+            "1. change a · a.txt",
+            "2. change b · b.txt",
+            "3. just talk · (no file changed)",
+            until="rewind to before which turn (1-3, empty to cancel)? ",
+        )
+        term.enter(
+            "1",
+            "rewind to before turn 1 (change a)",
+            "a.txt  +1 \N{MINUS SIGN}1",
+            "b.txt  +1 \N{MINUS SIGN}2",
+            until="restore these files? [y/N] ",
+        )
         # Shown first: nothing is restored before the answer.
         assert first.read_text(encoding="utf-8") == "a1\n"
         assert second.read_text(encoding="utf-8") == "b1\nb2\nkeep\n"
-        term.type("y\r")
-        done = term.expect("> ")
-        assert "undone turns 1, 2: 2 file(s) restored" in done
+        term.enter("y", "undone turns 1, 2: 2 file(s) restored")
         assert first.read_text(encoding="utf-8") == "a0\n"
         assert second.read_text(encoding="utf-8") == "b0\nkeep\n"
 
-        term.type("/undo\r")
-        assert "nothing left to undo" in term.expect("> ")
+        term.enter("/undo", "nothing left to undo")
         term.type("exit\r")
         assert term.wait() == 0
 
@@ -97,14 +93,9 @@ def test_a_declined_rewind_changes_nothing(ws: Workspace, server: ScriptedModelS
     server.add(calls(("c1", "write_file", {"path": "a.txt", "content": "new\n"})), text("Wrote it."))
     with ws.use(server).allow_all().terminal() as term:
         term.expect("> ")
-        term.type("write a\r")
-        term.expect("Wrote it.")
-        term.expect("> ")
-        term.type("/rewind 1\r")
-        preview = term.expect("restore these files? [y/N] ")
-        assert "a.txt  removed (the turn created it)" in preview
-        term.type("\r")
-        assert "not rewound" in term.expect("> ")
+        term.enter("write a", "Wrote it.")
+        term.enter("/rewind 1", "a.txt  removed (the turn created it)", until="restore these files? [y/N] ")
+        term.enter("", "not rewound")
         assert target.read_text(encoding="utf-8") == "new\n"
         term.type("exit\r")
         assert term.wait() == 0
@@ -124,11 +115,8 @@ def test_undo_after_continue_removes_a_created_file_and_brings_back_a_deleted_on
         text("Tidied."),
     )
     ws.use(server).allow_all()
-    with ws.terminal() as term:
-        term.expect("> ")
-        term.type("tidy up\r")
-        term.expect("Tidied.")
-        term.expect("> ")
+    with ws.prompt() as term:
+        term.enter("tidy up", "Tidied.")
         term.type("exit\r")
         assert term.wait() == 0
     assert created.exists()
@@ -136,11 +124,12 @@ def test_undo_after_continue_removes_a_created_file_and_brings_back_a_deleted_on
 
     with ws.terminal("-c") as term:  # the checkpoints live with the session
         term.expect("> ")
-        term.type("/undo\r")
-        shown = term.expect("> ")
-        assert "notes/new.md  removed (the turn created it)" in shown
-        assert "old.bin  brought back (9 bytes)" in shown
-        assert "undone turn 1: 2 file(s) restored" in shown
+        term.enter(
+            "/undo",
+            "notes/new.md  removed (the turn created it)",
+            "old.bin  brought back (9 bytes)",
+            "undone turn 1: 2 file(s) restored",
+        )
         term.type("exit\r")
         assert term.wait() == 0
     assert not created.parent.exists()  # the directory write_file made for it goes too
@@ -159,9 +148,7 @@ def test_a_commands_changes_are_named_as_not_covered(ws: Workspace, server: Scri
     )
     with ws.use(server).allow_all().terminal() as term:
         term.expect("> ")
-        term.type("build\r")
-        term.expect("Built.")
-        term.expect("> ")
+        term.enter("build", "Built.")
         assert made.exists()
         assert written.exists()
         term.type("/undo\r")
@@ -181,20 +168,18 @@ def test_a_file_changed_since_is_named_and_asked_about(ws: Workspace, server: Sc
     server.add(calls(("c1", "write_file", {"path": "a.txt", "content": "hive's\n"})), text("Wrote it."))
     with ws.use(server).allow_all().terminal() as term:
         term.expect("> ")
-        term.type("write a\r")
-        term.expect("Wrote it.")
-        term.expect("> ")
+        term.enter("write a", "Wrote it.")
         target.write_text("edited by hand\n", encoding="utf-8")
-        term.type("/undo\r")
-        question = term.expect("overwrite them? [y/N] ")
-        assert "changed since hive's tools left them (by you or another program): a.txt" in question
-        term.type("n\r")
-        assert "nothing undone" in term.expect("> ")
+        term.enter(
+            "/undo",
+            "changed since hive's tools left them (by you or another program): a.txt",
+            until="overwrite them? [y/N] ",
+        )
+        term.enter("n", "nothing undone")
         assert target.read_text(encoding="utf-8") == "edited by hand\n"
         term.type("/undo\r")
         term.expect("overwrite them? [y/N] ")
-        term.type("y\r")
-        assert "undone turn 1" in term.expect("> ")
+        term.enter("y", "undone turn 1")
         assert target.read_text(encoding="utf-8") == "mine\n"
         term.type("exit\r")
         assert term.wait() == 0

@@ -41,7 +41,7 @@ def message(content: str, *, model: str | None = None, **options: Any) -> UserMe
     )
 
 
-def stop_process(proc: subprocess.Popen[bytes]) -> None:
+def stop_process(proc: subprocess.Popen[Any]) -> None:
     """Kill ``proc`` unless it already ended, and close its pipes."""
     if proc.poll() is None:
         proc.kill()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -29,7 +30,7 @@ from hive_core import (
     tool,
 )
 from hive_core.approvals import PermissionAction, Verdict
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.testing import RecordingApprover, ScriptedChatClient, ScriptedRound, call, reply
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -59,18 +60,6 @@ def rules_for(**actions: PermissionAction) -> Rules:
         if action != "allow"
     }
     return Rules(**verdicts)
-
-
-class Approver:
-    """An approval service that answers every request the same way and records what it was asked."""
-
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
 
 
 class Files:
@@ -138,7 +127,7 @@ async def test_ask_without_an_approval_service_fails_closed() -> None:
 
 
 async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> None:
-    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("notes.txt", "hello")]
@@ -162,7 +151,7 @@ async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> 
 async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) -> None:
     files = Files()
     events = await turn_with(
-        Approver(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
+        RecordingApprover(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
     )
 
     assert files.written == []
@@ -173,7 +162,9 @@ async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) ->
 
 async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> None:
     files = Files()
-    approver = Approver(ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"}))
+    approver = RecordingApprover(
+        ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"})
+    )
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("safe.txt", "hello")]
@@ -200,7 +191,7 @@ async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only
 
 
 async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:
-    files, approver = Files(), Approver(ApprovalDecision(approved=True))
+    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files, planning=True)
 
     assert files.written == []
@@ -372,14 +363,19 @@ async def asked(wire: Wire) -> HitlRequestEvent:
     return await wire.wait_for(HitlRequestEvent)
 
 
+async def answered(wire: Wire, answer: Callable[[HitlRequestEvent], HitlResponseRequest]) -> None:
+    """Serve a turn that asks for the write, send ``answer(request)`` to its approval request, and wait until
+    the turn ends."""
+    async with wire.running():
+        wire.send(answer(await asked(wire)))
+        await wire.wait_for(TurnEndEvent)
+
+
 async def test_approve_over_the_wire() -> None:
     files = Files()
     wire, _, _ = served([write_call(), reply("done")], files)
 
-    async with wire.running():
-        request = await asked(wire)
-        wire.send(HitlResponseRequest(approved=True, id=request.id))
-        await wire.wait_for(TurnEndEvent)
+    await answered(wire, lambda request: HitlResponseRequest(approved=True, id=request.id))
 
     start = ToolStartEvent(
         tool="write_file", input={"path": "notes.txt", "content": "hello"}, call_id="call_1"
@@ -403,10 +399,7 @@ async def test_reject_with_a_reason_over_the_wire() -> None:
     files = Files()
     wire, _, client = served([write_call(), reply("ok, I won't")], files)
 
-    async with wire.running():
-        await asked(wire)
-        wire.send(HitlResponseRequest(approved=False, reason="not in that folder"))
-        await wire.wait_for(TurnEndEvent)
+    await answered(wire, lambda _: HitlResponseRequest(approved=False, reason="not in that folder"))
 
     assert kinds(wire.events) == ASKED_TURN
     assert of_type(wire.events, ToolEndEvent)[0] == refused(
@@ -422,12 +415,12 @@ async def test_modified_arguments_over_the_wire() -> None:
     files = Files()
     wire, _, _ = served([write_call(), reply("done")], files)
 
-    async with wire.running():
-        await asked(wire)
-        wire.send(
-            HitlResponseRequest(approved=True, id="hitl-call_1", modified_arguments={"content": "edited"})
-        )
-        await wire.wait_for(TurnEndEvent)
+    await answered(
+        wire,
+        lambda _: HitlResponseRequest(
+            approved=True, id="hitl-call_1", modified_arguments={"content": "edited"}
+        ),
+    )
 
     assert files.written == [("notes.txt", "edited")]
     assert of_type(wire.events, ToolEndEvent)[0].output == "wrote 6 characters to notes.txt (w)"

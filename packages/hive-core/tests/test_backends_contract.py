@@ -3,6 +3,8 @@ questions are asked over the wire and answered (or declined) through the questio
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 import pytest
 
@@ -59,6 +61,25 @@ def _question(request_id: str = "ask-1") -> QuestionRequestEvent:
     )
 
 
+async def _asked(
+    bridge: QuestionBridge, settle: Callable[[_Client], object]
+) -> list[dict[str, list[str]] | None]:
+    """What ``bridge.ask(_question())`` returned, with a client attached and ``settle`` called once the question
+    was published."""
+    client = _Client()
+    bridge.attach(client)
+    answers: list[dict[str, list[str]] | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            answers.append(await bridge.ask(_question()))
+
+        group.start_soon(ask)
+        await client.wait()
+        settle(client)
+    return answers
+
+
 async def test_the_built_in_loop_is_the_backend_named_hive() -> None:
     client = ScriptedChatClient([reply("Hello", " there")])
     backend = HiveBackend(Agent(client).session())
@@ -77,41 +98,21 @@ async def test_the_built_in_loop_is_the_backend_named_hive() -> None:
 async def test_a_question_is_published_and_its_answer_returned() -> None:
     bridge = QuestionBridge()
     assert isinstance(bridge, QuestionService)
-    client = _Client()
-    bridge.attach(client)
-    answers: list[dict[str, list[str]] | None] = []
 
-    async with anyio.create_task_group() as group:
-
-        async def ask() -> None:
-            answers.append(await bridge.ask(_question()))
-
-        group.start_soon(ask)
-        await client.wait()
+    def answer(client: _Client) -> None:
         assert client.published == [_question()]
         assert not bridge.answer(
             QuestionResponseRequest(id="ask-other", answers={"Which database?": "SQLite"})
         )
         assert bridge.answer(QuestionResponseRequest(id="ask-1", answers={"Which database?": "SQLite"}))
 
-    assert answers == [{"Which database?": ["SQLite"]}]
+    assert await _asked(bridge, answer) == [{"Which database?": ["SQLite"]}]
     assert not bridge.answer(QuestionResponseRequest(id="ask-1"))  # settled: a second answer matches nothing
 
 
 async def test_a_response_without_answers_declines() -> None:
     bridge = QuestionBridge()
-    client = _Client()
-    bridge.attach(client)
-    answers: list[dict[str, list[str]] | None] = []
-    async with anyio.create_task_group() as group:
-
-        async def ask() -> None:
-            answers.append(await bridge.ask(_question()))
-
-        group.start_soon(ask)
-        await client.wait()
-        bridge.answer(QuestionResponseRequest(id="ask-1"))
-    assert answers == [None]
+    assert await _asked(bridge, lambda _client: bridge.answer(QuestionResponseRequest(id="ask-1"))) == [None]
 
 
 async def test_no_client_or_no_answer_in_time_declines() -> None:
@@ -125,16 +126,5 @@ async def test_no_client_or_no_answer_in_time_declines() -> None:
 
 async def test_detaching_declines_the_waiting_question() -> None:
     bridge = QuestionBridge()
-    client = _Client()
-    bridge.attach(client)
-    answers: list[dict[str, list[str]] | None] = []
-    async with anyio.create_task_group() as group:
-
-        async def ask() -> None:
-            answers.append(await bridge.ask(_question()))
-
-        group.start_soon(ask)
-        await client.wait()
-        bridge.detach()
-    assert answers == [None]
+    assert await _asked(bridge, lambda _client: bridge.detach()) == [None]
     assert await bridge.ask(_question("ask-2")) is None

@@ -21,6 +21,7 @@ from typing import Final
 
 import anyio
 import pytest
+from core_harness import stop_process
 
 from hive_core.child_processes import OWNER_VARIABLE, ChildSupervisor, open_child
 from hive_core.child_processes._watchdog import marked_processes  # pyright: ignore[reportPrivateUsage]
@@ -137,12 +138,7 @@ def test_a_sigkilled_owner_takes_every_child_along(leftovers: list[int]) -> None
             wait_until(lambda pid=pid: not running(pid), what)
         wait_until(lambda: not running(watchdog), "the watchdog to exit")
     finally:
-        if owner.poll() is None:
-            owner.kill()
-        owner.wait(WAIT)
-        for stream in (owner.stdout, owner.stderr):
-            if stream is not None:
-                stream.close()
+        stop_process(owner)
 
 
 @pytest.mark.anyio

@@ -12,6 +12,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 from core_harness import WAIT, Wire, assert_verified, kinds, message, of_type
+from protocol_strategies import depth_of
 
 from hive_core import Agent, SessionRunner, StdioRunner, tool
 from hive_core.context import ContextManager
@@ -77,14 +78,6 @@ async def test_deep_request_lines_are_answered_and_the_next_turn_runs() -> None:
 
 
 # -- deep tool arguments from the model ------------------------------------------------------------------------
-
-
-def depth_of(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((depth_of(v) for v in value.values()), default=0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    if isinstance(value, list):
-        return 1 + max((depth_of(v) for v in value), default=0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    return 0
 
 
 def deep_tool() -> tuple[Any, list[int]]:
@@ -247,20 +240,28 @@ async def serve(runner: SessionRunner, feed: Feed, events: list[Event]) -> None:
         await runner.serve(feed(), events.append)
 
 
-async def test_reading_pauses_while_the_queue_is_full_and_nothing_is_dropped() -> None:
+async def served_past_a_blocked_turn(requests: list[Incoming], **limits: int) -> tuple[int, list[Event]]:
+    """Serve ``block`` then ``requests`` through a runner with ``limits``: how many requests the runner had
+    read once everything settled while ``block`` ran, and every event after its release."""
     gate = Gate()
-    runner = SessionRunner(gate, session_id="s1", max_queued_turns=8)
-    feed = Feed([message("block"), *(message(f"turn {i}") for i in range(100))])
+    runner = SessionRunner(gate, session_id="s1", **limits)
+    feed = Feed([message("block"), *requests])
     events: list[Event] = []
     async with anyio.create_task_group() as group:
         group.start_soon(serve, runner, feed, events)
         with anyio.fail_after(WAIT):
             await gate.started.wait()
         await settle()
-        # The running turn, 8 waiting, and the one the reader holds while it waits for room.
-        assert feed.taken == 1 + 8 + 1
+        taken = feed.taken
         gate.release.set()
+    return taken, events
 
+
+async def test_reading_pauses_while_the_queue_is_full_and_nothing_is_dropped() -> None:
+    requests = [message(f"turn {i}") for i in range(100)]
+    taken, events = await served_past_a_blocked_turn(requests, max_queued_turns=8)
+    # The running turn, 8 waiting, and the one the reader holds while it waits for room.
+    assert taken == 1 + 8 + 1
     texts = [e.content for e in of_type(events, TextDeltaEvent)]
     assert texts == ["block", *(f"turn {i}" for i in range(100))]
     assert len(of_type(events, TurnEndEvent)) == 101
@@ -268,20 +269,11 @@ async def test_reading_pauses_while_the_queue_is_full_and_nothing_is_dropped() -
 
 
 async def test_queued_text_is_bounded_too_but_one_large_message_still_runs() -> None:
-    gate = Gate()
-    runner = SessionRunner(gate, session_id="s1", max_queued_turns=100, max_queued_text=10)
     large = "L" * 1_000
-    feed = Feed([message("block"), message("abcd"), message("efgh"), message("ijkl"), message(large)])
-    events: list[Event] = []
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve, runner, feed, events)
-        with anyio.fail_after(WAIT):
-            await gate.started.wait()
-        await settle()
-        # 8 characters wait; the third message (12 > 10) is held until room is made.
-        assert feed.taken == 1 + 2 + 1
-        gate.release.set()
-
+    requests = [message("abcd"), message("efgh"), message("ijkl"), message(large)]
+    taken, events = await served_past_a_blocked_turn(requests, max_queued_turns=100, max_queued_text=10)
+    # 8 characters wait; the third message (12 > 10) is held until room is made.
+    assert taken == 1 + 2 + 1
     assert [e.content for e in of_type(events, TextDeltaEvent)] == ["block", "abcd", "efgh", "ijkl", large]
 
 

@@ -1,9 +1,11 @@
-"""Hypothesis strategies that build any protocol struct from its type hints."""
+"""Hypothesis strategies that build any protocol struct from its type hints, and :func:`depth_of`, the reference
+for how deeply a JSON value nests."""
 
 from __future__ import annotations
 
 import types
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from collections.abc import Iterable
+from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints
 
 import msgspec
 from hypothesis import strategies as st
@@ -55,3 +57,14 @@ def for_struct(cls: type[msgspec.Struct]) -> st.SearchStrategy[Any]:
     hints = get_type_hints(cls)
     fields = {field.name: for_type(hints[field.name]) for field in msgspec.structs.fields(cls)}
     return st.builds(cls, **fields)
+
+
+def depth_of(value: object) -> int:
+    """The reference: how deeply arrays and objects nest in a decoded JSON value (a scalar is 0 deep)."""
+    if isinstance(value, dict):
+        children: Iterable[object] = cast("dict[object, object]", value).values()
+    elif isinstance(value, list):
+        children = cast("list[object]", value)
+    else:
+        return 0
+    return 1 + max((depth_of(child) for child in children), default=0)

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from protocol_strategies import depth_of
 
 from hive_protocol import (
     DEFAULT_MAX_LINE_BYTES,
@@ -55,15 +56,6 @@ def nested_value(depth: int) -> Any:
     for level in range(depth - 1):
         value = {"k": value} if level % 2 == 0 else [value]
     return value
-
-
-def depth_of(value: Any) -> int:
-    """The reference: how deeply arrays and objects nest in a decoded JSON value."""
-    if isinstance(value, dict):
-        return 1 + max((depth_of(v) for v in value.values()), default=0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    if isinstance(value, list):
-        return 1 + max((depth_of(v) for v in value), default=0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    return 0
 
 
 # -- the depth walker ------------------------------------------------------------------------------------------

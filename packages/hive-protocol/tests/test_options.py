@@ -42,24 +42,31 @@ def test_require_of_an_unregistered_tool() -> None:
         validate_turn_options(TurnOptions(tool_mode="require:shell"), TOOLS)
 
 
-@pytest.mark.parametrize("mode", ["Auto", "required", "", "require", "any"])
-def test_unknown_tool_mode_lists_the_allowed(mode: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        *(
+            (
+                TurnOptions(tool_mode=mode),
+                f"Unknown tool mode '{mode}'. Expected auto, none, require_any or require:<tool name>.",
+            )
+            for mode in ["Auto", "required", "", "require", "any"]
+        ),
+        *(
+            (
+                TurnOptions(reasoning_effort=effort),
+                f"Unknown reasoning effort '{effort}'. Expected none, low, medium, high or extra_high.",
+            )
+            for effort in ["max", "HIGH", "minimal", ""]
+        ),
+    ],
+)
+def test_an_unknown_tool_mode_or_reasoning_effort_lists_the_allowed(
+    options: TurnOptions, expected: str
+) -> None:
     with pytest.raises(InvalidTurnOptions) as info:
-        validate_turn_options(TurnOptions(tool_mode=mode), TOOLS)
-    assert (
-        str(info.value)
-        == f"Unknown tool mode '{mode}'. Expected auto, none, require_any or require:<tool name>."
-    )
-
-
-@pytest.mark.parametrize("effort", ["max", "HIGH", "minimal", ""])
-def test_unknown_reasoning_effort_lists_the_allowed(effort: str) -> None:
-    with pytest.raises(InvalidTurnOptions) as info:
-        validate_turn_options(TurnOptions(reasoning_effort=effort), TOOLS)
-    assert (
-        str(info.value)
-        == f"Unknown reasoning effort '{effort}'. Expected none, low, medium, high or extra_high."
-    )
+        validate_turn_options(options, TOOLS)
+    assert str(info.value) == expected
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -0.5])

@@ -1,5 +1,6 @@
-"""The ACP quirks of cli-backends.md §4, each a recorded transcript replayed by the fake agent through the whole
-backend (AcpBackend, hive's runner, hive's permission rules and approval bridge)."""
+"""The ACP quirks the CLIs show (tool-call ids announced late, twice or prefixed, string request ids, a
+permission under its own id, a result without text), each a recorded transcript replayed by the fake agent
+through the whole backend (AcpBackend, hive's runner, hive's permission rules and approval bridge)."""
 
 from __future__ import annotations
 

@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 import pytest
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
+from hive_core.approvals import ApprovalDecision, Verdict
 from hive_core.failures import ChatError
 from hive_core.runners import SessionRunner
+from hive_core.testing import RecordingApprover
 from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
@@ -265,14 +266,7 @@ def test_a_task_subagent_becomes_agent_work_not_turn_text() -> None:
     assert [e.tool for e in events if isinstance(e, ToolStartEvent)] == ["task"]
 
 
-class _Approvals:
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.asked: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.decision
+_Approvals = RecordingApprover
 
 
 class _Policy:
@@ -305,10 +299,10 @@ async def test_an_approved_edit_is_judged_as_edit_file_and_allowed_with_the_modi
         "behavior": "allow",
         "updatedInput": {"file_path": "a.py", "old_string": "x", "new_string": "new"},
     }
-    assert approvals.asked[0].tool_name == "edit_file"
-    assert approvals.asked[0].arguments == {"path": "a.py", "content": "y"}
+    assert approvals.requests[0].tool_name == "edit_file"
+    assert approvals.requests[0].arguments == {"path": "a.py", "content": "y"}
     assert isinstance(events[0], ToolStartEvent)
-    assert approvals.asked[0].call_id == events[0].call_id
+    assert approvals.requests[0].call_id == events[0].call_id
 
 
 async def test_a_rule_denial_and_a_rejection_are_denies_with_the_reason() -> None:
@@ -332,7 +326,7 @@ async def test_an_allowing_rule_runs_the_call_unasked() -> None:
     responder, _ = _responder(policy=_Policy(Verdict.allow()), approvals=approvals)
     answer = await responder.can_use_tool(_can_use("Read", {"file_path": "README.md"}))
     assert answer == {"behavior": "allow", "updatedInput": {"file_path": "README.md"}}
-    assert approvals.asked == []
+    assert approvals.requests == []
 
 
 class _Questions:

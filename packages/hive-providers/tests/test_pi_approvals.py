@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
+from hive_core.approvals import ApprovalDecision, Verdict
+from hive_core.testing import RecordingApprover
 from hive_protocol import Event, ToolEndEvent, ToolStartEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi.approvals import ToolJudge, hive_arguments
@@ -34,14 +35,7 @@ class _Policy:
         return tool_name == "read_file"
 
 
-class _Approvals:
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
+_Approvals = RecordingApprover
 
 
 def _dialog(tool: str, tool_input: dict[str, Any], call: str = "call_1") -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """hive-core: the hive SDK.
 
 Bring any :class:`ChatClient`, declare tools from typed functions, and run turns through the agent loop with
-its guarded tool pipeline; serve the same session in process, over stdio or over HTTP. Events are the structs
-of :mod:`hive_protocol`.
+its guarded tool pipeline; serve the same session in process (:func:`open_turn`, :func:`collect_turn`) or as
+JSON Lines over stdio (:class:`StdioRunner`, :func:`run_stdio`). There is no HTTP runner yet. Events are the
+structs of :mod:`hive_protocol`.
 """
 
 from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, PathJudge, ToolCallPolicy

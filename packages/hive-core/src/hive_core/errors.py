@@ -37,7 +37,9 @@ as the call's result.
 
 from __future__ import annotations
 
-__all__ = ["HiveError", "UserError", "where"]
+from typing import TypedDict
+
+__all__ = ["ErrorPosition", "HiveError", "UserError", "where"]
 
 
 def where(source: str | None, line: int | None = None, column: int | None = None) -> str:
@@ -47,6 +49,17 @@ def where(source: str | None, line: int | None = None, column: int | None = None
     if line is None:
         return source
     return f"{source}:{line}" if column is None else f"{source}:{line}:{column}"
+
+
+class ErrorPosition(TypedDict, total=False):
+    """Where a :class:`UserError` is, as its keyword arguments: what a subclass passes on unchanged."""
+
+    source: str | None
+    """The file (or variable) the fault is in."""
+    line: int | None
+    """The 1-based line of the fault."""
+    column: int | None
+    """The 1-based column of the fault."""
 
 
 class HiveError(Exception):

@@ -2,6 +2,7 @@
 
 :class:`ScriptedChatClient` plays a script of model rounds. It fails loudly when the loop asks for a round the
 script does not have, and :meth:`ScriptedChatClient.assert_consumed` fails when rounds were left unplayed.
+:class:`RecordingApprover` answers every approval request the same way and keeps what it was asked.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 
+from .approvals import ApprovalDecision, ApprovalRequest
 from .chat import (
     Capabilities,
     ChatOptions,
@@ -28,6 +30,7 @@ from .messages import Message
 
 __all__ = [
     "Block",
+    "RecordingApprover",
     "ScriptError",
     "ScriptedChatClient",
     "ScriptedRound",
@@ -172,3 +175,17 @@ class ScriptedChatClient:
             yield step
         if scripted.error is not None:
             raise scripted.error
+
+
+class RecordingApprover:
+    """An :class:`~hive_core.approvals.ApprovalService` that answers every request with one decision and keeps
+    the requests it was asked, in order."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.requests: list[ApprovalRequest] = []
+
+    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Record ``request`` and answer with :attr:`decision`."""
+        self.requests.append(request)
+        return self.decision

@@ -36,6 +36,14 @@ def plan_id_of(project: Project) -> str:
     return json.loads((project.root / ".hive" / "todo.json").read_text())["plan_id"]
 
 
+def the_one_step_completed(plan_id: str) -> list[Event]:
+    """What completing the one unfinished step of a plan sends: the step's end, then the plan's."""
+    return [
+        PlanStepCompletedEvent(plan_id=plan_id, step_index=0, success=True),
+        PlanCompletedEvent(plan_id=plan_id, success=True, summary="all 1 step completed"),
+    ]
+
+
 async def test_adding_the_first_steps_creates_a_plan(project: Project) -> None:
     reply = await todo(project, "add", task="Read the code\nWrite the fix\n\nRun the tests")
     assert reply == (
@@ -106,10 +114,7 @@ async def test_blocked_and_removed_steps_end_unsuccessfully(project: Project) ->
     await todo(project, "remove", id="3")  # already ended when it was blocked
     assert taken(project) == [PlanCreatedEvent(plan_id=plan_id, step_count=1, step_descriptions=["b"])]
     await todo(project, "complete", id="2")
-    assert taken(project) == [
-        PlanStepCompletedEvent(plan_id=plan_id, step_index=0, success=True),
-        PlanCompletedEvent(plan_id=plan_id, success=True, summary="all 1 step completed"),
-    ]
+    assert taken(project) == the_one_step_completed(plan_id)
 
 
 async def test_removing_the_last_unfinished_step_completes_the_plan(project: Project) -> None:
@@ -161,10 +166,7 @@ async def test_a_reopened_plan_completes_again(project: Project) -> None:
     await todo(project, "update", id="1", status="pending")
     assert taken(project) == []
     await todo(project, "complete", id="1")
-    assert taken(project) == [
-        PlanStepCompletedEvent(plan_id=plan_id, step_index=0, success=True),
-        PlanCompletedEvent(plan_id=plan_id, success=True, summary="all 1 step completed"),
-    ]
+    assert taken(project) == the_one_step_completed(plan_id)
 
 
 async def test_the_plan_survives_between_calls(project: Project) -> None:

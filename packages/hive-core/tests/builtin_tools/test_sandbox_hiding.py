@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from hive_core.approvals import PermissionAction, Verdict
+from hive_core.approvals import PathJudge, PermissionAction, Verdict
 from hive_core.builtin_tools import execute_command_tool
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 from hive_core.sandbox import RefusedScanTooLarge, SandboxMode, SandboxSettings, probe_bubblewrap, refused
@@ -205,12 +205,18 @@ READ_ALL = "; ".join(f"cat {name} 2>&1" for name in (*SECRETS, "node_modules/pkg
 
 
 def context(
-    project: Project, tool: Tool, *, judge: PermissionPolicy | None, approved: bool = False
+    project: Project,
+    tool: Tool,
+    *,
+    judge: PathJudge | None,
+    approved: bool = False,
+    working_dir: Path | None = None,
 ) -> ToolContext:
+    """A call of ``tool`` in ``working_dir`` (the project's root by default), its paths judged by ``judge``."""
     return ToolContext(
         call_id="c1",
         tool_name=tool.name,
-        working_dir=project.root,
+        working_dir=project.root if working_dir is None else working_dir,
         emit=project.events.append,
         path_judge=judge,
         approved=approved,
@@ -323,13 +329,7 @@ async def test_a_user_deny_rule_hides_its_folder_from_commands(project: Project)
 async def test_a_command_in_a_folder_of_the_project_cannot_read_the_rest_either(project: Project) -> None:
     plant(project)
     tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
-    inner = ToolContext(
-        call_id="c1",
-        tool_name=tool.name,
-        working_dir=project.root / "src",
-        emit=project.events.append,
-        path_judge=policy_for(project.root),
-    )
+    inner = context(project, tool, judge=policy_for(project.root), working_dir=project.root / "src")
     outcome = await tool.invoke({"command": "cat ../.env ../secrets/key.txt secrets/x main.py 2>&1"}, inner)
     assert outcome.success, outcome.content
     assert "visible" in outcome.content
@@ -352,13 +352,7 @@ class _OnlyPaths:
 async def test_any_path_judge_is_asked_about_each_path(project: Project) -> None:
     plant(project)
     tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
-    ctx = ToolContext(
-        call_id="c1",
-        tool_name=tool.name,
-        working_dir=project.root,
-        emit=project.events.append,
-        path_judge=_OnlyPaths(policy_for(project.root)),
-    )
+    ctx = context(project, tool, judge=_OnlyPaths(policy_for(project.root)))
     outcome = await tool.invoke({"command": READ_ALL}, ctx)
     assert outcome.success, outcome.content
     assert "visible" in outcome.content
@@ -374,13 +368,13 @@ async def test_unconfined_nothing_is_hidden_and_nothing_is_said_to_be(project: P
     assert "Hidden" not in output
 
 
-@needs_sandbox
-@pytest.mark.anyio
-async def test_a_project_too_large_to_check_is_refused(
-    project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def _refused_past_a_limit(
+    project: Project, monkeypatch: pytest.MonkeyPatch, limit: str, value: int
+) -> tuple[Tool, Path]:
+    """Lower one limit of the refused-path scan to ``value`` and check that a command past it is refused, not
+    run; the tool and the file the command would have made."""
     plant(project)
-    monkeypatch.setattr(refused, "SCAN_LIMIT", 5)
+    monkeypatch.setattr(refused, limit, value)
     tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
     marker = project.root / "src" / "ran"
     with pytest.raises(RefusedScanTooLarge, match="so the command was not run"):
@@ -388,6 +382,15 @@ async def test_a_project_too_large_to_check_is_refused(
             {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
         )
     assert not marker.exists()
+    return tool, marker
+
+
+@needs_sandbox
+@pytest.mark.anyio
+async def test_a_project_too_large_to_check_is_refused(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _refused_past_a_limit(project, monkeypatch, "SCAN_LIMIT", 5)
 
 
 @needs_sandbox
@@ -395,15 +398,7 @@ async def test_a_project_too_large_to_check_is_refused(
 async def test_more_refused_paths_than_a_command_can_hide_refuses_it(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plant(project)
-    monkeypatch.setattr(refused, "HIDDEN_LIMIT", 3)
-    tool = execute_command_tool(SandboxSettings(mode="workspace-write"))
-    marker = project.root / "src" / "ran"
-    with pytest.raises(RefusedScanTooLarge, match="so the command was not run"):
-        await tool.invoke(
-            {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root))
-        )
-    assert not marker.exists()
+    tool, marker = await _refused_past_a_limit(project, monkeypatch, "HIDDEN_LIMIT", 3)
     # Approved, only the two denied folders are hidden: that fits.
     outcome = await tool.invoke(
         {"command": f"touch {marker}"}, context(project, tool, judge=policy_for(project.root), approved=True)

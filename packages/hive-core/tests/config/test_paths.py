@@ -16,7 +16,6 @@ from hive_core.config import (
     project_env_path,
     user_home,
 )
-from hive_providers import CONFIG_SCHEMA
 
 
 def test_hive_home_defaults_to_dot_hive_in_the_user_home(
@@ -53,15 +52,12 @@ def test_file_paths(tmp_path: Path) -> None:
 def test_moving_the_home_moves_the_global_file_that_is_read(tmp_path: Path) -> None:
     for name, model in (("one", "m-one"), ("two", "m-two")):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "config.yaml").write_text(f"openai:\n  model: {model}\n")
+        (tmp_path / name / "config.yaml").write_text(f"defaultProvider: {model}\n")
     project = tmp_path / "project"
     project.mkdir()
-    assert (
-        load_config(project, {"HIVE_HOME": str(tmp_path / "one")}, schema=CONFIG_SCHEMA).get("openai.model")
-        == "m-one"
-    )
-    loaded = load_config(project, {"HIVE_HOME": str(tmp_path / "two")}, schema=CONFIG_SCHEMA)
-    assert loaded.get("openai.model") == "m-two"
+    assert load_config(project, {"HIVE_HOME": str(tmp_path / "one")}).get("defaultProvider") == "m-one"
+    loaded = load_config(project, {"HIVE_HOME": str(tmp_path / "two")})
+    assert loaded.get("defaultProvider") == "m-two"
     assert loaded.home == tmp_path / "two"
 
 

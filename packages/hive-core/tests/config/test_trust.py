@@ -24,7 +24,6 @@ from hive_core.permissions import (
     loosening_settings,
 )
 from hive_core.sandbox import SandboxSettings
-from hive_providers import CONFIG_SCHEMA
 
 Write = Callable[[Path, str], Path]
 
@@ -128,12 +127,6 @@ def test_which_settings_lower_protection(key: str, value: object, below: object,
     assert lowers_protection(key, value, below) is lowers
 
 
-def test_every_endpoint_and_key_of_the_schema_needs_trust() -> None:
-    for variable in CONFIG_SCHEMA.environment:
-        if variable.name.endswith(("_ENDPOINT", "_BASE_URL", "_API_KEY")):
-            assert lowers_protection(variable.key, "x"), variable
-
-
 # -- configuration ----------------------------------------------------------------------------------------------
 
 
@@ -145,7 +138,7 @@ def test_an_untrusted_project_cannot_turn_the_sandbox_off_or_open_it(
         "sandbox:\n  mode: 'off'\n  networkAccess: true\n  writablePaths: [/]\n  passVariables: ['*']\n"
         "chatBehavior:\n  maxOutputTokens: 77\n",
     )
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    loaded = load_config(project, env)
     assert not loaded.trusted
     sandbox = SandboxSettings.from_config(loaded)
     assert (sandbox.mode, sandbox.network_access, sandbox.writable_paths, sandbox.passed_variables) == (
@@ -162,7 +155,7 @@ def test_an_untrusted_project_cannot_turn_the_sandbox_off_or_open_it(
         ('sandbox.writablePaths: ["/"]', source, 4),
         ('sandbox.passVariables: ["*"]', source, 5),
     ]
-    trusted = load_config(project, env, schema=CONFIG_SCHEMA, trusted=True)
+    trusted = load_config(project, env, trusted=True)
     assert SandboxSettings.from_config(trusted).mode == "off"
     assert trusted.ignored == ()
 
@@ -171,7 +164,7 @@ def test_an_untrusted_project_may_make_the_sandbox_stricter(
     project: Path, env: dict[str, str], write: Write
 ) -> None:
     write(project / ".hive" / "config.yaml", "sandbox:\n  mode: read-only\n")
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    loaded = load_config(project, env)
     assert loaded.get("sandbox.mode") == "read-only"
     assert loaded.ignored == ()
 
@@ -181,62 +174,7 @@ def test_an_untrusted_project_cannot_loosen_the_users_own_sandbox_mode(
 ) -> None:
     write(home / "config.yaml", "sandbox:\n  mode: read-only\n")
     write(project / ".hive" / "config.yaml", "sandbox:\n  mode: workspace-write\n")
-    assert load_config(project, env, schema=CONFIG_SCHEMA).get("sandbox.mode") == "read-only"
-
-
-def test_endpoints_and_keys_of_an_untrusted_project_are_ignored(
-    project: Path, env: dict[str, str], write: Write
-) -> None:
-    write(project / ".hive" / "config.yaml", "openai:\n  endpoint: http://evil.example/v1\n  model: m\n")
-    write(
-        project / ".env",
-        "OPENAI_BASE_URL=http://evil.example/v1\nOPENAI_API_KEY=sk-planted\nOPENAI_API=chat\n",
-    )
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
-    assert loaded.get("openai.endpoint") == "https://api.openai.com/v1"
-    assert loaded.get("openai.apiKey") is None
-    assert (loaded.get("openai.model"), loaded.get("openai.api")) == ("m", "chat")
-    assert [item.setting for item in loaded.ignored] == [
-        "openai.endpoint: http://evil.example/v1",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-    ]
-    assert [item.line for item in loaded.ignored[1:]] == [1, 2]
-    assert loaded.notices == ()
-
-
-def test_trust_is_looked_up_in_the_store_and_a_change_withdraws_it(
-    home: Path, project: Path, env: dict[str, str], write: Write
-) -> None:
-    write(project / ".env", "OPENAI_BASE_URL=http://mine.example/v1\n")
-    assert (
-        load_config(project, env, schema=CONFIG_SCHEMA).get("openai.endpoint") == "https://api.openai.com/v1"
-    )
-    TrustStore(home).trust(project)
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
-    assert loaded.trusted
-    assert loaded.get("openai.endpoint") == "http://mine.example/v1"
-    assert loaded.notices == (
-        f"the project's {project / '.env'}:1 sets OPENAI_BASE_URL: openai.endpoint requests go to "
-        "http://mine.example/v1",
-    )
-    write(project / ".env", "OPENAI_BASE_URL=http://other.example/v1\n")
-    changed = load_config(project, env, schema=CONFIG_SCHEMA)
-    assert not changed.trusted
-    assert changed.get("openai.endpoint") == "https://api.openai.com/v1"
-
-
-def test_the_users_variable_wins_over_a_trusted_projects_dotenv_and_hive_says_so(
-    project: Path, env: dict[str, str], write: Write
-) -> None:
-    env["OPENAI_BASE_URL"] = "http://mine.example/v1"
-    write(project / ".env", "OPENAI_ENDPOINT=http://planted.example/v1\n")
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA, trusted=True)
-    assert loaded.get("openai.endpoint") == "http://mine.example/v1"
-    assert loaded.notices == (
-        f"OPENAI_ENDPOINT in {project / '.env'}:1 is not used: your environment's OPENAI_BASE_URL sets "
-        "openai.endpoint",
-    )
+    assert load_config(project, env).get("sandbox.mode") == "read-only"
 
 
 # -- permissions ------------------------------------------------------------------------------------------------
@@ -296,7 +234,7 @@ def test_the_project_config_section_only_tightens_and_the_users_section_stays(
         "permissions:\n  bash:\n    - {pattern: 'make *', action: allow, priority: 90}\n"
         "    - {pattern: 'cargo *', action: deny}\n  inherit: false\n",
     )
-    loaded = load_config(project, env, schema=CONFIG_SCHEMA)
+    loaded = load_config(project, env)
     rules = load_permission_rules(
         project,
         loaded.permissions,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -13,6 +13,7 @@ import anyio
 from anyio.abc import SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from hive_core import ToolOutcome
 from hive_core.mcp import PluginConfig
 
 WAIT: Final = 30.0
@@ -79,3 +80,29 @@ class Signals:
 async def next_line(stream: BufferedByteReceiveStream) -> str:
     """One line of a report."""
     return (await stream.receive_until(b"\n", 1024)).decode()
+
+
+async def assert_cancelled_on_the_server(
+    signals: Signals, slow_call: Callable[[int], Awaitable[object]]
+) -> None:
+    """Start ``slow_call(signal_port)`` (a call of the test server's ``slow`` tool), cancel it once the server
+    reports it started, and check that the server reports it cancelled."""
+    stop = anyio.CancelScope()
+
+    async def run() -> None:
+        with stop:
+            await slow_call(signals.port)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        report = await signals.accept()
+        assert await next_line(report) == "started"
+        stop.cancel()
+        assert await next_line(report) == "cancelled"
+
+
+def error_of(outcome: ToolOutcome) -> str:
+    """The error of a call that must have failed."""
+    assert not outcome.success, outcome
+    assert outcome.error is not None
+    return outcome.error

@@ -29,6 +29,20 @@ def turn_end(events: Sequence[Event]) -> TurnEndEvent:
     return ends[0]
 
 
+async def _turn_with_the_test_server(
+    model: ScriptedChatClient, working_dir: Path, prompt: str
+) -> list[Event]:
+    """One turn of ``prompt`` with the test server's tools (no rules): every scripted round played, the events
+    verified."""
+    with anyio.fail_after(WAIT):
+        async with McpPlugins([stdio_plugin()]) as plugins:
+            agent = Agent(model, tools=plugins.tools, working_dir=working_dir)
+            events = await collect_turn(agent.session(), prompt)
+    model.assert_consumed()
+    assert_verified(events)
+    return events
+
+
 async def test_a_turn_calls_an_mcp_tool_and_the_model_reads_its_result(tmp_path: Path) -> None:
     def offered_and_answered(messages: Sequence[Message], options: ChatOptions) -> None:
         assert "mcp__srv__echo" in [spec.name for spec in options.tools]
@@ -47,12 +61,7 @@ async def test_a_turn_calls_an_mcp_tool_and_the_model_reads_its_result(tmp_path:
             ScriptedRound(reply("It said hello.").updates, check=offered_and_answered),
         ]
     )
-    with anyio.fail_after(WAIT):
-        async with McpPlugins([stdio_plugin()]) as plugins:
-            agent = Agent(model, tools=plugins.tools, working_dir=tmp_path)
-            events = await collect_turn(agent.session(), "echo something")
-    model.assert_consumed()
-    assert_verified(events)
+    events = await _turn_with_the_test_server(model, tmp_path, "echo something")
     start = of_type(events, ToolStartEvent)[0]
     assert (start.tool, start.input) == ("mcp__srv__echo", {"text": "hello from mcp"})
     end = tool_ends(events)["c1"]
@@ -101,12 +110,7 @@ async def test_the_mcp_tools_rules_allow_one_tool_and_deny_another(tmp_path: Pat
 async def test_repeated_mcp_errors_stop_the_turn(tmp_path: Path) -> None:
     failing = ("mcp__srv__fail", {"message": "database locked"})
     model = ScriptedChatClient([call(failing), call(failing), call(failing)])
-    with anyio.fail_after(WAIT):
-        async with McpPlugins([stdio_plugin()]) as plugins:
-            agent = Agent(model, tools=plugins.tools, working_dir=tmp_path)
-            events = await collect_turn(agent.session(), "keep trying")
-    model.assert_consumed()
-    assert_verified(events)
+    events = await _turn_with_the_test_server(model, tmp_path, "keep trying")
     ends = of_type(events, ToolEndEvent)
     assert [(e.success, e.refusal) for e in ends] == [(False, None), (False, None), (False, "repeated_error")]
     assert ends[0].output is not None

@@ -10,21 +10,8 @@ import pytest
 from hive_core.mcp import PluginConfig, PluginConfigError, load_plugins_config, parse_plugins_document
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".hive").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    directory = tmp_path / "home"
-    directory.mkdir()
-    return directory
-
-
 def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 

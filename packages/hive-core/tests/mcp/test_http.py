@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
-from mcp_harness import WAIT, Signals, http_plugin, next_line
+from mcp_harness import WAIT, Signals, assert_cancelled_on_the_server, error_of, http_plugin
 
 from hive_core import ToolContext, ToolOutcome
 from hive_core.mcp import McpPlugins, PluginConfig, ProtocolMode
@@ -35,27 +35,18 @@ async def test_tools_are_listed_and_called_with_the_configured_headers(http_serv
             assert (await call(plugins, "mcp__web__echo", text="over http")).content == "over http"
             assert (await call(plugins, "mcp__web__header", key="authorization")).content == "Bearer sesame"
             failed = await call(plugins, "mcp__web__fail", message="no such row")
-            assert not failed.success
-            assert failed.error is not None
-            assert "no such row" in failed.error
+            assert "no such row" in error_of(failed)
 
 
 async def test_a_stopped_http_call_is_cancelled_on_the_server(http_server: HttpServer) -> None:
     url, _ = http_server
     with anyio.fail_after(WAIT):
         async with Signals().open() as signals, McpPlugins([http_plugin(url)]) as plugins:
-            stop = anyio.CancelScope()
 
-            async def run() -> None:
-                with stop:
-                    await call(plugins, "mcp__web__slow", seconds=60, signal_port=signals.port)
+            async def slow_call(port: int) -> object:
+                return await call(plugins, "mcp__web__slow", seconds=60, signal_port=port)
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(run)
-                report = await signals.accept()
-                assert await next_line(report) == "started"
-                stop.cancel()
-                assert await next_line(report) == "cancelled"
+            await assert_cancelled_on_the_server(signals, slow_call)
             assert (await call(plugins, "mcp__web__echo", text="still")).content == "still"
 
 
@@ -78,9 +69,7 @@ async def test_a_crashed_http_server_is_a_tool_error(http_server: HttpServer) ->
         async with McpPlugins([http_plugin(url)]) as plugins:
             connection = plugins.connections["web"]
             outcome = await call(plugins, "mcp__web__crash")
-            assert not outcome.success
-            assert outcome.error is not None
-            assert outcome.error.startswith("McpServerError: ")
+            assert error_of(outcome).startswith("McpServerError: ")
             await process.wait()
             await connection.wait_for(lambda c: c.state == "failed")
             later = await call(plugins, "mcp__web__echo", text="gone?")

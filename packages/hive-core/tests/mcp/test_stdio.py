@@ -12,7 +12,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_harness import SERVER_SCRIPT, WAIT, Signals, next_line, process_exists, stdio_plugin
+from mcp_harness import (
+    SERVER_SCRIPT,
+    WAIT,
+    Signals,
+    assert_cancelled_on_the_server,
+    error_of,
+    process_exists,
+    stdio_plugin,
+)
 
 from hive_core import ToolArgumentError, ToolContext, ToolOutcome
 from hive_core.mcp import McpConnection, McpPlugins, McpTool, PluginConfig, PluginsConfig, ProtocolMode
@@ -100,9 +108,7 @@ async def test_leaving_stops_the_server_process() -> None:
         assert not process_exists(pid)
         assert connection.state == "closed"
         outcome = await call(plugins, "mcp__srv__echo", text="late")
-        assert not outcome.success
-        assert outcome.error is not None
-        assert "not available (closed)" in outcome.error
+        assert "not available (closed)" in error_of(outcome)
 
 
 async def test_a_stopped_call_is_cancelled_on_the_server() -> None:
@@ -110,18 +116,11 @@ async def test_a_stopped_call_is_cancelled_on_the_server() -> None:
     with anyio.fail_after(WAIT):
         async with Signals().open() as signals, McpPlugins([stdio_plugin()]) as plugins:
             slow = tool(plugins, "mcp__srv__slow")
-            stop = anyio.CancelScope()
 
-            async def run() -> None:
-                with stop:
-                    await slow.invoke({"seconds": 60, "signal_port": signals.port}, context(slow.name))
+            async def slow_call(port: int) -> object:
+                return await slow.invoke({"seconds": 60, "signal_port": port}, context(slow.name))
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(run)
-                report = await signals.accept()
-                assert await next_line(report) == "started"
-                stop.cancel()
-                assert await next_line(report) == "cancelled"
+            await assert_cancelled_on_the_server(signals, slow_call)
             # The server is fine: the next call answers.
             assert (await call(plugins, "mcp__srv__echo", text="still here")).content == "still here"
 
@@ -132,9 +131,7 @@ async def test_a_crashed_server_is_a_tool_error_and_is_restarted() -> None:
             connection = plugins.connections["srv"]
             first = await server_pid(plugins)
             outcome = await call(plugins, "mcp__srv__crash")
-            assert not outcome.success
-            assert outcome.error is not None
-            assert outcome.error.startswith("McpServerError: ")
+            assert error_of(outcome).startswith("McpServerError: ")
             assert "closed the connection during the call" in outcome.error
             assert "being restarted" in outcome.error
             await connection.wait_for(lambda c: c.connection_count == 2 and c.state == "ready")
@@ -155,9 +152,7 @@ async def test_a_crashed_server_without_auto_reconnect_stays_down() -> None:
             assert connection.error == "the server closed the connection"
             # Its tools stay offered, so the model learns why a call cannot run instead of losing the tool.
             later = await call(plugins, "mcp__srv__echo", text="anyone?")
-            assert not later.success
-            assert later.error is not None
-            assert "not available (failed)" in later.error
+            assert "not available (failed)" in error_of(later)
 
 
 async def test_a_server_that_exits_while_idle_is_restarted_before_the_next_call() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hive_core.approvals import PermissionAction
-from hive_core.permissions import PermissionPolicy, PermissionRule
+from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 
 Build = Callable[..., PermissionPolicy]
 """The ``make_policy`` fixture: the default rules, or the rules (or rule fields) given."""
@@ -16,3 +16,19 @@ def rule(
 ) -> PermissionRule:
     """One rule, written positionally."""
     return PermissionRule(pattern=pattern, action=action, priority=priority, reason=reason)
+
+
+PERMISSIVE = PermissionRules(
+    bash=(
+        rule("*", "allow"),
+        rule("rm -rf *", "deny", 100),
+        rule("touch *", "deny", 100),
+        rule("sudo *", "deny", 100),
+    ),
+    read=(rule("**/*", "allow"),),
+    edit=(rule("**/*", "allow"),),
+    external_directory=(rule("**", "allow"),),
+    default_action="allow",
+)
+"""Everything allowed, except what the deny rules name: what a user who trusts the model but not ``rm -rf``
+writes."""

@@ -283,23 +283,6 @@ MALFORMED_YAML: list[tuple[str, str, int | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "problem", "line"), MALFORMED_YAML)
-def test_malformed_yaml_names_the_file_the_line_and_the_problem(
-    project: Path, text: str, problem: str, line: int | None
-) -> None:
-    path = write(project, "permissions.yaml", text)
-    with pytest.raises(PermissionConfigError) as caught:
-        load_permission_rules(project, trusted=True)
-    error = caught.value
-    assert isinstance(error, ValueError)
-    assert error.source == str(path)
-    assert str(path) in str(error)
-    assert problem in error.problem
-    assert error.line == line
-    if line is not None:
-        assert f"line {line}" in str(error)
-
-
 MALFORMED_JSON: list[tuple[str, str, int | None]] = [
     ('{"permissions": {"read": [}\n}', "not valid JSON", 1),
     ('{\n  "permissions": {\n    "read": [\n  }\n}', "not valid JSON", 4),
@@ -313,16 +296,26 @@ MALFORMED_JSON: list[tuple[str, str, int | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "problem", "line"), MALFORMED_JSON)
-def test_malformed_json_names_the_file_and_the_problem(
-    project: Path, text: str, problem: str, line: int | None
+@pytest.mark.parametrize(
+    ("name", "text", "problem", "line"),
+    [("permissions.yaml", *case) for case in MALFORMED_YAML]
+    + [("permissions.json", *case) for case in MALFORMED_JSON],
+)
+def test_a_malformed_file_names_the_file_the_line_and_the_problem(
+    project: Path, name: str, text: str, problem: str, line: int | None
 ) -> None:
-    path = write(project, "permissions.json", text)
+    path = write(project, name, text)
     with pytest.raises(PermissionConfigError) as caught:
         load_permission_rules(project, trusted=True)
-    assert caught.value.source == str(path)
-    assert problem in str(caught.value)
-    assert caught.value.line == line
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert error.source == str(path)
+    assert str(path) in str(error)
+    assert problem in str(error)
+    assert problem in error.problem
+    assert error.line == line
+    if line is not None:
+        assert f"line {line}" in str(error)
 
 
 def test_a_json_rules_file_names_the_line_and_column_of_the_fault(project: Path) -> None:

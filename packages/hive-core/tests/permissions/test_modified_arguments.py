@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
-from hive_core import Agent, ApprovalDecision, ApprovalRequest, collect_turn, tool
+from hive_core import Agent, ApprovalDecision, collect_turn, tool
 from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.testing import ScriptedChatClient, call, reply
+from hive_core.testing import RecordingApprover, ScriptedChatClient, call, reply
 from hive_protocol import Event, ToolEndEvent
 
 pytestmark = pytest.mark.anyio
@@ -22,19 +22,12 @@ pytestmark = pytest.mark.anyio
 WAIT = 30
 
 
-class Approver:
+def approving_as(modified: dict[str, Any]) -> RecordingApprover:
     """Approves every request with the same changed arguments, and records what it was asked."""
-
-    def __init__(self, modified: dict[str, Any]) -> None:
-        self.modified = modified
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return ApprovalDecision(approved=True, modified_arguments=self.modified)
+    return RecordingApprover(ApprovalDecision(approved=True, modified_arguments=modified))
 
 
-async def _read_with(project: Path, path: str, approver: Approver) -> tuple[list[str], list[Event]]:
+async def _read_with(project: Path, path: str, approver: RecordingApprover) -> tuple[list[str], list[Event]]:
     opened: list[str] = []
 
     @tool
@@ -62,7 +55,7 @@ def files(project: Path) -> Path:
 
 @pytest.mark.parametrize("target", ["secrets/key.txt", "src/../secrets/key.txt"])
 async def test_a_change_the_rules_deny_is_refused(files: Path, target: str) -> None:
-    approver = Approver({"path": target})
+    approver = approving_as({"path": target})
     opened, events = await _read_with(files, ".env", approver)
 
     assert len(approver.requests) == 1
@@ -74,7 +67,7 @@ async def test_a_change_the_rules_deny_is_refused(files: Path, target: str) -> N
 
 
 async def test_a_change_the_rules_ask_about_runs_on_the_approval_that_made_it(files: Path) -> None:
-    approver = Approver({"path": ".env.local"})
+    approver = approving_as({"path": ".env.local"})
     opened, events = await _read_with(files, ".env", approver)
 
     # One question: the approval that supplied the change answers the ask on it.
@@ -86,5 +79,5 @@ async def test_a_change_the_rules_ask_about_runs_on_the_approval_that_made_it(fi
 
 
 async def test_a_change_the_rules_allow_runs(files: Path) -> None:
-    opened, _ = await _read_with(files, ".env", Approver({"path": "src/main.py"}))
+    opened, _ = await _read_with(files, ".env", approving_as({"path": "src/main.py"}))
     assert opened == ["src/main.py"]

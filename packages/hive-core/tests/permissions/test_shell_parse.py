@@ -9,23 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from permissions_harness import Build, rule
+from permissions_harness import PERMISSIVE, Build, rule
 
 from hive_core.permissions import MAX_COMMAND_LENGTH, PermissionPolicy, PermissionRules, parse_command
-
-# Everything allowed, except what the deny rules name: what a user who trusts the model but not `rm -rf` writes.
-PERMISSIVE = PermissionRules(
-    bash=(
-        rule("*", "allow"),
-        rule("rm -rf *", "deny", 100),
-        rule("touch *", "deny", 100),
-        rule("sudo *", "deny", 100),
-    ),
-    read=(rule("**/*", "allow"),),
-    edit=(rule("**/*", "allow"),),
-    external_directory=(rule("**", "allow"),),
-    default_action="allow",
-)
 
 
 def judge(policy: PermissionPolicy, command: str) -> str:
@@ -53,13 +39,6 @@ COMMENT_ATTACKS = [
     "git --version # $'\ntouch ~/X # '",
     "git status # `\ntouch ~/X # `",
 ]
-
-
-@pytest.mark.parametrize("command", COMMENT_ATTACKS)
-def test_a_comment_with_a_quote_is_asked_about(defaults: PermissionPolicy, command: str) -> None:
-    verdict = defaults.evaluate("execute_command", {"command": command})
-    assert verdict.action == "ask"
-    assert "comment" in verdict.reason
 
 
 @pytest.mark.parametrize("command", COMMENT_ATTACKS)
@@ -151,12 +130,6 @@ READ_ONLY = [
     "go test ./...",
     "dotnet test",
 ]
-
-
-@pytest.mark.parametrize("command", READ_ONLY)
-def test_the_defaults_allow_read_only_commands_and_tests(defaults: PermissionPolicy, command: str) -> None:
-    verdict = defaults.evaluate("execute_command", {"command": command})
-    assert verdict.action == "allow", verdict.reason
 
 
 def test_a_wildcard_is_no_way_to_name_a_program_or_an_option(make_policy: Build, project: Path) -> None:
@@ -280,12 +253,6 @@ NESTED = [
 ]
 
 
-@pytest.mark.parametrize("command", NESTED)
-def test_a_denied_command_is_denied_wherever_it_sits(permissive: PermissionPolicy, command: str) -> None:
-    verdict = permissive.evaluate("execute_command", {"command": command})
-    assert verdict.action == "deny", verdict.reason
-
-
 UNRESOLVED = [
     ("eval 'ls'", "eval"),
     ("source ./env.sh", "source"),
@@ -335,10 +302,25 @@ UNRESOLVED = [
 ]
 
 
-@pytest.mark.parametrize(("command", "why"), UNRESOLVED)
-def test_what_cannot_be_resolved_is_asked_about(permissive: PermissionPolicy, command: str, why: str) -> None:
-    verdict = permissive.evaluate("execute_command", {"command": command})
-    assert verdict.action == "ask"
+@pytest.mark.parametrize(
+    ("rules", "command", "action", "why"),
+    [
+        # Item 1: a comment with a quote in it could hide what follows; the defaults ask.
+        *(("defaults", command, "ask", "comment") for command in COMMENT_ATTACKS),
+        # Read-only commands and test runs are allowed by the defaults.
+        *(("defaults", command, "allow", "") for command in READ_ONLY),
+        # A denied command is denied wherever it sits.
+        *(("permissive", command, "deny", "") for command in NESTED),
+        # What the parser cannot resolve is asked about, saying why.
+        *(("permissive", command, "ask", why) for command, why in UNRESOLVED),
+    ],
+)
+def test_the_verdict_on_each_listed_command(
+    request: pytest.FixtureRequest, rules: str, command: str, action: str, why: str
+) -> None:
+    policy: PermissionPolicy = request.getfixturevalue(rules)
+    verdict = policy.evaluate("execute_command", {"command": command})
+    assert verdict.action == action, verdict.reason
     assert why in verdict.reason
 
 

@@ -17,22 +17,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from permissions_harness import rule
+from permissions_harness import PERMISSIVE, rule
 
 from hive_core.permissions import PermissionPolicy, PermissionRules
 
-RULES = PermissionRules(
-    bash=(
-        rule("*", "allow"),
-        rule("rm -rf *", "deny", 100),
-        rule("touch *", "deny", 100),
-        rule("sudo *", "deny", 100),
-    ),
-    read=(rule("**/*", "allow"),),
-    edit=(rule("**/*", "allow"),),
-    external_directory=(rule("**", "allow"),),
-    default_action="allow",
-)
+RULES = PERMISSIVE
 
 DENIED = [
     ["rm", "-rf", "build"],

@@ -3,9 +3,11 @@ restarted server resuming a turn left waiting for approval."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -22,7 +24,9 @@ from hive_core.runners import TurnRecorder
 from hive_core.sessions import (
     INTERRUPTED_NOTE,
     NOT_FINISHED_TEXT,
+    SCHEMA_VERSION,
     DurableHitlBridge,
+    SessionInfo,
     SqliteSessionStore,
     SuspendedTurn,
     TranscriptRecorder,
@@ -202,3 +206,21 @@ class Child:
 
     def close(self) -> None:
         stop_process(self.proc)
+
+
+@contextmanager
+def older_database(
+    db: Path, project: Path, version: int, *dropped: str
+) -> Iterator[tuple[SqliteSessionStore, SessionInfo]]:
+    """A session database set back to schema ``version`` (one session in it, the ``dropped`` tables gone), then
+    opened again: the reopened store and the session. Once closed, it must be at today's version."""
+    with SqliteSessionStore(db) as store:
+        info = store.create(project_path=project)
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        for table in dropped:
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"PRAGMA user_version = {version}")
+    with SqliteSessionStore(db) as store:
+        yield store, info
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)

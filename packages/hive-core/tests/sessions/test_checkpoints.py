@@ -3,17 +3,16 @@ change, and undo (one turn, or every turn from one on) brings them back, across 
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import anyio
 import pytest
+from sessions_harness import older_database
 
 from hive_core import Agent
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.pipeline import default_middlewares
-from hive_core.sessions import SCHEMA_VERSION, SqliteSessionStore, TranscriptRecorder
+from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
 from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 from hive_core.sessions.checkpoints import (
     apply_undo,
@@ -35,10 +34,9 @@ def _agent(project: Path, client: ScriptedChatClient, keeper: CheckpointKeeper) 
     )
 
 
-def _run_turns(
-    store: SqliteSessionStore, session_id: str, project: Path, turns: list[tuple[str, list[ScriptedRound]]]
-) -> list[Event]:
-    """Run each ``(message, rounds)`` as a recorded turn of ``session_id``, its history restored from the store."""
+def _run_turns(store: SqliteSessionStore, project: Path, turns: list[tuple[str, list[ScriptedRound]]]) -> str:
+    """Run each ``(message, rounds)`` as a recorded turn of a new session of ``project``; its id."""
+    session_id = _session(store, project)
     client = ScriptedChatClient([r for _, rounds in turns for r in rounds])
     keeper = CheckpointKeeper()
     keeper.bind(store, session_id)
@@ -54,7 +52,7 @@ def _run_turns(
 
     anyio.run(run)
     client.assert_consumed()
-    return events
+    return session_id
 
 
 def _session(store: SqliteSessionStore, project: Path) -> str:
@@ -66,10 +64,8 @@ def test_undo_goes_back_one_turn_at_a_time_after_a_restart(
 ) -> None:
     (project / "a.txt").write_text("one\ntwo\n")
     (project / "old.txt").write_text("keep me\n")
-    sid = _session(store, project)
-    _run_turns(
+    sid = _run_turns(
         store,
-        sid,
         project,
         [
             (
@@ -119,10 +115,8 @@ def test_undo_goes_back_one_turn_at_a_time_after_a_restart(
 
 def test_a_rewind_restores_every_turn_from_the_one_picked(project: Path, store: SqliteSessionStore) -> None:
     (project / "a.txt").write_text("a0\n")
-    sid = _session(store, project)
-    _run_turns(
+    sid = _run_turns(
         store,
-        sid,
         project,
         [
             ("one", [call(("write_file", {"path": "a.txt", "content": "a1\n"})), reply("ok")]),
@@ -154,10 +148,8 @@ def test_a_file_changed_since_is_named_before_it_is_overwritten(
     project: Path, store: SqliteSessionStore
 ) -> None:
     (project / "a.txt").write_text("mine\n")
-    sid = _session(store, project)
-    _run_turns(
+    sid = _run_turns(
         store,
-        sid,
         project,
         [("w", [call(("write_file", {"path": "a.txt", "content": "hive\n"})), reply("ok")])],
     )
@@ -208,10 +200,8 @@ def test_binary_files_are_kept_as_bytes_and_large_ones_are_named_not_restored(
 
 def test_a_failed_call_and_a_read_only_turn_keep_nothing(project: Path, store: SqliteSessionStore) -> None:
     (project / "a.txt").write_text("a\n")
-    sid = _session(store, project)
-    _run_turns(
+    sid = _run_turns(
         store,
-        sid,
         project,
         [
             ("read", [call(("read_file", {"path": "a.txt"})), reply("ok")]),
@@ -227,10 +217,8 @@ def test_a_failed_call_and_a_read_only_turn_keep_nothing(project: Path, store: S
 
 
 def test_commands_a_turn_ran_are_named_as_not_covered(project: Path, store: SqliteSessionStore) -> None:
-    sid = _session(store, project)
-    _run_turns(
+    sid = _run_turns(
         store,
-        sid,
         project,
         [
             (
@@ -269,9 +257,8 @@ def test_an_unbound_keeper_keeps_nothing(project: Path, store: SqliteSessionStor
 def test_checkpoints_go_with_their_session_and_a_fork_takes_them(
     project: Path, store: SqliteSessionStore
 ) -> None:
-    sid = _session(store, project)
-    _run_turns(
-        store, sid, project, [("w", [call(("write_file", {"path": "a.txt", "content": "a"})), reply("ok")])]
+    sid = _run_turns(
+        store, project, [("w", [call(("write_file", {"path": "a.txt", "content": "a"})), reply("ok")])]
     )
     fork = store.fork(sid)
     assert len(store.file_changes(fork.id)) == 1
@@ -281,29 +268,16 @@ def test_checkpoints_go_with_their_session_and_a_fork_takes_them(
 
 
 def test_a_version_2_database_gains_the_checkpoints_table(home: Path, project: Path) -> None:
-    db = home / "sessions.db"
-    with SqliteSessionStore(db) as store:
-        info = store.create(project_path=project)
-    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
-        conn.execute("DROP TABLE file_checkpoints")
-        conn.execute("DROP TABLE file_outcomes")
-        conn.execute("PRAGMA user_version = 2")
-    with SqliteSessionStore(db) as store:
+    with older_database(home / "sessions.db", project, 2, "file_checkpoints", "file_outcomes") as (
+        store,
+        info,
+    ):
         assert store.file_changes(info.id) == []
-    with closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
 @pytest.mark.parametrize("version", [1])
 def test_an_older_database_gains_every_later_table(home: Path, project: Path, version: int) -> None:
-    db = home / "sessions.db"
-    with SqliteSessionStore(db) as store:
-        info = store.create(project_path=project)
-    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
-        conn.execute("DROP TABLE file_checkpoints")
-        conn.execute("DROP TABLE file_outcomes")
-        conn.execute("DROP TABLE leases")
-        conn.execute(f"PRAGMA user_version = {version}")
-    with SqliteSessionStore(db) as store:
+    tables = ("file_checkpoints", "file_outcomes", "leases")
+    with older_database(home / "sessions.db", project, version, *tables) as (store, info):
         store.lease(info.id)
         assert store.file_changes(info.id) == []

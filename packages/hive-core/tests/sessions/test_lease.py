@@ -15,10 +15,11 @@ from typing import TypeVar
 
 import msgspec
 import pytest
+from core_harness import stop_process
+from sessions_harness import older_database
 
 from hive_core.sessions import (
     LEASE_EXPIRY,
-    SCHEMA_VERSION,
     LeaseHolder,
     SessionInUse,
     SqliteSessionStore,
@@ -62,12 +63,7 @@ def holder(db: Path, session_id: str) -> Generator[subprocess.Popen[str]]:
         assert process.stdout.readline() == "held\n"
         yield process
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(WAIT)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+        stop_process(process)
 
 
 def raw_row(db: Path, session_id: str) -> tuple[object, ...] | None:
@@ -196,14 +192,6 @@ def test_a_held_lease_is_renewed_and_notices_when_it_was_taken(store: SqliteSess
 
 
 def test_a_version_1_database_gains_the_leases_table(home: Path, project: Path) -> None:
-    db = home / "sessions.db"
-    with SqliteSessionStore(db) as store:
-        info = store.create(project_path=project)
-    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
-        conn.execute("DROP TABLE leases")
-        conn.execute("PRAGMA user_version = 1")
-    with SqliteSessionStore(db) as store:
+    with older_database(home / "sessions.db", project, 1, "leases") as (store, info):
         store.lease(info.id)
         assert store.get(info.id) == info
-    with closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)

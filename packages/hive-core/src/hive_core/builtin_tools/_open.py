@@ -30,7 +30,7 @@ import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Self
 
 from hive_core.approvals import Verdict
 from hive_core.permissions.evaluate import PermissionPolicy
@@ -109,7 +109,25 @@ def judge_of(ctx: ToolContext, category: Literal["read", "edit"]) -> Judge:
 
 
 @dataclass
-class Handle:
+class _Descriptor:
+    """An open descriptor: close it (or use it as a context manager)."""
+
+    fd: int
+    """The descriptor."""
+
+    def close(self) -> None:
+        """Close the descriptor."""
+        os.close(self.fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+@dataclass
+class Handle(_Descriptor):
     """A file opened and judged: close it (or use it as a context manager)."""
 
     fd: int
@@ -119,20 +137,11 @@ class Handle:
     info: os.stat_result
     """Its ``fstat`` when it was judged."""
 
-    def close(self) -> None:
-        """Close the descriptor."""
-        os.close(self.fd)
-
-    def __enter__(self) -> Handle:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
 
 @dataclass
-class ParentDir:
-    """The judged directory holding a call's file, and the file's name in it."""
+class ParentDir(_Descriptor):
+    """The judged directory holding a call's file, and the file's name in it: close it (or use it as a context
+    manager)."""
 
     fd: int
     """An ``O_PATH`` descriptor of the directory, for ``*at`` calls with ``dir_fd``."""
@@ -140,16 +149,6 @@ class ParentDir:
     """The file's name in it (one component)."""
     real: str
     """The path judged: the kernel's path of the directory, joined with :attr:`name`."""
-
-    def close(self) -> None:
-        """Close the directory's descriptor."""
-        os.close(self.fd)
-
-    def __enter__(self) -> ParentDir:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
 
 
 def open_judged(

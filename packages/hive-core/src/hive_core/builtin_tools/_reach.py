@@ -296,12 +296,9 @@ class Reach:
         lines: list[str] = []
         if withheld.asked:
             names = list(withheld.asked)
-            shown = ", ".join(names[:_NAMED]) + (
-                f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
-            )
             lines.append(
                 f"(not searched: {_count(len(names), 'file')} the permission rules ask about before reading "
-                f"({shown}); read_file asks for approval to read one)"
+                f"({_first_named(names)}); read_file asks for approval to read one)"
             )
         verb = "searched" if read else "listed"
         if withheld.denied:
@@ -312,16 +309,19 @@ class Reach:
             lines.append(f"(skipped: {count} leading outside {where})")
         if withheld.ignored:
             names = sorted(withheld.ignored)
-            shown = ", ".join(names[:_NAMED]) + (
-                f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
-            )
             lines.append(
                 f"(not {verb}: {_count(len(names), 'entry')} the project ignores in .gitignore or .ignore "
-                f"({shown}); set include_ignored to true to include them)"
+                f"({_first_named(names)}); set include_ignored to true to include them)"
             )
         if self.unreadable:
             lines.append(f"(skipped: {_count(self.unreadable, 'directory')} that could not be read)")
         return "".join("\n" + line for line in lines)
+
+
+def _first_named(names: list[str]) -> str:
+    """The first :data:`_NAMED` of ``names``, and how many more there are."""
+    more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+    return ", ".join(names[:_NAMED]) + more
 
 
 def _count(number: int, noun: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import msgspec
 
-from hive_core.errors import UserError, where
+from hive_core.errors import ErrorPosition, UserError, where
 
 __all__ = ["ConfigError", "ConfigWarning"]
 
@@ -15,16 +17,8 @@ class ConfigError(UserError, ValueError):
     key: str | None
     """The dotted configuration key concerned, when there is one."""
 
-    def __init__(
-        self,
-        problem: str,
-        *,
-        source: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        key: str | None = None,
-    ) -> None:
-        super().__init__(problem, source=source, line=line, column=column)
+    def __init__(self, problem: str, *, key: str | None = None, **position: Unpack[ErrorPosition]) -> None:
+        super().__init__(problem, **position)
         self.key = key
 
 

@@ -114,12 +114,7 @@ class PermissionPolicy:
             location = self._locate(path)
         except _BadArgument as error:
             return Verdict.deny(str(error), level=None)
-        credential = self._credential_store(path, location)
-        if credential is not None:
-            return credential
-        if location.relative is None:
-            return self._external(location)
-        return self._decide(category, _spellings(location.relative, location.resolved), "path")
+        return self._judge_located(category, path, location)
 
     def judge_resolved(self, category: Literal["read", "edit"], resolved: str) -> Verdict:
         """Judge ``resolved``, an absolute path with no ``.``, ``..`` or link left in it (the kernel's path of a file
@@ -129,8 +124,11 @@ class PermissionPolicy:
             return Verdict.deny(
                 f"the path {resolved!r} cannot be judged: it is not an absolute path", level=None
             )
-        location = place_resolved(self._root, resolved)
-        credential = self._credential_store(resolved, location)
+        return self._judge_located(category, resolved, place_resolved(self._root, resolved))
+
+    def _judge_located(self, category: Literal["read", "edit"], path: str, location: Location) -> Verdict:
+        """Judge ``path``, placed at ``location``: a credential store first, then outside or inside the project."""
+        credential = self._credential_store(path, location)
         if credential is not None:
             return credential
         if location.relative is None:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal
+from typing import ClassVar, Final, Literal, Unpack
 
 import msgspec
 
 from hive_core.approvals import Grant
-from hive_core.errors import UserError
+from hive_core.errors import ErrorPosition, UserError
 from hive_core.messages import Message, ToolCallPart
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent
@@ -261,12 +261,10 @@ class _SessionIdError(UserError):
         problem: str | None = None,
         *,
         session_id: str,
-        source: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
+        **position: Unpack[ErrorPosition],
     ) -> None:
         problem = self.wording.format(session_id=session_id) if problem is None else problem
-        super().__init__(problem, source=source, line=line, column=column)
+        super().__init__(problem, **position)
         self.session_id = session_id
 
 
@@ -313,9 +311,7 @@ class SessionInUse(UserError, RuntimeError):
         pid: int,
         host: str,
         since: float,
-        source: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
+        **position: Unpack[ErrorPosition],
     ) -> None:
         if problem is None:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since))
@@ -323,7 +319,7 @@ class SessionInUse(UserError, RuntimeError):
                 f"session {session_id!r} is in use by process {pid} on {host} since {when}; wait for it to "
                 "end, or stop that process (a process that has died gives the session up by itself)"
             )
-        super().__init__(problem, source=source, line=line, column=column)
+        super().__init__(problem, **position)
         self.session_id = session_id
         self.pid = pid
         self.host = host

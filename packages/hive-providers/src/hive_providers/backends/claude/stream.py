@@ -1,6 +1,6 @@
 """Claude Code's stream-json output as hive events: one :class:`StreamMapper` per turn.
 
-What maps to what (cli-backends.md §3.1):
+What maps to what:
 
 * ``system/init`` gives the CLI's session id (:attr:`StreamMapper.session_id`);
 * ``stream_event`` text and thinking deltas become ``text_delta`` / ``thinking_delta``; the complete

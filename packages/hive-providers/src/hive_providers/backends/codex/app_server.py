@@ -1,6 +1,6 @@
 """One running ``codex app-server --listen stdio://``: its process and its JSON-RPC connection.
 
-Codex speaks JSON-RPC 2.0 without the ``"jsonrpc"`` field, one message per line (cli-backends.md §3.2); hive
+Codex speaks JSON-RPC 2.0 without the ``"jsonrpc"`` field, one message per line; hive
 writes the same dialect and reads messages with or without the field. Ids of hive's requests are integers; the
 ids of Codex's own requests (approvals) are echoed verbatim, integer or string. Lines that are not JSON objects
 are counted and quoted in the error message, never fatal.

@@ -1,6 +1,6 @@
 """``codex exec --json`` lines as hive events: :class:`ExecTurn`.
 
-One turn is one process; its stdout is one JSON event per line (cli-backends.md §3.2): ``thread.started``
+One turn is one process; its stdout is one JSON event per line: ``thread.started``
 names the thread (the session id), ``item.started`` / ``item.updated`` / ``item.completed`` carry whole items
 (exec streams no text deltas), ``turn.completed`` gives the usage, ``turn.failed`` and ``error`` the failure.
 Items map as on the app-server: ``agent_message`` -> ``text_delta``, ``reasoning`` -> ``thinking_delta``,

@@ -1,6 +1,6 @@
 """ACP tool calls as hive tool calls: one ``tool_start`` and one ``tool_end`` per call, whatever the agent sends.
 
-ACP tool-call identity is unreliable (cli-backends.md §4.3): Gemini sends ``tool_call_update`` for an id it never
+ACP tool-call identity is unreliable: Gemini sends ``tool_call_update`` for an id it never
 announced, CodeBuddy announces the same id twice, Kimi prefixes ids with the step (``0:call_x``), dcode asks for
 permission under an id of its own. :class:`ToolCallTracker` upserts by id and owns the hive ``call_id`` of each
 call.

@@ -1,7 +1,7 @@
 """Pi's event stream (``--mode json`` lines, the events of ``--mode rpc``) as hive events: one
 :class:`PiEventMapper` per turn.
 
-What maps to what (cli-backends.md §3.8):
+What maps to what:
 
 * the ``session`` line gives Pi's session id (:attr:`PiEventMapper.session_id`);
 * ``message_update`` ``text_delta`` / ``thinking_delta`` of an assistant message become ``text_delta`` /

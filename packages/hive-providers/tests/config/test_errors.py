@@ -20,6 +20,14 @@ def _global(env: dict[str, str], text: str | bytes) -> Path:
     return path
 
 
+def _refused(project: Path, env: dict[str, str], text: str) -> tuple[Path, ConfigError]:
+    """Write ``text`` as the global file; that file, and the error loading the configuration raises."""
+    path = _global(env, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(project, env, schema=CONFIG_SCHEMA)
+    return path, caught.value
+
+
 @pytest.mark.parametrize(
     ("text", "line", "column"),
     [
@@ -35,10 +43,7 @@ def _global(env: dict[str, str], text: str | bytes) -> Path:
 def test_malformed_yaml_names_the_file_line_and_column(
     project: Path, env: dict[str, str], text: str, line: int, column: int
 ) -> None:
-    path = _global(env, text)
-    with pytest.raises(ConfigError) as caught:
-        load_config(project, env, schema=CONFIG_SCHEMA)
-    error = caught.value
+    path, error = _refused(project, env, text)
     assert (error.source, error.line, error.column) == (str(path), line, column)
     assert str(error).startswith(f"{path}:{line}:{column}: ")
 
@@ -75,10 +80,7 @@ def test_the_project_file_is_named_in_its_errors(project: Path, env: dict[str, s
 def test_a_value_of_the_wrong_type_names_the_file_line_and_key(
     project: Path, env: dict[str, str], text: str, key: str, line: int, words: str
 ) -> None:
-    path = _global(env, text)
-    with pytest.raises(ConfigError) as caught:
-        load_config(project, env, schema=CONFIG_SCHEMA)
-    error = caught.value
+    path, error = _refused(project, env, text)
     assert (error.source, error.line, error.key) == (str(path), line, key)
     assert words in str(error)
     assert str(path) in str(error)

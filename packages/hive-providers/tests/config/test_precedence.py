@@ -99,22 +99,38 @@ def test_numbers_project_beats_global(load: Load) -> None:
     assert loaded.chat_behavior.maximum_iterations_per_request == 4
 
 
-def test_zero_is_a_value_not_an_absence(load: Load) -> None:
-    loaded = load(
-        global_yaml="toolRetrieval:\n  stickyToolLimit: 4\n",
-        project_yaml="toolRetrieval:\n  stickyToolLimit: 0\n",
-    )
-    assert loaded.get("toolRetrieval.stickyToolLimit") == 0
-
-
-def test_a_layer_that_omits_a_boolean_leaves_it_alone(load: Load) -> None:
-    # Upstream reset an omitted boolean to its default; here only what a layer writes changes anything.
-    loaded = load(
-        global_yaml="ollama:\n  enabled: true\n  model: llama3\n",
-        project_yaml="ollama:\n  model: qwen3\n",
-    )
-    assert loaded.get("ollama.enabled") is True
-    assert loaded.get("ollama.model") == "qwen3"
+@pytest.mark.parametrize(
+    ("global_yaml", "project_yaml", "expected"),
+    [
+        pytest.param(
+            "toolRetrieval:\n  stickyToolLimit: 4\n",
+            "toolRetrieval:\n  stickyToolLimit: 0\n",
+            {"toolRetrieval.stickyToolLimit": 0},
+            id="zero is a value, not an absence",
+        ),
+        # Upstream reset an omitted boolean to its default; here only what a layer writes changes anything.
+        pytest.param(
+            "ollama:\n  enabled: true\n  model: llama3\n",
+            "ollama:\n  model: qwen3\n",
+            {"ollama.enabled": True, "ollama.model": "qwen3"},
+            id="a layer that omits a boolean leaves it alone",
+        ),
+        pytest.param(
+            "budget:\n  maxSessionCost: 5\n",
+            "budget: {}\nskills:\n",
+            {"budget.maxSessionCost": 5},
+            id="an empty whole section replaces nothing",
+        ),
+    ],
+)
+def test_the_project_file_over_the_global_one(
+    load: Load, global_yaml: str, project_yaml: str, expected: dict[str, object]
+) -> None:
+    loaded = load(global_yaml=global_yaml, project_yaml=project_yaml)
+    got = {key: loaded.get(key) for key in expected}
+    assert [(key, type(value), value) for key, value in got.items()] == [
+        (key, type(value), value) for key, value in expected.items()
+    ]
 
 
 def test_empty_text_never_overwrites(load: Load, env: dict[str, str]) -> None:
@@ -168,14 +184,6 @@ def test_whole_sections_are_replaced_not_merged(
     assert all(
         origin.layer != "global" for key, origin in loaded.origins.items() if key.startswith(f"{section}.")
     )
-
-
-def test_an_empty_whole_section_replaces_nothing(load: Load) -> None:
-    loaded = load(
-        global_yaml="budget:\n  maxSessionCost: 5\n",
-        project_yaml="budget: {}\nskills:\n",
-    )
-    assert loaded.get("budget.maxSessionCost") == 5
 
 
 def test_other_sections_merge_field_by_field(load: Load) -> None:
