@@ -12,7 +12,7 @@ from hive_cli.conversation import SessionChoice
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.local_notice import say_local_model_notice
-from hive_cli.opening import OpenSession, open_session
+from hive_cli.opening import OpenSession, open_session, terminal_prompts
 from hive_cli.output import OutputFormat, error_record, print_document, print_records, turn_document
 from hive_cli.piped_input import PipedInputTooLarge, combine, read_piped
 from hive_cli.questioner import TerminalQuestioner
@@ -88,7 +88,7 @@ def chat_main(
     # A one-shot, or the interactive mode's first message: a turn comes as soon as the session is open.
     options.preload_model = prompt is not None or first is not None
     try:
-        session = open_session(options, choice)
+        session = open_session(options, choice, prompts=terminal_prompts())
     except USER_ERRORS as exc:
         return _no_session(cast("OutputFormat", output), str(exc))
     renderer = TextRenderer(

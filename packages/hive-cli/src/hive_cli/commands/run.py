@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import anyio
 
@@ -11,7 +10,7 @@ from hive_cli.assemble import HostOptions
 from hive_cli.driver import ForcedExit, drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.local_notice import say_local_model_notice
-from hive_cli.opening import OpenSession, open_session
+from hive_cli.opening import OpenSession, open_session, terminal_prompts
 from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
@@ -91,7 +90,7 @@ async def _run_once(
     commit_message: str | None,
 ) -> int:
     try:
-        session = open_session(options)
+        session = open_session(options, prompts=terminal_prompts())
     except USER_ERRORS as exc:
         if printer.output == "jsonl":  # `start` is the first record, always
             printer.begin(None)
@@ -147,18 +146,12 @@ def _default_message(prompt: str) -> str:
 def _auto_commit(session: OpenSession, summary: TurnSummary, message: str) -> None:
     """Commit what the run changed (:mod:`hive_cli.auto_commit`), judging paths by the session's read rules."""
     from hive_cli.auto_commit import auto_commit, written_paths
-    from hive_core.permissions import PermissionPolicy
 
-    root = session.host.project_root
-    policy = session.host.agent.policy
-    readable: Callable[[str], bool] | None = None
-    if isinstance(policy, PermissionPolicy):
-        rules = policy
+    root, rules = session.host.project_root, session.host.policy
 
-        def allowed(path: str) -> bool:
-            return rules.judge_path("read", str(root / path)).action == "allow"
+    def readable(path: str) -> bool:
+        return rules.judge_path("read", str(root / path)).action == "allow"
 
-        readable = allowed
     calls = [(call.tool, call.arguments, call.success) for call in summary.calls.values()]
     auto_commit(root, message, written_paths(calls), readable)
 
