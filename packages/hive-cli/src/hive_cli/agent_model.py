@@ -77,7 +77,7 @@ def _spec(live: LiveSession) -> LaunchSpec:
 def _refusal(live: LiveSession, spec: LaunchSpec) -> str | None:
     """Why ``/model NAME`` cannot switch this CLI; ``None`` when it can."""
     endpoint = live.options.model_endpoint is not None
-    has_session = live.session.backend is not None and live.session.backend.session_id is not None
+    has_session = live.session.backend.session_id is not None
     if spec.model_passing == "none":
         return (
             f"{spec.title} takes no model from hive (it runs the one its own configuration names); "
@@ -92,7 +92,7 @@ def _refusal(live: LiveSession, spec: LaunchSpec) -> str | None:
             f"{spec.title} takes a model only when its session starts, and this one has started: /clear, then "
             "/model NAME, starts a new session on it"
         )
-    if has_session and live.session.backend is not None and not _can_resume(live.session.backend):
+    if has_session and not _can_resume(live.session.backend):
         return (
             f"{spec.title} cannot resume its session in a new process (it offers neither session/resume nor "
             "session/load), so a restart on another model would lose the conversation: /clear, then "

@@ -7,7 +7,7 @@ This is the one place the CLI wires the SDK: the same assembly serves the intera
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +16,7 @@ from typing import TYPE_CHECKING
 from hive_core import (
     Agent,
     ApprovalService,
-    Capabilities,
     ChatClient,
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    Message,
     TokenBudgetChatClient,
     Tool,
 )
@@ -35,6 +30,7 @@ from .project_trust import check_project_root, load_trusted_config
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
+    from hive_core.permissions import PermissionPolicy
     from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
 __all__ = ["AGENT_PROVIDER", "SMALL_MODEL_PROVIDERS", "Host", "HostOptions", "build_host", "instructions_for"]
@@ -84,35 +80,22 @@ class Host:
     """The merged configuration it was built from."""
     settings: ProviderSettings
     """The provider and model chosen."""
-    client: ChatClient
-    """The model client (token budget applied)."""
-    agent: Agent
-    """The agent: tools, rules, approvals and limits."""
+    policy: PermissionPolicy
+    """The project's permission rules, which judge every call whatever runs the turns."""
+    client: ChatClient | None
+    """The model client (token budget applied); ``None`` when a coding-agent CLI runs the turns."""
+    agent: Agent | None
+    """hive's own agent: tools, rules, approvals and limits; ``None`` when a coding-agent CLI runs the turns."""
     plugins: McpPlugins
     """The project's MCP servers, described; :func:`plugins_for` starts them."""
     checkpoints: CheckpointKeeper | None = None
-    """Keeps each file's state before a turn's file tools change it, once bound to the session (``/undo``)."""
+    """Keeps each file's state before a turn's file tools change it, once bound to the session (``/undo``);
+    ``None`` when a coding-agent CLI runs the turns (it changes files itself)."""
 
     @property
     def model_label(self) -> str:
         """``provider/model`` for humans and session records."""
         return f"{self.settings.provider}/{self.settings.model or 'default'}"
-
-
-class _NoModel:
-    """The model client of a host whose turns a coding-agent CLI runs: hive's own model is never asked."""
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Nothing: there is no model."""
-        return Capabilities()
-
-    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
-        """Refuse: the session's turns are the CLI's."""
-        raise ChatError(
-            "this session's turns run in a coding-agent CLI, not hive's own loop", code="request_rejected"
-        )
-        yield  # pragma: no cover - makes this an async generator
 
 
 AGENT_PROVIDER = "agent"
@@ -169,8 +152,9 @@ def build_host(
 ) -> Host:
     """Load the configuration for the project around ``options.cwd`` and build its agent.
 
-    With ``model_free`` (a coding-agent CLI runs the turns) no provider is chosen and no model client built: the
-    host holds the project's configuration, rules and sandbox for the CLI, and needs no provider configured.
+    With ``model_free`` (a coding-agent CLI runs the turns) no provider is chosen and neither model client nor
+    agent built: the host holds the project's configuration, rules and sandbox for the CLI, and needs no provider
+    configured.
 
     The project root may not be the home folder or ``/``, and the project's settings that lower protection
     apply only to a trusted project (:mod:`hive_cli.project_trust`); with ``ask`` (a person at a terminal) the
@@ -190,10 +174,9 @@ def build_host(
         for notice in loaded.notices:
             _say_once(f"hive: {notice}")
     compaction = CompactionSettings.from_config(loaded)
-    client: ChatClient
+    client: ChatClient | None = None
     if model_free:
         settings = ProviderSettings(provider=AGENT_PROVIDER, model=options.model)
-        client = _NoModel()
     else:
         choice = choose_provider(loaded, options.provider, options.model)
         settings = choice.settings
@@ -231,6 +214,9 @@ def build_host(
         options.allow,
     )
     policy = PermissionPolicy(rules, root)
+    plugins = McpPlugins.load(root, trusted=loaded.trusted)
+    if client is None:
+        return Host(root, loaded, settings, policy, None, None, plugins)
     behavior = loaded.chat_behavior
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).
     small = settings.provider in SMALL_MODEL_PROVIDERS
@@ -252,9 +238,7 @@ def build_host(
         planning=options.planning,
         context=ContextManager(compaction),
     )
-    return Host(
-        root, loaded, settings, client, agent, McpPlugins.load(root, trusted=loaded.trusted), checkpoints
-    )
+    return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints)
 
 
 @asynccontextmanager
@@ -264,7 +248,7 @@ async def plugins_for(host: Host) -> AsyncGenerator[None]:
     Without a plugins file nothing is started and the ``mcp`` SDK is not even imported.
     """
     plugins = host.plugins
-    if not plugins.config.plugins:
+    if not plugins.config.plugins or host.agent is None:
         yield
         return
     async with plugins:

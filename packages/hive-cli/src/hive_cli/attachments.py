@@ -139,4 +139,4 @@ async def attach_for(session: OpenSession, text: str) -> AttachedMessage:
 
     host = session.host
     approver = next((p for p in session.prompters if isinstance(p, TerminalApprover)), None)
-    return await attach_files(text, root=host.project_root, policy=host.agent.policy, approvals=approver)
+    return await attach_files(text, root=host.project_root, policy=host.policy, approvals=approver)

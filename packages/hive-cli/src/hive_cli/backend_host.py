@@ -89,7 +89,7 @@ def build_backend(
         resume=resume,
         fork=fork and resume is not None,
         session_key=session_key,
-        policy=host.agent.policy,
+        policy=host.policy,
         approvals=approvals,
         questions=questions,
         sandbox=SandboxSettings.from_config(host.config),

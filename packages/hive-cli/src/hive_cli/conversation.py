@@ -15,13 +15,19 @@ from hive_core.sessions import (
     BackendSession,
     SessionInfo,
     SqliteSessionStore,
-    TranscriptRecorder,
     last_backend_session,
 )
 
 from .assemble import Host
 
-__all__ = ["Conversation", "SessionChoice", "SessionChoiceError", "open_conversation", "serving_backend"]
+__all__ = [
+    "ChosenSession",
+    "Conversation",
+    "SessionChoice",
+    "SessionChoiceError",
+    "choose_session",
+    "open_conversation",
+]
 
 
 class SessionChoiceError(UserError, LookupError):
@@ -42,14 +48,26 @@ class SessionChoice:
     """For a new session: its id, or the session of that id when it exists (``run --server --session-id``)."""
 
 
+@dataclass(frozen=True)
+class ChosenSession:
+    """The session a :class:`SessionChoice` names, found before anything is built."""
+
+    choice: SessionChoice
+    """What the command asked for."""
+    info: SessionInfo | None
+    """The stored session; ``None`` for a new one."""
+    backend_session: BackendSession | None
+    """The CLI's own session recorded last in it, to resume; ``None`` for a new one."""
+    backend: str | None
+    """The canonical name of the coding-agent CLI that will serve it; ``None`` for hive's own loop."""
+
+
 @dataclass
 class Conversation:
-    """A session of the store: restored into the host's agent and recorded as it goes, or served by a backend."""
+    """A session of the store, leased, and the backend that serves it."""
 
     info: SessionInfo
     """The session's row."""
-    recorder: TranscriptRecorder | None
-    """Records hive's own loop; ``None`` when a coding-agent CLI serves the session."""
     backend: str | None = None
     """The canonical name of the CLI that serves the session; ``None`` for hive's own loop."""
     backend_session: BackendSession | None = None
@@ -63,59 +81,43 @@ class Conversation:
         return self.info.id
 
 
-def open_conversation(
-    host: Host,
-    store: SqliteSessionStore,
-    choice: SessionChoice,
-    *,
-    agent: str | None = None,
-    agent_model: str | None = None,
-) -> Conversation:
-    """Find or create the session, take its lease, restore its messages into a new agent session, and record from
-    there; or, for a session a coding-agent CLI serves, find the CLI's session to resume.
+def choose_session(
+    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
+) -> ChosenSession:
+    """The session ``choice`` names in the project at ``project``, and the backend that will serve it.
 
     ``agent`` is the canonical backend name of ``--agent`` (``hive`` for the built-in loop), ``None`` when it was
-    not given: a resumed session then keeps the backend it was recorded with; ``agent_model`` is the model a new
-    backend session is recorded with (the CLI's own default when ``None``). The lease (given up when the store
-    closes) comes before the history is read: a session another process serves raises
-    :class:`~hive_core.sessions.SessionInUse` instead of interleaving two transcripts.
+    not given: a resumed session then keeps the backend it was recorded with. Raises :class:`SessionChoiceError`
+    for a session that does not exist, or that another backend than ``agent`` was recorded with.
     """
-    project = str(host.project_root)
-    info, recorded, backend = _choose(store, project, choice, agent)
+    info = _lookup(store, project, choice)
+    recorded = last_backend_session(store.entries(info.id)) if info is not None else None
+    return ChosenSession(choice, info, recorded, _backend_for(info, recorded, agent))
+
+
+def open_conversation(host: Host, store: SqliteSessionStore, chosen: ChosenSession) -> Conversation:
+    """Create the session ``chosen`` names if it is new (or its fork), and take its lease.
+
+    A new session is recorded with the host's model (for a CLI: the one asked for, else the CLI's own default).
+    The lease (given up when the store closes) comes before the history is read: a session another process
+    serves raises :class:`~hive_core.sessions.SessionInUse` instead of interleaving two transcripts.
+    """
+    choice, info, recorded, backend = chosen.choice, chosen.info, chosen.backend_session, chosen.backend
     forked = info is not None and choice.fork
     if info is not None and choice.fork:
         info = store.fork(info.id)
     if info is None:
         info = store.create(
-            project_path=project,
-            model=agent_model if backend is not None else host.settings.model,
+            project_path=str(host.project_root),
+            model=host.settings.model,
             provider=backend or host.settings.provider,
             session_id=choice.session_id,
             exist_ok=choice.session_id is not None,
         )
     store.lease(info.id)
-    if backend is not None:
-        return Conversation(info, None, backend, recorded, fork_backend=forked and recorded is not None)
-    session = host.agent.session(store.restore(info.id))
-    return Conversation(info, TranscriptRecorder(session, store, info.id))
-
-
-def serving_backend(
-    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
-) -> str | None:
-    """The coding-agent CLI that will serve the session ``choice`` opens with ``--agent`` ``agent`` (canonical
-    names; ``None`` for hive's own loop), before anything is built. Raises :class:`SessionChoiceError` as
-    :func:`open_conversation` does."""
-    return _choose(store, project, choice, agent)[2]
-
-
-def _choose(
-    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
-) -> tuple[SessionInfo | None, BackendSession | None, str | None]:
-    """The stored session (``None``: a new one), its CLI's session recorded last, and the backend to serve it."""
-    info = _lookup(store, project, choice)
-    recorded = _recorded(store, info)
-    return info, recorded, _backend_for(info, recorded, agent)
+    if backend is None:
+        return Conversation(info)
+    return Conversation(info, backend, recorded, fork_backend=forked and recorded is not None)
 
 
 def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:
@@ -137,10 +139,6 @@ def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> S
     if choice.session_id is not None:
         return store.get(choice.session_id)
     return None
-
-
-def _recorded(store: SqliteSessionStore, info: SessionInfo | None) -> BackendSession | None:
-    return last_backend_session(store.entries(info.id)) if info is not None else None
 
 
 def _backend_for(info: SessionInfo | None, recorded: BackendSession | None, agent: str | None) -> str | None:

@@ -17,7 +17,7 @@ from .assemble import HostOptions
 from .conversation import SessionChoice, SessionChoiceError
 from .errors import USER_ERRORS
 from .local_notice import say_local_model_notice
-from .opening import OpenSession, open_session
+from .opening import OpenSession, open_session, terminal_prompts
 from .render import TextRenderer
 
 __all__ = ["LiveSession"]
@@ -74,7 +74,7 @@ class LiveSession:
         current = SessionChoice(resume=self.session.session_id)
         self.stop(end=end)
         try:
-            opened = open_session(options, choice)
+            opened = open_session(options, choice, prompts=terminal_prompts())
         except USER_ERRORS as exc:
             self.session = self._back(current)
             self.start()
@@ -86,11 +86,11 @@ class LiveSession:
     def _back(self, current: SessionChoice) -> OpenSession:
         """The current session opened again after a switch failed."""
         try:
-            return open_session(self.options, current)
+            return open_session(self.options, current, prompts=terminal_prompts())
         except SessionChoiceError:
             # A CLI's session with no turn yet is deleted when a backend for it cannot be built (opening.py):
             # nothing was said in it, so a new one takes its place.
-            return open_session(self.options, SessionChoice())
+            return open_session(self.options, SessionChoice(), prompts=terminal_prompts())
 
     def with_options(self, **changes: object) -> HostOptions:
         """The current options with ``changes``."""

@@ -24,7 +24,7 @@ from .conversation import SessionChoice
 from .driver import ForcedExit, drive_turn
 from .errors import USER_ERRORS
 from .local_notice import say_local_model_notice
-from .opening import OpenSession, open_session
+from .opening import OpenSession, open_session, terminal_prompts
 from .piped_input import PipedInputTooLarge, combine, read_piped
 from .questioner import TerminalQuestioner
 from .summary import TurnSummary, exit_code
@@ -89,7 +89,7 @@ def _questioner(session: OpenSession) -> TerminalQuestioner | None:
 
 async def _one_turn(message: str, options: HostOptions, printer: TurnOutput, shot: OneShot) -> int:
     try:
-        session = open_session(options, shot.choice)
+        session = open_session(options, shot.choice, prompts=terminal_prompts())
     except USER_ERRORS as exc:
         return _before_session(printer, str(exc))
     renderer = printer.renderer

@@ -1,50 +1,82 @@
-"""Opening a command's session: the host, the session store, the conversation and the runner that drives it.
+"""Opening a session: the host, the session store, the conversation, the backend that runs its turns and the runner.
 
-Every command that talks to a model opens its session with :func:`open_session`: the interactive mode, ``-p`` and
-``hive run`` ask approvals at the terminal; ``hive run --server`` (``served``) asks its client, through waits
-written to the session's log so they survive a restart. With ``--agent NAME`` a coding-agent CLI runs the turns
-instead of hive's own loop, under the same rules and asking through the same services (and its questions: the
-terminal's :class:`~hive_cli.questioner.TerminalQuestioner`, or a :class:`~hive_core.questions.QuestionBridge`).
+:func:`open_session` is the one opener, whatever runs the turns and whoever answers what they ask. The turns run in
+an :class:`~hive_core.backends.AgentBackend`: hive's own loop served as a :class:`~hive_core.backends.HiveBackend`,
+or a coding-agent CLI (``--agent NAME``) under the same rules. Approvals and an agent's questions go to the
+:class:`Prompts` the caller passes in (the terminal's, for the interactive mode, ``-p`` and ``hive run``), or with
+none to the session's client (``hive run --server``), through waits written to the session's log so they survive
+a restart. Nothing of the terminal is built here.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
-from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from hive_core import AgentSession, ApprovalService, SessionRunner
-from hive_core.backends import HIVE_BACKEND, AgentBackend
+from hive_core.backends import HIVE_BACKEND, AgentBackend, HiveBackend
 from hive_core.config import find_project_root
 from hive_core.questions import QuestionBridge, QuestionService
+from hive_core.runners.session import Processor, Resume
 from hive_core.session_id import new_session_id
 from hive_core.sessions import (
     BackendRecorder,
     DurableHitlBridge,
     SqliteSessionStore,
     SuspendedTurn,
+    TranscriptRecorder,
     keep_grants,
     validate_session_id,
 )
 from hive_core.turn_deadline import PausingQuestions, TurnDeadline
 
-from .approver import TerminalApprover
 from .assemble import Host, HostOptions, build_host, plugins_for
 from .backend_host import AgentOptionError, build_backend, canonical_agent, close_backend
-from .conversation import Conversation, SessionChoice, open_conversation, serving_backend
-from .project_trust import at_terminal
-from .questioner import TerminalQuestioner, question_timeout
+from .conversation import ChosenSession, Conversation, SessionChoice, choose_session, open_conversation
+from .questioner import question_timeout
 from .session_store import open_session_store
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: imported once the local model is loading
     from hive_core.permissions import SessionGrants
 
-__all__ = ["OpenSession", "open_session"]
+__all__ = ["Approver", "OpenSession", "Prompts", "Questioner", "open_session", "terminal_prompts"]
+
+Screen = Callable[[], AbstractContextManager[object]]
+"""Held while a prompt is on the screen (the renderer's, so its progress line stops)."""
 
 
-class OpenSession:
+class Approver(ApprovalService, Protocol):
+    """Asks a person for approvals: told the session's grants (where an "always" answer goes) and how to stop the
+    running turn (an answer that rejects and stops)."""
+
+    grants: SessionGrants | None
+    on_stop: Callable[[], object] | None
+    screen: Screen
+
+
+class Questioner(QuestionService, Protocol):
+    """Asks a person an agent's questions, waiting at most :attr:`timeout` seconds (set from the configuration)."""
+
+    timeout: float | None
+    screen: Screen
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The person who answers a session's approvals and an agent's questions as they come (at a terminal)."""
+
+    approver: Approver
+    """Answers approvals."""
+    questioner: Questioner
+    """Answers an agent's questions."""
+    ask_trust: bool = False
+    """Whether the person may be asked to trust the project's settings that lower protection."""
+
+
+class OpenSession(AbstractContextManager["OpenSession"]):
     """A command's session, ready for turns; closing it closes the session store.
 
     Use it as a context manager around the turns, and :meth:`plugins` around each run of them.
@@ -55,26 +87,22 @@ class OpenSession:
         host: Host,
         store: SqliteSessionStore,
         conversation: Conversation,
+        backend: AgentBackend,
         runner: SessionRunner,
-        backend: AgentBackend | None = None,
-        prompters: tuple[TerminalApprover | TerminalQuestioner, ...] = (),
+        prompts: Prompts | None,
     ) -> None:
-        self.host = host
-        """The configured agent and what it was made from."""
-        self.store = store
-        """The session store the conversation is recorded in."""
-        self.conversation = conversation
-        """The session, restored and recorded."""
-        self.runner = runner
-        """Runs the session's turns."""
+        self.host, self.store, self.conversation = host, store, conversation
+        """The configured host; the store the conversation is recorded in; the session, leased."""
         self.backend = backend
-        """The coding-agent CLI that runs the turns; ``None`` for hive's own loop."""
-        self.prompters = prompters
+        """What runs the turns: hive's own loop (a :class:`~hive_core.backends.HiveBackend`) or a CLI."""
+        self.runner = runner
+        """Runs the session's turns, recording them."""
+        self.prompters = () if prompts is None else (prompts.approver, prompts.questioner)
         """What asks the person at the terminal (approvals, an agent's questions); none for a served session."""
         if host.checkpoints is not None:
             host.checkpoints.bind(store, conversation.session_id)
 
-    def share_screen(self, screen: Callable[[], AbstractContextManager[object]]) -> None:
+    def share_screen(self, screen: Screen) -> None:
         """Hold ``screen`` while a question is on the terminal (the renderer's, so its progress line stops)."""
         for prompter in self.prompters:
             prompter.screen = screen
@@ -88,8 +116,7 @@ class OpenSession:
     def agent_session(self) -> AgentSession | None:
         """The conversation with hive's agent (its context manager prepares each request); ``None`` when a
         coding-agent CLI runs the turns."""
-        recorder = self.conversation.recorder
-        return recorder.session if recorder is not None else None
+        return self.backend.session if isinstance(self.backend, HiveBackend) else None
 
     @property
     def label(self) -> str:
@@ -101,11 +128,11 @@ class OpenSession:
         return f"agent {self.conversation.backend}" + (f" ({model})" if model else "")
 
     def plugins(self) -> AbstractAsyncContextManager[None]:
-        """The project's MCP servers running, or the coding-agent CLI, stopped at the end of the block with
-        every warm CLI the process keeps."""
-        if self.backend is not None:
-            return _closing(self.backend)
-        return plugins_for(self.host)
+        """What runs beside the turns, stopped at the end of the block: the project's MCP servers for hive's own
+        loop, the CLI (with every warm CLI the process keeps) for a coding-agent CLI."""
+        if isinstance(self.backend, HiveBackend):
+            return plugins_for(self.host)
+        return _closing(self.backend)
 
     def end(self, *, failed: bool = False) -> None:
         """Record how the session ended: ``error`` when ``failed``, else ``ended``.
@@ -113,13 +140,9 @@ class OpenSession:
         A fork whose CLI never got its copy (it cannot fork: an ACP CLI says so only once started) is removed
         instead: it would otherwise resume the original's CLI session under another hive session.
         """
-        conversation, backend = self.conversation, self.backend
+        conversation = self.conversation
         copied_from = conversation.backend_session if conversation.fork_backend else None
-        if (
-            copied_from is not None
-            and backend is not None
-            and backend.session_id in (None, copied_from.session_id)
-        ):
+        if copied_from is not None and self.backend.session_id in (None, copied_from.session_id):
             self.store.delete(self.session_id)
             return
         self.store.set_status(self.session_id, "error" if failed else "ended")
@@ -128,12 +151,7 @@ class OpenSession:
         """Close the session store."""
         self.store.close()
 
-    def __enter__(self) -> OpenSession:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -141,25 +159,87 @@ def open_session(
     options: HostOptions,
     choice: SessionChoice | None = None,
     *,
-    served: bool = False,
+    prompts: Prompts | None,
     clock: Callable[[], float] | None = None,
 ) -> OpenSession:
-    """Build the host for the project at ``options.cwd``, open the session store and the chosen conversation.
+    """Build the host for the project at ``options.cwd``, open the session store, the chosen conversation and the
+    backend that runs its turns (``options.agent``, else the one the session was recorded with, else hive's own
+    loop), and the runner that drives and records them.
 
-    Approvals are asked at the terminal (rejecting and stopping cancels the running turn), or with ``served``
-    through a :class:`~hive_core.sessions.DurableHitlBridge`: a served session is the stored session of
-    ``choice.session_id``, its turn left waiting for an approval resumed, or a new one (with a new id when
-    ``None``). ``clock`` replaces the agent's clock. Raises a :class:`~hive_core.errors.UserError` for a fault the user
-    can fix.
+    With ``prompts`` a person answers approvals (rejecting and stopping cancels the running turn) and questions.
+    Without, the session is served: its client answers through a :class:`~hive_core.sessions.DurableHitlBridge`,
+    and the session is the stored session of ``choice.session_id``, its turn left waiting for an approval resumed,
+    or a new one (with a new id when ``None``). ``clock`` replaces the agent's clock. Raises a
+    :class:`~hive_core.errors.UserError` for a fault the user can fix.
     """
     store = open_session_store()
     try:
-        if served:
-            return _served(options, choice.session_id if choice else None, store, clock)
-        return _at_terminal(options, choice or SessionChoice(), store, clock)
+        return _open(options, choice or SessionChoice(), prompts, store, clock)
     except BaseException:
         store.close()
         raise
+
+
+def _open(
+    options: HostOptions,
+    choice: SessionChoice,
+    prompts: Prompts | None,
+    store: SqliteSessionStore,
+    clock: Callable[[], float] | None,
+) -> OpenSession:
+    agent = _agent(options)
+    approvals: ApprovalService
+    bridge: DurableHitlBridge | None = None
+    served_questions: QuestionBridge | None = None
+    questions: Questioner | QuestionBridge
+    given = choice.session_id
+    if prompts is None:
+        sid = validate_session_id(given) if given else new_session_id()
+        choice = SessionChoice(session_id=sid)
+        approvals = bridge = DurableHitlBridge(store, sid)
+        questions = served_questions = QuestionBridge()
+    else:
+        approvals, questions = prompts.approver, prompts.questioner
+    chosen = choose_session(store, str(find_project_root(options.cwd)), choice, agent)
+    host = build_host(
+        options,
+        approvals=approvals,
+        model_free=chosen.backend is not None,
+        ask=prompts is not None and prompts.ask_trust,
+    )
+    conversation = open_conversation(host, store, chosen)
+    sid = conversation.session_id
+    questions.timeout = question_timeout(host.config)
+    deadline = TurnDeadline()  # a question waiting for its user does not count against --timeout
+    grants: SessionGrants | None = None  # a CLI's "always" answers are its own to keep
+    resume: Resume | None = None
+    processor: Processor
+    if host.agent is None:
+        backend = _cli(
+            host, options, chosen, conversation, store, approvals, PausingQuestions(questions, deadline)
+        )
+        processor = BackendRecorder(backend, store, sid, resumed=_resumed(chosen))
+    else:
+        if clock is not None:
+            host.agent.clock = clock
+        recorder = TranscriptRecorder(host.agent.session(store.restore(sid)), store, sid)
+        backend, processor = HiveBackend(recorder.session), recorder
+        grants = _kept_grants(host, store, sid)
+        served_questions = None  # hive's own loop asks no questions
+        # Only hive's own loop resumes a turn mid-way: a CLI's process is gone, its session is resumed instead.
+        suspended = SuspendedTurn.load(store, sid) if bridge is not None and given else None
+        if suspended is not None and bridge is not None:
+            resume = partial(suspended.resume, recorder, bridge)
+    runner = SessionRunner(
+        processor, session_id=sid, bridge=bridge, questions=served_questions, resume=resume, deadline=deadline
+    )
+    if bridge is not None:
+        bridge.timeout = host.config.approval_timeout_seconds
+        bridge.grants = grants
+    if prompts is not None:
+        prompts.approver.grants = grants
+        prompts.approver.on_stop = runner.cancel
+    return OpenSession(host, store, conversation, backend, runner, prompts)
 
 
 @asynccontextmanager
@@ -180,26 +260,31 @@ def _agent(options: HostOptions) -> str | None:
     return agent
 
 
-def _backend(
+def _resumed(chosen: ChosenSession) -> str | None:
+    """The CLI's session to resume: the one recorded last in the session."""
+    return chosen.backend_session.session_id if chosen.backend_session is not None else None
+
+
+def _cli(
     host: Host,
     options: HostOptions,
+    chosen: ChosenSession,
     conversation: Conversation,
     store: SqliteSessionStore,
     approvals: ApprovalService,
     questions: QuestionService,
-) -> tuple[BackendRecorder, AgentBackend]:
+) -> AgentBackend:
+    """The coding-agent CLI that runs the turns, resuming (or forking) the CLI's session recorded last."""
     assert conversation.backend is not None
-    recorded = conversation.backend_session
-    resume = recorded.session_id if recorded is not None else None
     try:
-        backend = build_backend(
+        return build_backend(
             host,
             options,
             conversation.backend,
             approvals=approvals,
             questions=questions,
             session_key=conversation.session_id,
-            resume=resume,
+            resume=_resumed(chosen),
             fork=conversation.fork_backend,
         )
     except BaseException:
@@ -207,91 +292,19 @@ def _backend(
         if conversation.fork_backend or not store.entries(conversation.session_id):
             store.delete(conversation.session_id)
         raise
-    return BackendRecorder(backend, store, conversation.session_id, resumed=resume), backend
 
 
-def _runs_in_cli(
-    options: HostOptions, agent: str | None, store: SqliteSessionStore, choice: SessionChoice
-) -> bool:
-    """Whether a coding-agent CLI runs the turns: ``--agent NAME``, or the backend the resumed session was
-    recorded with (asking for another is an error, raised here before the host is built)."""
-    return serving_backend(store, str(find_project_root(options.cwd)), choice, agent) is not None
+def _kept_grants(host: Host, store: SqliteSessionStore, session_id: str) -> SessionGrants:
+    """The session's "always" grants, restored from its log and kept there from now on."""
+    keep_grants(host.policy.grants, store, session_id)
+    return host.policy.grants
 
 
-def _host(
-    options: HostOptions,
-    approvals: ApprovalService,
-    clock: Callable[[], float] | None,
-    *,
-    model_free: bool = False,
-    ask: bool = False,
-) -> Host:
-    host = build_host(options, approvals=approvals, model_free=model_free, ask=ask)
-    if clock is not None:
-        host.agent.clock = clock
-    return host
+def terminal_prompts() -> Prompts:
+    """Fresh prompts for a session at the terminal: the person there answers approvals and questions, and may be
+    asked to trust the project when stdin is a terminal."""
+    from .approver import TerminalApprover
+    from .project_trust import at_terminal
+    from .questioner import TerminalQuestioner
 
-
-def _kept_grants(host: Host, store: SqliteSessionStore, conversation: Conversation) -> SessionGrants | None:
-    """The session's "always" grants, restored from its log and kept there from now on; ``None`` when hive's
-    policy does not judge the turns (a coding-agent CLI's session)."""
-    from hive_core.permissions import PermissionPolicy
-
-    policy = host.agent.policy
-    if conversation.recorder is None or not isinstance(policy, PermissionPolicy):
-        return None
-    keep_grants(policy.grants, store, conversation.session_id)
-    return policy.grants
-
-
-def _at_terminal(
-    options: HostOptions, choice: SessionChoice, store: SqliteSessionStore, clock: Callable[[], float] | None
-) -> OpenSession:
-    agent = _agent(options)
-    approver = TerminalApprover()
-    host = _host(
-        options, approver, clock, model_free=_runs_in_cli(options, agent, store, choice), ask=at_terminal()
-    )
-    conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
-    approver.grants = _kept_grants(host, store, conversation)
-    if conversation.recorder is not None:
-        runner = SessionRunner(conversation.recorder, session_id=conversation.session_id)
-        approver.on_stop = runner.cancel
-        return OpenSession(host, store, conversation, runner, prompters=(approver,))
-    questioner = TerminalQuestioner(timeout=question_timeout(host.config))
-    deadline = TurnDeadline()  # a question waiting for its user does not count against --timeout
-    recorder, backend = _backend(
-        host, options, conversation, store, approver, PausingQuestions(questioner, deadline)
-    )
-    runner = SessionRunner(recorder, session_id=conversation.session_id, deadline=deadline)
-    approver.on_stop = runner.cancel
-    return OpenSession(host, store, conversation, runner, backend, prompters=(approver, questioner))
-
-
-def _served(
-    options: HostOptions, session_id: str | None, store: SqliteSessionStore, clock: Callable[[], float] | None
-) -> OpenSession:
-    agent = _agent(options)
-    sid = validate_session_id(session_id) if session_id else new_session_id()
-    bridge = DurableHitlBridge(store, sid)
-    choice = SessionChoice(session_id=sid)
-    host = _host(options, bridge, clock, model_free=_runs_in_cli(options, agent, store, choice))
-    bridge.timeout = host.config.approval_timeout_seconds
-    conversation = open_conversation(host, store, choice, agent=agent, agent_model=options.model)
-    bridge.grants = _kept_grants(host, store, conversation)
-    recorder = conversation.recorder
-    if recorder is None:
-        # A CLI's turn cannot be resumed mid-way: its process is gone; the CLI's session is resumed instead.
-        questions = QuestionBridge(timeout=question_timeout(host.config))
-        deadline = TurnDeadline()
-        processor, backend = _backend(
-            host, options, conversation, store, bridge, PausingQuestions(questions, deadline)
-        )
-        runner = SessionRunner(
-            processor, session_id=sid, bridge=bridge, questions=questions, deadline=deadline
-        )
-        return OpenSession(host, store, conversation, runner, backend)
-    suspended = SuspendedTurn.load(store, sid) if session_id else None
-    resume = partial(suspended.resume, recorder, bridge) if suspended is not None else None
-    runner = SessionRunner(recorder, session_id=sid, bridge=bridge, resume=resume)
-    return OpenSession(host, store, conversation, runner)
+    return Prompts(TerminalApprover(), TerminalQuestioner(), ask_trust=at_terminal())

@@ -31,6 +31,6 @@ async def open_server_session(
     ``turn_end.duration_ms`` deterministic). Configuration faults raise one of
     :class:`~hive_core.errors.UserError` before anything is yielded.
     """
-    with open_session(options, SessionChoice(session_id=session_id), served=True, clock=clock) as session:
+    with open_session(options, SessionChoice(session_id=session_id), prompts=None, clock=clock) as session:
         async with session.plugins():
             yield session.runner

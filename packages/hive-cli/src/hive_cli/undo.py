@@ -41,7 +41,7 @@ _NOT_HIVE = "{label} changes files itself: /undo and /rewind restore only what h
 
 def undo(session: OpenSession, ask: Ask, say: Say) -> str:
     """Restore the files of the session's last turn that changed files and is not undone yet."""
-    if session.backend is not None:
+    if session.agent_session is None:
         return _NOT_HIVE.format(label=session.label)
     plan = plan_undo(session.store, session.session_id)
     if plan is None:
@@ -57,7 +57,7 @@ def undo(session: OpenSession, ask: Ask, say: Say) -> str:
 
 def rewind(session: OpenSession, argument: str, ask: Ask, say: Say) -> str:
     """List the session's turns, take one (``argument`` or asked), and restore the files to before it."""
-    if session.backend is not None:
+    if session.agent_session is None:
         return _NOT_HIVE.format(label=session.label)
     turns = session_turns(session.store, session.session_id)
     if not any(t.paths for t in turns):

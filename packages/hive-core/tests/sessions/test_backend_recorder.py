@@ -22,6 +22,7 @@ from hive_core.sessions import (
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
 from hive_protocol import (
+    ContextUpdateRequest,
     ErrorEvent,
     Question,
     QuestionOption,
@@ -135,6 +136,20 @@ async def test_a_backend_turn_is_recorded_with_the_cli_session(tmp_path: Path) -
         info = store.get(sid)
         assert info is not None
         assert (info.first_message, info.message_count) == ("hello", 4)
+
+
+async def test_a_working_path_stays_in_the_turn_start_not_in_the_users_message(tmp_path: Path) -> None:
+    store, sid = _store(tmp_path)
+    with store:
+        backend = ScriptedBackend(["cli-1"])
+        runner = SessionRunner(BackendRecorder(backend, store, sid), session_id=sid)
+        await Wire(runner).run(
+            ContextUpdateRequest(working_path="/home/user/project"), UserMessageRequest(content="hello")
+        )
+        entries = store.entries(sid)
+        assert entries[0].payload == TurnRequest(content="hello", working_path="/home/user/project")
+        # What the CLI was sent, and what a listing and ``hive sessions show`` show: no [WorkingPath: …] prefix.
+        assert (entries[1].payload.role, entries[1].payload.text) == ("user", "hello")  # type: ignore[union-attr]
 
 
 async def test_a_new_cli_session_is_recorded_again_and_a_resumed_one_is_not(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Unpack, cast
 from hive_cli.conversation import SessionChoice
 from hive_cli.errors import USER_ERRORS
 from hive_cli.one_shot import OneShot, run_one_shot
-from hive_cli.opening import open_session
+from hive_cli.opening import open_session, terminal_prompts
 from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.turn_output import TurnOutput
@@ -61,7 +61,7 @@ def chat_main(
     # The interactive mode; its first message, when given, is a turn as soon as the session is open.
     options.preload_model = first is not None
     try:
-        session = open_session(options, choice)
+        session = open_session(options, choice, prompts=terminal_prompts())
     except USER_ERRORS as exc:
         sys.stderr.write(f"hive: {exc}\n")
         return 1

@@ -105,13 +105,13 @@ def _agents(session: OpenSession) -> str:
 
 
 def _banner(session: OpenSession, *, dry_run: bool) -> str:
-    recorder = session.conversation.recorder
-    restored = len(recorder.session.conversation) if recorder is not None else 0
+    agent_session = session.agent_session
+    restored = len(agent_session.conversation) if agent_session is not None else 0
     resumed = " (resuming the agent's session)" if session.conversation.backend_session is not None else ""
     return (
         f"hive {__version__} · {session.label} · session {session.session_id}{resumed}"
         + (f" ({restored} messages restored)" if restored else "")
-        + (" · planning mode" if session.host.agent.planning else "")
+        + (" · planning mode" if agent_session is not None and agent_session.planning else "")
         + (" · dry run" if dry_run else "")
     )
 
@@ -119,11 +119,7 @@ def _banner(session: OpenSession, *, dry_run: bool) -> str:
 def _recap(session: OpenSession) -> str:
     """The last few exchanges of a resumed session (tool calls a line each), to pick up from; empty when the
     session holds none."""
-    recorder = session.conversation.recorder
-    messages = (
-        recorder.session.conversation if recorder is not None else session.store.restore(session.session_id)
-    )
-    items = transcript_items(messages)
+    items = transcript_items(session.store.restore(session.session_id))
     if not items:
         return ""
     recent = recent_exchanges(items)
@@ -136,7 +132,7 @@ def _recap(session: OpenSession) -> str:
 
 def _model(live: LiveSession, name: str) -> str:
     session = live.session
-    if session.backend is not None:
+    if session.agent_session is None:
         return switch_agent_model(live, name) if name else describe_agent_model(live)
     if not name:
         return f"{session.label} (/model NAME switches for the next turns)"
@@ -248,11 +244,11 @@ def _plan(live: LiveSession) -> str:
             f"planning mode is a mode of hive's own loop; {session.label} has its own "
             "(/agent hive switches to hive's loop)"
         )
-    host = session.host
+    host, agent = session.host, agent_session.agent
     planning = not agent_session.planning
-    agent_session.planning = host.agent.planning = planning
+    agent_session.planning = agent.planning = planning
     small = host.settings.provider in SMALL_MODEL_PROVIDERS
-    host.agent.instructions = instructions_for(host.project_root, planning=planning, small=small)
+    agent.instructions = instructions_for(host.project_root, planning=planning, small=small)
     live.options = live.with_options(planning=planning)
     if planning:
         return "planning mode on: only read-only tools run (/plan again to leave it)"
@@ -366,7 +362,10 @@ def interactive_main(
     if recap:
         _say(recap)
     code = 0
-    chosen = options or HostOptions(cwd=Path.cwd(), planning=session.host.agent.planning)
+    agent_session = session.agent_session
+    chosen = options or HostOptions(
+        cwd=Path.cwd(), planning=agent_session is not None and agent_session.planning
+    )
     with start_blocking_portal() as portal:
         live = LiveSession(session, chosen, renderer, portal)
         live.start()

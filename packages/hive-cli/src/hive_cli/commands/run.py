@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Unpack
 
 import anyio
@@ -80,18 +79,12 @@ def _default_message(prompt: str) -> str:
 def _auto_commit(session: OpenSession, summary: TurnSummary, message: str) -> None:
     """Commit what the run changed (:mod:`hive_cli.auto_commit`), judging paths by the session's read rules."""
     from hive_cli.auto_commit import auto_commit, written_paths
-    from hive_core.permissions import PermissionPolicy
 
-    root = session.host.project_root
-    policy = session.host.agent.policy
-    readable: Callable[[str], bool] | None = None
-    if isinstance(policy, PermissionPolicy):
-        rules = policy
+    root, rules = session.host.project_root, session.host.policy
 
-        def allowed(path: str) -> bool:
-            return rules.judge_path("read", str(root / path)).action == "allow"
+    def readable(path: str) -> bool:
+        return rules.judge_path("read", str(root / path)).action == "allow"
 
-        readable = allowed
     calls = [(call.tool, call.arguments, call.success) for call in summary.calls.values()]
     auto_commit(root, message, written_paths(calls), readable)
 

@@ -11,15 +11,13 @@ honour), written before the event that revealed it reaches the client, so a cras
 
 from __future__ import annotations
 
-import anyio
-
 from hive_core.backends import AgentBackend
-from hive_core.failures import classify
 from hive_core.messages import Message, TextPart
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent, Event, TextDeltaEvent, ToolEndEvent, TurnEndEvent, UserMessageRequest
 
+from .recorder import ended
 from .records import BackendSession
 from .store import SessionStore
 
@@ -49,17 +47,10 @@ class BackendRecorder:
         """Record ``turn_start`` and the user's message, then run the turn, recording it as it goes."""
         turn = TurnRequest.of(request)
         self.store.append(self.session_id, turn)
-        self.store.append(self.session_id, Message("user", [TextPart(turn.prompt)]))
-        log = _BackendTurnLog(self, emit)
-        try:
+        # What the CLI is sent: a working path stays a field of the turn_start above, as no backend sends it.
+        self.store.append(self.session_id, Message("user", [TextPart(turn.content)]))
+        with ended(_BackendTurnLog(self, emit)) as log:
             await self.backend(turn, log)
-        except anyio.get_cancelled_exc_class():
-            log.end(TurnEndEvent(stop_reason="cancelled"))
-            raise
-        except Exception as exc:
-            log.end(ErrorEvent(message=str(exc) or type(exc).__name__, code=classify(exc)), TurnEndEvent())
-            raise
-        log.end(TurnEndEvent())
 
     def note_backend_session(self) -> None:
         """Write a ``backend_session`` entry if the CLI's session id changed since the last one written."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from contextlib import contextmanager
+from typing import Protocol, TypeVar
 
 import anyio
 
@@ -44,7 +45,7 @@ from hive_protocol import (
 
 from .store import SessionStore
 
-__all__ = ["TranscriptRecorder", "TurnLog"]
+__all__ = ["EndingLog", "TranscriptRecorder", "TurnLog", "ended"]
 
 
 class TranscriptRecorder:
@@ -101,16 +102,34 @@ class TranscriptRecorder:
         yet (``turn_end`` with ``stop_reason: cancelled`` when cancelled; ``error`` and ``turn_end`` when the
         block raised), the same end a :class:`~hive_core.SessionRunner` sends its client.
         """
-        log = TurnLog(self, emit)
-        try:
+        with ended(TurnLog(self, emit)) as log:
             yield log
-        except anyio.get_cancelled_exc_class():
-            log.end(TurnEndEvent(stop_reason="cancelled"))
-            raise
-        except Exception as exc:
-            log.end(ErrorEvent(message=str(exc) or type(exc).__name__, code=classify(exc)), TurnEndEvent())
-            raise
-        log.end(TurnEndEvent())
+
+
+class EndingLog(Protocol):
+    """A recorded turn's log: writes the turn's end, unless it was already written."""
+
+    def end(self, *events: ErrorEvent | TurnEndEvent) -> None:
+        """Write what is left of the turn and, unless its end was already written, ``events``."""
+        ...
+
+
+_Log = TypeVar("_Log", bound=EndingLog)
+
+
+@contextmanager
+def ended(log: _Log) -> Generator[_Log]:
+    """``log`` for the turn run inside the block, its end written on leaving: ``turn_end`` with ``stop_reason:
+    cancelled`` when cancelled, ``error`` and ``turn_end`` when the block raised, else ``turn_end``."""
+    try:
+        yield log
+    except anyio.get_cancelled_exc_class():
+        log.end(TurnEndEvent(stop_reason="cancelled"))
+        raise
+    except Exception as exc:
+        log.end(ErrorEvent(message=str(exc) or type(exc).__name__, code=classify(exc)), TurnEndEvent())
+        raise
+    log.end(TurnEndEvent())
 
 
 class TurnLog:
