@@ -35,8 +35,8 @@ from hive_core.failures import ChatError
 from hive_core.questions import Answers
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
-from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
@@ -239,7 +239,7 @@ class OmpTurn(PiTurn):
         if self._status == "error":
             self._close_calls(FAILED_CALL_TEXT)
             reason = self._error or self.mapper.error or "no reason given"
-            raise ChatError(self._describe(f"OMP ended the turn with an error: {reason}"), code="internal")
+            raise ChatError(self.cli.describe(f"OMP ended the turn with an error: {reason}"), code="internal")
         end = super().outcome()
         if self._status == "aborted":
             # Not the caller's cancel (the runner writes that turn_end): OMP's ask tool ended the run.
