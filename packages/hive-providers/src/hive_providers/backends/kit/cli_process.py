@@ -132,7 +132,8 @@ class CliProcess:
             if self.process.returncode is None and exit_wait > 0:
                 with anyio.move_on_after(exit_wait):
                     await self.process.wait()
-            await self.settle_stderr(stderr_wait)
+            if stderr_wait > 0:
+                await self.settle_stderr(stderr_wait)
 
     async def settle_stderr(self, wait: float = STDERR_WAIT) -> None:
         """Let the stderr tail catch up with what the CLI wrote before it failed (at most ``wait`` seconds)."""
