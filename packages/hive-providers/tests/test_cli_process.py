@@ -44,12 +44,16 @@ async def first_line(cli: CliProcess) -> bytes:
     return line
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+async def gone(pid: int) -> bool:
+    """Whether no process ``pid`` is left within 5 s (a zombie is one)."""
+    with anyio.move_on_after(5):
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            await anyio.sleep(0.02)
+    return False
 
 
 @pytest.mark.anyio
@@ -57,7 +61,7 @@ async def test_an_exit_code_is_told_with_the_end_of_stderr_and_the_noise(tmp_pat
     cli = await start(tmp_path, 'echo "not json"; echo \'{"ok": 1}\'; echo "it broke" >&2; exit 3')
     try:
         await ended(cli)
-        assert cli.returncode == 3
+        assert cli.process.returncode == 3
         assert cli.describe(cli.describe_exit("at start"), "more") == (
             "fake exited with code 3 at start; more; 1 line(s) on stdout were not JSON-RPC "
             "(last: 'not json'); stderr: it broke"
@@ -97,7 +101,7 @@ async def test_a_cli_that_exits_at_the_end_of_stdin_is_let_exit(tmp_path: Path) 
     cli = await start(tmp_path, "cat >/dev/null; exit 4")
     with anyio.fail_after(10):
         await cli.stop(5.0, exit_wait=5.0)
-    assert cli.returncode == 4  # it exited of itself: neither SIGINT nor the kill reached it
+    assert cli.process.returncode == 4  # it exited of itself: neither SIGINT nor the kill reached it
 
 
 @pytest.mark.anyio
@@ -106,7 +110,7 @@ async def test_the_ladder_interrupts_before_it_kills(tmp_path: Path) -> None:
     assert await first_line(cli) == b"ready\n"  # the trap is set
     with anyio.fail_after(10):
         await cli.stop(5.0)
-    assert cli.returncode == 7
+    assert cli.process.returncode == 7
 
 
 @pytest.mark.anyio
@@ -115,13 +119,9 @@ async def test_the_ladder_kills_what_ignores_sigint_and_its_group(tmp_path: Path
     child = int(await first_line(cli))
     with anyio.fail_after(10):
         await cli.stop(0.2)
-    assert cli.returncode is not None
-    assert cli.returncode < 0
-    for _ in range(250):  # its sleep, killed with the group, is reaped by whoever adopted it
-        if not alive(child):
-            break
-        await anyio.sleep(0.02)
-    assert not alive(child)
+    assert cli.process.returncode is not None
+    assert cli.process.returncode < 0
+    assert await gone(child)  # its sleep, killed with the group, is reaped by whoever adopted it
 
 
 @pytest.mark.anyio

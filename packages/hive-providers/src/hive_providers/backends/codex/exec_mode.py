@@ -110,7 +110,7 @@ async def run_exec_turn(
     """
     cli = await CliProcess.start(name, command, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     if started is not None:
-        started.append(cli.pid)
+        started.append(cli.process.pid)
     cancelled = False
     try:
         async with anyio.create_task_group() as group:
@@ -129,7 +129,7 @@ async def run_exec_turn(
     if not turn.ended:
         what = (
             f"{name} exec ended without finishing the turn"
-            if cli.returncode is None
+            if cli.process.returncode is None
             else cli.describe_exit("before the turn ended", who=f"{name} exec")
         )
         said = [f"Codex said: {turn.failure}"] if turn.failure else []

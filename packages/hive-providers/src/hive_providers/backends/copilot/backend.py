@@ -146,7 +146,7 @@ class CopilotBackend(BackendShell):
     # -- start and session -------------------------------------------------------------------------------------
 
     async def _ensure_started(self) -> None:
-        if self._cli is not None and (self._faulted or self._cli.returncode is not None):
+        if self._cli is not None and (self._faulted or self._cli.process.returncode is not None):
             await self._stop(grace=0.0)
         if self._cli is not None:
             return

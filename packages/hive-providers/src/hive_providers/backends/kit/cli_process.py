@@ -91,18 +91,6 @@ class CliProcess:
         process = await open_cli(name, command, cwd=cwd, env=env, stdin=stdin)
         return cls(name, process, transport(process), stream_format=stream_format)
 
-    # -- state ----------------------------------------------------------------------------------------------
-
-    @property
-    def pid(self) -> int:
-        """The CLI's process id (also its process group's)."""
-        return self.process.pid
-
-    @property
-    def returncode(self) -> int | None:
-        """Its exit code (negative: the signal that killed it); ``None`` while it runs."""
-        return self.process.returncode
-
     # -- how it ended ---------------------------------------------------------------------------------------
 
     def describe_exit(self, when: str, *, who: str | None = None) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -70,6 +70,11 @@ class _ExtensionRefused(Exception):
 class PiBackend(TurnProcessBackend):
     """Drives Pi: one hive session's turns, each in a process of its own, in Pi's own session."""
 
+    rpc_mode: ClassVar[str] = "rpc"
+    """The ``--mode`` of a turn that is spoken to (the other mode is ``json -p``)."""
+    provider: ClassVar[str] = PI_PROVIDER
+    """The provider the offline recipe configures for an endpoint (``--provider``)."""
+
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
         super().__init__(spec, options)
         self.json_fallback = False
@@ -101,21 +106,28 @@ class PiBackend(TurnProcessBackend):
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
         options = self.options
         executable = require_executable(self.spec, options)
-        arguments = ["--mode", "rpc"] if rpc else ["--mode", "json", "-p"]
+        arguments = ["--mode", self.rpc_mode] if rpc else ["--mode", "json", "-p"]
         arguments += ["--session-dir", str(self.home / "sessions")]
         if options.endpoint is not None:
-            arguments += ["--provider", PI_PROVIDER, "--model", options.endpoint.model]
+            arguments += ["--provider", self.provider, "--model", options.endpoint.model]
         elif options.model:
             arguments += ["--model", options.model]
         if self._fork_from:
             arguments += ["--fork", self._fork_from]
         elif self._session_id:
             arguments += ["--session", self._session_id]
-        if rpc and self.asks_questions:
-            arguments += ["-e", str(write_extension(self.home / "extensions"))]
-        if rpc and self.gates_tools:
-            arguments += ["-e", str(write_extension(self.home / "extensions", APPROVAL_EXTENSION))]
+        if rpc:
+            arguments += self.extensions()
         return [executable, *arguments, *(options.arguments or ())]
+
+    def extensions(self) -> list[str]:
+        """The ``-e`` arguments of an RPC turn: hive's question extension, and its approval extension."""
+        arguments: list[str] = []
+        if self.asks_questions:
+            arguments += ["-e", str(write_extension(self.home / "extensions"))]
+        if self.gates_tools:
+            arguments += ["-e", str(write_extension(self.home / "extensions", APPROVAL_EXTENSION))]
+        return arguments
 
     def environment(self) -> dict[str, str]:
         """Pi's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
