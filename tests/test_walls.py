@@ -225,3 +225,69 @@ def test_a_lower_packages_tests_import_nothing_above_it(tests_dir: str, forbidde
         f"{file}:{line} imports {name}" for file, line, name in imports_of(directory) if name in forbidden
     ]
     assert not hits, "\n".join(hits)
+
+
+PROVIDERS_DIR = ROOT / "packages/hive-providers/src/hive_providers"
+BACKENDS_DIR = PROVIDERS_DIR / "backends"
+BACKEND_PACKAGES = ("acp", "claude", "codex", "copilot", "omp", "opencode", "pi")
+"""The coding-agent backends, one package a CLI family; ``backends/kit`` is the floor they all stand on."""
+KNOWN_BACKEND_EDGES = {
+    # Copilot's server protocol asks Claude Code's permission responder (its approvals move to kit).
+    ("copilot", "claude"),
+    # Pi judges its held calls with ACP's client services (its approvals move to kit).
+    ("pi", "acp"),
+    # OMP is a fork of Pi: its backend and turn extend Pi's, and it speaks Pi's events and dialogs.
+    ("omp", "pi"),
+}
+"""The known imports of one backend package by another: the approvals ones are to go; OMP's is a fork's."""
+
+
+def backend_edges(backends_dir: Path = BACKENDS_DIR, package_dir: Path = PROVIDERS_DIR) -> list[str]:
+    """Every import of a backend package by ``kit`` or by another backend package (relative ones resolved), as
+    ``"file:line importer -> imported"``."""
+    edges: list[str] = []
+    for path in sorted(backends_dir.rglob("*.py")):
+        inside = path.relative_to(backends_dir).parts
+        if len(inside) < 2:
+            continue  # the house above the backends (registry, pool, probe): it may name them all
+        importer = inside[0]
+        for line, name in core_imports_of(path, package_dir, package_dir.name):
+            parts = name.split(".")
+            imported = parts[2] if parts[1:2] == ["backends"] and len(parts) > 2 else None
+            if imported in BACKEND_PACKAGES and imported != importer:
+                edges.append(f"{path.relative_to(package_dir)}:{line} {importer} -> {imported}")
+    return edges
+
+
+def test_the_backends_kit_is_their_floor() -> None:
+    assert (BACKENDS_DIR / "kit").is_dir()
+    assert all((BACKENDS_DIR / name).is_dir() for name in BACKEND_PACKAGES)
+    kit = [edge for edge in backend_edges() if edge.split()[1] == "kit"]
+    assert not kit, "\n".join(kit)
+
+
+def test_no_backend_package_imports_another() -> None:
+    edges = [
+        edge
+        for edge in backend_edges()
+        if edge.split()[1] != "kit" and (edge.split()[1], edge.split()[3]) not in KNOWN_BACKEND_EDGES
+    ]
+    assert not edges, "\n".join(edges)
+
+
+def test_the_backend_scanner_sees_relative_and_absolute_edges(tmp_path: Path) -> None:
+    package = tmp_path / "hive_providers"
+    for folder in ("kit", "codex", "claude"):
+        (package / "backends" / folder).mkdir(parents=True)
+    (package / "backends" / "registry.py").write_text("from .claude import backend\n")
+    (package / "backends" / "kit" / "floor.py").write_text(
+        "from ..codex import app_server\nfrom . import transport\n"
+    )
+    (package / "backends" / "claude" / "backend.py").write_text(
+        "from .stream import S\nfrom ..kit.floor import F\n"
+        "def f():\n    from hive_providers.backends.codex.items import I\n"
+    )
+    assert backend_edges(package / "backends", package) == [
+        "backends/claude/backend.py:4 claude -> codex",
+        "backends/kit/floor.py:1 kit -> codex",
+    ]

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from hive_core.backends import BackendProbe
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
+from hive_providers.backends.kit.backend_shell import BackendShell
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.pool import fingerprint
-from hive_providers.backends.probe import probe_backend
 
 from .connection import AcpConnection, launch_command
 from .services import AcpClientServices
@@ -40,41 +40,23 @@ if TYPE_CHECKING:
 
 __all__ = ["AcpBackend"]
 
-_FAILED_CALL_TEXT = "Not finished: the agent failed before this call's outcome was reported."
 _log = logging.getLogger(__name__)
 
 
-class AcpBackend:
+class AcpBackend(BackendShell):
     """Drives one ACP-speaking CLI: one hive session's turns in the CLI's own session."""
 
     def __init__(
         self, spec: LaunchSpec, options: BackendOptions, *, pool: AcpSessionPool[Any] | None = None
     ) -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How the CLI is started and spoken to."""
-        self.options = options
-        """Where it works and who judges and answers its requests."""
+        super().__init__(spec, options)
         self.pool = pool if spec.poolable else None
         """The pool warm processes are leased from; ``None``: the backend keeps its own between turns."""
         self.last_connection: AcpConnection | None = None
         """The connection the last turn ran on (its process id, its notes)."""
         self._connection: AcpConnection | None = None
-        self._session_id = options.resume
         self._fork = options.fork and options.resume is not None
         """Whether the first session opened is a copy of ``resume`` (``session/fork``), still to be made."""
-        self._call_ids: set[str] = set()
-        """Every hive call id given out, across turns: one session never repeats one."""
-
-    @property
-    def session_id(self) -> str | None:
-        """The CLI's session id once a turn opened it (or the id to resume, before)."""
-        return self._session_id
-
-    async def probe(self) -> BackendProbe:
-        """Whether the CLI is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
 
     def fingerprint(self) -> str:
         """What a warm process must share to serve this backend: program, arguments, environment, directory,
@@ -154,9 +136,9 @@ class AcpBackend:
         self._session_id = await connection.open_session(wanted)
 
     async def _turn(self, connection: AcpConnection, text: str, emit: EventSink) -> None:
-        self.last_connection = connection
+        self.last_connection, self.last_pid = connection, connection.pid
         options = self.options
-        tracker = ToolCallTracker(emit, taken=self._call_ids)
+        tracker = ToolCallTracker(emit, taken=self.call_ids)
         mapper = TurnMapper(emit, tracker)
         services = AcpClientServices(
             emit=emit,
@@ -177,7 +159,7 @@ class AcpBackend:
             raise
         except BaseException:
             with contextlib.suppress(Exception):
-                tracker.close_all(_FAILED_CALL_TEXT)
+                tracker.close_all(FAILED_CALL_TEXT)
             raise
         else:
             emit(mapper.finish(result, cancelled=result.get("stopReason") == "cancelled"))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -30,9 +29,10 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.task import TaskSupervisor
 
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
-from hive_protocol import ErrorCode, excerpt
+from hive_protocol import ErrorCode
+from hive_providers.backends.kit.cli_process import CliProcess
 from hive_providers.backends.kit.errors import (
     AgentProcessError,
     BackendNotInstalled,
@@ -52,10 +52,8 @@ PROTOCOL_VERSION: Final = 1
 """The ACP version hive speaks (an agent answering 2 is spoken to in the v1 subset)."""
 CANCELLED_OUTCOME: Final[dict[str, Any]] = {"outcome": {"outcome": "cancelled"}}
 """The answer to a permission request nobody will decide any more."""
-_STDERR_QUOTED: Final = 2000
 _EXIT_WAIT: Final = 2.0
 _STDIN_EXIT_WAIT: Final = 0.5
-_STDERR_WAIT: Final = 0.2
 _log = logging.getLogger(__name__)
 
 
@@ -78,6 +76,8 @@ class AcpConnection:
     def __init__(self) -> None:
         self.spec: LaunchSpec | None = None
         """The CLI's launch spec, once started."""
+        self.cli: CliProcess | None = None
+        """The CLI's process and how it ends, once started."""
         self.process: SupervisedProcess | None = None
         """The CLI's process, once started."""
         self.transport: ProcessTransport | None = None
@@ -139,12 +139,17 @@ class AcpConnection:
         command = launch_command(spec, options)
         timeout = options.startup_timeout if options.startup_timeout is not None else spec.startup_timeout
         self._startup_timeout = timeout
+        cli = self.cli = await CliProcess.start(
+            spec.name,
+            command,
+            cwd=options.cwd,
+            env=env,
+            transport=lambda process: ProcessTransport(
+                process, incoming=self._incoming, outgoing=self._outgoing
+            ),
+        )
+        self.process, self.transport = cli.process, cli.transport
         try:
-            self.process = await open_child(command, cwd=options.cwd, env=env)
-        except OSError as exc:
-            raise BackendStartError(f"cannot start {spec.name} ({command[0]}): {exc}") from exc
-        try:
-            self.transport = ProcessTransport(self.process, incoming=self._incoming, outgoing=self._outgoing)
             self._tasks = TaskSupervisor(source="hive.acp")
             self._tasks.create(self.transport.drain_stderr(), name="hive.acp.stderr")
             self._tasks.create(self._watch_exit(), name="hive.acp.exit")
@@ -418,7 +423,8 @@ class AcpConnection:
                 return
             # The agent ignored the cancel: it may be stuck; its process is not trusted again.
             self._faulted = True
-            self._signal_group(signal.SIGINT)
+            if self.cli is not None:
+                self.cli.signal_group(signal.SIGINT)
             with anyio.move_on_after(grace):
                 await done.wait()
             if not done.is_set() and self.process is not None:
@@ -439,28 +445,14 @@ class AcpConnection:
         if grace is None:
             grace = self._options.cancel_grace if self._options is not None else 5.0
         with anyio.CancelScope(shield=True):
-            process = self.process
-            if self.transport is not None:
-                await self.transport.close()
-            if process is not None and process.returncode is None:
-                with anyio.move_on_after(min(grace, _STDIN_EXIT_WAIT)):
-                    await process.wait()
-                if process.returncode is None:
-                    self._signal_group(signal.SIGINT)
-                    with anyio.move_on_after(grace):
-                        await process.wait()
-            if process is not None:
-                # The group too: what the agent started may outlive it in its group.
-                process.kill_tree()
+            if self.cli is not None:
+                await self.cli.stop(grace, exit_wait=min(grace, _STDIN_EXIT_WAIT))
             # A handler still answering a dead agent fails its write; that is not the caller's error.
             if self._rpc is not None:
                 try:
                     await self._rpc.close()
                 except Exception:
                     _log.debug("closing the connection to %s failed", self.name, exc_info=True)
-            if process is not None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await process.aclose()
             if self._tasks is not None:
                 try:
                     await self._tasks.shutdown()
@@ -537,21 +529,13 @@ class AcpConnection:
 
     async def _settle(self, error: BaseException) -> None:
         """After the pipe broke: give the process a moment to exit, so the error can say how it ended."""
-        process = self.process
-        if process is None or not isinstance(error, (ConnectionError, OSError)):
-            return
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await process.wait()
-            await self._settle_stderr()
+        if self.cli is not None and isinstance(error, (ConnectionError, OSError)):
+            await self.cli.settle()
 
     async def _settle_stderr(self) -> None:
         """Let the stderr tail catch up with what the CLI wrote before it failed."""
-        if self.transport is None:
-            return
-        with anyio.CancelScope(shield=True), anyio.move_on_after(_STDERR_WAIT):
-            await self.transport.stderr_closed.wait()
+        if self.cli is not None:
+            await self.cli.settle_stderr()
 
     def _note(self, message: str) -> None:
         """Something the user should know that does not fail the turn: kept, and logged as a warning."""
@@ -589,29 +573,12 @@ class AcpConnection:
 
     def _died(self, during: str) -> AgentProcessError:
         self._faulted = True
-        code = None if self.process is None else self.process.returncode
-        if code is None:
-            what = f"{self.name} closed its output during {during}"
-        elif code < 0:
-            what = f"{self.name} was killed by signal {-code} during {during}"
-        else:
-            what = f"{self.name} exited with code {code} during {during}"
-        return AgentProcessError(self._describe(what), code="internal")
+        if self.cli is None:
+            return AgentProcessError(f"{self.name} closed its output during {during}", code="internal")
+        return AgentProcessError(self._describe(self.cli.describe_exit(f"during {during}")), code="internal")
 
     def _describe(self, what: str) -> str:
-        parts = [what]
-        if self.transport is not None:
-            if noise := self.transport.describe_noise():
-                parts.append(noise)
-            if tail := self.transport.stderr_tail():
-                parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)
-
-    def _signal_group(self, sig: signal.Signals) -> None:
-        if self.process is None or self.process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, sig)
+        return what if self.cli is None else self.cli.describe(what)
 
 
 def _request_failure(name: str, during: str, exc: RequestError) -> ChatError:

@@ -20,25 +20,25 @@ classifies, quoting the end of the CLI's stderr.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.backends import BackendProbe
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import TurnEndEvent, UserMessageRequest, excerpt
+from hive_providers.backends.kit.backend_shell import TurnProcessBackend
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
+from hive_providers.backends.kit.process_turn import ProcessTurn
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import cli_environment, prepare_offline
-from hive_providers.backends.probe import probe_backend, require_executable
+from hive_providers.backends.probe import require_executable
 
 from .control import PermissionResponder, deny
 from .stream import StreamMapper, result_failure
@@ -50,40 +50,15 @@ _CANCELLED_REQUEST: Final = "The turn was cancelled."
 _log = logging.getLogger(__name__)
 
 
-class ClaudeCodeBackend:
+class ClaudeCodeBackend(TurnProcessBackend):
     """Drives Claude Code: one hive session's turns, each in a process of its own, in the CLI's own session."""
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How the CLI is found and started."""
-        self.options = options
-        """Where it works and who judges and answers its requests."""
-        self.last_pid: int | None = None
-        """The process id of the last turn's CLI (its process group's too)."""
-        self.last_command: list[str] | None = None
-        """The command line of the last turn."""
-        self._session_id = options.resume
+        super().__init__(spec, options)
         self._forking = options.fork and options.resume is not None
         """Whether the next turn still has to copy the resumed session (until a turn reports the copy's id)."""
-        self._call_ids: set[str] = set()
-        """Every hive call id given out, across turns: one session never repeats one."""
-        self._request_numbers = itertools.count(1)
         self._offline: dict[str, str] | None = None
         """The private configuration's variables, written once per backend (not per turn: 0.4 ms each)."""
-
-    @property
-    def session_id(self) -> str | None:
-        """The CLI's session id once a turn reported it (or the id to resume, before)."""
-        return self._session_id
-
-    async def probe(self) -> BackendProbe:
-        """Whether the CLI is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
-
-    async def aclose(self) -> None:
-        """Nothing runs between turns: each turn's process ends with it."""
 
     def command(self) -> list[str]:
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
@@ -111,11 +86,7 @@ class ClaudeCodeBackend:
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Run one turn in a new Claude Code process."""
-        command = self.command()
-        env = self.environment()
-        self.last_command = command
-        process = await open_turn_process(self.name, command, self.options, env)
-        self.last_pid = process.pid
+        process = await self.open_process(self.command(), self.environment())
         turn = _Turn(self, process, emit)
         try:
             await turn.run(request.content)
@@ -128,10 +99,6 @@ class ClaudeCodeBackend:
             with anyio.CancelScope(shield=True):
                 await turn.close()
 
-    def next_request_id(self, kind: str) -> str:
-        """A request id of hive's own for the control channel."""
-        return f"hive_{kind}_{next(self._request_numbers)}"
-
 
 class _Turn(ProcessTurn):
     """One turn's process, stream and control channel."""
@@ -139,13 +106,7 @@ class _Turn(ProcessTurn):
     stream_format = "stream-json"
 
     def __init__(self, backend: ClaudeCodeBackend, process: SupervisedProcess, emit: EventSink) -> None:
-        super().__init__(
-            backend.spec,
-            backend.options,
-            process,
-            emit,
-            call_ids=backend._call_ids,  # pyright: ignore[reportPrivateUsage]
-        )
+        super().__init__(backend.spec, backend.options, process, emit, call_ids=backend.call_ids)
         self.backend = backend
         self.mapper = StreamMapper(emit, self.tracker)
         self.responder = PermissionResponder(
@@ -163,7 +124,7 @@ class _Turn(ProcessTurn):
         problem = result_failure(result)
         if problem is not None:
             self._close_calls(FAILED_CALL_TEXT)
-            raise ChatError(self._describe(problem), code="internal")
+            raise ChatError(self.cli.describe(problem), code="internal")
         return self.mapper.finish()
 
     def _close_calls(self, text: str) -> None:
@@ -207,7 +168,7 @@ class _Turn(ProcessTurn):
             if response.get("request_id") == self._initialize_id:
                 if response.get("subtype") == "error":
                     error = text_of(response.get("error")) or "no reason given"
-                    raise BackendStartError(self._describe(f"{self.name} failed initialize: {error}"))
+                    raise BackendStartError(self.cli.describe(f"{self.name} failed initialize: {error}"))
                 self._started = True
             # Anything else: the answer to an interrupt, or the CLI echoing hive's own answers.
         elif kind == "control_cancel_request":

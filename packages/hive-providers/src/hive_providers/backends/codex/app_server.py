@@ -26,11 +26,12 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
-from hive_protocol import ErrorCode, excerpt
+from hive_protocol import ErrorCode
+from hive_providers.backends.kit.cli_process import CliProcess, open_cli
 from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.transport import ProcessTransport
+from hive_providers.backends.kit.json_values import as_mapping
 
 __all__ = [
     "AppServerConnection",
@@ -47,9 +48,6 @@ RequestHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """Answers one of Codex's requests (method, params) with its result; raising :class:`RpcError` answers an
 error."""
 
-_STDERR_TAIL: Final = 16 * 1024
-_STDERR_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
 _STDIN_EXIT_WAIT: Final = 0.5
 _log = logging.getLogger(__name__)
 
@@ -88,11 +86,13 @@ class AppServerConnection:
     """A started ``codex app-server`` after ``initialize``; :meth:`start` builds one."""
 
     def __init__(self, process: SupervisedProcess, *, name: str = "codex") -> None:
+        self.cli = CliProcess(name, process)
+        """Codex's process, its stdio and how it ends."""
         self.process = process
         """Codex's process (also its process group's leader)."""
         self.name = name
         """The backend's name, for messages."""
-        self.transport = ProcessTransport(process)
+        self.transport = self.cli.transport
         """Its stdout and stdin as JSON lines."""
         self.info: dict[str, Any] = {}
         """Codex's answer to ``initialize`` (``userAgent``, ``codexHome``...)."""
@@ -106,10 +106,8 @@ class AppServerConnection:
         """Why the connection is not to be used again (it died, was killed, or would not stop a turn)."""
         self._next_id = 0
         self._pending: dict[str, _Pending] = {}
-        self._stderr = bytearray()
         self._group: TaskGroup | None = None
         self._eof = anyio.Event()
-        self._stderr_done = anyio.Event()
         self._closed = False
 
     # -- start ----------------------------------------------------------------------------------------------
@@ -130,10 +128,7 @@ class AppServerConnection:
         :class:`BackendStartError` when it cannot be started at all or does not answer in time (a program that
         hangs is not retried another way).
         """
-        try:
-            process = await open_child(command, cwd=cwd, env=env)
-        except OSError as exc:
-            raise BackendStartError(f"cannot start {name} ({command[0]}): {exc}") from exc
+        process = await open_cli(name, command, cwd=cwd, env=env)
         connection = cls(process, name=name)
         try:
             async with connection.reading():
@@ -196,7 +191,7 @@ class AppServerConnection:
             async with anyio.create_task_group() as group:
                 self._group = group
                 group.start_soon(self._read_loop)
-                group.start_soon(self._drain_stderr)
+                group.start_soon(self.transport.drain_stderr)
                 try:
                     yield
                 finally:
@@ -229,7 +224,7 @@ class AppServerConnection:
             if isinstance(pending.error, _Ended):
                 raise await self.died(method)
             raise pending.error
-        return _as_dict(pending.result)
+        return as_mapping(pending.result)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -261,7 +256,7 @@ class AppServerConnection:
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if isinstance(method, str):
-            params = _as_dict(message.get("params"))
+            params = as_mapping(message.get("params"))
             if "id" in message and message["id"] is not None:
                 request_id = message["id"]
                 self.open_requests[_key(request_id)] = request_id
@@ -280,7 +275,7 @@ class AppServerConnection:
             return  # an answer nobody waits for any more (a request given up on)
         error = message.get("error")
         if error is not None:
-            fields = _as_dict(error)
+            fields = as_mapping(error)
             code = fields.get("code")
             pending.error = RpcError(
                 code if isinstance(code, int) else -32603,
@@ -316,62 +311,28 @@ class AppServerConnection:
             pending.error = _Ended()
             pending.done.set()
 
-    async def _drain_stderr(self) -> None:
-        stream = self.process.stderr
-        if stream is None:
-            self._stderr_done.set()
-            return
-        while True:
-            try:
-                chunk = await stream.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                self._stderr_done.set()
-                return
-            self._stderr += chunk
-            if len(self._stderr) > _STDERR_TAIL:
-                del self._stderr[: len(self._stderr) - _STDERR_TAIL]
-
     # -- failures -------------------------------------------------------------------------------------------
 
     async def died(self, during: str) -> AppServerError:
         """The error for Codex having ended (or broken its pipe) during ``during``, once it exited (bounded)."""
-        if self.process.returncode is None:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_EXIT_WAIT):
-                await self.process.wait()
-        if self.process.returncode is not None and self._group is not None:
-            # Its last words on stderr may still be in the pipe: they say why it ended.
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_STDIN_EXIT_WAIT):
-                await self._stderr_done.wait()
-        code = self.process.returncode
+        # Its last words on stderr may still be in the pipe (read only inside reading()): they say why it ended.
+        await self.cli.settle(stderr_wait=_STDIN_EXIT_WAIT if self._group is not None else 0.0)
         if self.faulted_reason is not None:
             what = f"{self.name} {self.faulted_reason} during {during}"
-        elif code is None:
-            what = f"{self.name} closed its output during {during}"
-        elif code < 0:
-            what = f"{self.name} was killed by signal {-code} during {during}"
         else:
-            what = f"{self.name} exited with code {code} during {during}"
+            what = self.cli.describe_exit(f"during {during}")
         error_code: ErrorCode = "internal"
         return AppServerError(self.describe(what), code=error_code)
 
     def describe(self, what: str) -> str:
         """``what``, with the lines that were not JSON and the end of Codex's stderr."""
-        parts = [what]
-        if noise := self.transport.describe_noise():
-            parts.append(noise)
-        tail = self._stderr.decode("utf-8", "replace").strip()
-        if tail:
-            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)
+        return self.cli.describe(what)
 
     # -- stopping -------------------------------------------------------------------------------------------
 
     def signal_group(self, sig: signal.Signals) -> None:
         """Send ``sig`` to Codex's process group (nothing once it exited)."""
-        if self.process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, sig)
+        self.cli.signal_group(sig)
 
     async def aclose(self, grace: float = 5.0) -> None:
         """Stop Codex: close its stdin, SIGINT its group after a moment, SIGKILL the group and every process
@@ -379,20 +340,7 @@ class AppServerConnection:
         if self._closed:
             return
         self._closed = True
-        process = self.process
-        with anyio.CancelScope(shield=True):
-            await self.transport.close()
-            if process.returncode is None:
-                with anyio.move_on_after(min(grace, _STDIN_EXIT_WAIT)):
-                    await process.wait()
-                if process.returncode is None:
-                    self.signal_group(signal.SIGINT)
-                    with anyio.move_on_after(grace):
-                        await process.wait()
-            # The group too: what Codex started may outlive it there.
-            process.kill_tree()
-            with anyio.move_on_after(_EXIT_WAIT):
-                await process.aclose()
+        await self.cli.stop(grace, exit_wait=min(grace, _STDIN_EXIT_WAIT))
 
 
 class _Ended(Exception):
@@ -402,10 +350,6 @@ class _Ended(Exception):
 def _key(request_id: object) -> str:
     # 3 and "3" are one id: a peer may echo either.
     return str(request_id)
-
-
-def _as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
 def _hive_version() -> str:

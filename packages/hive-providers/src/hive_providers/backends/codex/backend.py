@@ -32,23 +32,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import anyio
 
 from hive_core.approvals import ApprovalRequest, strictest
-from hive_core.backends import BackendProbe
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
+from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import elsewhere, verdict_of
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.offline import cli_environment
-from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.probe import find_executable
 
 from .app_server import AppServerConnection, AppServerError, AppServerUnavailable, RpcError
 from .exec_events import ExecTurn, ExecUsage
@@ -90,16 +90,11 @@ def approval_decision(approved: bool, *, always: bool = False) -> dict[str, Any]
     return {"decision": "acceptForSession" if always else "accept"}
 
 
-class CodexBackend:
+class CodexBackend(BackendShell):
     """Drives Codex's app-server: one hive session's turns in one Codex thread."""
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions, *, interface: Interface = "auto") -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How Codex is started."""
-        self.options = options
-        """Where it works and who judges and answers its requests."""
+        super().__init__(spec, options)
         self.connection: AppServerConnection | None = None
         """The running app-server, between turns too; ``None`` before the first turn and after a kill."""
         self.notes: list[str] = []
@@ -111,24 +106,11 @@ class CodexBackend:
         """How turns run (see :data:`Interface`)."""
         self.subthreads = SubThreads()
         """The thread's sub-agents, across its turns."""
-        self.last_pid: int | None = None
-        """The process id of the latest Codex process (the app-server, or the last turn's exec)."""
-        self._thread_id = options.resume
         self._thread_open = False
         self._forking = options.fork and options.resume is not None
-        self._call_ids: set[str] = set()
         self._exec_usage: ExecUsage | None = (0, 0, 0) if options.resume is None else None
         self._warned = False
         self._exec_started = False
-
-    @property
-    def session_id(self) -> str | None:
-        """The Codex thread id once a turn opened it (or the id to resume, before)."""
-        return self._thread_id
-
-    async def probe(self) -> BackendProbe:
-        """Whether Codex is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
 
     async def aclose(self) -> None:
         """Stop the app-server, leaving no process behind."""
@@ -167,17 +149,17 @@ class CodexBackend:
     async def _app_server_turn(
         self, connection: AppServerConnection, request: UserMessageRequest, emit: EventSink
     ) -> None:
-        tracker = ToolCallTracker(emit, taken=self._call_ids)
+        tracker = ToolCallTracker(emit, taken=self.call_ids)
         items = TurnItems(emit, tracker)
         subthreads = self.subthreads
-        subthreads.main_thread = self._thread_id
+        subthreads.main_thread = self._session_id
         done = anyio.Event()
 
         def notified(method: str, params: dict[str, Any]) -> None:
             if subthreads.on_notification(method, params):
                 return  # a sub-agent's thread
             thread = text_of(params.get("threadId"))
-            if thread is not None and thread != self._thread_id:
+            if thread is not None and thread != self._session_id:
                 return  # another thread's
             items.on_notification(method, params)
             if items.completed is not None:
@@ -193,9 +175,9 @@ class CodexBackend:
             async with connection.reading():
                 started = await connection.request(
                     "turn/start",
-                    {"threadId": self._thread_id, "input": [{"type": "text", "text": request.content}]},
+                    {"threadId": self._session_id, "input": [{"type": "text", "text": request.content}]},
                 )
-                items.turn_id = items.turn_id or text_of(_as_dict(started.get("turn")).get("id"))
+                items.turn_id = items.turn_id or text_of(as_mapping(started.get("turn")).get("id"))
                 subthreads.turn_id = subthreads.turn_id or items.turn_id
                 await _first(done, connection.ended)
                 if not done.is_set():
@@ -232,14 +214,14 @@ class CodexBackend:
             self._executable(),
             *exec_arguments(
                 prompt=request.content,
-                thread_id=self._thread_id,
+                thread_id=self._session_id,
                 fork=self._forking,
                 model=model,
                 mode=mode,
                 extra=extra,
             ),
         ]
-        tracker = ToolCallTracker(emit, taken=self._call_ids)
+        tracker = ToolCallTracker(emit, taken=self.call_ids)
         subthreads = self.subthreads
         subthreads.emit = emit
         turn = ExecTurn(emit, tracker, subthreads, usage_before=self._exec_usage)
@@ -277,10 +259,10 @@ class CodexBackend:
         if reported is None:
             return
         # Forking, only a new id is the copy's: the original's must never be continued in place.
-        if self._forking and reported == self._thread_id:
+        if self._forking and reported == self._session_id:
             return
         self._forking = False
-        self._thread_id = reported
+        self._session_id = reported
 
     async def _interrupt(self, connection: AppServerConnection, items: TurnItems, done: anyio.Event) -> None:
         grace = self.options.cancel_grace
@@ -290,7 +272,7 @@ class CodexBackend:
             if items.turn_id is not None and not connection.faulted:
                 with contextlib.suppress(RpcError, AppServerError), anyio.move_on_after(grace):
                     await connection.request(
-                        "turn/interrupt", {"threadId": self._thread_id, "turnId": items.turn_id}
+                        "turn/interrupt", {"threadId": self._session_id, "turnId": items.turn_id}
                     )
             with anyio.move_on_after(grace):
                 await _first(done, connection.ended)
@@ -314,7 +296,7 @@ class CodexBackend:
             arguments: dict[str, Any] = {"command": command_line(params.get("command"))}
         else:
             known = tracker.get(item_id) if item_id is not None else None
-            arguments = _as_dict(known.input) if known is not None else {}
+            arguments = as_mapping(known.input) if known is not None else {}
             if not arguments:
                 arguments = item_arguments({"type": "fileChange", "changes": params.get("changes")})
         call_id = tracker.correlate(
@@ -413,37 +395,35 @@ class CodexBackend:
         if model:
             settings["model"] = model
         opened: dict[str, Any] | None = None
-        if self._forking and self._thread_id is not None:
+        if self._forking and self._session_id is not None:
             try:
                 opened = await connection.request(
-                    "thread/fork", {"threadId": self._thread_id, "excludeTurns": True, **settings}
+                    "thread/fork", {"threadId": self._session_id, "excludeTurns": True, **settings}
                 )
             except RpcError as exc:
                 raise AppServerError(
-                    f"{self.name} could not fork thread {self._thread_id}: {exc}", code="request_rejected"
+                    f"{self.name} could not fork thread {self._session_id}: {exc}", code="request_rejected"
                 ) from exc
-            forked = text_of(_as_dict(opened.get("thread")).get("id"))
-            if forked == self._thread_id:
+            forked = text_of(as_mapping(opened.get("thread")).get("id"))
+            if forked == self._session_id:
                 connection.faulted_reason = "answered thread/fork with the original thread's id"
                 raise await connection.died("thread/fork")
-        elif self._thread_id is not None:
+        elif self._session_id is not None:
             try:
                 opened = await connection.request(
-                    "thread/resume", {"threadId": self._thread_id, "excludeTurns": True, **settings}
+                    "thread/resume", {"threadId": self._session_id, "excludeTurns": True, **settings}
                 )
             except RpcError as exc:
-                note = (
-                    f"{self.name} could not resume thread {self._thread_id} ({exc}); a new thread was started"
-                )
+                note = f"{self.name} could not resume thread {self._session_id} ({exc}); a new thread was started"
                 self.notes.append(note)
                 _log.warning("%s", note)
         if opened is None:
             opened = await connection.request("thread/start", settings)
-        thread_id = text_of(_as_dict(opened.get("thread")).get("id"))
+        thread_id = text_of(as_mapping(opened.get("thread")).get("id"))
         if thread_id is None:
             connection.faulted_reason = "answered without a thread id"
             raise await connection.died("thread/start")
-        self._thread_id = thread_id
+        self._session_id = thread_id
         self._thread_open = True
         self._forking = False
 
@@ -478,7 +458,3 @@ async def _first(*events: anyio.Event) -> None:
                 group.cancel_scope.cancel()
 
             group.start_soon(wait)
-
-
-def _as_dict(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]

@@ -14,20 +14,15 @@ group gets SIGINT (Codex interrupts its turn and exits), then SIGKILL after the 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 import anyio
 
-from hive_core.child_processes import SupervisedProcess, open_child
 from hive_core.failures import ChatError
-from hive_protocol import excerpt
-from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.transport import ProcessTransport
+from hive_providers.backends.kit.cli_process import CliProcess
 
 from .exec_events import ExecTurn
 
@@ -59,7 +54,6 @@ APPROVAL_WARNING: Final = (
 )
 """The one warning of a fallback turn whose mode would have asked."""
 
-_STDERR_QUOTED: Final = 2000
 _EXIT_WAIT: Final = 5.0
 
 
@@ -114,57 +108,29 @@ async def run_exec_turn(
     Raises :class:`~hive_core.failures.ChatError` when it exits before the turn ended (quoting its stderr and
     the lines that were not JSON); a ``turn.failed`` is left to :meth:`ExecTurn.finish`.
     """
-    try:
-        process = await open_child(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
-    except OSError as exc:
-        raise BackendStartError(f"cannot start {name} ({command[0]}): {exc}") from exc
+    cli = await CliProcess.start(name, command, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     if started is not None:
-        started.append(process.pid)
-    transport = ProcessTransport(process)
+        started.append(cli.process.pid)
+    cancelled = False
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(transport.drain_stderr)
-            while (event := await transport.receive()) is not None:
+            group.start_soon(cli.transport.drain_stderr)
+            while (event := await cli.transport.receive()) is not None:
                 turn.on_event(event)
             with anyio.move_on_after(_EXIT_WAIT):
-                await process.wait()
-                await transport.stderr_closed.wait()
+                await cli.process.wait()
+                await cli.transport.stderr_closed.wait()
             group.cancel_scope.cancel()
     except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await _interrupt(process, grace)
+        cancelled = True  # Codex interrupts its turn and exits on SIGINT
         raise
     finally:
-        with anyio.CancelScope(shield=True):
-            process.kill_tree()
-            with anyio.move_on_after(_EXIT_WAIT):
-                await process.aclose()
+        await cli.stop(grace, interrupt=cancelled)
     if not turn.ended:
-        code = process.returncode
         what = (
             f"{name} exec ended without finishing the turn"
-            if code is None
-            else f"{name} exec was killed by signal {-code} before the turn ended"
-            if code < 0
-            else f"{name} exec exited with code {code} before the turn ended"
+            if cli.process.returncode is None
+            else cli.describe_exit("before the turn ended", who=f"{name} exec")
         )
-        raise ChatError(_describe(what, transport, turn), code="internal")
-
-
-async def _interrupt(process: SupervisedProcess, grace: float) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGINT)
-        with anyio.move_on_after(grace):
-            await process.wait()
-
-
-def _describe(what: str, transport: ProcessTransport, turn: ExecTurn) -> str:
-    parts = [what]
-    if turn.failure:
-        parts.append(f"Codex said: {turn.failure}")
-    if noise := transport.describe_noise():
-        parts.append(noise)
-    if tail := transport.stderr_tail():
-        parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-    return "; ".join(parts)
+        said = [f"Codex said: {turn.failure}"] if turn.failure else []
+        raise ChatError(cli.describe(what, *said), code="internal")

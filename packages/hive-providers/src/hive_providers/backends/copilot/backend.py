@@ -28,17 +28,18 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.task import TaskSupervisor
 
-from hive_core.backends import BackendProbe
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import UserMessageRequest, excerpt
+from hive_protocol import UserMessageRequest
+from hive_providers.backends.kit.backend_shell import BackendShell
+from hive_providers.backends.kit.cli_process import CliProcess, open_cli
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.offline import cli_environment
-from hive_providers.backends.probe import find_executable, probe_backend
+from hive_providers.backends.probe import find_executable
 
 from .transport import FramedTransport
 from .turn import CopilotTurn
@@ -54,43 +55,22 @@ NO_ASK_USER: Final = "--no-ask-user"
 PROTOCOL_VERSION: Final = 3
 """The server protocol version hive speaks (``connect`` answers it)."""
 _FAILED_CALL_TEXT: Final = "Not finished: Copilot failed before this call's outcome was reported."
-_STDERR_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
 _log = logging.getLogger(__name__)
 
 
-class CopilotBackend:
+class CopilotBackend(BackendShell):
     """Drives ``copilot --headless --stdio``: one hive session's turns in one Copilot session."""
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How the CLI is found."""
-        self.options = options
-        """Where it works and who judges and answers its requests."""
-        self.last_pid: int | None = None
-        """The process id of the last server started (for tests that check it is gone)."""
-        self._session_id = options.resume
+        super().__init__(spec, options)
         self._fork = options.fork and options.resume is not None
         self._opened = False
-        self._process: SupervisedProcess | None = None
-        self._transport: FramedTransport | None = None
+        self._cli: CliProcess | None = None
         self._rpc: Connection | None = None
         self._tasks: TaskSupervisor | None = None
         self._turn: CopilotTurn | None = None
         self._faulted = False
-        self._call_ids: set[str] = set()
         self._questions_asked = 0
-
-    @property
-    def session_id(self) -> str | None:
-        """Copilot's session id once a turn opened it (or the id to resume, before)."""
-        return self._session_id
-
-    async def probe(self) -> BackendProbe:
-        """Whether the CLI is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
 
     def command(self) -> list[str]:
         """The command line of the server; raises :class:`BackendNotInstalled`."""
@@ -123,7 +103,7 @@ class CopilotBackend:
             approvals=self.options.approvals,
             questions=self.options.questions,
             project=self.options.cwd,
-            taken=self._call_ids,
+            taken=self.call_ids,
             question_numbers=self._next_question,
         )
         self._turn = turn
@@ -150,8 +130,7 @@ class CopilotBackend:
             turn.stop_subagents()
         if self._faulted and not turn.aborted and turn.error is None:
             turn.tracker.close_all(_FAILED_CALL_TEXT)
-            await self._settle()
-            message = self._describe(self._ended("the turn"))
+            message = await self._died("the turn")
             await self._stop(grace=0.0)
             raise ChatError(message, code="internal")
         if turn.error is not None:
@@ -167,23 +146,21 @@ class CopilotBackend:
     # -- start and session -------------------------------------------------------------------------------------
 
     async def _ensure_started(self) -> None:
-        if self._process is not None and (self._faulted or self._process.returncode is not None):
+        if self._cli is not None and (self._faulted or self._cli.process.returncode is not None):
             await self._stop(grace=0.0)
-        if self._process is not None:
+        if self._cli is not None:
             return
         command = self.command()
         timeout = self.options.startup_timeout or self.spec.startup_timeout
-        try:
-            process = await open_child(command, cwd=self.options.cwd, env=self.environment())
-        except OSError as exc:
-            raise BackendStartError(f"cannot start {self.name} ({command[0]}): {exc}") from exc
-        self._process, self.last_pid, self._faulted, self._opened = process, process.pid, False, False
-        self._transport = FramedTransport(process, incoming=self._incoming)
-        self._transport.on_end = self._output_ended
+        process = await open_cli(self.name, command, cwd=self.options.cwd, env=self.environment())
+        self.last_pid, self._faulted, self._opened = process.pid, False, False
+        transport = FramedTransport(process, incoming=self._incoming)
+        transport.on_end = self._output_ended
+        self._cli = CliProcess(self.name, process, transport)
         self._tasks = TaskSupervisor(source="hive.copilot")
-        self._tasks.create(self._transport.drain_stderr(), name="hive.copilot.stderr")
+        self._tasks.create(transport.drain_stderr(), name="hive.copilot.stderr")
         self._tasks.create(self._watch_exit(process), name="hive.copilot.exit")
-        self._rpc = Connection(self._handle, self._transport)
+        self._rpc = Connection(self._handle, transport)
         try:
             with anyio.fail_after(timeout):
                 result = await self._send("connect", {"supportedTaskKinds": ["agent", "client", "shell"]})
@@ -312,60 +289,35 @@ class CopilotBackend:
             await self._stop(grace=0.0)
 
     async def _stop(self, *, grace: float) -> None:
-        process, transport, rpc, tasks = self._process, self._transport, self._rpc, self._tasks
-        self._process = self._transport = self._rpc = self._tasks = None
+        cli, rpc, tasks = self._cli, self._rpc, self._tasks
+        self._cli = self._rpc = self._tasks = None
         self._opened = False
         with anyio.CancelScope(shield=True):
-            if transport is not None:
-                await transport.close()
-            if process is not None and process.returncode is None:
-                with anyio.move_on_after(grace):
-                    await process.wait()
-            if process is not None:
-                process.kill_tree()
+            if cli is not None:
+                await cli.stop(grace, exit_wait=grace, interrupt=False)
             # A handler still answering a dead server fails its write; that is not the caller's error.
             if rpc is not None:
                 try:
                     await rpc.close()
                 except Exception:
                     _log.debug("closing the connection to %s failed", self.name, exc_info=True)
-            if process is not None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await process.aclose()
             if tasks is not None:
                 try:
                     await tasks.shutdown()
                 except Exception:
                     _log.debug("stopping the tasks of %s failed", self.name, exc_info=True)
 
-    async def _settle(self) -> None:
-        """Give a failing server a moment to exit and its stderr to drain, so the error can say how it ended."""
-        process, transport = self._process, self._transport
-        with anyio.CancelScope(shield=True):
-            if process is not None and process.returncode is None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await process.wait()
-            if transport is not None:
-                with anyio.move_on_after(0.2):
-                    await transport.stderr_closed.wait()
-
-    def _ended(self, during: str) -> str:
-        code = None if self._process is None else self._process.returncode
-        if code is None:
+    async def _died(self, during: str) -> str:
+        """How a failing server ended, once it had a moment to exit and its stderr to drain."""
+        cli = self._cli
+        if cli is None:
             return f"{self.name} closed its output during {during}"
-        if code < 0:
-            return f"{self.name} was killed by signal {-code} during {during}"
-        return f"{self.name} exited with code {code} during {during}"
+        await cli.settle()
+        return cli.describe(cli.describe_exit(f"during {during}"))
 
     def _next_question(self) -> int:
         self._questions_asked += 1
         return self._questions_asked
 
     def _describe(self, what: str) -> str:
-        parts = [what]
-        if self._transport is not None:
-            if noise := self._transport.describe_noise():
-                parts.append(noise)
-            if tail := self._transport.stderr_tail():
-                parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)
+        return what if self._cli is None else self._cli.describe(what)

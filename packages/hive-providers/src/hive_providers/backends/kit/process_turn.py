@@ -12,42 +12,24 @@ ends the process and leaves none behind.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import TurnEndEvent, excerpt
+from hive_protocol import TurnEndEvent
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT, CliProcess
 from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
-from hive_providers.backends.kit.transport import ProcessTransport
 
-__all__ = ["FAILED_CALL_TEXT", "ProcessTurn", "open_turn_process"]
+__all__ = ["ProcessTurn"]
 
-FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
-"""The result of a call left open by a turn that failed."""
-
-_STDERR_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
 _WRITE_WAIT: Final = 1.0
-
-
-async def open_turn_process(
-    name: str, command: list[str], options: BackendOptions, env: dict[str, str]
-) -> SupervisedProcess:
-    """Start one turn's CLI through :func:`~hive_core.child_processes.open_child`; :class:`BackendStartError` if
-    it cannot start."""
-    try:
-        return await open_child(command, cwd=options.cwd, env=env)
-    except OSError as exc:
-        raise BackendStartError(f"cannot start {name} ({command[0]}): {exc}") from exc
 
 
 class ProcessTurn:
@@ -73,7 +55,9 @@ class ProcessTurn:
         self.spec = spec
         self.options = options
         self.process = process
-        self.transport = ProcessTransport(process)
+        self.cli = CliProcess(spec.name, process, stream_format=self.stream_format)
+        """The process's life: its transport, how it ended, how it is stopped."""
+        self.transport = self.cli.transport
         self.tracker = ToolCallTracker(emit, taken=call_ids)
         self._emit = emit
         self._pending: dict[str, anyio.CancelScope] = {}
@@ -155,7 +139,7 @@ class ProcessTurn:
         except TimeoutError:
             await self._settle()
             raise BackendStartError(
-                self._describe(f"{self.name} {late} within {timeout:g} s"), code="timeout"
+                self.cli.describe(f"{self.name} {late} within {timeout:g} s"), code="timeout"
             ) from None
 
     async def _read(self, group: TaskGroup) -> None:
@@ -184,8 +168,10 @@ class ProcessTurn:
     def _broken(self) -> Exception:
         """The error for a process whose streams ended: a start error until it is known to run."""
         if self._started:
-            return AgentProcessError(self._describe(self._ended("during the turn")), code="internal")
-        return BackendStartError(self._describe(self._ended("at start")))
+            return AgentProcessError(
+                self.cli.describe(self.cli.describe_exit("during the turn")), code="internal"
+            )
+        return BackendStartError(self.cli.describe(self.cli.describe_exit("at start")))
 
     # -- ending ---------------------------------------------------------------------------------------------
 
@@ -210,47 +196,12 @@ class ProcessTurn:
 
     async def close(self) -> None:
         """End the process: close stdin, wait ``cancel_grace`` (where it exits of itself), SIGINT the group, wait
-        again, kill the group and every process carrying the mark. Leaves no process behind."""
-        process, grace = self.process, self.options.cancel_grace
-        await self.transport.close()
-        if process.returncode is None and self._awaits_exit():
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGINT)
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None or self.sweeps_after_exit:
-            process.kill_tree()
-        else:
-            # (kill_tree would scan /proc for the mark too: twice per turn, ~10 % of its CPU.)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-        with anyio.move_on_after(_EXIT_WAIT):
-            await process.aclose()
+        again, kill the group (and every process carrying the mark). Leaves no process behind."""
+        grace = self.options.cancel_grace
+        await self.cli.stop(
+            grace, exit_wait=grace if self._awaits_exit() else 0.0, sweep=self.sweeps_after_exit
+        )
 
     async def _settle(self) -> None:
         """After stdout ended: give the process a moment to exit and its stderr to be read, for the message."""
-        with anyio.CancelScope(shield=True):
-            if self.process.returncode is None:
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await self.process.wait()
-            with anyio.move_on_after(0.2):
-                await self.transport.stderr_closed.wait()
-
-    def _ended(self, during: str) -> str:
-        code = self.process.returncode
-        if code is None:
-            return f"{self.name} closed its output {during}"
-        if code < 0:
-            return f"{self.name} was killed by signal {-code} {during}"
-        return f"{self.name} exited with code {code} {during}"
-
-    def _describe(self, what: str) -> str:
-        parts = [what]
-        if noise := self.transport.describe_noise():
-            parts.append(noise.replace("JSON-RPC", self.stream_format))
-        if tail := self.transport.stderr_tail():
-            parts.append(f"stderr: {excerpt(tail[-_STDERR_QUOTED:], _STDERR_QUOTED)}")
-        return "; ".join(parts)
+        await self.cli.settle()

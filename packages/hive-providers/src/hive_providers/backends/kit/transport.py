@@ -106,12 +106,11 @@ class ProcessTransport:
                     await self.process.stdin.aclose()
 
     async def drain_stderr(self) -> None:
-        """Read the CLI's stderr until its end, keeping the last few KiB (run in the background)."""
-        try:
-            if self.process.stderr is not None:
-                await self._drain(self.process.stderr)
-        finally:
-            self.stderr_closed.set()
+        """Read the CLI's stderr until its end, keeping the last few KiB (run in the background). Cancelled, it
+        leaves :attr:`stderr_closed` unset: a later drain reads on where it stopped."""
+        if self.process.stderr is not None:
+            await self._drain(self.process.stderr)
+        self.stderr_closed.set()
 
     def stderr_tail(self) -> str:
         """The end of what the CLI wrote to stderr, decoded leniently."""

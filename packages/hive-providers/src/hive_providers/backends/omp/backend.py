@@ -35,15 +35,14 @@ from hive_core.failures import ChatError
 from hive_core.questions import Answers
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
-from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
 from hive_providers.backends.pi.backend import PiBackend, PiTurn
 from hive_providers.backends.pi.events import RUN_ENDS
 from hive_providers.backends.pi.rpc import DIALOG_METHODS
-from hive_providers.backends.probe import require_executable
 
 from .ask import ASK_METHOD, CANCEL_METHOD, AskDialog, answer_frame, cancelled, read_ask
 from .offline import OMP_PROVIDER, omp_recipe
@@ -59,6 +58,9 @@ class _AskDialogRefused(Exception):
 
 class OmpBackend(PiBackend):
     """Drives OMP: one hive session's turns, each in a process of its own, in OMP's own session."""
+
+    rpc_mode = "rpc-ui"
+    provider = OMP_PROVIDER
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
         if options.fork and options.resume is not None:
@@ -77,19 +79,9 @@ class OmpBackend(PiBackend):
         """Whether the next turn runs in rpc-ui mode (a question service, and OMP took ``set_ask_dialog``)."""
         return self.asks_questions
 
-    def command(self, *, rpc: bool) -> list[str]:
-        """The command line of the next turn; raises :class:`BackendNotInstalled`."""
-        options = self.options
-        executable = require_executable(self.spec, options)
-        arguments = ["--mode", "rpc-ui"] if rpc else ["--mode", "json", "-p"]
-        arguments += ["--session-dir", str(self.home / "sessions")]
-        if options.endpoint is not None:
-            arguments += ["--provider", OMP_PROVIDER, "--model", options.endpoint.model]
-        elif options.model:
-            arguments += ["--model", options.model]
-        if self.session_id:
-            arguments += ["--session", self.session_id]
-        return [executable, *arguments, *(options.arguments or ())]
+    def extensions(self) -> list[str]:
+        """None: OMP's own ``ask`` tool asks (and it has no fork: Pi's ``--fork`` is never passed)."""
+        return []
 
     def environment(self) -> dict[str, str]:
         """OMP's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
@@ -239,7 +231,7 @@ class OmpTurn(PiTurn):
         if self._status == "error":
             self._close_calls(FAILED_CALL_TEXT)
             reason = self._error or self.mapper.error or "no reason given"
-            raise ChatError(self._describe(f"OMP ended the turn with an error: {reason}"), code="internal")
+            raise ChatError(self.cli.describe(f"OMP ended the turn with an error: {reason}"), code="internal")
         end = super().outcome()
         if self._status == "aborted":
             # Not the caller's cancel (the runner writes that turn_end): OMP's ask tool ended the run.

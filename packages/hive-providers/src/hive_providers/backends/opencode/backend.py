@@ -30,17 +30,18 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.backends import BackendProbe
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, UserMessageRequest
+from hive_providers.backends.kit.backend_shell import BackendShell
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
 from hive_providers.backends.kit.judging import judge_call
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.offline import prepare_offline, private_home
-from hive_providers.backends.probe import probe_backend, require_executable
+from hive_providers.backends.probe import require_executable
 
 from .events import OpenCodeEventMapper, mapping
 from .questions import (
@@ -60,13 +61,12 @@ __all__ = ["ASKING_PERMISSIONS", "OpenCodeServeBackend"]
 ASKING_PERMISSIONS: Final = '{"bash": "ask", "edit": "ask", "webfetch": "ask"}'
 """``OPENCODE_PERMISSION``: OpenCode asks before commands, edits and fetches (its default runs them)."""
 
-_FAILED_CALL_TEXT: Final = "Not finished: the agent failed before this call's outcome was reported."
 _SETTLE_WAIT: Final = 2.0
 _STATUS_POLL: Final = 0.1
 _log = logging.getLogger(__name__)
 
 
-class OpenCodeServeBackend:
+class OpenCodeServeBackend(BackendShell):
     """Drives OpenCode through one warm ``opencode serve``: one hive session's turns in one OpenCode session.
 
     ``forms`` answers questions on OpenCode 2.0.32's form wire (``form.created`` and the form routes) instead of
@@ -74,18 +74,12 @@ class OpenCodeServeBackend:
     """
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions, *, forms: bool = False) -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How the CLI is found and started."""
-        self.options = options
-        """Where it works and who judges and answers its requests."""
+        super().__init__(spec, options)
         self.forms = forms
         """Whether questions arrive as 2.0.32 forms."""
         self.server: OpenCodeServer | None = None
         """The running server, once a turn started it."""
-        self._session_id: str | None = None
-        self._call_ids: set[str] = set()
+        self._session_id = None  # the options' resume is only asked for: session_id says which one
 
     @property
     def session_id(self) -> str | None:
@@ -98,10 +92,6 @@ class OpenCodeServeBackend:
     def home(self) -> Path:
         """The private home of runs with an endpoint (the server's log lives there too)."""
         return private_home(self.spec, self.options)
-
-    async def probe(self) -> BackendProbe:
-        """Whether OpenCode is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
 
     def command(self) -> list[str]:
         """The server's command line; raises :class:`BackendNotInstalled`."""
@@ -216,7 +206,7 @@ class _Turn:
         self.server = server
         self.options = backend.options
         self.session_id = session_id
-        self.tracker = ToolCallTracker(emit, taken=backend._call_ids)  # pyright: ignore[reportPrivateUsage]
+        self.tracker = ToolCallTracker(emit, taken=backend.call_ids)
         self.mapper = OpenCodeEventMapper(emit, self.tracker, session_id)
         self._emit = emit
         self._pending: dict[str, anyio.CancelScope] = {}
@@ -243,11 +233,11 @@ class _Turn:
                     await events.aclose()
         if failure is not None:
             with contextlib.suppress(Exception):
-                self.tracker.close_all(_FAILED_CALL_TEXT)
+                self.tracker.close_all(FAILED_CALL_TEXT)
                 self.mapper.stop_children()
             raise failure
         if self.mapper.error is not None and not self.mapper.aborted:
-            self.tracker.close_all(_FAILED_CALL_TEXT)
+            self.tracker.close_all(FAILED_CALL_TEXT)
             self.mapper.stop_children()
             raise ChatError(f"{self.backend.name} reported an error: {self.mapper.error}", code="internal")
         self._emit(self.mapper.finish())

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import signal
 import subprocess
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
@@ -24,13 +22,13 @@ import httpx2
 
 from hive_core.child_processes import SupervisedProcess, open_child
 from hive_protocol import excerpt
+from hive_providers.backends.kit.cli_process import CliProcess
 
 __all__ = ["OpenCodeServer", "ServerGone", "ServerReply"]
 
 _LISTENING: Final = re.compile(r"listening on (http://[0-9.:\[\]a-z]+)")
 _POLL: Final = 0.05
 _LOG_QUOTED: Final = 2000
-_EXIT_WAIT: Final = 2.0
 _REQUEST_TIMEOUT: Final = 30.0
 
 
@@ -77,6 +75,8 @@ class OpenCodeServer:
         """The base URL it listens on, once started."""
         self.process: SupervisedProcess | None = None
         """Its process (the leader of its process group)."""
+        self.cli: CliProcess | None = None
+        """Its process's life: how it is settled and stopped (its output goes to :attr:`log`, not a pipe)."""
         self.password = password
         """The server's ``OPENCODE_SERVER_PASSWORD`` (HTTP basic auth as ``opencode``), if it has one."""
         self._client: httpx2.AsyncClient | None = None
@@ -99,6 +99,7 @@ class OpenCodeServer:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
             )
+        self.cli = CliProcess("opencode serve", self.process)
         with anyio.fail_after(timeout):
             while self.url is None:
                 self._check_alive("at start")
@@ -178,9 +179,8 @@ class OpenCodeServer:
 
     async def _settle(self) -> None:
         """After the stream ended: give a dying server a moment to exit, so the message has its status."""
-        if self.process is not None and self.process.returncode is None:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_EXIT_WAIT):
-                await self.process.wait()
+        if self.cli is not None:
+            await self.cli.settle(stderr_wait=0.0)
 
     async def stop(self, grace: float) -> None:
         """Close the client, SIGINT the process group, wait ``grace`` seconds, kill the group and every process
@@ -190,17 +190,8 @@ class OpenCodeServer:
                 with contextlib.suppress(Exception):
                     await self._client.aclose()
                 self._client = None
-            process = self.process
-            if process is None:
-                return
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGINT)
-                with anyio.move_on_after(grace):
-                    await process.wait()
-            process.kill_tree()
-            with anyio.move_on_after(_EXIT_WAIT):
-                await process.aclose()
+            if self.cli is not None:
+                await self.cli.stop(grace)
 
 
 def _json(content: bytes, default: Any) -> Any:

@@ -24,25 +24,25 @@ quoting the end of Pi's stderr.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 from anyio.abc import TaskGroup
 
-from hive_core.backends import BackendProbe
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_providers.backends.kit.backend_shell import TurnProcessBackend
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.process_turn import FAILED_CALL_TEXT, ProcessTurn, open_turn_process
+from hive_providers.backends.kit.process_turn import ProcessTurn
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import PI_PROVIDER, cli_environment, private_home
-from hive_providers.backends.probe import probe_backend, require_executable
+from hive_providers.backends.probe import require_executable
 
 from .approvals import ToolJudge
 from .events import RUN_ENDS, PiEventMapper, run_failure
@@ -67,31 +67,19 @@ class _ExtensionRefused(Exception):
     """Pi exited at start with no output in RPC mode: it would not load hive's extension."""
 
 
-class PiBackend:
+class PiBackend(TurnProcessBackend):
     """Drives Pi: one hive session's turns, each in a process of its own, in Pi's own session."""
 
+    rpc_mode: ClassVar[str] = "rpc"
+    """The ``--mode`` of a turn that is spoken to (the other mode is ``json -p``)."""
+    provider: ClassVar[str] = PI_PROVIDER
+    """The provider the offline recipe configures for an endpoint (``--provider``)."""
+
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
-        self.name = spec.name
-        """The backend's canonical name."""
-        self.spec = spec
-        """How the CLI is found and started."""
-        self.options = options
-        """Where it works and who answers its questions."""
-        self.last_pid: int | None = None
-        """The process id of the last turn's Pi (its process group's too)."""
-        self.last_command: list[str] | None = None
-        """The command line of the last turn."""
+        super().__init__(spec, options)
         self.json_fallback = False
         """Whether Pi refused hive's question extension, so turns run without it (no questions)."""
-        self._session_id = options.resume
         self._fork_from = options.resume if options.fork else None
-        self._call_ids: set[str] = set()
-        self._request_numbers = itertools.count(1)
-
-    @property
-    def session_id(self) -> str | None:
-        """Pi's session id once a turn reported it (or the id to resume, before)."""
-        return self._session_id
 
     @property
     def home(self) -> Path:
@@ -114,32 +102,32 @@ class PiBackend:
         """Whether the next turn runs in RPC mode (questions asked, or tool calls judged)."""
         return self.asks_questions or self.gates_tools
 
-    async def probe(self) -> BackendProbe:
-        """Whether Pi is installed here, and its version."""
-        return await probe_backend(self.spec, self.options)
-
-    async def aclose(self) -> None:
-        """Nothing runs between turns: each turn's process ends with it."""
-
     def command(self, *, rpc: bool) -> list[str]:
         """The command line of the next turn; raises :class:`BackendNotInstalled`."""
         options = self.options
         executable = require_executable(self.spec, options)
-        arguments = ["--mode", "rpc"] if rpc else ["--mode", "json", "-p"]
+        arguments = ["--mode", self.rpc_mode] if rpc else ["--mode", "json", "-p"]
         arguments += ["--session-dir", str(self.home / "sessions")]
         if options.endpoint is not None:
-            arguments += ["--provider", PI_PROVIDER, "--model", options.endpoint.model]
+            arguments += ["--provider", self.provider, "--model", options.endpoint.model]
         elif options.model:
             arguments += ["--model", options.model]
         if self._fork_from:
             arguments += ["--fork", self._fork_from]
         elif self._session_id:
             arguments += ["--session", self._session_id]
-        if rpc and self.asks_questions:
-            arguments += ["-e", str(write_extension(self.home / "extensions"))]
-        if rpc and self.gates_tools:
-            arguments += ["-e", str(write_extension(self.home / "extensions", APPROVAL_EXTENSION))]
+        if rpc:
+            arguments += self.extensions()
         return [executable, *arguments, *(options.arguments or ())]
+
+    def extensions(self) -> list[str]:
+        """The ``-e`` arguments of an RPC turn: hive's question extension, and its approval extension."""
+        arguments: list[str] = []
+        if self.asks_questions:
+            arguments += ["-e", str(write_extension(self.home / "extensions"))]
+        if self.gates_tools:
+            arguments += ["-e", str(write_extension(self.home / "extensions", APPROVAL_EXTENSION))]
+        return arguments
 
     def environment(self) -> dict[str, str]:
         """Pi's environment: hive's, the spec's quiet settings, the offline recipe's, the options'."""
@@ -164,11 +152,7 @@ class PiBackend:
             raise BackendStartError(str(exc)) from None
 
     async def _run(self, prompt: str, emit: EventSink, *, rpc: bool) -> None:
-        command = self.command(rpc=rpc)
-        env = self.environment()
-        self.last_command = command
-        process = await open_turn_process(self.name, command, self.options, env)
-        self.last_pid = process.pid
+        process = await self.open_process(self.command(rpc=rpc), self.environment())
         turn = self.open_turn(process, emit, rpc=rpc)
         try:
             await turn.run(prompt)
@@ -193,10 +177,6 @@ class PiBackend:
         elif mapper.persisted or self._session_id is not None:
             self._session_id = session
 
-    def next_request_id(self, kind: str) -> str:
-        """A command id of hive's own."""
-        return f"hive_{kind}_{next(self._request_numbers)}"
-
 
 class PiTurn(ProcessTurn):
     """One turn's process and stream (OMP's turn refines it: :mod:`hive_providers.backends.omp`)."""
@@ -204,13 +184,7 @@ class PiTurn(ProcessTurn):
     sweeps_after_exit = True
 
     def __init__(self, backend: PiBackend, process: SupervisedProcess, emit: EventSink, *, rpc: bool) -> None:
-        super().__init__(
-            backend.spec,
-            backend.options,
-            process,
-            emit,
-            call_ids=backend._call_ids,  # pyright: ignore[reportPrivateUsage]
-        )
+        super().__init__(backend.spec, backend.options, process, emit, call_ids=backend.call_ids)
         self.backend = backend
         self.rpc = rpc
         self.mapper = PiEventMapper(emit, self.tracker)
@@ -232,7 +206,7 @@ class PiTurn(ProcessTurn):
         problem = run_failure(self.mapper)
         if problem is not None:
             self._close_calls(FAILED_CALL_TEXT)
-            raise ChatError(self._describe(problem), code="internal")
+            raise ChatError(self.cli.describe(problem), code="internal")
         return self.mapper.finish()
 
     def _done(self) -> bool:
@@ -262,7 +236,7 @@ class PiTurn(ProcessTurn):
             await stdin.send(prompt.encode())
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._settle()
-            raise BackendStartError(self._describe(self._ended("at start"))) from None
+            raise BackendStartError(self.cli.describe(self.cli.describe_exit("at start"))) from None
         await self.transport.close()  # the end of stdin is the end of the prompt
 
     def _dispatch(self, group: TaskGroup, message: dict[str, Any]) -> None:
@@ -287,7 +261,7 @@ class PiTurn(ProcessTurn):
         if message.get("success") is False and request_id in (self._state_id, self._prompt_id):
             error = text_of(message.get("error")) or "no reason given"
             what = "get_state" if request_id == self._state_id else "the prompt"
-            raise BackendStartError(self._describe(f"{self.name} refused {what}: {error}"))
+            raise BackendStartError(self.cli.describe(f"{self.name} refused {what}: {error}"))
         if request_id == self._state_id:
             data = message.get("data")
             if isinstance(data, dict):
@@ -365,7 +339,7 @@ class PiTurn(ProcessTurn):
 
     def _broken(self) -> Exception:
         if self._refused_at_start():
-            return _ExtensionRefused(self._describe(self._ended("at start")))
+            return _ExtensionRefused(self.cli.describe(self.cli.describe_exit("at start")))
         return super()._broken()
 
     def _refused_at_start(self) -> bool:
