@@ -29,7 +29,7 @@ from hive_core import (
     tool,
 )
 from hive_core.approvals import PermissionAction, Verdict
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.testing import Approver, ScriptedChatClient, ScriptedRound, call, reply
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -59,18 +59,6 @@ def rules_for(**actions: PermissionAction) -> Rules:
         if action != "allow"
     }
     return Rules(**verdicts)
-
-
-class Approver:
-    """An approval service that answers every request the same way and records what it was asked."""
-
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
 
 
 class Files:
