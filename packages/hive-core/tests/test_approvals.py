@@ -30,7 +30,7 @@ from hive_core import (
     tool,
 )
 from hive_core.approvals import PermissionAction, Verdict
-from hive_core.testing import RecordingApprover, ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.testing import Approver, ScriptedChatClient, ScriptedRound, call, reply
 from hive_protocol import (
     ErrorEvent,
     Event,
@@ -127,7 +127,7 @@ async def test_ask_without_an_approval_service_fails_closed() -> None:
 
 
 async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> None:
-    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
+    files, approver = Files(), Approver(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("notes.txt", "hello")]
@@ -151,7 +151,7 @@ async def test_ask_approved_runs_the_call_and_the_service_sees_the_request() -> 
 async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) -> None:
     files = Files()
     events = await turn_with(
-        RecordingApprover(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
+        Approver(ApprovalDecision(approved=False, reason=reason)), rules_for(write_file="ask"), files
     )
 
     assert files.written == []
@@ -162,9 +162,7 @@ async def test_ask_rejected_refuses_the_call(reason: str | None, output: str) ->
 
 async def test_modified_arguments_replace_the_call_arguments_key_by_key() -> None:
     files = Files()
-    approver = RecordingApprover(
-        ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"})
-    )
+    approver = Approver(ApprovalDecision(approved=True, modified_arguments={"path": "safe.txt", "mode": "a"}))
     events = await turn_with(approver, rules_for(write_file="ask"), files)
 
     assert files.written == [("safe.txt", "hello")]
@@ -191,7 +189,7 @@ async def test_in_planning_mode_the_gate_decides_and_the_policy_judges_read_only
 
 
 async def test_planning_mode_refuses_a_write_tool_before_asking_anybody() -> None:
-    files, approver = Files(), RecordingApprover(ApprovalDecision(approved=True))
+    files, approver = Files(), Approver(ApprovalDecision(approved=True))
     events = await turn_with(approver, rules_for(write_file="ask"), files, planning=True)
 
     assert files.written == []

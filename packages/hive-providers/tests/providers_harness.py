@@ -30,7 +30,8 @@ from hive_core import (
     tool,
 )
 from hive_core.config import LoadedConfig, load_config
-from hive_core.messages import user
+from hive_core.messages import Message as HistoryMessage
+from hive_core.messages import TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
 from hive_protocol import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -168,6 +169,26 @@ def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str 
             call_id, name, arguments = calls.get(update.index, (None, None, ""))
             calls[update.index] = (update.id or call_id, update.name or name, arguments + update.arguments)
     return calls
+
+
+def tool_round(thinking: ThinkingPart, good: str, bad: str) -> list[HistoryMessage]:
+    """A history round: the assistant thought, wrote, and called ``read_file`` twice (call ``good`` with JSON
+    arguments, call ``bad`` with arguments that are not JSON); then the tool message answering both."""
+    return [
+        HistoryMessage(
+            "assistant",
+            [
+                thinking,
+                TextPart("Reading."),
+                ToolCallPart(good, "read_file", '{"path": "a"}', {"path": "a"}),
+                ToolCallPart(bad, "read_file", '{"path": ', None, "not JSON"),
+            ],
+        ),
+        HistoryMessage(
+            "tool",
+            [ToolResultPart(good, "read_file", "A"), ToolResultPart(bad, "read_file", "bad", is_error=True)],
+        ),
+    ]
 
 
 def closed_port() -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -14,7 +13,8 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from acp_fake_agent import arguments, read_log
+from acp_fake_agent import read_log
+from backend_harness import SPEC, clean, kinds, options, run_and_cancel, text_of
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner, collect_turn
@@ -27,40 +27,13 @@ from hive_protocol import (
     ToolStartEvent,
     TurnEndEvent,
     UserMessageRequest,
-    verify,
 )
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.pool import AcpSessionPool
 
 pytestmark = pytest.mark.anyio
 
 WAIT = 20.0
-SPEC = LaunchSpec(
-    name="fake", title="Fake agent", executables=("fake-acp",), install_hint="pip install nothing"
-)
-
-
-def options(tmp_path: Path, transcript: str | Path, *later: str | Path, **more: Any) -> BackendOptions:
-    """Options that start the fake agent on ``transcript`` (then ``later`` ones, one per restart), logging what
-    hive sends to ``log.jsonl``."""
-    extra: tuple[str, ...] = ()
-    if later:
-        extra = (*[str(arguments(name)[1]) for name in later], "--counter", str(tmp_path / "runs"))
-    settings: dict[str, Any] = {"cancel_grace": 1.0, "startup_timeout": 10.0, **more}
-    return BackendOptions(
-        cwd=tmp_path,
-        executable=sys.executable,
-        arguments=(*arguments(transcript, tmp_path / "log.jsonl"), *extra),
-        **settings,
-    )
-
-
-def clean(events: list[Event]) -> list[Event]:
-    """The events, asserted to keep the protocol's rules as one turn."""
-    violations = verify(events, turns=1)
-    assert not violations, violations
-    return events
 
 
 def update(session_id: str, text: str) -> dict[str, Any]:
@@ -71,14 +44,6 @@ def update(session_id: str, text: str) -> dict[str, Any]:
         "method": "session/update",
         "params": {"sessionId": session_id, "update": chunk},
     }
-
-
-def text_of(events: list[Event]) -> str:
-    return "".join(event.content for event in events if isinstance(event, TextDeltaEvent))
-
-
-def kinds(events: list[Event]) -> list[type[Event]]:
-    return [type(event) for event in events]
 
 
 async def test_a_basic_turn_maps_thoughts_text_tools_and_usage(tmp_path: Path) -> None:
@@ -183,25 +148,6 @@ async def test_a_permission_request_is_answered_by_hives_approvals_choosing_the_
     turn_end = events[-1]
     assert isinstance(turn_end, TurnEndEvent)
     assert turn_end.stop_reason == "completed"
-
-
-async def run_and_cancel(
-    backend: AcpBackend, *, when: Callable[[Event], bool] | None = None
-) -> tuple[list[Event], float, SessionRunner]:
-    """Run one turn, cancelling it (as a ``cancel`` request does) at the first event ``when`` accepts."""
-    runner = SessionRunner(backend)
-    events: list[Event] = []
-    cancelled_at: list[float] = []
-
-    def sink(event: Event) -> None:
-        events.append(event)
-        if when is not None and not cancelled_at and when(event):
-            cancelled_at.append(time.monotonic())
-            runner.cancel()
-
-    await runner.run_turn(UserMessageRequest(content="go"), sink)
-    took = time.monotonic() - cancelled_at[0] if cancelled_at else -1.0
-    return events, took, runner
 
 
 async def test_cancel_mid_tool_answers_the_pending_permission_cancelled_and_closes_the_tool(

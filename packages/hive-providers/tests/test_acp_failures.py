@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_fake_agent import marked_processes
-from test_acp_backend import SPEC, clean, options, text_of
+from backend_harness import SPEC, clean, options, text_of
 
 from hive_core.child_processes import child_supervisor, open_child
 from hive_core.runners import collect_turn
@@ -132,6 +132,11 @@ async def read_all(cap: int | None) -> tuple[list[dict[str, object]], ProcessTra
         "sys.stdout.write('y' * 5000 + '\\n')\n"
         "sys.stdout.write(json.dumps({'id': 2, 'result': None}) + '\\n')\n"
     )
+    return await read_child(script, cap)
+
+
+async def read_child(script: str, cap: int | None = None) -> tuple[list[dict[str, object]], ProcessTransport]:
+    """Every message the transport yields from a child running ``script``, read to its end."""
     process = await open_child([sys.executable, "-c", script])
     transport = ProcessTransport(process) if cap is None else ProcessTransport(process, max_line_bytes=cap)
     messages: list[dict[str, object]] = []
@@ -162,15 +167,6 @@ async def test_a_line_nested_past_the_decoders_depth_is_an_invalid_line_not_a_cr
         "sys.stdout.write('[' * 200000 + ']' * 200000 + '\\n')\n"
         'sys.stdout.write(\'{"id": 3, "result": null}\\n\')\n'
     )
-    process = await open_child([sys.executable, "-c", script])
-    transport = ProcessTransport(process)
-    messages: list[dict[str, object]] = []
-    try:
-        with anyio.fail_after(WAIT):
-            while (message := await transport.receive()) is not None:
-                messages.append(message)
-    finally:
-        process.kill_tree()
-        await process.aclose()
+    messages, transport = await read_child(script)
     assert messages == [{"id": 3, "result": None}]
     assert transport.invalid_lines == 1

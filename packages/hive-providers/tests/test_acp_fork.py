@@ -3,49 +3,22 @@ before any session is opened; against the fake agent replaying recorded transcri
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from acp_fake_agent import arguments, read_log
+from acp_fake_agent import read_log
+from backend_harness import SPEC, one_turn, options, text_of
 
 from hive_core.runners import collect_turn
-from hive_protocol import ErrorEvent, Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest, verify
+from hive_protocol import ErrorEvent, TurnEndEvent, UserMessageRequest, verify
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.errors import BackendUnavailable
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 
 pytestmark = pytest.mark.anyio
 
 WAIT = 20.0
-SPEC = LaunchSpec(
-    name="fake", title="Fake agent", executables=("fake-acp",), install_hint="pip install nothing"
-)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _backend(tmp_path: Path, transcript: str, **more: Any) -> AcpBackend:
-    return AcpBackend(
-        SPEC,
-        BackendOptions(
-            cwd=tmp_path,
-            executable=sys.executable,
-            arguments=arguments(transcript, tmp_path / "log.jsonl"),
-            cancel_grace=1.0,
-            startup_timeout=10.0,
-            **more,
-        ),
-    )
-
-
-def _text(events: list[Event]) -> str:
-    return "".join(event.content for event in events if isinstance(event, TextDeltaEvent))
 
 
 def _methods(tmp_path: Path) -> list[Any]:
@@ -53,7 +26,7 @@ def _methods(tmp_path: Path) -> list[Any]:
 
 
 async def test_a_fork_runs_every_turn_in_the_copy(tmp_path: Path) -> None:
-    backend = _backend(tmp_path, "fork", resume="sess_original", fork=True)
+    backend = AcpBackend(SPEC, options(tmp_path, "fork", resume="sess_original", fork=True))
     try:
         with anyio.fail_after(WAIT):
             first = await collect_turn(backend, "continue")
@@ -62,8 +35,8 @@ async def test_a_fork_runs_every_turn_in_the_copy(tmp_path: Path) -> None:
     finally:
         await backend.aclose()
     assert verify([*first, *second], turns=2) == []
-    assert _text(first) == "Forked."
-    assert _text(second) == "Still the copy."
+    assert text_of(first) == "Forked."
+    assert text_of(second) == "Still the copy."
     assert backend.session_id == "sess_copy"
     log = read_log(tmp_path / "log.jsonl")
     assert [m.get("method") for m in log] == [
@@ -77,7 +50,7 @@ async def test_a_fork_runs_every_turn_in_the_copy(tmp_path: Path) -> None:
 
 
 async def test_a_fork_the_agent_does_not_offer_opens_no_session(tmp_path: Path) -> None:
-    backend = _backend(tmp_path, "fork-unsupported", resume="sess_original", fork=True)
+    backend = AcpBackend(SPEC, options(tmp_path, "fork-unsupported", resume="sess_original", fork=True))
     try:
         with anyio.fail_after(WAIT), pytest.raises(BackendUnavailable, match="cannot fork"):
             await backend(UserMessageRequest(content="continue"), lambda _: None)
@@ -93,28 +66,20 @@ async def test_a_fork_the_agent_does_not_offer_opens_no_session(tmp_path: Path) 
 
 
 async def test_a_refused_fork_fails_the_turn_instead_of_running_elsewhere(tmp_path: Path) -> None:
-    backend = _backend(tmp_path, "fork-refused", resume="sess_gone", fork=True)
-    try:
-        with anyio.fail_after(WAIT):
-            events = await collect_turn(backend, "continue")
-    finally:
-        await backend.aclose()
+    backend = AcpBackend(SPEC, options(tmp_path, "fork-refused", resume="sess_gone", fork=True))
+    events = await one_turn(backend, "continue")
     assert verify(events, turns=1) == []
     errors = [event for event in events if isinstance(event, ErrorEvent)]
     assert errors, events
     assert "session/fork" in errors[0].message, events
     assert isinstance(events[-1], TurnEndEvent), events
-    assert not _text(events)
+    assert not text_of(events)
     assert _methods(tmp_path) == ["initialize", "session/fork"]
 
 
 async def test_without_fork_a_resume_is_not_copied(tmp_path: Path) -> None:
-    backend = _backend(tmp_path, "resume-resume", resume="sess_resumable", fork=False)
-    try:
-        with anyio.fail_after(WAIT):
-            events = await collect_turn(backend, "continue")
-    finally:
-        await backend.aclose()
+    backend = AcpBackend(SPEC, options(tmp_path, "resume-resume", resume="sess_resumable", fork=False))
+    events = await one_turn(backend, "continue")
     assert verify(events, turns=1) == []
     assert backend.session_id == "sess_resumable"
     assert "session/fork" not in _methods(tmp_path)

@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_fake_agent import marked_processes
-from test_acp_backend import SPEC, clean, options, run_and_cancel, text_of
+from backend_harness import SPEC, clean, end_of, options, run_and_cancel, text_of
 
 from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import ErrorEvent, Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest
+from hive_protocol import ErrorEvent, Event, TextDeltaEvent, UserMessageRequest
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.acp.connection import AcpConnection
 
@@ -35,12 +35,6 @@ async def wait_for_descendants(mark: str, count: int) -> list[int]:
         while len(found := marked_processes(mark)) < count:  # noqa: ASYNC110
             await anyio.sleep(0.01)
     return found
-
-
-def end_of(events: list[Event]) -> TurnEndEvent:
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent)
-    return end
 
 
 async def test_a_cancel_the_agent_ignores_escalates_to_killing_its_group(tmp_path: Path) -> None:

@@ -5,115 +5,27 @@ through the whole backend (AcpBackend, hive's runner, hive's permission rules an
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from acp_fake_agent import arguments, read_log
 from acp_fake_agent import transcript as path_of
+from hitl_turn import Turn
 
-from hive_core.hitl import HitlBridge
-from hive_core.permissions import PermissionPolicy, PermissionRules
 from hive_core.questions import Answers
-from hive_core.runners import SessionRunner
+from hive_core.testing import Answerer
 from hive_protocol import (
-    Event,
     HitlRequestEvent,
-    HitlResponseRequest,
-    QuestionRequestEvent,
     TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    UserMessageRequest,
-    verify,
 )
-from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio
 
 WAIT = 20.0
-SPEC = LaunchSpec(
-    name="fake", title="Fake agent", executables=("fake-acp",), install_hint="pip install nothing"
-)
-
-
-class Questions:
-    """Answers every question with ``answers``, recording the requests."""
-
-    def __init__(self, answers: Answers | None) -> None:
-        self.answers = answers
-        self.requests: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> Answers | None:
-        self.requests.append(request)
-        return self.answers
-
-
-class Turn:
-    """One turn of the fake agent on a transcript, under the default rules, the human approving everything."""
-
-    def __init__(
-        self,
-        tmp_path: Path,
-        transcript: str,
-        *,
-        questions: Questions | None = None,
-        spec: LaunchSpec = SPEC,
-        approve: bool = True,
-    ) -> None:
-        self.tmp_path = tmp_path
-        self.approve = approve
-        self.events: list[Event] = []
-        self.hitl = HitlBridge(timeout=WAIT)
-        self.hitl.attach(self._sink)
-        self.backend = AcpBackend(
-            spec,
-            BackendOptions(
-                cwd=tmp_path,
-                executable=sys.executable,
-                arguments=arguments(transcript, tmp_path / "log.jsonl"),
-                policy=PermissionPolicy(PermissionRules.default(), tmp_path),
-                approvals=self.hitl,
-                questions=questions,
-                cancel_grace=1.0,
-                startup_timeout=10.0,
-            ),
-        )
-
-    def _sink(self, event: Event) -> None:
-        self.events.append(event)
-        if isinstance(event, HitlRequestEvent):
-            self.hitl.answer(HitlResponseRequest(id=event.id, approved=self.approve, reason="no"))
-
-    async def run(self, prompt: str, *, stop_reason: str | None = "completed") -> list[Event]:
-        try:
-            with anyio.fail_after(WAIT):
-                await SessionRunner(self.backend).run_turn(UserMessageRequest(content=prompt), self._sink)
-        finally:
-            await self.backend.aclose()
-        violations = verify(self.events, turns=1)
-        assert not violations, violations
-        end = self.events[-1]
-        assert isinstance(end, TurnEndEvent)
-        if stop_reason is not None:
-            assert end.stop_reason == stop_reason
-        return self.events
-
-    def of(self, kind: type[Any]) -> list[Any]:
-        return [event for event in self.events if isinstance(event, kind)]
-
-    def answers(self) -> dict[object, Any]:
-        """The client's results to the agent's requests, by request id."""
-        return {
-            message["id"]: message.get("result", message.get("error"))
-            for message in read_log(self.tmp_path / "log.jsonl")
-            if "method" not in message
-        }
 
 
 async def test_update_before_create(tmp_path: Path) -> None:
@@ -214,7 +126,7 @@ async def test_result_without_text(tmp_path: Path) -> None:
     ],
 )
 async def test_reasonix_ask_question(tmp_path: Path, answers: Answers | None, option: str) -> None:
-    questions = Questions(answers)
+    questions = Answerer(answers)
     turn = Turn(
         tmp_path, "quirk-reasonix-ask-question", questions=questions, spec=resolve_backend("reasonix")
     )
@@ -236,7 +148,7 @@ async def test_reasonix_ask_question(tmp_path: Path, answers: Answers | None, op
 
 async def test_reasonix_fails_the_turn_after_a_declined_question(tmp_path: Path) -> None:
     turn = Turn(
-        tmp_path, "quirk-reasonix-ask-declined", questions=Questions(None), spec=resolve_backend("reasonix")
+        tmp_path, "quirk-reasonix-ask-declined", questions=Answerer(None), spec=resolve_backend("reasonix")
     )
     events = await turn.run("ASKME which database should I use?", stop_reason=None)
     assert turn.answers()[1] == {"outcome": {"outcome": "selected", "optionId": "q1:cancel"}}

@@ -4,31 +4,22 @@ replaying transcripts written from each CLI's documented behaviour: the same cli
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from acp_fake_agent import arguments, read_log
+from acp_fake_agent import read_log
+from hitl_turn import Turn
 
-from hive_core.hitl import HitlBridge
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.runners import SessionRunner
 from hive_protocol import (
     ErrorEvent,
     Event,
     HitlRequestEvent,
-    HitlResponseRequest,
     TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
-    UserMessageRequest,
-    verify,
 )
-from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio
@@ -37,35 +28,9 @@ WAIT = 20.0
 
 
 async def _turn(tmp_path: Path, name: str, transcript: str, *, approve: bool) -> list[Event]:
-    events: list[Event] = []
-    bridge = HitlBridge(timeout=WAIT)
-
-    def sink(event: Event) -> None:
-        events.append(event)
-        if isinstance(event, HitlRequestEvent):
-            bridge.answer(HitlResponseRequest(id=event.id, approved=approve, reason="not this one"))
-
-    bridge.attach(sink)
-    backend = AcpBackend(
-        resolve_backend(name),
-        BackendOptions(
-            cwd=tmp_path,
-            executable=sys.executable,
-            arguments=arguments(transcript, tmp_path / "log.jsonl"),
-            policy=PermissionPolicy(PermissionRules.default(), tmp_path),
-            approvals=bridge,
-            cancel_grace=1.0,
-            startup_timeout=10.0,
-        ),
+    return await Turn(tmp_path, transcript, spec=resolve_backend(name), approve=approve).run(
+        "RUNTOOL go", stop_reason=None
     )
-    try:
-        with anyio.fail_after(WAIT):
-            await SessionRunner(backend).run_turn(UserMessageRequest(content="RUNTOOL go"), sink)
-    finally:
-        await backend.aclose()
-    violations = verify(events, turns=1)
-    assert not violations, violations
-    return events
 
 
 def _answer(tmp_path: Path) -> Any:

@@ -12,7 +12,17 @@ from typing import Any
 
 import httpx2
 import pytest
-from providers_harness import READ, WAIT, anthropic, assembled, collect, failing, note_turn, scripted
+from providers_harness import (
+    READ,
+    WAIT,
+    anthropic,
+    assembled,
+    collect,
+    failing,
+    note_turn,
+    scripted,
+    tool_round,
+)
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
@@ -306,22 +316,7 @@ async def test_history_goes_back_in_the_api_shape() -> None:
     history = [
         system("Be brief."),
         user("hi"),
-        hm.Message(
-            "assistant",
-            [
-                hm.ThinkingPart("Let me look.", "sig-1", "anthropic"),
-                hm.TextPart("Reading."),
-                hm.ToolCallPart("toolu_a", "read_file", '{"path": "a"}', {"path": "a"}),
-                hm.ToolCallPart("toolu_b", "read_file", '{"path": ', None, "not JSON"),
-            ],
-        ),
-        hm.Message(
-            "tool",
-            [
-                hm.ToolResultPart("toolu_a", "read_file", "A"),
-                hm.ToolResultPart("toolu_b", "read_file", "bad", is_error=True),
-            ],
-        ),
+        *tool_round(hm.ThinkingPart("Let me look.", "sig-1", "anthropic"), "toolu_a", "toolu_b"),
         user("thanks"),
         hm.Message(
             "assistant",

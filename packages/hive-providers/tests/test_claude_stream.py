@@ -18,7 +18,7 @@ import pytest
 from hive_core.approvals import ApprovalDecision, Verdict
 from hive_core.failures import ChatError
 from hive_core.runners import SessionRunner
-from hive_core.testing import RecordingApprover
+from hive_core.testing import Approver
 from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
@@ -266,9 +266,6 @@ def test_a_task_subagent_becomes_agent_work_not_turn_text() -> None:
     assert [e.tool for e in events if isinstance(e, ToolStartEvent)] == ["task"]
 
 
-_Approvals = RecordingApprover
-
-
 class _Policy:
     def __init__(self, verdict: Verdict) -> None:
         self.verdict = verdict
@@ -290,7 +287,7 @@ def _can_use(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_an_approved_edit_is_judged_as_edit_file_and_allowed_with_the_modified_input() -> None:
-    approvals = _Approvals(ApprovalDecision(approved=True, modified_arguments={"content": "new"}))
+    approvals = Approver(ApprovalDecision(approved=True, modified_arguments={"content": "new"}))
     responder, events = _responder(approvals=approvals)
     answer = await responder.can_use_tool(
         _can_use("Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"})
@@ -312,7 +309,7 @@ async def test_a_rule_denial_and_a_rejection_are_denies_with_the_reason() -> Non
     assert answer["behavior"] == "deny"
     assert "no rm here" in answer["message"]
     assert policy.judged == [("execute_command", {"command": "rm -rf /"})]
-    responder, _ = _responder(approvals=_Approvals(ApprovalDecision(approved=False, reason="not today")))
+    responder, _ = _responder(approvals=Approver(ApprovalDecision(approved=False, reason="not today")))
     answer = await responder.can_use_tool(_can_use("Write", {"file_path": "b", "content": "c"}))
     assert answer["behavior"] == "deny"
     assert "not today" in answer["message"]
@@ -322,7 +319,7 @@ async def test_a_rule_denial_and_a_rejection_are_denies_with_the_reason() -> Non
 
 
 async def test_an_allowing_rule_runs_the_call_unasked() -> None:
-    approvals = _Approvals(ApprovalDecision(approved=False))
+    approvals = Approver(ApprovalDecision(approved=False))
     responder, _ = _responder(policy=_Policy(Verdict.allow()), approvals=approvals)
     answer = await responder.can_use_tool(_can_use("Read", {"file_path": "README.md"}))
     assert answer == {"behavior": "allow", "updatedInput": {"file_path": "README.md"}}

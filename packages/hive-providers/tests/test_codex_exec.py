@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import anyio
 import pytest
+from backend_harness import clean, text_of
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
@@ -30,7 +31,6 @@ from hive_protocol import (
     ToolStartEvent,
     TurnEndEvent,
     UserMessageRequest,
-    verify,
 )
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.exec_events import ExecTurn
@@ -105,15 +105,9 @@ def mapped(
     return events, turn
 
 
-def checked(events: list[Event]) -> list[Event]:
-    violations = verify(events, turns=1)
-    assert violations == [], "\n".join(str(v) for v in violations)
-    return events
-
-
 def test_a_recorded_tool_run_maps_to_a_call_text_and_usage() -> None:
     events, turn = mapped(TOOL_RUN)
-    checked(events)
+    clean(events)
     assert turn.thread_id == THREAD
     assert turn.warnings == ["Model metadata for `local-model` not found. Defaulting to fallback metadata"]
     [start] = [e for e in events if isinstance(e, ToolStartEvent)]
@@ -214,7 +208,7 @@ def test_declined_and_failed_calls_reasoning_plans_and_collab_calls() -> None:
         },
     ]
     events, _ = mapped(lines)
-    checked(events)
+    clean(events)
     assert [e.content for e in events if isinstance(e, ThinkingDeltaEvent)] == ["thinking it over"]
     ends = {e.tool: e for e in events if isinstance(e, ToolEndEvent)}
     assert (ends["execute_command"].success, ends["execute_command"].refusal) == (False, "rejected")
@@ -310,21 +304,17 @@ def calls(log: Path) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def text(events: list[Event]) -> str:
-    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-
-
 @pytest.mark.anyio
 async def test_a_codex_without_app_server_runs_its_turns_with_exec(tmp_path: Path) -> None:
     backend, log = fake_codex(tmp_path, model="m1")
     try:
         with anyio.fail_after(30):
-            first = checked(await collect_turn(backend, "hello"))
-            second = checked(await collect_turn(backend, "again"))
+            first = clean(await collect_turn(backend, "hello"))
+            second = clean(await collect_turn(backend, "again"))
     finally:
         await backend.aclose()
-    assert text(first) == "echo: hello"
-    assert text(second) == "echo: again"
+    assert text_of(first) == "echo: hello"
+    assert text_of(second) == "echo: again"
     assert backend.session_id == "thr-1"
     assert backend.uses_exec
     made = calls(log)
@@ -349,8 +339,8 @@ async def test_a_fork_in_exec_continues_in_the_copy(tmp_path: Path) -> None:
     backend, log = fake_codex(tmp_path, resume="thr-1", fork=True, arguments=("exec",), mode="yolo")
     try:
         with anyio.fail_after(30):
-            checked(await collect_turn(backend, "forked"))
-            checked(await collect_turn(backend, "then"))
+            clean(await collect_turn(backend, "forked"))
+            clean(await collect_turn(backend, "then"))
     finally:
         await backend.aclose()
     made = calls(log)

@@ -15,9 +15,10 @@ from typing import Any, Final
 
 import anyio
 import pytest
+from backend_harness import clean
 
 from hive_core.runners import collect_turn
-from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent, verify
+from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.subagents import SubThreads
 from hive_providers.backends.kit.specs import BackendOptions
@@ -137,12 +138,6 @@ for line in sys.stdin:
 """.replace("MAIN", MAIN).replace("TURN", TURN)
 
 
-def checked(events: list[Event]) -> list[Event]:
-    violations = verify(events, turns=1)
-    assert violations == [], "\n".join(str(v) for v in violations)
-    return events
-
-
 @pytest.mark.anyio
 async def test_a_spawned_agent_is_one_work_item_from_start_to_its_last_text(tmp_path: Path) -> None:
     script = tmp_path / "fake_codex.py"
@@ -155,7 +150,7 @@ async def test_a_spawned_agent_is_one_work_item_from_start_to_its_last_text(tmp_
     backend = CodexBackend(resolve_backend("codex"), options)
     try:
         with anyio.fail_after(30):
-            events = checked(await collect_turn(backend, "SPAWN WAIT please"))
+            events = clean(await collect_turn(backend, "SPAWN WAIT please"))
     finally:
         await backend.aclose()
     # The child's text is its own, never the turn's.

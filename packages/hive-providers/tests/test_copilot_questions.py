@@ -18,6 +18,7 @@ from acp_fake_agent import transcript as transcript_path
 from hive_core.approvals import ApprovalDecision, ApprovalRequest
 from hive_core.questions import Answers
 from hive_core.runners import collect_turn
+from hive_core.testing import Answerer
 from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
@@ -38,23 +39,6 @@ from hive_providers.backends.registry import resolve_backend
 pytestmark = pytest.mark.anyio
 
 CHOICES: dict[str, Any] = {"question": "Which database?", "choices": ["SQLite", "PostgreSQL"]}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-class _Answering:
-    """A question service that answers every question with ``answers`` (``None``: declines)."""
-
-    def __init__(self, answers: Answers | None) -> None:
-        self.answers = answers
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> Answers | None:
-        self.asked.append(request)
-        return self.answers
 
 
 def _turn(questions: Any) -> tuple[CopilotTurn, list[Event]]:
@@ -120,7 +104,7 @@ def test_free_text_is_an_answer_when_allowed() -> None:
 
 
 async def test_an_answer_goes_back_with_whether_it_was_free_text() -> None:
-    service = _Answering({"Which database?": ["SQLite"]})
+    service = Answerer({"Which database?": ["SQLite"]})
     turn, _ = _turn(service)
     turn.on_event(
         {"type": "user_input.requested", "data": {**CHOICES, "requestId": "r-1", "toolCallId": "call_ask"}},
@@ -128,24 +112,24 @@ async def test_an_answer_goes_back_with_whether_it_was_free_text() -> None:
     )
     with anyio.fail_after(5):
         assert await turn.ask(CHOICES) == {"answer": "SQLite", "wasFreeform": False}
-    [asked] = service.asked
+    [asked] = service.requests
     assert asked.id == "call_ask"  # the tool call's id, announced by user_input.requested
-    free = _Answering({"Which database?": ["Redis"]})
+    free = Answerer({"Which database?": ["Redis"]})
     turn, _ = _turn(free)
     with anyio.fail_after(5):
         assert await turn.ask(CHOICES) == {"answer": "Redis", "wasFreeform": True}
-    assert free.asked[0].id == "copilot-input-sess-1-7"  # nothing announced it
+    assert free.requests[0].id == "copilot-input-sess-1-7"  # nothing announced it
 
 
-@pytest.mark.parametrize("service", [None, _Answering(None), _Answering({"Which database?": ["a", "b"]})])
-async def test_a_decline_fails_the_request(service: _Answering | None) -> None:
+@pytest.mark.parametrize("service", [None, Answerer(None), Answerer({"Which database?": ["a", "b"]})])
+async def test_a_decline_fails_the_request(service: Answerer | None) -> None:
     turn, _ = _turn(service)
     with anyio.fail_after(5), pytest.raises(RequestError, match=DECLINED_QUESTION):
         await turn.ask({**CHOICES, "allowFreeform": False})
 
 
 async def test_a_question_without_text_is_invalid_params() -> None:
-    turn, _ = _turn(_Answering({"x": ["y"]}))
+    turn, _ = _turn(Answerer({"x": ["y"]}))
     with anyio.fail_after(5), pytest.raises(RequestError) as raised:
         await turn.ask({"choices": ["a"]})
     assert raised.value.code == -32602
@@ -185,7 +169,7 @@ def test_no_ask_user_is_passed_only_without_a_question_service(tmp_path: Path) -
     asked = CopilotBackend(
         spec,
         BackendOptions(
-            cwd=tmp_path, executable="/bin/copilot", arguments=(NO_ASK_USER,), questions=_Answering(None)
+            cwd=tmp_path, executable="/bin/copilot", arguments=(NO_ASK_USER,), questions=Answerer(None)
         ),
     )
     assert NO_ASK_USER not in asked.command()

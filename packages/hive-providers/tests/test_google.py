@@ -9,7 +9,17 @@ from typing import Any
 
 import anyio
 import pytest
-from providers_harness import GOOGLE_QUOTA, READ, WAIT, collect, failing, google, note_turn, scripted
+from providers_harness import (
+    GOOGLE_QUOTA,
+    READ,
+    WAIT,
+    collect,
+    failing,
+    google,
+    note_turn,
+    scripted,
+    tool_round,
+)
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
@@ -233,21 +243,8 @@ async def test_history_goes_back_with_each_signature_on_its_part() -> None:
     signature = json.dumps({"thought": "t-sig", "text": "x-sig", "call:0": "c-sig"})
     history = [
         user("hi"),
-        hm.Message(
-            "assistant",
-            [
-                hm.ThinkingPart("Let me look.", signature, "google"),
-                hm.TextPart("Reading."),
-                hm.ToolCallPart("gemini_0123456789ab_0", "read_file", '{"path": "a"}', {"path": "a"}),
-                hm.ToolCallPart("server-id", "read_file", '{"path": ', None, "not JSON"),
-            ],
-        ),
-        hm.Message(
-            "tool",
-            [
-                hm.ToolResultPart("gemini_0123456789ab_0", "read_file", "A"),
-                hm.ToolResultPart("server-id", "read_file", "bad", is_error=True),
-            ],
+        *tool_round(
+            hm.ThinkingPart("Let me look.", signature, "google"), "gemini_0123456789ab_0", "server-id"
         ),
         user("thanks"),
         hm.Message("assistant", [hm.ThinkingPart("theirs", "sig-1", "anthropic"), hm.TextPart("ok")]),

@@ -20,6 +20,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 import pytest
+from backend_harness import end_of, of, text_of
 
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
@@ -30,10 +31,8 @@ from hive_protocol import (
     QuestionRequestEvent,
     QuestionResponseRequest,
     SessionStartedEvent,
-    TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
-    TurnEndEvent,
     UserMessageRequest,
     verify,
 )
@@ -143,25 +142,6 @@ def _key(question: str) -> str:
     return {"Which database?": "db", "Which features?": "features"}[question]
 
 
-def _of(events: list[Event], kind: type[Any]) -> list[Any]:
-    return [event for event in events if isinstance(event, kind)]
-
-
-def _text(events: list[Event]) -> str:
-    return "".join(event.content for event in _of(events, TextDeltaEvent))
-
-
-def _end(events: list[Event]) -> TurnEndEvent:
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent), events
-    return end
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_question_answered_and_the_run_ends_when_the_session_settles(tmp_path: Path) -> None:
     session = _Session(tmp_path, "ask_answered", reply=_answer(db="SQLite"))
     turn = await session.turn()
@@ -176,12 +156,12 @@ async def test_question_answered_and_the_run_ends_when_the_session_settles(tmp_p
         ("Postgres", None),
         ("SQLite", "Embedded"),
     ]
-    starts = _of(turn, ToolStartEvent)
+    starts = of(turn, ToolStartEvent)
     assert [s.tool for s in starts] == ["ask"]
     assert session.asked[0].call_id == starts[0].call_id
     # The background work after prompt_result was read: agent_end did not end the run.
-    assert _text(turn) == "Using SQLite.Background job finished."
-    end = _end(turn)
+    assert text_of(turn) == "Using SQLite.Background job finished."
+    end = end_of(turn)
     assert end.stop_reason == "completed"
     assert end.input_tokens == 360  # three assistant messages of 120 input tokens each
     assert session.backend.session_id == "omp-s1"
@@ -198,8 +178,8 @@ async def test_multi_select_and_single_choice_in_one_dialog(tmp_path: Path, feat
     turn = await session.turn()
     assert [q.multi_select for q in session.asked[0].questions] == [False, True]
     assert session.asked[0].questions[1].header == "Features"
-    assert _text(turn) == "Postgres with SSO and search."
-    assert _end(turn).stop_reason == "completed"
+    assert text_of(turn) == "Postgres with SSO and search."
+    assert end_of(turn).stop_reason == "completed"
     session.assert_clean()
 
 
@@ -208,7 +188,7 @@ async def test_free_text_answers_are_custom_input(tmp_path: Path) -> None:
         tmp_path, "ask_free_text", reply=_answer(db="DuckDB", features=["Billing", "Export to CSV"])
     )
     turn = await session.turn()
-    assert _text(turn) == "DuckDB it is."
+    assert text_of(turn) == "DuckDB it is."
     session.assert_clean()
 
 
@@ -216,9 +196,9 @@ async def test_declined_question_ends_the_run_aborted_as_a_normal_end(tmp_path: 
     session = _Session(tmp_path, "ask_declined", reply=_answer(decline="yes"))
     turn = await session.turn()
     assert len(session.asked) == 1
-    assert not _of(turn, ErrorEvent), turn
-    assert [(e.tool, e.success) for e in _of(turn, ToolEndEvent)] == [("ask", False)]
-    assert _end(turn).stop_reason == "tool_terminated"
+    assert not of(turn, ErrorEvent), turn
+    assert [(e.tool, e.success) for e in of(turn, ToolEndEvent)] == [("ask", False)]
+    assert end_of(turn).stop_reason == "tool_terminated"
     session.assert_clean()
 
 
@@ -226,7 +206,7 @@ async def test_question_timeout_is_a_decline_without_timed_out(tmp_path: Path) -
     # Nothing answers; the question service's own timeout declines: {cancelled: true}, never timedOut.
     session = _Session(tmp_path, "ask_declined", question_timeout=0.3)
     turn = await session.turn()
-    assert _end(turn).stop_reason == "tool_terminated"
+    assert end_of(turn).stop_reason == "tool_terminated"
     session.assert_clean()
 
 
@@ -234,8 +214,8 @@ async def test_omps_own_cancel_frame_closes_the_question_unanswered(tmp_path: Pa
     session = _Session(tmp_path, "omp_cancel")  # answers nothing: only OMP's cancel frame ends the question
     turn = await session.turn()
     assert len(session.asked) == 1
-    assert _text(turn) == "Went with SQLite."
-    assert _end(turn).stop_reason == "completed"
+    assert text_of(turn) == "Went with SQLite."
+    assert end_of(turn).stop_reason == "completed"
     # The question is closed: a late answer finds nothing waiting (and changes nothing).
     assert session.questions is not None
     late = QuestionResponseRequest(id=session.asked[0].id, answers={"Which database?": "Postgres"})
@@ -247,7 +227,7 @@ async def test_other_extensions_dialogs_are_cancelled_and_notices_ignored(tmp_pa
     session = _Session(tmp_path, "other_dialogs", reply=_answer(db="SQLite"))
     turn = await session.turn()
     assert len(session.asked) == 1
-    assert _text(turn) == "Using SQLite."
+    assert text_of(turn) == "Using SQLite."
     session.assert_clean()
 
 
@@ -256,8 +236,8 @@ async def test_a_build_rejecting_set_ask_dialog_runs_in_json_mode_with_a_warning
 ) -> None:
     session = _Session(tmp_path, "rejects_set_ask_dialog", reply=_answer(db="SQLite"))
     turn = await session.turn()
-    assert _text(turn) == "No questions here."
-    assert _end(turn).stop_reason == "completed"
+    assert text_of(turn) == "No questions here."
+    assert end_of(turn).stop_reason == "completed"
     assert session.backend.json_fallback
     assert session.backend.refusal == "Unknown command: set_ask_dialog"
     assert f"OMP {_VERSION} rejected set_ask_dialog" in caplog.text
@@ -272,8 +252,8 @@ async def test_a_build_rejecting_set_ask_dialog_runs_in_json_mode_with_a_warning
 async def test_without_a_question_service_it_runs_in_json_mode(tmp_path: Path) -> None:
     session = _Session(tmp_path, "json_mode", ask=False)
     turn = await session.turn("hello")
-    assert [s.tool for s in _of(turn, ToolStartEvent)] == ["execute_command"]
-    assert _text(turn) == "MOCK_REPLY ok"
+    assert [s.tool for s in of(turn, ToolStartEvent)] == ["execute_command"]
+    assert text_of(turn) == "MOCK_REPLY ok"
     assert [run["mode"] for run in session.runs()] == ["json"]
     assert session.backend.session_id == "omp-json-2"
     session.assert_clean()
@@ -283,15 +263,15 @@ async def test_malformed_frames_and_unknown_ids_are_skipped_or_declined(tmp_path
     session = _Session(tmp_path, "malformed", reply=_answer(db="SQLite"))
     turn = await session.turn()
     assert len(session.asked) == 1  # the two dialogs hive cannot show were declined, not asked
-    assert _text(turn) == "Using SQLite."
-    assert _end(turn).stop_reason == "completed"
+    assert text_of(turn) == "Using SQLite."
+    assert end_of(turn).stop_reason == "completed"
     session.assert_clean()
 
 
 async def test_an_error_status_is_the_turns_error(tmp_path: Path) -> None:
     session = _Session(tmp_path, "error_status")
     turn = await session.turn("hello")
-    errors = _of(turn, ErrorEvent)
+    errors = of(turn, ErrorEvent)
     assert len(errors) == 1, turn
     assert "401 Unauthorized" in errors[0].message
     session.assert_clean()
@@ -301,11 +281,11 @@ async def test_dying_with_a_question_pending_is_a_clear_error(tmp_path: Path) ->
     session = _Session(tmp_path, "dies_with_question")  # never answers: the question is pending when OMP dies
     turn = await session.turn()
     assert len(session.asked) == 1
-    errors = _of(turn, ErrorEvent)
+    errors = of(turn, ErrorEvent)
     assert len(errors) == 1, turn
     assert "exited with code 3 during the turn" in errors[0].message
     assert "segmentation fault" in errors[0].message
-    assert [e.success for e in _of(turn, ToolEndEvent)] == [False]
+    assert [e.success for e in of(turn, ToolEndEvent)] == [False]
     assert session.questions is not None
     assert session.questions.settle(QuestionResponseRequest(id=session.asked[0].id, answers=None)) is not None
     session.assert_clean()
@@ -315,8 +295,8 @@ async def test_cancel_while_the_question_waits_sends_only_abort(tmp_path: Path) 
     session = _Session(tmp_path, "caller_cancel", cancel_on_question=True)
     turn = await session.turn()
     assert len(session.asked) == 1
-    assert _end(turn).stop_reason == "cancelled"
-    assert [e.success for e in _of(turn, ToolEndEvent)] == [False]
+    assert end_of(turn).stop_reason == "cancelled"
+    assert [e.success for e in of(turn, ToolEndEvent)] == [False]
     (run,) = session.runs()
     assert [json.loads(line)["type"] for line in run["received"]] == [
         "set_ask_dialog",

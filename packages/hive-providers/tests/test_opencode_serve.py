@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import anyio
 import pytest
+from backend_harness import clean, end_of, of, text_of
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner
@@ -28,12 +29,9 @@ from hive_protocol import (
     ErrorEvent,
     Event,
     QuestionRequestEvent,
-    TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
-    TurnEndEvent,
     UserMessageRequest,
-    verify,
 )
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
@@ -46,11 +44,6 @@ HERE: Final = Path(__file__).parent
 TRANSCRIPTS: Final = HERE / "opencode_transcripts"
 WAIT: Final = 30.0
 """Seconds a turn may take before the test fails (a bound, not a synchronisation)."""
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class Policy:
@@ -143,9 +136,7 @@ class Fake:
                 await SessionRunner(self.backend).run_turn(UserMessageRequest(content=prompt), events.append)
         finally:
             await self.backend.aclose()
-        violations = verify(events, turns=1)
-        assert violations == [], "\n".join(str(v) for v in violations)
-        return events
+        return clean(events)
 
 
 def derived(tmp: Path, name: str, change: Callable[[list[dict[str, Any]]], None]) -> Path:
@@ -157,24 +148,10 @@ def derived(tmp: Path, name: str, change: Callable[[list[dict[str, Any]]], None]
     return path
 
 
-def text(events: list[Event]) -> str:
-    return "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-
-
-def of(events: list[Event], kind: type[Any]) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def end_of(events: list[Event]) -> TurnEndEvent:
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent), events
-    return end
-
-
 async def test_a_text_turn_streams_each_word_once_and_counts_tokens(tmp_path: Path) -> None:
     fake = Fake(tmp_path, TRANSCRIPTS / "text.jsonl")
     events = await fake.turn("hello")
-    assert text(events) == "MOCK_REPLY ok"
+    assert text_of(events) == "MOCK_REPLY ok"
     end = end_of(events)
     assert (end.stop_reason, end.input_tokens, end.output_tokens) == ("completed", 8051, 5)
     assert fake.backend.session_id == "ses_dcd82423cffe17lofoqqbDa61x"
@@ -208,7 +185,7 @@ async def test_an_allowed_permission(
         assert (asked.call_id, asked.tool_name) == (start.call_id, "execute_command")
     else:
         assert approvals.requests == []
-    assert text(events) == "MOCK_REPLY done"
+    assert text_of(events) == "MOCK_REPLY done"
 
 
 @pytest.mark.parametrize(
@@ -251,7 +228,7 @@ async def test_a_question_is_answered_with_its_labels(tmp_path: Path) -> None:
     [start] = of(events, ToolStartEvent)
     assert (start.tool, asked.call_id) == ("question", start.call_id)
     assert fake.answers() == [("/question/que_2327dfdb7001KivM5e5X1Rmm5o/reply", {"answers": [["SQLite"]]})]
-    assert text(events).startswith("MOCK_REPLY answered: User has answered your questions")
+    assert text_of(events).startswith("MOCK_REPLY answered: User has answered your questions")
 
 
 @pytest.mark.parametrize(
@@ -336,7 +313,7 @@ async def test_a_server_that_dies_with_a_question_pending_fails_the_turn(tmp_pat
 async def test_malformed_and_foreign_events_change_nothing(tmp_path: Path) -> None:
     fake = Fake(tmp_path, TRANSCRIPTS / "malformed.jsonl")
     events = await fake.turn()
-    assert text(events) == "MOCK_REPLY ok"
+    assert text_of(events) == "MOCK_REPLY ok"
     assert of(events, ToolStartEvent) == []
     assert of(events, ErrorEvent) == []
     assert fake.answers() == []
@@ -346,7 +323,7 @@ async def test_malformed_and_foreign_events_change_nothing(tmp_path: Path) -> No
 async def test_a_subagent_is_agent_work_and_its_text_stays_out(tmp_path: Path) -> None:
     fake = Fake(tmp_path, TRANSCRIPTS / "subagent.jsonl")
     events = await fake.turn()
-    assert text(events) == "PARENT_TEXT done"
+    assert text_of(events) == "PARENT_TEXT done"
     snapshots = of(events, AgentWorkEvent)
     assert snapshots, events
     assert {item.id for snapshot in snapshots for item in snapshot.items} == {
@@ -409,7 +386,7 @@ async def test_forms_v2_answers_single_choice_as_a_string_and_multi_select_as_a_
         )
     ]
     assert end_of(events).stop_reason == "completed"
-    assert text(events) == "MOCK_REPLY answered"
+    assert text_of(events) == "MOCK_REPLY answered"
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hive_core.approvals import ApprovalDecision, Verdict
-from hive_core.testing import RecordingApprover
+from hive_core.testing import Approver
 from hive_protocol import Event, ToolEndEvent, ToolStartEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi.approvals import ToolJudge, hive_arguments
@@ -35,9 +35,6 @@ class _Policy:
         return tool_name == "read_file"
 
 
-_Approvals = RecordingApprover
-
-
 def _dialog(tool: str, tool_input: dict[str, Any], call: str = "call_1") -> dict[str, Any]:
     body = {"toolCallId": call, "toolName": tool, "input": tool_input}
     return {
@@ -48,16 +45,11 @@ def _dialog(tool: str, tool_input: dict[str, Any], call: str = "call_1") -> dict
     }
 
 
-def _judge(tmp_path: Path, approvals: _Approvals | None) -> tuple[ToolJudge, ToolCallTracker, list[Event]]:
+def _judge(tmp_path: Path, approvals: Approver | None) -> tuple[ToolJudge, ToolCallTracker, list[Event]]:
     events: list[Event] = []
     tracker = ToolCallTracker(events.append)
     tracker.upsert({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "bash", "kind": "execute"})
     return ToolJudge(tracker=tracker, cwd=tmp_path, policy=_Policy(), approvals=approvals), tracker, events
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_pi_tools_are_judged_as_hive_tools(tmp_path: Path) -> None:
@@ -94,7 +86,7 @@ def test_approval_dialogs_are_told_from_question_dialogs() -> None:
 
 
 async def test_allowed_call_runs_without_asking(tmp_path: Path) -> None:
-    approvals = _Approvals(ApprovalDecision(approved=False))
+    approvals = Approver(ApprovalDecision(approved=False))
     judge, _, _ = _judge(tmp_path, approvals)
     approval = read_approval(_dialog("read", {"path": "x"}))
     assert approval is not None
@@ -104,7 +96,7 @@ async def test_allowed_call_runs_without_asking(tmp_path: Path) -> None:
 
 
 async def test_denied_call_is_blocked_with_the_reason(tmp_path: Path) -> None:
-    judge, tracker, events = _judge(tmp_path, _Approvals(ApprovalDecision(approved=True)))
+    judge, tracker, events = _judge(tmp_path, Approver(ApprovalDecision(approved=True)))
     approval = read_approval(_dialog("bash", {"command": "rm -rf x"}))
     assert approval is not None
     reply = await judge.judge(approval)
@@ -114,7 +106,7 @@ async def test_denied_call_is_blocked_with_the_reason(tmp_path: Path) -> None:
 
 
 async def test_asked_call_goes_to_the_approval_service(tmp_path: Path) -> None:
-    approvals = _Approvals(ApprovalDecision(approved=True, modified_arguments={"command": "ls -la"}))
+    approvals = Approver(ApprovalDecision(approved=True, modified_arguments={"command": "ls -la"}))
     judge, _, events = _judge(tmp_path, approvals)
     approval = read_approval(_dialog("bash", {"command": "ls"}))
     assert approval is not None
@@ -130,7 +122,7 @@ async def test_asked_call_goes_to_the_approval_service(tmp_path: Path) -> None:
 
 
 async def test_rejected_and_unanswerable_calls_are_blocked(tmp_path: Path) -> None:
-    judge, _, _ = _judge(tmp_path, _Approvals(ApprovalDecision(approved=False, reason="not now")))
+    judge, _, _ = _judge(tmp_path, Approver(ApprovalDecision(approved=False, reason="not now")))
     approval = read_approval(_dialog("bash", {"command": "ls"}))
     assert approval is not None
     answer = json.loads((await judge.judge(approval))["value"])

@@ -12,11 +12,11 @@ from typing import Any, Final
 
 import anyio
 import pytest
+from backend_harness import text_of
 
-from hive_core.questions import Answers
+from hive_core.testing import Answerer
 from hive_protocol import (
     Event,
-    QuestionRequestEvent,
     TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
@@ -115,17 +115,13 @@ def _map(lines: list[dict[str, Any]]) -> tuple[PiEventMapper, list[Event]]:
     return mapper, events
 
 
-def _text(events: list[Event]) -> str:
-    return "".join(event.content for event in events if isinstance(event, TextDeltaEvent))
-
-
 def test_text_turn_streams_once_and_counts_usage() -> None:
     mapper, events = _map(TEXT_TURN)
     assert mapper.session_id == "01a2323a-2e2b"
     assert mapper.ended
     assert mapper.persisted
     assert [type(e) for e in events] == [TextDeltaEvent, TextDeltaEvent, TurnEndEvent]
-    assert _text(events) == "MOCK_REPLY ok"  # message_end repeats it: not sent twice
+    assert text_of(events) == "MOCK_REPLY ok"  # message_end repeats it: not sent twice
     end = events[-1]
     assert isinstance(end, TurnEndEvent)
     assert (end.input_tokens, end.output_tokens, end.cached_input_tokens) == (1400, 5, 2)
@@ -140,7 +136,7 @@ def test_tool_turn_maps_executions_and_sums_both_messages() -> None:
     assert [(s.tool, s.input) for s in starts] == [("execute_command", {"command": "touch x"})]
     assert [(e.call_id, e.success, e.output) for e in ends] == [(starts[0].call_id, True, "(no output)")]
     assert events.index(starts[0]) < events.index(ends[0])
-    assert _text(events) == "MOCK_REPLY done"
+    assert text_of(events) == "MOCK_REPLY done"
     end = events[-1]
     assert isinstance(end, TurnEndEvent)
     assert (end.input_tokens, end.output_tokens) == (2800, 10)
@@ -163,7 +159,7 @@ def test_failed_tool_and_message_without_deltas() -> None:
     _, events = _map(lines)
     ends = [e for e in events if isinstance(e, ToolEndEvent)]
     assert [(e.success, e.output) for e in ends] == [(False, "ENOENT")]
-    assert _text(events) == "whole"
+    assert text_of(events) == "whole"
     end = events[-1]
     assert isinstance(end, TurnEndEvent)
     assert end.stop_reason == "output_limit"
@@ -214,11 +210,6 @@ for index, line in enumerate(lines):
 """
 
 
-class _NoAnswers:
-    async def ask(self, request: QuestionRequestEvent) -> Answers | None:
-        return None
-
-
 def _backend(tmp_path: Path, behaviour: str, *, questions: bool = False) -> PiBackend:
     script = tmp_path / "pi"
     source = _FAKE.format(behaviour=behaviour, lines=json.dumps(TEXT_TURN))
@@ -230,7 +221,7 @@ def _backend(tmp_path: Path, behaviour: str, *, questions: bool = False) -> PiBa
             cwd=tmp_path,
             home=tmp_path / "home",
             executable=str(script),
-            questions=_NoAnswers() if questions else None,
+            questions=Answerer(None) if questions else None,
             startup_timeout=30.0,
             cancel_grace=1.0,
         ),
@@ -244,16 +235,11 @@ async def _turn(backend: PiBackend) -> list[Event]:
     return events
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_refused_extension_falls_back_to_json(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     backend = _backend(tmp_path, "refuse_extension", questions=True)
     events = await _turn(backend)
-    assert _text(events) == "MOCK_REPLY ok"
+    assert text_of(events) == "MOCK_REPLY ok"
     assert isinstance(events[-1], TurnEndEvent)
     assert backend.json_fallback
     assert backend.last_command is not None

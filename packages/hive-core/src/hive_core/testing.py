@@ -2,7 +2,8 @@
 
 :class:`ScriptedChatClient` plays a script of model rounds. It fails loudly when the loop asks for a round the
 script does not have, and :meth:`ScriptedChatClient.assert_consumed` fails when rounds were left unplayed.
-:class:`RecordingApprover` answers every approval request the same way and keeps what it was asked.
+:class:`Approver` and :class:`Answerer` stand in for the human: one decision for every approval request, one
+answer for every question, each request kept.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any, Final
 
 import anyio
 import msgspec
+
+from hive_protocol import QuestionRequestEvent
 
 from .approvals import ApprovalDecision, ApprovalRequest
 from .chat import (
@@ -27,10 +30,12 @@ from .chat import (
     UsageUpdate,
 )
 from .messages import Message
+from .questions import Answers
 
 __all__ = [
+    "Answerer",
+    "Approver",
     "Block",
-    "RecordingApprover",
     "ScriptError",
     "ScriptedChatClient",
     "ScriptedRound",
@@ -177,15 +182,32 @@ class ScriptedChatClient:
             raise scripted.error
 
 
-class RecordingApprover:
-    """An :class:`~hive_core.approvals.ApprovalService` that answers every request with one decision and keeps
-    the requests it was asked, in order."""
+class Approver:
+    """An approval service that answers every request with ``decision`` and records what it was asked."""
 
     def __init__(self, decision: ApprovalDecision) -> None:
         self.decision = decision
+        """The answer to every request."""
         self.requests: list[ApprovalRequest] = []
+        """The requests, in the order they came."""
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Record ``request`` and answer with :attr:`decision`."""
+        """Record ``request`` and answer it with :attr:`decision`."""
         self.requests.append(request)
         return self.decision
+
+
+class Answerer:
+    """A question service that answers every question with ``answers`` (``None``: declines) and records the
+    questions."""
+
+    def __init__(self, answers: Answers | None) -> None:
+        self.answers = answers
+        """The answer to every question; ``None`` declines them."""
+        self.requests: list[QuestionRequestEvent] = []
+        """The questions, in the order they came."""
+
+    async def ask(self, request: QuestionRequestEvent) -> Answers | None:
+        """Record ``request`` and answer it with :attr:`answers`."""
+        self.requests.append(request)
+        return self.answers

@@ -14,7 +14,7 @@ import pytest
 
 from hive_core import Agent, ApprovalDecision, collect_turn, tool
 from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.testing import RecordingApprover, ScriptedChatClient, call, reply
+from hive_core.testing import Approver, ScriptedChatClient, call, reply
 from hive_protocol import Event, ToolEndEvent
 
 pytestmark = pytest.mark.anyio
@@ -22,12 +22,12 @@ pytestmark = pytest.mark.anyio
 WAIT = 30
 
 
-def approving_as(modified: dict[str, Any]) -> RecordingApprover:
+def approving_as(modified: dict[str, Any]) -> Approver:
     """Approves every request with the same changed arguments, and records what it was asked."""
-    return RecordingApprover(ApprovalDecision(approved=True, modified_arguments=modified))
+    return Approver(ApprovalDecision(approved=True, modified_arguments=modified))
 
 
-async def _read_with(project: Path, path: str, approver: RecordingApprover) -> tuple[list[str], list[Event]]:
+async def _read_with(project: Path, path: str, approver: Approver) -> tuple[list[str], list[Event]]:
     opened: list[str] = []
 
     @tool

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
+import msgspec
+
 __all__ = ["ServerSentEvent", "iter_sse"]
 
 
-class ServerSentEvent:
+class ServerSentEvent(msgspec.Struct, frozen=True, gc=False):
     """One event: its ``event:`` name (empty when unnamed) and its ``data:`` payload."""
 
-    __slots__ = ("data", "event")
-
-    def __init__(self, event: str, data: bytes) -> None:
-        self.event = event
-        """The event's name (``event:`` field), or empty."""
-        self.data = data
-        """The payload; several ``data:`` lines joined with ``\\n``."""
-
-    def __repr__(self) -> str:
-        return f"ServerSentEvent({self.event!r}, {self.data!r})"
+    event: str
+    """The event's name (``event:`` field), or empty."""
+    data: bytes
+    """The payload; several ``data:`` lines joined with ``\\n``."""
 
 
 async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
