@@ -33,6 +33,7 @@ from hive_providers.backends.probe import probe_backend
 
 from .connection import AcpConnection, launch_command
 from .services import AcpClientServices
+from .update_types import decode_result
 from .updates import TurnMapper
 
 if TYPE_CHECKING:
@@ -180,7 +181,8 @@ class AcpBackend:
                 tracker.close_all(_FAILED_CALL_TEXT)
             raise
         else:
-            emit(mapper.finish(result, cancelled=result.get("stopReason") == "cancelled"))
+            decoded = decode_result(result)
+            emit(mapper.finish(decoded, cancelled=decoded.stop_reason == "cancelled"))
         finally:
             with anyio.CancelScope(shield=True):
                 try:
