@@ -30,6 +30,7 @@ from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.transport import ProcessTransport
 
 from .exec_events import ExecTurn
+from .exec_wire import decode_exec_event
 
 __all__ = [
     "APPROVAL_WARNING",
@@ -125,7 +126,7 @@ async def run_exec_turn(
         async with anyio.create_task_group() as group:
             group.start_soon(transport.drain_stderr)
             while (event := await transport.receive()) is not None:
-                turn.on_event(event)
+                turn.on_event(decode_exec_event(event))
             with anyio.move_on_after(_EXIT_WAIT):
                 await process.wait()
                 await transport.stderr_closed.wait()
