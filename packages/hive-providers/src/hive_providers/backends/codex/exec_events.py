@@ -50,7 +50,7 @@ from .exec_wire import (
     TurnFailed,
     UnknownExecEvent,
 )
-from .items import CHANGE_KINDS, command_line
+from .items import CHANGE_KINDS, command_line, turn_end
 from .subagents import SubThreads
 from .wire import CollabAgentToolCall
 
@@ -144,16 +144,8 @@ class ExecTurn:
                 input_tokens = max(0, total[0] - before[0])
                 output_tokens = max(0, total[1] - before[1])
                 cached_tokens = max(0, cached - before[2])
-        return TurnEndEvent(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            total_tokens=input_tokens + output_tokens
-            if input_tokens is not None and output_tokens is not None
-            else None,
-            cached_input_tokens=cached_tokens or None,
-            stop_reason="cancelled" if cancelled else "completed",
-            duration_ms=int((time.monotonic() - self._started) * 1000),
-        )
+        elapsed = int((time.monotonic() - self._started) * 1000)
+        return turn_end(input_tokens, output_tokens, cached_tokens, cancelled=cancelled, duration_ms=elapsed)
 
     # -- items ----------------------------------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ __all__ = [
     "error_code",
     "item_arguments",
     "item_tool",
+    "turn_end",
 ]
 
 ERROR_CODES: Final[Mapping[str, ErrorCode]] = {
@@ -207,16 +208,8 @@ class TurnItems:
             )
         input_tokens, output_tokens, cached = self._turn_usage()
         duration = turn.duration_ms
-        return TurnEndEvent(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            total_tokens=input_tokens + output_tokens
-            if input_tokens is not None and output_tokens is not None
-            else None,
-            cached_input_tokens=cached or None,
-            stop_reason="cancelled" if interrupted else "completed",
-            duration_ms=duration if duration is not None else int((time.monotonic() - self._started) * 1000),
-        )
+        elapsed = duration if duration is not None else int((time.monotonic() - self._started) * 1000)
+        return turn_end(input_tokens, output_tokens, cached, cancelled=interrupted, duration_ms=elapsed)
 
     # -- internals ----------------------------------------------------------------------------------------------
 
@@ -270,6 +263,27 @@ class TurnItems:
                 total.cached_input_tokens, first_total.cached_input_tokens, first_last.cached_input_tokens
             ),
         )
+
+
+def turn_end(
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cached: int | None,
+    *,
+    cancelled: bool,
+    duration_ms: int,
+) -> TurnEndEvent:
+    """A Codex turn's ``turn_end`` (the app-server's or exec's): its usage, and whether it was cancelled."""
+    return TurnEndEvent(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens
+        if input_tokens is not None and output_tokens is not None
+        else None,
+        cached_input_tokens=cached or None,
+        stop_reason="cancelled" if cancelled else "completed",
+        duration_ms=duration_ms,
+    )
 
 
 def _title(item: CommandExecution | FileChange) -> str:
