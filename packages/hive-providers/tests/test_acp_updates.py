@@ -3,6 +3,8 @@ prompt result (TurnMapper and ToolCallTracker, fed raw dicts)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,19 @@ from hive_protocol import (
     TurnEndEvent,
     verify,
 )
+from hive_providers.backends.acp.update_types import (
+    MessageChunk,
+    Plan,
+    PlanEntry,
+    PromptResult,
+    ThoughtChunk,
+    ToolCallReport,
+    UnknownUpdate,
+    UsageUpdate,
+    chunk_text,
+    decode_result,
+    decode_update,
+)
 from hive_providers.backends.acp.updates import TurnMapper
 from hive_providers.backends.kit.tool_calls import OUTPUT_LIMIT, ToolCallTracker, normalise_id, tool_name
 
@@ -34,11 +49,13 @@ class Turn:
 
     def feed(self, *updates: dict[str, Any]) -> None:
         for update in updates:
-            self.mapper.on_update(update)
+            self.mapper.on_update(decode_update(update))
 
     def end(self, result: dict[str, Any] | None = None, *, cancelled: bool = False) -> list[Event]:
         """Finish the turn, append its turn_end, check the stream and return it."""
-        self.events.append(self.mapper.finish(result, cancelled=cancelled))
+        self.events.append(
+            self.mapper.finish(None if result is None else decode_result(result), cancelled=cancelled)
+        )
         assert verify(self.events) == []
         return self.events
 
@@ -103,7 +120,7 @@ def test_odd_shapes_are_ignored_not_fatal() -> None:
         {"sessionUpdate": "tool_call", "toolCallId": 5},
         call("c1", title=3, kind=["execute"], status="weird", rawInput="ls", content="x", locations={}),
     )
-    turn.mapper.on_update("not a dict")  # type: ignore[arg-type]
+    turn.mapper.on_update(decode_update("not a dict"))
     events = turn.end({"stopReason": 1, "usage": "lots"})
     assert turn.of(TextDeltaEvent) == [TextDeltaEvent(content="plain")]
     starts = turn.of(ToolStartEvent)
@@ -393,3 +410,90 @@ def test_a_changed_plan_ends_the_old_one_and_starts_another() -> None:
     created = turn.of(PlanCreatedEvent)
     assert [plan.plan_id for plan in created] == ["plan-t", "plan-t-2"]
     assert turn.of(PlanCompletedEvent)[0].success is False
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+_TRANSCRIPTS = Path(__file__).parent / "acp_transcripts"
+_DECODED = {
+    "agent_message_chunk": MessageChunk,
+    "agent_thought_chunk": ThoughtChunk,
+    "plan": Plan,
+    "usage_update": UsageUpdate,
+    "tool_call": ToolCallReport,
+    "tool_call_update": ToolCallReport,
+}
+
+
+def _recorded_updates() -> list[dict[str, Any]]:
+    updates: list[dict[str, Any]] = []
+    for path in sorted(_TRANSCRIPTS.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            try:
+                message = json.loads(line).get("message")
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("method") == "session/update":
+                update = message.get("params", {}).get("update")
+                if isinstance(update, dict):
+                    updates.append(update)
+    return updates
+
+
+def test_every_recorded_update_decodes_to_its_kind() -> None:
+    updates = _recorded_updates()
+    kinds = {update["sessionUpdate"] for update in updates}
+    assert {"agent_message_chunk", "tool_call", "tool_call_update"} <= kinds
+    for update in updates:
+        decoded = decode_update(update)
+        expected = _DECODED.get(update["sessionUpdate"], UnknownUpdate)
+        assert type(decoded) is expected, update
+        if isinstance(decoded, MessageChunk | ThoughtChunk):
+            content = update["content"]
+            assert chunk_text(decoded.content) == (
+                content.get("text") or None if content["type"] == "text" else None
+            )
+
+
+def test_unknown_and_malformed_updates_decode_to_the_unknown_value() -> None:
+    assert decode_update({"sessionUpdate": "something_from_v3", "x": 1}) == UnknownUpdate(
+        kind="something_from_v3"
+    )
+    assert decode_update({"sessionUpdate": 7}) == UnknownUpdate(kind=None)
+    assert decode_update([1, 2]) == UnknownUpdate(kind=None)
+
+
+def test_a_field_of_the_wrong_type_reads_as_absent_and_keeps_the_rest() -> None:
+    decoded = decode_update(
+        {
+            "sessionUpdate": "plan",
+            "entries": [{"content": "a", "status": 3}, 7, {"content": ["x"], "status": "completed"}],
+            "extra": {"from": "v2"},
+        }
+    )
+    assert decoded == Plan(entries=[PlanEntry(content="a"), PlanEntry(status="completed")])
+    assert decode_update({"sessionUpdate": "usage_update", "used": 12.0, "size": "big"}) == UsageUpdate(
+        used=12.0
+    )
+    content = [{"type": "text", "text": "a"}, {"type": "text", "text": 5}, 3, "b"]
+    chunk_update = decode_update({"sessionUpdate": "agent_message_chunk", "content": content})
+    assert isinstance(chunk_update, MessageChunk)
+    assert chunk_text(chunk_update.content) == "ab"
+
+
+def test_a_prompt_result_decodes_its_stop_reason_text_and_usage() -> None:
+    result = decode_result(
+        {
+            "stopReason": "max_tokens",
+            "_meta": {"quota": {"token_count": {"input_tokens": 7.0, "output_tokens": 2}}, "text": 3},
+            "usage": "lots",
+        }
+    )
+    assert result.stop_reason == "max_tokens"
+    assert result.usage is None
+    assert result.meta is not None
+    assert result.meta.text is None
+    assert result.meta.quota is not None
+    assert result.meta.quota.token_count is not None
+    assert (result.meta.quota.token_count.input, result.meta.quota.token_count.output) == (7, 2)
+    assert decode_result(None) == decode_result({}) == PromptResult()

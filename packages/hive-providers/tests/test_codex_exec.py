@@ -35,7 +35,18 @@ from hive_protocol import (
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.exec_events import ExecTurn
 from hive_providers.backends.codex.exec_mode import APPROVAL_WARNING, exec_arguments
+from hive_providers.backends.codex.exec_wire import (
+    ExecItemEvent,
+    ThreadStarted,
+    ThreadUsage,
+    TurnCompleted,
+    TurnFailed,
+    UnknownExecEvent,
+    UnknownExecItem,
+    decode_exec_event,
+)
 from hive_providers.backends.codex.subagents import SubThreads
+from hive_providers.backends.codex.wire import AgentState, CollabAgentToolCall
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
@@ -100,7 +111,7 @@ def mapped(
     subthreads.emit = events.append
     turn = ExecTurn(events.append, ToolCallTracker(events.append), subthreads, usage_before=before)
     for line in lines:
-        turn.on_event(line)
+        turn.on_event(decode_exec_event(line))
     events.append(turn.finish())
     return events, turn
 
@@ -366,3 +377,62 @@ async def test_when_exec_fails_too_the_error_names_both(tmp_path: Path) -> None:
     assert "exec is broken too" in message
     assert not backend.uses_exec
     assert not [e for e in events if isinstance(e, ErrorEvent)]
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+
+def test_every_recorded_line_decodes_to_its_kind() -> None:
+    kinds = {"thread.started": ThreadStarted, "turn.completed": TurnCompleted, "turn.failed": TurnFailed}
+    for line in TOOL_RUN:
+        decoded = decode_exec_event(line)
+        kind = line["type"]
+        if kind.startswith("item."):
+            assert isinstance(decoded, ExecItemEvent)
+            assert decoded.completed == (kind == "item.completed")
+            assert not isinstance(decoded.item, UnknownExecItem), line
+            assert decoded.item.id == line["item"]["id"]
+        else:
+            assert type(decoded) is kinds.get(kind, UnknownExecEvent), line
+    assert decode_exec_event({"type": "turn.started"}) == UnknownExecEvent(type="turn.started")
+
+
+def test_unknown_and_malformed_lines_decode_to_the_unknown_values() -> None:
+    assert decode_exec_event({"type": "thread.archived"}) == UnknownExecEvent(type="thread.archived")
+    assert decode_exec_event([1]) == UnknownExecEvent()
+    event = decode_exec_event(
+        {"type": "item.started", "item": {"type": "web_search", "id": "w", "query": "q"}}
+    )
+    assert event == ExecItemEvent(item=UnknownExecItem(id="w", type="web_search"), completed=False)
+    failed = decode_exec_event({"type": "turn.failed", "error": "boom"})
+    assert failed == TurnFailed()
+    usage = decode_exec_event(
+        {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": False}}
+    )
+    assert usage == TurnCompleted(usage=ThreadUsage(input_tokens=5))
+
+
+def test_a_collab_call_decodes_as_the_app_servers() -> None:
+    event = decode_exec_event(
+        {
+            "type": "item.completed",
+            "item": {
+                "type": "collab_tool_call",
+                "id": "c1",
+                "tool": "spawn_agent",
+                "receiver_thread_ids": ["t1"],
+                "agents_states": {"t1": {"status": "pending_init", "message": None}},
+                "prompt": "go",
+            },
+        }
+    )
+    assert event == ExecItemEvent(
+        item=CollabAgentToolCall(
+            id="c1",
+            tool="spawn_agent",
+            prompt="go",
+            receiver_thread_ids=["t1"],
+            agents_states={"t1": AgentState(status="pending_init")},
+        ),
+        completed=True,
+    )

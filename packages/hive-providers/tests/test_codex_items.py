@@ -29,6 +29,23 @@ from hive_protocol import (
 from hive_providers.backends.codex import CodexBackend, TurnItems
 from hive_providers.backends.codex.backend import approval_decision
 from hive_providers.backends.codex.items import command_line, error_code
+from hive_providers.backends.codex.wire import (
+    AgentMessageDelta,
+    CommandExecution,
+    ErrorNotification,
+    FileChange,
+    FileUpdate,
+    ItemNotification,
+    ReasoningDelta,
+    TokenBreakdown,
+    TokenUsage,
+    TokenUsageUpdated,
+    TurnNotification,
+    UnknownItem,
+    UnknownNotification,
+    decode_item,
+    decode_notification,
+)
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
@@ -93,11 +110,15 @@ TOOL_TURN: Final[list[tuple[str, dict[str, Any]]]] = [
 ]
 
 
+def notify(items: TurnItems, method: str, params: dict[str, Any]) -> None:
+    items.on_notification(decode_notification(method, params))
+
+
 def mapped(notifications: list[tuple[str, dict[str, Any]]], **finish: bool) -> list[Event]:
     events: list[Event] = []
     items = TurnItems(events.append, ToolCallTracker(events.append))
     for method, params in notifications:
-        items.on_notification(method, params)
+        notify(items, method, params)
     events.append(items.finish(**finish))
     return events
 
@@ -179,15 +200,11 @@ def test_another_turns_notifications_are_ignored_and_an_interrupt_is_a_cancel() 
     events: list[Event] = []
     items = TurnItems(events.append, ToolCallTracker(events.append))
     items.turn_id = TURN
-    items.on_notification("item/agentMessage/delta", {"threadId": THREAD, "turnId": "other", "delta": "no"})
-    items.on_notification("item/started", at({"item": command_item("inProgress")}))
-    items.on_notification(
-        "turn/completed", {"threadId": THREAD, "turn": {"id": "other", "status": "completed"}}
-    )
+    notify(items, "item/agentMessage/delta", {"threadId": THREAD, "turnId": "other", "delta": "no"})
+    notify(items, "item/started", at({"item": command_item("inProgress")}))
+    notify(items, "turn/completed", {"threadId": THREAD, "turn": {"id": "other", "status": "completed"}})
     assert items.completed is None
-    items.on_notification(
-        "turn/completed", {"threadId": THREAD, "turn": {"id": TURN, "status": "interrupted"}}
-    )
+    notify(items, "turn/completed", {"threadId": THREAD, "turn": {"id": TURN, "status": "interrupted"}})
     end = items.finish()
     events.append(end)
     assert verify(events, turns=1) == []
@@ -209,7 +226,7 @@ def test_another_turns_notifications_are_ignored_and_an_interrupt_is_a_cancel() 
 def test_a_failed_turn_raises_the_classified_error(info: object, code: str) -> None:
     failed = {"id": TURN, "status": "failed", "error": {"message": "boom", "codexErrorInfo": info}}
     items = TurnItems(lambda event: None, ToolCallTracker(lambda event: None))
-    items.on_notification("turn/completed", {"threadId": THREAD, "turn": failed})
+    notify(items, "turn/completed", {"threadId": THREAD, "turn": failed})
     with pytest.raises(ChatError, match="boom") as caught:
         items.finish()
     assert caught.value.code == code
@@ -331,3 +348,64 @@ async def test_an_approval_with_a_string_id_is_answered_verbatim(tmp_path: Path)
     assert 'ANSWER {"id": "req-7", "result": {"decision": "decline"}}' in stderr
     end = next(e for e in events if isinstance(e, ToolEndEvent))
     assert (end.success, end.refusal) == (False, "approval_unavailable")
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+
+def test_every_recorded_notification_decodes_to_its_kind() -> None:
+    kinds = {
+        "item/started": ItemNotification,
+        "item/completed": ItemNotification,
+        "item/agentMessage/delta": AgentMessageDelta,
+        "item/reasoning/summaryTextDelta": ReasoningDelta,
+        "item/reasoning/textDelta": ReasoningDelta,
+        "thread/tokenUsage/updated": TokenUsageUpdated,
+        "turn/started": TurnNotification,
+        "turn/completed": TurnNotification,
+        "error": ErrorNotification,
+    }
+    for method, params in TOOL_TURN:
+        decoded = decode_notification(method, params)
+        assert type(decoded) is kinds.get(method, UnknownNotification), method
+        assert decoded.thread_id == params.get("threadId")
+        if isinstance(decoded, ItemNotification):
+            known = params["item"]["type"] in ("agentMessage", "commandExecution", "fileChange")
+            assert isinstance(decoded.item, UnknownItem) != known, params
+            assert decoded.item.id == params["item"]["id"]
+    command = decode_item(command_item("completed", aggregatedOutput="ok", exitCode=0))
+    assert command == CommandExecution(
+        id="call_hive0", command=COMMAND, aggregated_output="ok", exit_code=0, status="completed"
+    )
+
+
+def test_unknown_methods_and_items_decode_to_the_unknown_values() -> None:
+    assert decode_notification("thread/new/thing", {"threadId": THREAD, "x": 1}) == UnknownNotification(
+        thread_id=THREAD, method="thread/new/thing"
+    )
+    assert decode_item({"type": "webSearch", "id": "ws_1", "query": "q"}) == UnknownItem(
+        id="ws_1", type="webSearch"
+    )
+    assert decode_item("not an item") == UnknownItem()
+    started = decode_notification("item/started", {"threadId": THREAD, "item": None})
+    assert isinstance(started, ItemNotification)
+    assert started.item == UnknownItem()
+
+
+def test_fields_of_the_wrong_type_read_as_absent() -> None:
+    item = decode_item(
+        {"type": "commandExecution", "id": "c", "command": ["ls"], "exitCode": True, "status": "completed"}
+    )
+    assert item == CommandExecution(id="c", status="completed")
+    change = decode_item(
+        {
+            "type": "fileChange",
+            "id": "f",
+            "changes": [{"path": "a.txt", "kind": "add"}, 3, {"path": 4, "diff": "d"}],
+        }
+    )
+    assert change == FileChange(id="f", changes=[FileUpdate(path="a.txt"), FileUpdate(diff="d")])
+    usage_update = decode_notification(
+        "thread/tokenUsage/updated", {"tokenUsage": {"total": {"inputTokens": "9"}}}
+    )
+    assert usage_update == TokenUsageUpdated(token_usage=TokenUsage(total=TokenBreakdown()))

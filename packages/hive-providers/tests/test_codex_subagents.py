@@ -21,6 +21,13 @@ from hive_core.runners import collect_turn
 from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.subagents import SubThreads
+from hive_providers.backends.codex.wire import (
+    ItemNotification,
+    UnknownItem,
+    UnknownNotification,
+    decode_item,
+    decode_notification,
+)
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend
 
@@ -47,6 +54,10 @@ def collab(
 
 def on(thread: str, turn: str, method: str, **params: Any) -> dict[str, Any]:
     return {"method": method, "params": {"threadId": thread, "turnId": turn, **params}}
+
+
+def notify(threads: SubThreads, method: str, params: dict[str, Any]) -> bool:
+    return threads.on_notification(decode_notification(method, params))
 
 
 def agent_message(item_id: str, text: str) -> dict[str, Any]:
@@ -178,25 +189,28 @@ def test_a_failed_spawn_activities_strangers_and_a_cancel() -> None:
     events: list[Event] = []
     threads = SubThreads(MAIN)
     threads.emit = events.append
-    threads.on_notification("turn/started", {"threadId": MAIN, "turn": {"id": TURN}})
+    notify(threads, "turn/started", {"threadId": MAIN, "turn": {"id": TURN}})
     # A spawn that failed before it had a thread: the call's own id.
-    threads.on_item(collab("call_bad", "spawnAgent", "failed", [], {}, prompt="never ran"))
+    threads.on_item(decode_item(collab("call_bad", "spawnAgent", "failed", [], {}, prompt="never ran")))
     # A thread that is no sub-agent of this turn: ignored.
-    assert not threads.on_notification(
-        "turn/started", {"threadId": "stranger", "turn": {"id": "t9", "rootTurnId": "another"}}
+    assert not notify(
+        threads, "turn/started", {"threadId": "stranger", "turn": {"id": "t9", "rootTurnId": "another"}}
     )
     assert not threads.knows("stranger")
     # A child started on its own (multi_agent_v2's activity items), then seen running a tool.
     threads.on_item(
-        {
-            "type": "subAgentActivity",
-            "id": "a1",
-            "agentThreadId": "kid",
-            "agentPath": "/root/kid",
-            "kind": "started",
-        }
+        decode_item(
+            {
+                "type": "subAgentActivity",
+                "id": "a1",
+                "agentThreadId": "kid",
+                "agentPath": "/root/kid",
+                "kind": "started",
+            }
+        )
     )
-    assert threads.on_notification(
+    assert notify(
+        threads,
         "item/completed",
         {"threadId": "kid", "item": {"type": "commandExecution", "id": "c", "status": "completed"}},
     )
@@ -214,3 +228,15 @@ def test_a_failed_spawn_activities_strangers_and_a_cancel() -> None:
     count = len(events)
     threads.flush()
     assert len(events) == count
+
+
+def test_every_recorded_notification_decodes_with_its_thread_and_items() -> None:
+    for message in RECORDED:
+        decoded = decode_notification(message["method"], message["params"])
+        unknown = message["method"].startswith("thread/") and message["method"] != "thread/tokenUsage/updated"
+        assert isinstance(decoded, UnknownNotification) == unknown, message
+        assert decoded.thread_id == message["params"]["threadId"]
+        if isinstance(decoded, ItemNotification):
+            item = message["params"]["item"]
+            known = item["type"] in ("agentMessage", "collabAgentToolCall", "commandExecution", "fileChange")
+            assert isinstance(decoded.item, UnknownItem) != known, item

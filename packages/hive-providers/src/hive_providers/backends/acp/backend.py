@@ -33,6 +33,7 @@ from hive_providers.backends.pool import fingerprint
 
 from .connection import AcpConnection, launch_command
 from .services import AcpClientServices
+from .update_types import decode_result
 from .updates import TurnMapper
 
 if TYPE_CHECKING:
@@ -162,7 +163,8 @@ class AcpBackend(BackendShell):
                 tracker.close_all(FAILED_CALL_TEXT)
             raise
         else:
-            emit(mapper.finish(result, cancelled=result.get("stopReason") == "cancelled"))
+            decoded = decode_result(result)
+            emit(mapper.finish(decoded, cancelled=decoded.stop_reason == "cancelled"))
         finally:
             with anyio.CancelScope(shield=True):
                 try:

@@ -44,6 +44,7 @@ from hive_providers.backends.kit.transport import ProcessTransport
 from hive_providers.backends.probe import find_executable
 
 from .services import AcpClientServices
+from .update_types import decode_update
 from .updates import TurnMapper
 
 __all__ = ["PROTOCOL_VERSION", "AcpConnection", "launch_command"]
@@ -470,7 +471,7 @@ class AcpConnection:
             session = params.get("sessionId")
             if mapper is not None and isinstance(update, dict) and session in (None, self.session_id):
                 try:
-                    mapper.on_update(update)  # pyright: ignore[reportUnknownArgumentType]
+                    mapper.on_update(decode_update(params["update"]))
                 except Exception:
                     _log.exception("mapping an ACP session/update failed")
             return True

@@ -1,8 +1,8 @@
 """ACP ``session/update`` notifications as hive events, and the prompt result as the turn's ``turn_end``.
 
-:class:`TurnMapper` reads the raw ``params.update`` dicts of one turn, in the order they arrived. Every field is
-read tolerantly: a field of the wrong type is ignored, an unknown ``sessionUpdate`` kind is skipped, nothing
-raises.
+:class:`TurnMapper` reads the updates of one turn, in the order they arrived, decoded by
+:func:`~.update_types.decode_update` (a field of the wrong type reads as absent, an unknown ``sessionUpdate``
+kind is an :class:`~.update_types.UnknownUpdate`, skipped); nothing raises.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from hive_core.tools import EventSink
 from hive_protocol import (
@@ -24,7 +24,21 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+
+from .update_types import (
+    MessageChunk,
+    Plan,
+    PlanEntry,
+    PromptResult,
+    SessionUpdate,
+    ThoughtChunk,
+    ToolCallReport,
+    UnknownUpdate,
+    UsageUpdate,
+    chunk_text,
+    count,
+)
 
 __all__ = ["STOP_REASONS", "TurnMapper", "Usage", "result_text", "result_usage"]
 
@@ -38,10 +52,6 @@ STOP_REASONS: Final[Mapping[str, StopReason]] = {
 """ACP ``stopReason`` to hive's ``stop_reason``; any other value (``completed``, ``success``...) is
 ``completed``."""
 
-_INPUT_KEYS: Final = ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens")
-_OUTPUT_KEYS: Final = ("outputTokens", "output_tokens", "completionTokens", "completion_tokens")
-_CACHED_KEYS: Final = ("cachedReadTokens", "cached_read_tokens", "cachedInputTokens", "cached_input_tokens")
-_TEXT_KEYS: Final = ("text", "content", "message", "result", "output")
 _OPEN_AT_END: Final = "the agent ended the turn without reporting this call's result"
 _CANCELLED: Final = "the turn was cancelled before the call finished"
 
@@ -88,40 +98,34 @@ class TurnMapper:
         self._plan: _Plan | None = None
         self._started = time.monotonic()
 
-    def on_update(self, update: Mapping[str, Any]) -> None:
-        """Map one raw ``params.update`` dict."""
-        if not isinstance(update, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
-            return
-        match update.get("sessionUpdate"):
-            case "agent_message_chunk":
-                text = _chunk_text(update.get("content"))
+    def on_update(self, update: SessionUpdate) -> None:
+        """Map one decoded ``params.update`` (:func:`~.update_types.decode_update`)."""
+        match update:
+            case MessageChunk(content=content):
+                text = chunk_text(content)
                 if text:
                     self.streamed_text = True
                     self._emit(TextDeltaEvent(content=text))
-            case "agent_thought_chunk":
-                text = _chunk_text(update.get("content"))
+            case ThoughtChunk(content=content):
+                text = chunk_text(content)
                 if text:
                     self._emit(ThinkingDeltaEvent(content=text))
-            case "tool_call" | "tool_call_update":
-                self.tracker.upsert(update)
-            case "plan":
-                entries = update.get("entries")
-                if isinstance(entries, list):
-                    self._on_plan(entries)  # pyright: ignore[reportUnknownArgumentType]
-            case "usage_update":
-                used = _count(update.get("used"))
-                if used is not None:
-                    self.usage_update = Usage(input_tokens=used)
-                size = _count(update.get("size"))
-                if size is not None:
-                    self.context_size = size
-            case _:
+            case ToolCallReport(fields=fields):
+                self.tracker.upsert(fields)
+            case Plan(entries=entries):
+                self._on_plan(entries)
+            case UsageUpdate(used=used, size=size):
+                if (tokens := count(used)) is not None:
+                    self.usage_update = Usage(input_tokens=tokens)
+                if (window := count(size)) is not None:
+                    self.context_size = window
+            case UnknownUpdate():
                 # user_message_chunk (a replay of the prompt), available_commands_update, current_mode_update,
                 # config_option_update, session_info_update, and kinds of later versions: nothing to show.
                 pass
 
-    def finish(self, result: Mapping[str, Any] | None, *, cancelled: bool) -> TurnEndEvent:
-        """The turn's ``turn_end`` for the raw PromptResponse ``result`` (``None``: the prompt failed).
+    def finish(self, result: PromptResult | None, *, cancelled: bool) -> TurnEndEvent:
+        """The turn's ``turn_end`` for the decoded prompt ``result`` (``None``: the prompt failed).
 
         Emits the result's text as one ``text_delta`` first when the agent streamed none, and ends every call
         still running. The ``turn_end`` is returned, not emitted.
@@ -137,8 +141,7 @@ class TurnMapper:
         elif result is None:
             stop_reason = None
         else:
-            reason = result.get("stopReason")
-            stop_reason = STOP_REASONS.get(reason, "completed") if isinstance(reason, str) else "completed"
+            stop_reason = STOP_REASONS.get(result.stop_reason or "", "completed")
         usage = (result_usage(result) if result is not None else None) or self.usage_update or Usage()
         total = (
             usage.input_tokens + usage.output_tokens
@@ -156,16 +159,12 @@ class TurnMapper:
 
     # -- plans --------------------------------------------------------------------------------------------------
 
-    def _on_plan(self, entries: list[Any]) -> None:
-        steps: list[str] = []
-        statuses: list[str] = []
-        for entry in entries:
-            if not isinstance(entry, dict):
-                continue
-            fields: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
-            steps.append(text_of(fields.get("content")) or "")
-            status = fields.get("status")
-            statuses.append(status if status in ("pending", "in_progress", "completed") else "pending")
+    def _on_plan(self, entries: list[PlanEntry]) -> None:
+        steps = [entry.content or "" for entry in entries]
+        statuses = [
+            entry.status if entry.status in ("pending", "in_progress", "completed") else "pending"
+            for entry in entries
+        ]
         if not steps:
             return
         plan = self._plan
@@ -196,81 +195,31 @@ class TurnMapper:
             self._emit(PlanCompletedEvent(plan_id=plan.plan_id, success=True))
 
 
-def result_text(result: Mapping[str, Any]) -> str | None:
+def result_text(result: PromptResult) -> str | None:
     """Text a prompt result carries beside its stop reason (some agents answer there and stream nothing):
     ``text``, ``content`` blocks, or the same under ``_meta``."""
-    for source in (result, result.get("_meta")):
-        if not isinstance(source, Mapping):
+    for source in (result, result.meta):
+        if source is None:
             continue
-        fields: Mapping[str, Any] = source  # pyright: ignore[reportUnknownVariableType]
-        for key in _TEXT_KEYS:
-            text = _chunk_text(fields.get(key))
+        for content in (source.text, source.content, source.message, source.result, source.output):
+            text = chunk_text(content)
             if text:
                 return text
     return None
 
 
-def result_usage(result: Mapping[str, Any]) -> Usage | None:
+def result_usage(result: PromptResult) -> Usage | None:
     """The token counts of a prompt result's non-standard ``usage`` (camelCase or snake_case; also under
     ``_meta``, and Gemini's ``_meta.quota.token_count``); ``None`` when it has none."""
-    meta = _field(result, "_meta")
-    for usage in (result.get("usage"), _field(meta, "usage"), _field(_field(meta, "quota"), "token_count")):
-        found = _usage(usage)
-        if found is not None:
-            return found
-    return None
-
-
-def _field(value: object, key: str) -> object:
-    """``value[key]`` when ``value`` is a mapping, else ``None``."""
-    if not isinstance(value, Mapping):
-        return None
-    fields: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    return fields.get(key)
-
-
-def _usage(usage: object) -> Usage | None:
-    if not isinstance(usage, Mapping):
-        return None
-    fields: Mapping[str, Any] = usage  # pyright: ignore[reportUnknownVariableType]
-    found = Usage(
-        input_tokens=_first_count(fields, _INPUT_KEYS),
-        output_tokens=_first_count(fields, _OUTPUT_KEYS),
-        cached_input_tokens=_first_count(fields, _CACHED_KEYS),
-    )
-    return found if found.input_tokens is not None or found.output_tokens is not None else None
-
-
-def _chunk_text(content: object) -> str | None:
-    """The text of a content block, of a list of them, or of plain text."""
-    if isinstance(content, str):
-        return content or None
-    if isinstance(content, list):
-        items: list[object] = content  # pyright: ignore[reportUnknownVariableType]
-        texts = [_chunk_text(item) for item in items]
-        joined = "".join(text for text in texts if text)
-        return joined or None
-    if isinstance(content, dict):
-        block: dict[str, Any] = content  # pyright: ignore[reportUnknownVariableType]
-        if block.get("type", "text") == "text":
-            return text_of(block.get("text"))
-    return None
-
-
-def _count(value: object) -> int | None:
-    """A token count: a non-negative integer (a float with no fraction passes), else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
-    return None
-
-
-def _first_count(fields: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
-    for key in keys:
-        count = _count(fields.get(key))
-        if count is not None:
-            return count
+    meta = result.meta
+    quota = meta.quota if meta is not None else None
+    for usage in (
+        result.usage,
+        meta.usage if meta is not None else None,
+        quota.token_count if quota else None,
+    ):
+        if usage is not None and (usage.input is not None or usage.output is not None):
+            return Usage(
+                input_tokens=usage.input, output_tokens=usage.output, cached_input_tokens=usage.cached
+            )
     return None

@@ -47,6 +47,7 @@ from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import elsewhere, verdict_of
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.wire_decoding import decode
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable
 
@@ -55,6 +56,7 @@ from .exec_events import ExecTurn, ExecUsage
 from .exec_mode import APPROVAL_WARNING, ASKING_MODES, BYPASS_MODE, exec_arguments, run_exec_turn
 from .items import TurnItems, command_line, item_arguments
 from .subagents import SubThreads
+from .wire import FileChange, decode_notification
 
 __all__ = [
     "APPROVAL_POLICY",
@@ -156,12 +158,13 @@ class CodexBackend(BackendShell):
         done = anyio.Event()
 
         def notified(method: str, params: dict[str, Any]) -> None:
-            if subthreads.on_notification(method, params):
+            notification = decode_notification(method, params)
+            if subthreads.on_notification(notification):
                 return  # a sub-agent's thread
-            thread = text_of(params.get("threadId"))
+            thread = notification.thread_id or None
             if thread is not None and thread != self._session_id:
                 return  # another thread's
-            items.on_notification(method, params)
+            items.on_notification(notification)
             if items.completed is not None:
                 done.set()
 
@@ -298,7 +301,7 @@ class CodexBackend(BackendShell):
             known = tracker.get(item_id) if item_id is not None else None
             arguments = as_mapping(known.input) if known is not None else {}
             if not arguments:
-                arguments = item_arguments({"type": "fileChange", "changes": params.get("changes")})
+                arguments = item_arguments(decode({"changes": params.get("changes")}, FileChange))
         call_id = tracker.correlate(
             {
                 "toolCallId": item_id,

@@ -16,7 +16,6 @@ turn's is that less the total after the previous turn, when it is known (:attr:`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, Final
 
 from hive_core.failures import ChatError
@@ -30,11 +29,30 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_updates import text_content
 
-from .items import command_line
+from .exec_wire import (
+    ExecAgentMessage,
+    ExecCommand,
+    ExecErrorEvent,
+    ExecEvent,
+    ExecFileChange,
+    ExecItem,
+    ExecItemEvent,
+    ExecMcpCall,
+    ExecReasoning,
+    ExecTodoList,
+    ExecWarning,
+    ThreadStarted,
+    ThreadUsage,
+    TurnCompleted,
+    TurnFailed,
+    UnknownExecEvent,
+)
+from .items import CHANGE_KINDS, command_line, turn_end
 from .subagents import SubThreads
+from .wire import CollabAgentToolCall
 
 __all__ = ["ExecTurn", "ExecUsage"]
 
@@ -71,7 +89,7 @@ class ExecTurn:
         this backend ran, ``None`` when unknown (a thread resumed from an earlier process): no usage then."""
         self.thread_id: str | None = None
         """The thread, once ``thread.started`` named it."""
-        self.completed: dict[str, Any] | None = None
+        self.completed: TurnCompleted | None = None
         """The ``turn.completed`` event, once it arrived."""
         self.failure: str | None = None
         """The message of ``turn.failed`` (or of the last ``error`` event)."""
@@ -90,21 +108,21 @@ class ExecTurn:
         """Whether the turn's end (``turn.completed`` or ``turn.failed``) arrived."""
         return self.completed is not None or self.failed
 
-    def on_event(self, event: Mapping[str, Any]) -> None:
-        """Map one line's event; anything unknown is ignored."""
-        match text_of(event.get("type")):
-            case "thread.started":
-                self.thread_id = self.thread_id or text_of(event.get("thread_id"))
-            case "item.started" | "item.updated" | "item.completed" as kind:
-                self._item(as_mapping(event.get("item")), completed=kind == "item.completed")
-            case "turn.completed":
-                self.completed = dict(event)
-            case "turn.failed":
+    def on_event(self, event: ExecEvent) -> None:
+        """Map one line's decoded event (:func:`~.exec_wire.decode_exec_event`); anything unknown is ignored."""
+        match event:
+            case ThreadStarted(thread_id=thread_id):
+                self.thread_id = self.thread_id or thread_id or None
+            case ExecItemEvent(item=item, completed=completed):
+                self._item(item, completed=completed)
+            case TurnCompleted():
+                self.completed = event
+            case TurnFailed(error=error):
                 self.failed = True
-                self.failure = text_of(as_mapping(event.get("error")).get("message")) or self.failure
-            case "error":
-                self.failure = text_of(event.get("message")) or self.failure
-            case _:
+                self.failure = (error.message if error is not None else None) or self.failure
+            case ExecErrorEvent(message=message):
+                self.failure = message or self.failure
+            case UnknownExecEvent():
                 pass
 
     def finish(self, *, cancelled: bool = False) -> TurnEndEvent:
@@ -115,9 +133,9 @@ class ExecTurn:
         self.tracker.close_all(_OPEN_AT_END)
         if self.failed and not cancelled:
             raise ChatError(f"codex: {self.failure or 'Codex reported the turn failed'}", code="unknown")
-        usage = as_mapping((self.completed or {}).get("usage"))
-        total = (_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
-        cached = _int(usage.get("cached_input_tokens")) or 0
+        usage = (self.completed.usage if self.completed is not None else None) or ThreadUsage()
+        total = (usage.input_tokens, usage.output_tokens)
+        cached = usage.cached_input_tokens or 0
         input_tokens = output_tokens = cached_tokens = None
         if total[0] is not None and total[1] is not None:
             self.usage_after = (total[0], total[1], cached)
@@ -126,61 +144,45 @@ class ExecTurn:
                 input_tokens = max(0, total[0] - before[0])
                 output_tokens = max(0, total[1] - before[1])
                 cached_tokens = max(0, cached - before[2])
-        return TurnEndEvent(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            total_tokens=input_tokens + output_tokens
-            if input_tokens is not None and output_tokens is not None
-            else None,
-            cached_input_tokens=cached_tokens or None,
-            stop_reason="cancelled" if cancelled else "completed",
-            duration_ms=int((time.monotonic() - self._started) * 1000),
-        )
+        elapsed = int((time.monotonic() - self._started) * 1000)
+        return turn_end(input_tokens, output_tokens, cached_tokens, cancelled=cancelled, duration_ms=elapsed)
 
     # -- items ----------------------------------------------------------------------------------------------
 
-    def _item(self, item: Mapping[str, Any], *, completed: bool) -> None:
-        kind = text_of(item.get("type"))
-        item_id = text_of(item.get("id"))
-        match kind:
-            case "agent_message":
-                text = text_of(item.get("text"))
+    def _item(self, item: ExecItem, *, completed: bool) -> None:
+        match item:
+            case ExecAgentMessage(text=text):
                 if completed and text:
                     self._emit(TextDeltaEvent(content=text))
-            case "reasoning":
-                text = text_of(item.get("text"))
+            case ExecReasoning(text=text):
                 if completed and text:
                     self._emit(ThinkingDeltaEvent(content=text))
-            case "command_execution" | "file_change" | "mcp_tool_call" if item_id is not None:
-                self._call(item_id, kind, item, completed=completed)
-            case "todo_list" if item_id is not None:
-                self._plan(item_id, item, completed=completed)
-            case "collab_tool_call":
+            case ExecCommand() | ExecFileChange() | ExecMcpCall() if item.id:
+                self._call(item.id, item, completed=completed)
+            case ExecTodoList() if item.id:
+                self._plan(item.id, item, completed=completed)
+            case CollabAgentToolCall():
                 if self.subthreads is not None:
                     self.subthreads.on_item(item)
-            case "error":
-                message = text_of(item.get("message"))
+            case ExecWarning(message=message):
                 if message:
                     self.warnings.append(message)
             case _:
                 pass
 
-    def _call(self, item_id: str, kind: str, item: Mapping[str, Any], *, completed: bool) -> None:
-        status = _STATUSES.get(text_of(item.get("status")) or "", "completed" if completed else "in_progress")
-        if kind == "command_execution":
-            command = command_line(item.get("command"))
-            update: dict[str, Any] = {
-                "kind": "execute",
-                "title": command or "command",
-                "rawInput": {"command": command},
-            }
-            output = text_of(item.get("aggregated_output"))
-            code = item.get("exit_code")
-            if not output and isinstance(code, int) and not isinstance(code, bool) and code != 0:
-                output = f"exit code {code}"
-        elif kind == "file_change":
-            changes = [as_mapping(change) for change in as_list(item.get("changes"))]
-            paths = [path for path in (text_of(change.get("path")) for change in changes) if path]
+    def _call(
+        self, item_id: str, item: ExecCommand | ExecFileChange | ExecMcpCall, *, completed: bool
+    ) -> None:
+        status = _STATUSES.get(item.status or "", "completed" if completed else "in_progress")
+        update: dict[str, Any]
+        if isinstance(item, ExecCommand):
+            command = command_line(item.command)
+            update = {"kind": "execute", "title": command or "command", "rawInput": {"command": command}}
+            output = item.aggregated_output or None
+            if not output and item.exit_code is not None and item.exit_code != 0:
+                output = f"exit code {item.exit_code}"
+        elif isinstance(item, ExecFileChange):
+            paths = [change.path for change in item.changes if change.path]
             arguments: dict[str, Any] = {"path": paths[0]} if paths else {}
             if len(paths) > 1:
                 arguments["paths"] = paths
@@ -191,42 +193,34 @@ class ExecTurn:
             }
             output = (
                 "\n".join(
-                    f"{_CHANGES.get(text_of(c.get('kind')) or '', 'changed')} {text_of(c.get('path'))}"
-                    for c in changes
+                    f"{CHANGE_KINDS.get(change.kind or '', 'changed')} {change.path}"
+                    for change in item.changes
                 )
                 if status == "completed"
                 else None
             )
         else:
-            server, tool = text_of(item.get("server")) or "mcp", text_of(item.get("tool")) or "tool"
-            arguments = as_mapping(item.get("arguments"))
-            update = {"kind": "other", "title": f"{server}.{tool}", "rawInput": arguments}
-            error = text_of(as_mapping(item.get("error")).get("message"))
-            result = as_mapping(item.get("result"))
-            output = error or "\n".join(
-                text
-                for text in (
-                    text_of(as_mapping(block).get("text")) for block in as_list(result.get("content"))
-                )
-                if text
+            server, tool = item.server or "mcp", item.tool or "tool"
+            update = {"kind": "other", "title": f"{server}.{tool}", "rawInput": item.arguments}
+            blocks = item.result.content if item.result is not None else []
+            output = (item.error.message if item.error is not None else None) or "\n".join(
+                block.text for block in blocks if block.text
             )
-        update.update(
-            {"sessionUpdate": "tool_call_update" if completed else "tool_call", "toolCallId": item_id}
-        )
+        update["sessionUpdate"] = "tool_call_update" if completed else "tool_call"
+        update["toolCallId"] = item_id
         update["status"] = "in_progress"
         if output:
-            update["content"] = [{"type": "content", "content": {"type": "text", "text": output}}]
+            update["content"] = text_content(output)
         call_id = self.tracker.upsert(update)
         if call_id is None or status == "in_progress" or not completed:
             return
-        if text_of(item.get("status")) == "declined":
+        if item.status == "declined":
             self.tracker.refuse(call_id, "rejected")
         self.tracker.upsert({"sessionUpdate": "tool_call_update", "toolCallId": item_id, "status": status})
 
-    def _plan(self, plan_id: str, item: Mapping[str, Any], *, completed: bool) -> None:
-        entries = [as_mapping(entry) for entry in as_list(item.get("items"))]
-        steps = [text_of(entry.get("text")) or "" for entry in entries]
-        done = [entry.get("completed") is True for entry in entries]
+    def _plan(self, plan_id: str, item: ExecTodoList, *, completed: bool) -> None:
+        steps = [entry.text or "" for entry in item.items]
+        done = [entry.completed is True for entry in item.items]
         if not steps or plan_id in self._plans_done:
             return
         known = self._plan_steps.get(plan_id)
@@ -255,10 +249,3 @@ class ExecTurn:
                     summary=None if all(known) else "the turn ended before every step was done",
                 )
             )
-
-
-_CHANGES: Final = {"add": "created", "delete": "deleted", "update": "edited"}
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -25,6 +25,7 @@ from hive_core.failures import ChatError
 from hive_providers.backends.kit.cli_process import CliProcess
 
 from .exec_events import ExecTurn
+from .exec_wire import decode_exec_event
 
 __all__ = [
     "APPROVAL_WARNING",
@@ -116,7 +117,7 @@ async def run_exec_turn(
         async with anyio.create_task_group() as group:
             group.start_soon(cli.transport.drain_stderr)
             while (event := await cli.transport.receive()) is not None:
-                turn.on_event(event)
+                turn.on_event(decode_exec_event(event))
             with anyio.move_on_after(_EXIT_WAIT):
                 await cli.process.wait()
                 await cli.transport.stderr_closed.wait()

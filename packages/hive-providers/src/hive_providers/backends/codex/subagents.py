@@ -18,13 +18,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from hive_core.tools import EventSink
 from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus, excerpt
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.tool_calls import text_of
+from hive_providers.backends.kit.subagent_work import Subagent, work_items
+
+from .wire import (
+    AgentMessage,
+    AgentMessageDelta,
+    AppServerNotification,
+    CollabAgentToolCall,
+    CommandExecution,
+    FileChange,
+    Item,
+    ItemNotification,
+    SubAgentActivity,
+    TokenBreakdown,
+    TokenUsageUpdated,
+    Turn,
+    TurnNotification,
+    UnknownItem,
+    camel_case,
+)
 
 __all__ = ["AGENT_STATUSES", "SubThreads"]
 
@@ -51,24 +68,15 @@ _TURN_STATUSES: Final[Mapping[str, WorkItemStatus]] = {
     "interrupted": "stopped",
     "inProgress": "running",
 }
-_TOOL_ITEMS: Final = frozenset(
-    {"commandExecution", "fileChange", "mcpToolCall", "dynamicToolCall", "webSearch"}
-)
+_TOOL_ITEMS: Final = frozenset({"mcpToolCall", "dynamicToolCall", "webSearch"})
+"""The tool-call items beside commands and file changes, counted as a sub-agent's calls."""
 _SUMMARY_LIMIT: Final = 2000
 
 
-@dataclass
-class _Child:
-    item_id: str
-    title: str | None = None
-    status: WorkItemStatus = "running"
-    summary: str | None = None
+@dataclass(kw_only=True)
+class _Child(Subagent):
     text: str = ""
-    tool_calls: int = 0
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    started: float = field(default_factory=time.monotonic)
-    ended: float | None = None
+    """Its latest message, as it streams."""
 
 
 class SubThreads:
@@ -86,22 +94,8 @@ class SubThreads:
 
     @property
     def items(self) -> list[WorkItem]:
-        """Every sub-agent, as the next snapshot would list it."""
-        now = time.monotonic()
-        return [
-            WorkItem(
-                id=child.item_id,
-                kind="subagent",
-                status=child.status,
-                title=child.title,
-                summary=child.summary,
-                tool_calls=child.tool_calls,
-                duration_ms=int(((child.ended or now) - child.started) * 1000),
-                input_tokens=child.input_tokens,
-                output_tokens=child.output_tokens,
-            )
-            for child in self._children.values()
-        ]
+        """Every sub-agent, as the next snapshot would list it (a running one does not block the turn's end)."""
+        return work_items(self._children.values(), blocking=False)
 
     def knows(self, thread_id: str) -> bool:
         """Whether ``thread_id`` is one of the sub-agents' threads."""
@@ -109,35 +103,36 @@ class SubThreads:
 
     # -- the app-server -------------------------------------------------------------------------------------
 
-    def on_notification(self, method: str, params: Mapping[str, Any]) -> bool:
-        """Map one app-server notification; ``True`` when it belonged to a sub-agent's thread (not the main
-        thread's turn)."""
-        thread_id = text_of(params.get("threadId"))
+    def on_notification(self, notification: AppServerNotification) -> bool:
+        """Map one decoded app-server notification; ``True`` when it belonged to a sub-agent's thread (not the
+        main thread's turn)."""
+        thread_id = notification.thread_id or None
         if thread_id is None or thread_id == self.main_thread:
-            if method in ("item/started", "item/completed"):
-                self.on_item(as_mapping(params.get("item")))
+            if isinstance(notification, ItemNotification):
+                self.on_item(notification.item)
             return False
         child = self._children.get(thread_id)
         if child is None:
-            turn = as_mapping(params.get("turn"))
-            root = text_of(turn.get("rootTurnId"))
-            if method != "turn/started" or root is None or root != self.turn_id:
+            if not isinstance(notification, TurnNotification) or notification.completed:
+                return False
+            root = notification.turn.root_turn_id if notification.turn is not None else None
+            if not root or root != self.turn_id:
                 return False  # another thread's, not a sub-agent of this one
             child = self._child(thread_id)
-        self._on_child(child, method, params)
+        self._on_child(child, notification)
         return True
 
-    def on_item(self, item: Mapping[str, Any]) -> None:
-        """Map one item of the main thread (app-server camel case or ``exec --json`` snake case)."""
-        kind = text_of(item.get("type"))
-        if kind in ("collabAgentToolCall", "collab_tool_call"):
+    def on_item(self, item: Item) -> None:
+        """Map one item of the main thread (the app-server's, or ``exec --json``'s collab calls decoded as the
+        app-server's)."""
+        if isinstance(item, CollabAgentToolCall):
             self._on_collab(item)
-        elif kind == "subAgentActivity":
-            thread_id = text_of(item.get("agentThreadId"))
+        elif isinstance(item, SubAgentActivity):
+            thread_id = item.agent_thread_id or None
             if thread_id is None:
                 return
-            child = self._child(thread_id, title=text_of(item.get("agentPath")))
-            status = _ACTIVITY.get(text_of(item.get("kind")) or "")
+            child = self._child(thread_id, title=item.agent_path or None)
+            status = _ACTIVITY.get(item.kind or "")
             if status is not None:
                 self._set_status(child, status)
             self._changed()
@@ -155,74 +150,56 @@ class SubThreads:
 
     # -- internals ------------------------------------------------------------------------------------------
 
-    def _on_collab(self, item: Mapping[str, Any]) -> None:
-        tool = text_of(item.get("tool"))
-        status = text_of(item.get("status"))
-        receivers = [
-            thread
-            for thread in (
-                text_of(value)
-                for value in as_list(item.get("receiverThreadIds", item.get("receiver_thread_ids")))
-            )
-            if thread
-        ]
-        states = as_mapping(item.get("agentsStates", item.get("agents_states")))
+    def _on_collab(self, item: CollabAgentToolCall) -> None:
+        tool, status, prompt = item.tool, item.status, item.prompt or None
+        receivers = [thread for thread in item.receiver_thread_ids if thread]
         spawn = tool in ("spawnAgent", "spawn_agent")
-        prompt = text_of(item.get("prompt"))
-        if spawn and status == "failed" and not receivers:
-            item_id = text_of(item.get("id"))
-            if item_id is not None:
-                child = self._child(item_id, item_id=f"codex:{item_id}", title=prompt)
-                self._set_status(child, "failed")
+        if spawn and status == "failed" and not receivers and item.id:
+            child = self._child(item.id, item_id=f"codex:{item.id}", title=prompt)
+            self._set_status(child, "failed")
         for thread_id in receivers:
             if spawn:
                 self._child(thread_id, title=prompt)
-        for thread_id, state in states.items():
+        for thread_id, state in item.agents_states.items():
             child = self._child(thread_id, title=prompt if spawn else None)
-            state = as_mapping(state)
-            mapped = AGENT_STATUSES.get(_camel(text_of(state.get("status")) or ""))
+            mapped = AGENT_STATUSES.get(camel_case(state.status or ""))
             if mapped is not None:
                 self._set_status(child, mapped)
-            message = text_of(state.get("message"))
-            if message:
-                child.summary = excerpt(message, _SUMMARY_LIMIT)
+            if state.message:
+                child.summary = excerpt(state.message, _SUMMARY_LIMIT)
         self._changed()
 
-    def _on_child(self, child: _Child, method: str, params: Mapping[str, Any]) -> None:
-        match method:
-            case "turn/started":
+    def _on_child(self, child: _Child, notification: AppServerNotification) -> None:
+        match notification:
+            case TurnNotification(completed=False):
                 self._set_status(child, "running")
                 child.text = ""
-            case "turn/completed":
-                turn = as_mapping(params.get("turn"))
-                status = _TURN_STATUSES.get(text_of(turn.get("status")) or "", "completed")
-                if status == "failed":
-                    error = text_of(as_mapping(turn.get("error")).get("message"))
-                    if error:
-                        child.summary = excerpt(error, _SUMMARY_LIMIT)
+            case TurnNotification(turn=turn):
+                turn = turn or Turn()
+                status = _TURN_STATUSES.get(turn.status or "", "completed")
+                if status == "failed" and turn.error is not None and turn.error.message:
+                    child.summary = excerpt(turn.error.message, _SUMMARY_LIMIT)
                 self._set_status(child, status)
-            case "item/agentMessage/delta":
-                delta = text_of(params.get("delta"))
+            case AgentMessageDelta(delta=delta):
                 if delta:
                     child.text += delta
                     child.summary = excerpt(child.text, _SUMMARY_LIMIT)
-            case "item/completed":
-                item = as_mapping(params.get("item"))
-                kind = text_of(item.get("type"))
-                if kind == "agentMessage":
-                    text = text_of(item.get("text"))
-                    if text:
-                        child.text = text
-                        child.summary = excerpt(text, _SUMMARY_LIMIT)
-                elif kind in _TOOL_ITEMS:
+            case ItemNotification(item=item, completed=True):
+                if isinstance(item, AgentMessage):
+                    if item.text:
+                        child.text = item.text
+                        child.summary = excerpt(item.text, _SUMMARY_LIMIT)
+                elif isinstance(item, CommandExecution | FileChange) or (
+                    isinstance(item, UnknownItem) and item.type in _TOOL_ITEMS
+                ):
                     child.tool_calls += 1
-                elif kind in ("collabAgentToolCall", "subAgentActivity"):
+                elif isinstance(item, CollabAgentToolCall | SubAgentActivity):
                     self.on_item(item)  # a sub-agent's own sub-agents
                     return
-            case "thread/tokenUsage/updated":
-                total = as_mapping(as_mapping(params.get("tokenUsage")).get("total"))
-                child.input_tokens = _int(total.get("inputTokens"))
-                child.output_tokens = _int(total.get("outputTokens"))
+            case TokenUsageUpdated(token_usage=usage):
+                total = (usage.total if usage is not None else None) or TokenBreakdown()
+                child.input_tokens = total.input_tokens
+                child.output_tokens = total.output_tokens
             case _:
                 return
         self._changed()
@@ -255,12 +232,3 @@ def _without_time(items: list[WorkItem]) -> list[tuple[Any, ...]]:
     return [
         (i.id, i.status, i.title, i.summary, i.tool_calls, i.input_tokens, i.output_tokens) for i in items
     ]
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

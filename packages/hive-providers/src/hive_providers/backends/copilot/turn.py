@@ -51,6 +51,26 @@ from hive_providers.backends.kit.json_values import as_list, as_mapping
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.tool_updates import text_content
+
+from .event_types import (
+    AssistantMessage,
+    EventData,
+    MessageDelta,
+    PermissionRequested,
+    ReasoningDelta,
+    SessionError,
+    SessionIdle,
+    SubagentCompleted,
+    SubagentFailed,
+    SubagentStarted,
+    ToolExecutionComplete,
+    ToolExecutionStart,
+    UnknownData,
+    Usage,
+    UserInputRequested,
+    decode_session_event,
+)
 
 __all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
 
@@ -147,79 +167,75 @@ class CopilotTurn:
 
     # -- events ------------------------------------------------------------------------------------------------
 
-    def on_event(self, event: Mapping[str, Any], spawn: Callable[[Awaitable[None]], None]) -> None:
-        """Map one ``session.event``; ``spawn`` runs the async work a permission request needs."""
-        kind = event.get("type")
-        data = as_mapping(event.get("data"))
-        agent = text_of(event.get("agentId"))
-        if kind == "permission.requested":
-            spawn(self._permission(data))  # a subagent's too: every permission reaches hive
-        elif kind == "user_input.requested":
-            text = text_of(data.get("question"))
-            ident = text_of(data.get("toolCallId")) or text_of(data.get("requestId"))
-            if text is not None and ident is not None:
-                self._announced.setdefault(text, []).append(ident)
-        elif isinstance(kind, str) and kind.startswith("subagent."):
-            self._subagent(kind, data, agent)
-        elif agent is not None:
-            self._subagent_progress(kind, data, agent)  # a subagent's own stream: not the reply
-        elif kind == "assistant.message_delta":
-            delta = data.get("deltaContent")
-            if isinstance(delta, str) and delta:
-                self._streamed.add(str(data.get("messageId")))
+    def on_event(self, event: object, spawn: Callable[[Awaitable[None]], None]) -> None:
+        """Map one raw ``session.event``, decoded here (:func:`~.event_types.decode_session_event`); ``spawn``
+        runs the async work a permission request needs."""
+        decoded = decode_session_event(event)
+        data, agent = decoded.data, decoded.agent_id
+        match data:
+            case PermissionRequested():
+                spawn(self._permission(data))  # a subagent's too: every permission reaches hive
+            case UserInputRequested(question=text):
+                ident = data.tool_call_id or data.request_id
+                if text and ident:
+                    self._announced.setdefault(text, []).append(ident)
+            case SubagentStarted() | SubagentCompleted() | SubagentFailed():
+                self._subagent(data, agent)
+            case UnknownData(type=str(kind)) if kind.startswith("subagent."):
+                pass  # another subagent event: not a subagent's own stream
+            case _ if agent is not None:
+                self._subagent_progress(data, agent)  # a subagent's own stream: not the reply
+            case MessageDelta(delta_content=delta) if delta:
+                self._streamed.add(str(data.message_id))
                 self._emit(TextDeltaEvent(content=delta))
-        elif kind == "assistant.reasoning_delta":
-            delta = data.get("deltaContent")
-            if isinstance(delta, str) and delta:
+            case ReasoningDelta(delta_content=delta) if delta:
                 self._emit(ThinkingDeltaEvent(content=delta))
-        elif kind == "assistant.message":
-            content = data.get("content")
-            if isinstance(content, str) and content and str(data.get("messageId")) not in self._streamed:
+            case AssistantMessage(content=content) if content and str(data.message_id) not in self._streamed:
                 self._emit(TextDeltaEvent(content=content))  # streaming was off for this one
-        elif kind == "tool.execution_start":
-            name = text_of(data.get("toolName")) or "tool"
-            self.tracker.upsert(
-                {
-                    "toolCallId": data.get("toolCallId"),
-                    "title": name,
-                    "kind": TOOL_KINDS.get(name),
-                    "status": "in_progress",
-                    "rawInput": data.get("arguments"),
-                }
-            )
-        elif kind == "tool.execution_complete":
-            self._complete(data)
-        elif kind == "assistant.usage":
-            self._usage(data)
-        elif kind == "session.error":
-            self.error = text_of(data.get("message")) or "Copilot reported an error"
-        elif kind == "session.idle":
-            self.aborted = data.get("aborted") is True
-            self.idle.set()
+            case ToolExecutionStart():
+                name = data.tool_name or "tool"
+                self.tracker.upsert(
+                    {
+                        "toolCallId": data.tool_call_id,
+                        "title": name,
+                        "kind": TOOL_KINDS.get(name),
+                        "status": "in_progress",
+                        "rawInput": data.arguments,
+                    }
+                )
+            case ToolExecutionComplete():
+                self._complete(data)
+            case Usage():
+                self._usage(data)
+            case SessionError(message=message):
+                self.error = message or "Copilot reported an error"
+            case SessionIdle(aborted=aborted):
+                self.aborted = aborted is True
+                self.idle.set()
+            case _:
+                pass
 
-    def _subagent(self, kind: str, data: Mapping[str, Any], agent: str | None) -> None:
-        key = text_of(data.get("toolCallId")) or agent or "subagent"
+    def _subagent(
+        self, data: SubagentStarted | SubagentCompleted | SubagentFailed, agent: str | None
+    ) -> None:
+        key = data.tool_call_id or agent or "subagent"
         work = self._work.get(key)
-        if kind == "subagent.started":
+        if isinstance(data, SubagentStarted):
             if work is None:
                 work = self._work[key] = Subagent(item_id=f"copilot-subagent-{key}")
-            work.title = (
-                text_of(data.get("agentDescription")) or text_of(data.get("agentDisplayName")) or work.title
-            )
+            work.title = data.agent_description or data.agent_display_name or work.title
             if agent is not None:
                 self._agents[agent] = key
         elif work is None:
             return
-        elif kind == "subagent.completed":
-            work.status = "stopped" if data.get("cancelled") is True else "completed"
-        elif kind == "subagent.failed":
-            work.status = "failed"
-            work.summary = text_of(data.get("error")) or work.summary
+        elif isinstance(data, SubagentCompleted):
+            work.status = "stopped" if data.cancelled is True else "completed"
         else:
-            return
+            work.status = "failed"
+            work.summary = data.error or work.summary
         self._snapshot()
 
-    def _subagent_progress(self, kind: object, data: Mapping[str, Any], agent: str) -> None:
+    def _subagent_progress(self, data: EventData, agent: str) -> None:
         key = self._agents.get(agent)
         if key is None:
             running = [k for k, work in self._work.items() if work.status == "running"]
@@ -227,12 +243,11 @@ class CopilotTurn:
                 return
             key = self._agents[agent] = running[0]
         work = self._work[key]
-        if kind == "assistant.message":
-            content = text_of(data.get("content"))
-            if content is None:
+        if isinstance(data, AssistantMessage):
+            if not data.content:
                 return
-            work.summary = content
-        elif kind == "tool.execution_start":
+            work.summary = data.content
+        elif isinstance(data, ToolExecutionStart):
             work.tool_calls += 1
         else:
             return
@@ -246,30 +261,28 @@ class CopilotTurn:
     def _snapshot(self) -> None:
         self._emit(subagent_work(self._work.values()))
 
-    def _complete(self, data: Mapping[str, Any]) -> None:
-        call_id = data.get("toolCallId")
-        success = data.get("success") is True
-        result = as_mapping(data.get("result"))
-        text = (
-            text_of(result.get("content"))
-            if success
-            else text_of(as_mapping(data.get("error")).get("message"))
-        )
-        update: dict[str, Any] = {"toolCallId": call_id, "status": "completed" if success else "failed"}
-        if text is not None:
-            update["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
+    def _complete(self, data: ToolExecutionComplete) -> None:
+        success = data.success is True
+        if success:
+            text = data.result.content if data.result is not None else None
+        else:
+            text = data.error.message if data.error is not None else None
+        update: dict[str, Any] = {
+            "toolCallId": data.tool_call_id,
+            "status": "completed" if success else "failed",
+        }
+        if text:
+            update["content"] = text_content(text)
         self.tracker.upsert(update)
 
-    def _usage(self, data: Mapping[str, Any]) -> None:
-        for key, attribute in (
-            ("inputTokens", "_input_tokens"),
-            ("outputTokens", "_output_tokens"),
-            ("cacheReadTokens", "_cached_tokens"),
-        ):
-            value = data.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                setattr(self, attribute, getattr(self, attribute) + value)
-                self._usage_seen = True
+    def _usage(self, data: Usage) -> None:
+        figures = (data.input_tokens, data.output_tokens, data.cache_read_tokens)
+        if all(figure is None for figure in figures):
+            return
+        self._usage_seen = True
+        self._input_tokens += data.input_tokens or 0
+        self._output_tokens += data.output_tokens or 0
+        self._cached_tokens += data.cache_read_tokens or 0
 
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end``: completed (or cancelled after an abort), with the summed usage."""
@@ -285,11 +298,11 @@ class CopilotTurn:
 
     # -- permissions -------------------------------------------------------------------------------------------
 
-    async def _permission(self, data: Mapping[str, Any]) -> None:
-        request_id = text_of(data.get("requestId"))
+    async def _permission(self, data: PermissionRequested) -> None:
+        request_id = data.request_id or None
         if request_id is None:
             return
-        asked = as_mapping(data.get("permissionRequest"))
+        asked = data.permission_request
         kind = text_of(asked.get("kind")) or "tool"
         tool = _PERMISSION_TOOLS.get(kind, kind)
         if kind == "shell":

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus
 
-__all__ = ["Subagent", "stop_running", "subagent_work"]
+__all__ = ["Subagent", "stop_running", "subagent_work", "work_items"]
 
 
 @dataclass(kw_only=True)
@@ -21,26 +21,35 @@ class Subagent:
     status: WorkItemStatus = "running"
     summary: str | None = None
     tool_calls: int = 0
+    ended: float | None = None
+    """When it stopped running, for the backends that know (its duration stops there)."""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 def subagent_work(subagents: Iterable[Subagent]) -> AgentWorkEvent:
     """The snapshot of every subagent; a running one blocks the turn's completion."""
+    return AgentWorkEvent(items=work_items(subagents, blocking=True))
+
+
+def work_items(subagents: Iterable[Subagent], *, blocking: bool) -> list[WorkItem]:
+    """Every subagent as a work item; with ``blocking``, a running one blocks the turn's completion."""
     now = time.monotonic()
-    return AgentWorkEvent(
-        items=[
-            WorkItem(
-                id=subagent.item_id,
-                kind="subagent",
-                status=subagent.status,
-                title=subagent.title,
-                summary=subagent.summary,
-                blocks_completion=subagent.status == "running",
-                tool_calls=subagent.tool_calls,
-                duration_ms=int((now - subagent.started) * 1000),
-            )
-            for subagent in subagents
-        ]
-    )
+    return [
+        WorkItem(
+            id=subagent.item_id,
+            kind="subagent",
+            status=subagent.status,
+            title=subagent.title,
+            summary=subagent.summary,
+            blocks_completion=blocking and subagent.status == "running",
+            tool_calls=subagent.tool_calls,
+            duration_ms=int(((subagent.ended or now) - subagent.started) * 1000),
+            input_tokens=subagent.input_tokens,
+            output_tokens=subagent.output_tokens,
+        )
+        for subagent in subagents
+    ]
 
 
 def stop_running(subagents: Iterable[Subagent]) -> bool:

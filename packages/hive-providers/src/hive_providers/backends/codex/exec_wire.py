@@ -1,0 +1,232 @@
+"""``codex exec --json``'s events and items, as hive reads them: frozen structs (snake_case, as exec prints them).
+
+:func:`decode_exec_event` decodes one line's event by its ``type`` (an unknown one is an
+:class:`UnknownExecEvent`); an item event's ``item`` is decoded by its ``type`` too (an unknown one is an
+:class:`UnknownExecItem`). A ``collab_tool_call`` item is the app-server's ``collabAgentToolCall`` in snake case:
+it decodes to :class:`~.wire.CollabAgentToolCall`, so :class:`~.subagents.SubThreads` reads one shape. Decoding
+is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the wrong type reads as absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+import msgspec
+
+from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+
+from .wire import CollabAgentToolCall, camel_case
+
+__all__ = [
+    "ExecAgentMessage",
+    "ExecCommand",
+    "ExecError",
+    "ExecErrorEvent",
+    "ExecEvent",
+    "ExecFileChange",
+    "ExecFileUpdate",
+    "ExecItem",
+    "ExecItemEvent",
+    "ExecMcpCall",
+    "ExecReasoning",
+    "ExecTodoList",
+    "ExecWarning",
+    "McpResult",
+    "ThreadStarted",
+    "ThreadUsage",
+    "TodoEntry",
+    "TurnCompleted",
+    "TurnFailed",
+    "UnknownExecEvent",
+    "UnknownExecItem",
+    "decode_exec_event",
+]
+
+
+class _Item(WireStruct, frozen=True):
+    id: str | None = None
+    """The item's id."""
+
+
+class ExecAgentMessage(_Item, frozen=True, tag_field="type", tag="agent_message"):
+    """A message of the agent, whole."""
+
+    text: str | None = None
+
+
+class ExecReasoning(_Item, frozen=True, tag_field="type", tag="reasoning"):
+    """The agent's reasoning, whole."""
+
+    text: str | None = None
+
+
+class ExecCommand(_Item, frozen=True, tag_field="type", tag="command_execution"):
+    """A command Codex runs."""
+
+    command: str | None = None
+    aggregated_output: str | None = None
+    exit_code: int | None = None
+    status: str | None = None
+    """``in_progress``, ``completed``, ``failed`` or ``declined``."""
+
+
+class ExecFileUpdate(WireStruct, frozen=True):
+    """One file of a file change."""
+
+    path: str | None = None
+    kind: str | None = None
+    """``add``, ``delete`` or ``update``."""
+
+
+class ExecFileChange(_Item, frozen=True, tag_field="type", tag="file_change"):
+    """An edit of files."""
+
+    changes: list[ExecFileUpdate] = msgspec.field(default_factory=list[ExecFileUpdate])
+    status: str | None = None
+
+
+class _McpBlock(WireStruct, frozen=True):
+    text: str | None = None
+
+
+class McpResult(WireStruct, frozen=True):
+    """An MCP tool's result."""
+
+    content: list[_McpBlock] = msgspec.field(default_factory=list[_McpBlock])
+
+
+class ExecError(WireStruct, frozen=True):
+    """A failure's message."""
+
+    message: str | None = None
+
+
+class ExecMcpCall(_Item, frozen=True, tag_field="type", tag="mcp_tool_call"):
+    """A call of an MCP server's tool."""
+
+    server: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+    result: McpResult | None = None
+    error: ExecError | None = None
+    status: str | None = None
+
+
+class TodoEntry(WireStruct, frozen=True):
+    """One step of a to-do list."""
+
+    text: str | None = None
+    completed: bool | None = None
+
+
+class ExecTodoList(_Item, frozen=True, tag_field="type", tag="todo_list"):
+    """The agent's plan."""
+
+    items: list[TodoEntry] = msgspec.field(default_factory=list[TodoEntry])
+
+
+class ExecWarning(_Item, frozen=True, tag_field="type", tag="error"):
+    """An ``error`` item: a warning that did not stop the turn."""
+
+    message: str | None = None
+
+
+class UnknownExecItem(_Item, frozen=True):
+    """An item hive does not map (``web_search``, a later version's...)."""
+
+    type: str | None = None
+
+
+ExecItem = (
+    ExecAgentMessage
+    | ExecReasoning
+    | ExecCommand
+    | ExecFileChange
+    | ExecMcpCall
+    | ExecTodoList
+    | ExecWarning
+    | CollabAgentToolCall
+    | UnknownExecItem
+)
+"""One item of ``codex exec --json``, decoded."""
+
+_ITEMS: Final = tags_of(
+    ExecAgentMessage, ExecReasoning, ExecCommand, ExecFileChange, ExecMcpCall, ExecTodoList, ExecWarning
+)
+
+
+class ThreadStarted(WireStruct, frozen=True, tag_field="type", tag="thread.started"):
+    """The thread the run is in (the session id)."""
+
+    thread_id: str | None = None
+
+
+class ExecItemEvent(WireStruct, frozen=True):
+    """``item.started``, ``item.updated`` or ``item.completed``."""
+
+    item: ExecItem
+    completed: bool
+    """Whether it is ``item.completed``."""
+
+
+class ThreadUsage(WireStruct, frozen=True):
+    """The thread's token total so far."""
+
+    input_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class TurnCompleted(WireStruct, frozen=True, tag_field="type", tag="turn.completed"):
+    """The end of the turn."""
+
+    usage: ThreadUsage | None = None
+
+
+class TurnFailed(WireStruct, frozen=True, tag_field="type", tag="turn.failed"):
+    """The end of the turn, as a failure."""
+
+    error: ExecError | None = None
+
+
+class ExecErrorEvent(WireStruct, frozen=True, tag_field="type", tag="error"):
+    """An ``error`` event: a failure's message (the turn's end comes as ``turn.failed``)."""
+
+    message: str | None = None
+
+
+class UnknownExecEvent(WireStruct, frozen=True):
+    """An event hive does not read (``turn.started``, a later version's...)."""
+
+    type: str | None = None
+
+
+ExecEvent = ThreadStarted | ExecItemEvent | TurnCompleted | TurnFailed | ExecErrorEvent | UnknownExecEvent
+"""One line's event, decoded."""
+
+_EVENTS: Final = tags_of(ThreadStarted, TurnCompleted, TurnFailed, ExecErrorEvent)
+_ITEM_EVENTS: Final = frozenset({"item.started", "item.updated", "item.completed"})
+
+
+def decode_exec_event(event: object) -> ExecEvent:
+    """Decode one line's JSON value."""
+    fields = _object(event)
+    kind = fields.get("type")
+    if isinstance(kind, str) and kind in _ITEM_EVENTS:
+        return ExecItemEvent(item=_decode_item(fields.get("item")), completed=kind == "item.completed")
+    return decode_tagged(event, "type", _EVENTS, lambda other: UnknownExecEvent(type=other))
+
+
+def _decode_item(item: object) -> ExecItem:
+    fields = _object(item)
+    if fields.get("type") == "collab_tool_call":
+        camel = {camel_case(key): value for key, value in fields.items()}
+        return decode({**camel, "type": "collabAgentToolCall"}, CollabAgentToolCall)
+    return decode_tagged(
+        item, "type", _ITEMS, lambda kind: UnknownExecItem(type=kind, id=decode(item, _Item).id)
+    )
+
+
+def _object(value: object) -> Mapping[str, object]:
+    return cast("Mapping[str, object]", value) if isinstance(value, Mapping) else {}

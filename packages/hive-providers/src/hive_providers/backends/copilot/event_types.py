@@ -1,0 +1,221 @@
+"""Copilot's ``session.event`` notifications, as hive reads them: frozen structs.
+
+A ``session.event`` carries ``{type, data, agentId?}``; :func:`decode_session_event` decodes its ``data`` by its
+``type`` (one a turn does not read, or a later version's, is :class:`UnknownData`, keeping its type) and returns
+a :class:`SessionEvent`. Decoding is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the
+wrong type reads as absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+
+__all__ = [
+    "AssistantMessage",
+    "EventData",
+    "MessageDelta",
+    "PermissionRequested",
+    "ReasoningDelta",
+    "SessionError",
+    "SessionEvent",
+    "SessionIdle",
+    "SubagentCompleted",
+    "SubagentFailed",
+    "SubagentStarted",
+    "ToolError",
+    "ToolExecutionComplete",
+    "ToolExecutionStart",
+    "ToolResult",
+    "UnknownData",
+    "Usage",
+    "UserInputRequested",
+    "decode_session_event",
+]
+
+
+class _Camel(WireStruct, frozen=True, rename="camel"):
+    """Copilot's fields are camelCase."""
+
+
+class _Data(_Camel, frozen=True, tag_field="type"):
+    """An event's ``data``; its struct's tag is the event's ``type``."""
+
+
+class PermissionRequested(_Data, frozen=True, tag="permission.requested"):
+    """A tool asks for permission (answered with ``session.permissions.handlePendingPermissionRequest``)."""
+
+    request_id: str | None = None
+    permission_request: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+    """``{kind, fullCommandText, fileName, path, toolCallId, ...}``: kept whole, the request is judged on it."""
+
+
+class UserInputRequested(_Data, frozen=True, tag="user_input.requested"):
+    """A question of the ``ask_user`` tool is coming (its ``userInput.request`` follows)."""
+
+    question: str | None = None
+    tool_call_id: str | None = None
+    request_id: str | None = None
+
+
+class SubagentStarted(_Data, frozen=True, tag="subagent.started"):
+    """A subagent starts (the ``task`` tool)."""
+
+    tool_call_id: str | None = None
+    agent_description: str | None = None
+    agent_display_name: str | None = None
+
+
+class SubagentCompleted(_Data, frozen=True, tag="subagent.completed"):
+    """A subagent ended."""
+
+    tool_call_id: str | None = None
+    cancelled: bool | None = None
+
+
+class SubagentFailed(_Data, frozen=True, tag="subagent.failed"):
+    """A subagent failed."""
+
+    tool_call_id: str | None = None
+    error: str | None = None
+
+
+class MessageDelta(_Data, frozen=True, tag="assistant.message_delta"):
+    """A piece of a reply."""
+
+    delta_content: str | None = None
+    message_id: str | None = None
+
+
+class ReasoningDelta(_Data, frozen=True, tag="assistant.reasoning_delta"):
+    """A piece of reasoning."""
+
+    delta_content: str | None = None
+
+
+class AssistantMessage(_Data, frozen=True, tag="assistant.message"):
+    """A whole reply (streamed before, unless streaming was off)."""
+
+    content: str | None = None
+    message_id: str | None = None
+
+
+class ToolExecutionStart(_Data, frozen=True, tag="tool.execution_start"):
+    """A tool call starts."""
+
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    arguments: Any = None
+    """The call's arguments, as the tool takes them."""
+
+
+class ToolResult(_Camel, frozen=True):
+    """A tool's result."""
+
+    content: str | None = None
+
+
+class ToolError(_Camel, frozen=True):
+    """A tool's failure."""
+
+    message: str | None = None
+
+
+class ToolExecutionComplete(_Data, frozen=True, tag="tool.execution_complete"):
+    """A tool call ended."""
+
+    tool_call_id: str | None = None
+    success: bool | None = None
+    result: ToolResult | None = None
+    error: ToolError | None = None
+
+
+class Usage(_Data, frozen=True, tag="assistant.usage"):
+    """One model call's tokens."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+
+
+class SessionError(_Data, frozen=True, tag="session.error"):
+    """The session failed."""
+
+    message: str | None = None
+
+
+class SessionIdle(_Data, frozen=True, tag="session.idle"):
+    """The turn ended (``aborted`` after ``session.abort``)."""
+
+    aborted: bool | None = None
+
+
+class UnknownData(WireStruct, frozen=True):
+    """An event a turn does not read (or a later version's)."""
+
+    type: str | None = None
+
+
+EventData = (
+    PermissionRequested
+    | UserInputRequested
+    | SubagentStarted
+    | SubagentCompleted
+    | SubagentFailed
+    | MessageDelta
+    | ReasoningDelta
+    | AssistantMessage
+    | ToolExecutionStart
+    | ToolExecutionComplete
+    | Usage
+    | SessionError
+    | SessionIdle
+    | UnknownData
+)
+"""An event's ``data``, decoded by its ``type``."""
+
+_KINDS: Final = tags_of(
+    PermissionRequested,
+    UserInputRequested,
+    SubagentStarted,
+    SubagentCompleted,
+    SubagentFailed,
+    MessageDelta,
+    ReasoningDelta,
+    AssistantMessage,
+    ToolExecutionStart,
+    ToolExecutionComplete,
+    Usage,
+    SessionError,
+    SessionIdle,
+)
+
+
+class _Envelope(_Camel, frozen=True):
+    type: str | None = None
+    agent_id: str | None = None
+    data: dict[str, Any] | None = None
+
+
+class SessionEvent(WireStruct, frozen=True):
+    """One ``session.event``."""
+
+    data: EventData
+    """What happened."""
+    agent_id: str | None = None
+    """The subagent whose event it is (``None``: the main agent's)."""
+
+
+def decode_session_event(event: object) -> SessionEvent:
+    """Decode one ``session.event``'s ``event``."""
+    envelope = decode(event, _Envelope)
+    kind = envelope.type
+    # The tag is the envelope's, not the data's: decode the data as if it carried it.
+    data = {**(envelope.data or {}), "type": kind} if kind is not None else envelope.data
+    return SessionEvent(
+        data=decode_tagged(data, "type", _KINDS, lambda other: UnknownData(type=other)),
+        agent_id=envelope.agent_id or None,
+    )
