@@ -14,6 +14,7 @@ from hive_core import (
     QuestionService,
     collect_turn,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.testing import ScriptedChatClient, reply
 from hive_protocol import (
     Event,
@@ -61,7 +62,7 @@ def _question(request_id: str = "ask-1") -> QuestionRequestEvent:
 
 async def test_the_built_in_loop_is_the_backend_named_hive() -> None:
     client = ScriptedChatClient([reply("Hello", " there")])
-    backend = HiveBackend(Agent(client).session())
+    backend = HiveBackend(Agent(client, policy=ALLOW_ALL).session())
 
     assert isinstance(backend, AgentBackend)
     events = await collect_turn(backend, "hi")

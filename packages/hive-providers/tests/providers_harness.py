@@ -29,6 +29,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.config import LoadedConfig, load_config
 from hive_core.messages import user
 from hive_protocol import (
@@ -209,7 +210,7 @@ async def note_turn(
         parts=[ScriptText(chunks=["The note says ", "hi."])], usage=Usage(input_tokens=80, output_tokens=5)
     )
     async with scripted(make, first, second, **options) as (server, client):
-        agent = Agent(client, tools=[read_note])
+        agent = Agent(client, tools=[read_note], policy=ALLOW_ALL)
         with anyio.fail_after(WAIT):
             events = await collect_turn(agent.session(), "read my todo note")
         server.assert_consumed()

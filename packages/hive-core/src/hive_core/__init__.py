@@ -5,7 +5,15 @@ its guarded tool pipeline; serve the same session in process, over stdio or over
 of :mod:`hive_protocol`.
 """
 
-from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, PathJudge, ToolCallPolicy
+from .approvals import (
+    ALLOW_ALL,
+    AllowEverything,
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalService,
+    PathJudge,
+    ToolCallPolicy,
+)
 from .backends import AgentBackend, BackendProbe, HiveBackend
 from .budget import TokenBudgetChatClient
 from .chat import (
@@ -35,9 +43,11 @@ from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome,
 from .turn_deadline import PausingQuestions, TurnDeadline
 
 __all__ = [
+    "ALLOW_ALL",
     "Agent",
     "AgentBackend",
     "AgentSession",
+    "AllowEverything",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from hive_core import Agent
+from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.pipeline import default_middlewares
 from hive_core.sessions import SCHEMA_VERSION, SqliteSessionStore, TranscriptRecorder
@@ -29,7 +30,7 @@ def _agent(project: Path, client: ScriptedChatClient, keeper: CheckpointKeeper) 
     return Agent(
         client,
         tools=BUILTIN_TOOLS,
-        middlewares=[*default_middlewares(), keeper],
+        middlewares=[*default_middlewares(ALLOW_ALL), keeper],
         working_dir=project,
         clock=lambda: 0.0,
     )

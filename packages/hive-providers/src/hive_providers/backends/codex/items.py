@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from hive_core.failures import ChatError
+from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND
 from hive_core.tools import EventSink
 from hive_protocol import ErrorCode, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
 from hive_providers.backends.kit.json_values import as_list, as_mapping
@@ -81,7 +82,7 @@ def item_tool(item: Mapping[str, Any]) -> str | None:
     """The hive tool a Codex item is a call of (``execute_command``, ``edit_file``); ``None`` for no tool."""
     kind = item.get("type")
     return (
-        {"commandExecution": "execute_command", "fileChange": "edit_file"}.get(kind)
+        {"commandExecution": EXECUTE_COMMAND, "fileChange": EDIT_FILE}.get(kind)
         if isinstance(kind, str)
         else None
     )
