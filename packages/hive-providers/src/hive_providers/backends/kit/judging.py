@@ -32,6 +32,7 @@ from hive_core.approvals import (
     decide,
     strictest,
 )
+from hive_core.tool_names import EXECUTE_COMMAND, GLOB_FILES, GREP_FILES, LIST_DIRECTORY, READ_FILE
 
 from .tool_calls import ToolCallTracker
 
@@ -52,7 +53,7 @@ WORKING_DIRECTORY_KEYS: Final = ("cwd", "workdir", "working_dir", "workingDirect
 """The keys under which CLIs' tool inputs name the directory a call runs in (or searches, for a search tool)."""
 
 _PATH_ARGUMENTS: Final = ("path", "source", "destination")
-_LISTING_TOOLS: Final = frozenset({"list_directory", "glob_files", "grep_files"})
+_LISTING_TOOLS: Final = frozenset({LIST_DIRECTORY, GLOB_FILES, GREP_FILES})
 
 
 def working_directory(raw: Mapping[str, Any]) -> object:
@@ -93,7 +94,7 @@ def verdict_of(
     real = os.path.realpath(place)
     verdicts = [
         policy.evaluate(tool, _in_directory(tool, arguments, place)),
-        policy.evaluate("read_file", {"path": place}),
+        policy.evaluate(READ_FILE, {"path": place}),
     ]
     if os.path.commonpath([root, real]) != root:
         verdicts.append(Verdict.ask(f"the call runs in {place}, outside the project", level="high"))
@@ -113,7 +114,7 @@ def _in_directory(tool: str, arguments: Mapping[str, Any], place: str) -> dict[s
     joined to it, a listing without a directory listing it."""
     judged = dict(arguments)
     command = judged.get("command")
-    if tool == "execute_command" and isinstance(command, str) and command.strip():
+    if tool == EXECUTE_COMMAND and isinstance(command, str) and command.strip():
         judged["command"] = f"cd {shlex.quote(place)} && {command}"
     for key in _PATH_ARGUMENTS:
         value = judged.get(key)
