@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -32,10 +33,12 @@ class Rules:
         return False
 
 
+@dataclass
 class Approver:
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.asked: list[ApprovalRequest] = []
+    """Gives every request the same ``decision``; keeps what it was ``asked``."""
+
+    decision: ApprovalDecision
+    asked: list[ApprovalRequest] = field(default_factory=list[ApprovalRequest])
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         self.asked.append(request)

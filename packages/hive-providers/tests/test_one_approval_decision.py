@@ -8,6 +8,7 @@ whether it runs, the refusal recorded, the arguments it runs with and what the a
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@dataclass
 class Approver:
-    """Answers every request the same way, and records what it was asked."""
+    """Gives every request the same ``decision``; keeps the tool, reason and arguments it was ``asked`` about."""
 
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.asked: list[tuple[str, str, dict[str, Any]]] = []
+    decision: ApprovalDecision
+    asked: list[tuple[str, str, dict[str, Any]]] = field(
+        default_factory=list[tuple[str, str, dict[str, Any]]]
+    )
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         self.asked.append((request.tool_name, request.reason, dict(request.arguments)))
