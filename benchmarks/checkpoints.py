@@ -25,6 +25,7 @@ from pathlib import Path
 
 import anyio
 
+from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import read_file, write_file
 from hive_core.messages import ToolCallPart
 from hive_core.pipeline import Invocation, Pipeline, default_middlewares
@@ -77,8 +78,8 @@ async def main() -> None:
         store.append(sid, TurnRequest(content="benchmark"))
         keeper = CheckpointKeeper()
         keeper.bind(store, sid)
-        plain = Pipeline(default_middlewares())
-        kept = Pipeline([*default_middlewares(), keeper])
+        plain = Pipeline(default_middlewares(ALLOW_ALL))
+        kept = Pipeline([*default_middlewares(ALLOW_ALL), keeper])
 
         reading = _invocation(project, read_file, {"path": "read.txt"})
         print(f"read_file 10 KB, no keeper:   {await _per_call(partial(plain.run, reading), CALLS):8.1f} µs")

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 import anyio
 
 from hive_core import Agent, SessionRunner, StdioRunner, TextUpdate
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import FinishUpdate
 from hive_core.testing import ScriptedChatClient, ScriptedRound
 from hive_protocol import TextDeltaEvent, UserMessageRequest, encode
@@ -43,7 +44,7 @@ async def floor() -> float:
 async def through_hive(stdout: io.RawIOBase | io.BufferedIOBase) -> float:
     updates = [TextUpdate("tok ") for _ in range(DELTAS)]
     client = ScriptedChatClient([ScriptedRound([*updates, FinishUpdate("stop")])])
-    session = Agent(client, clock=lambda: 0.0).session()
+    session = Agent(client, clock=lambda: 0.0, policy=ALLOW_ALL).session()
     runner = StdioRunner(SessionRunner(session, session_id="bench"), stdout=stdout)  # type: ignore[arg-type]
     start = time.process_time()
     await runner.session.run_turn(UserMessageRequest(content="go"), runner.write)

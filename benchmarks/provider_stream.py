@@ -33,6 +33,7 @@ from openai import AsyncOpenAI
 
 from hive_conformance.script import Round, ScriptText, Usage, encode_script
 from hive_core import Agent, SessionRunner, StdioRunner
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import ChatOptions, TextUpdate
 from hive_core.messages import user
 from hive_protocol import UserMessageRequest
@@ -122,7 +123,7 @@ async def adapter(client: OpenAIChatClient | OpenAIResponsesChatClient) -> int:
 
 async def adapter_and_loop(client: OpenAIChatClient | OpenAIResponsesChatClient) -> int:
     buffer = io.BytesIO()
-    session = Agent(client, clock=lambda: 0.0).session()
+    session = Agent(client, clock=lambda: 0.0, policy=ALLOW_ALL).session()
     runner = StdioRunner(SessionRunner(session, session_id="bench"), stdout=buffer)
     await runner.session.run_turn(UserMessageRequest(content="go"), runner.write)
     return buffer.getvalue().count(b'"type":"text_delta"')

@@ -61,6 +61,7 @@ KERNEL = (
     "runners",
     "session_id",
     "testing",
+    "tool_names",
     "tool_retrieval",
     "tool_round",
     "tools",

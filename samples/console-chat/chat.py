@@ -18,6 +18,7 @@ import anyio
 import anyio.to_thread
 
 from hive_core import Agent, AgentSession, open_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.config import ConfigError, find_project_root, load_config
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ErrorEvent, TextDeltaEvent, ToolStartEvent, TurnEndEvent
@@ -47,6 +48,7 @@ def build_session(provider: str | None, model: str | None) -> tuple[AgentSession
         instructions=INSTRUCTIONS,
         # A small local model reads every tool offered: offer one only when the message asks for it.
         tool_selector=ToolRetrieval() if small else None,
+        policy=ALLOW_ALL,
     )
     return agent.session(), f"{settings.provider}: {settings.model or 'the default model'}"
 

@@ -16,6 +16,7 @@ from hive_core import (
     QuestionService,
     collect_turn,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.testing import ScriptedChatClient, reply
 from hive_protocol import (
     Event,
@@ -82,7 +83,7 @@ async def _asked(
 
 async def test_the_built_in_loop_is_the_backend_named_hive() -> None:
     client = ScriptedChatClient([reply("Hello", " there")])
-    backend = HiveBackend(Agent(client).session())
+    backend = HiveBackend(Agent(client, policy=ALLOW_ALL).session())
 
     assert isinstance(backend, AgentBackend)
     events = await collect_turn(backend, "hi")

@@ -16,7 +16,7 @@ import pytest
 from core_harness import WAIT, Rules, Wire, assert_verified, of_type
 
 from hive_core import Agent, ChatOptions, HitlBridge, Message, SessionRunner, collect_turn, tool
-from hive_core.approvals import Verdict
+from hive_core.approvals import ALLOW_ALL, Verdict
 from hive_core.messages import ToolCallPart, ToolResultPart
 from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
 from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
@@ -124,7 +124,7 @@ async def test_an_id_a_later_turn_repeats_is_replaced_so_the_history_stays_paire
             checked(reply("second")),
         ]
     )
-    session = Agent(client, tools=notes.tools, clock=fixed_clock).session()
+    session = Agent(client, tools=notes.tools, clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         first = await collect_turn(session, "one")
         second = await collect_turn(session, "two")
@@ -146,7 +146,9 @@ async def test_a_generated_id_that_meets_a_model_id_is_replaced_too() -> None:
         ]
     )
     with anyio.fail_after(WAIT):
-        events = await collect_turn(Agent(client, tools=notes.tools, clock=fixed_clock).session(), "go")
+        events = await collect_turn(
+            Agent(client, tools=notes.tools, clock=fixed_clock, policy=ALLOW_ALL).session(), "go"
+        )
 
     assert started(events) == ["call_1_1", "call_1_1_2"]
     assert_verified(events, turns=1)
@@ -163,7 +165,9 @@ async def test_many_repeats_of_one_id_each_get_their_own() -> None:
         ]
     )
     with anyio.fail_after(WAIT):
-        events = await collect_turn(Agent(client, tools=notes.tools, clock=fixed_clock).session(), "go")
+        events = await collect_turn(
+            Agent(client, tools=notes.tools, clock=fixed_clock, policy=ALLOW_ALL).session(), "go"
+        )
 
     assert started(events) == ["x", "x_2", "x_3", "x_4", "x_2_2"]
     # Parallel calls end in any order; each id must end with its own call's output.
@@ -182,7 +186,7 @@ async def test_the_stored_session_keeps_the_ids_the_events_showed(tmp_path: Path
             reply("again"),
         ]
     )
-    agent = Agent(client, tools=notes.tools, clock=fixed_clock)
+    agent = Agent(client, tools=notes.tools, clock=fixed_clock, policy=ALLOW_ALL)
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
         info = store.create(project_path=tmp_path)
         recorder = TranscriptRecorder(agent.session(), store, info.id)

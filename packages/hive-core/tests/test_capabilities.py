@@ -8,6 +8,7 @@ import pytest
 from core_harness import WAIT
 
 from hive_core import Agent, Capabilities, FallbackChatClient, TokenBudgetChatClient, collect_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import AsyncClosable, ChatClient, ModelLister
 from hive_core.testing import ScriptedChatClient, reply
 from hive_protocol import TurnOptions, UserMessageRequest
@@ -28,7 +29,7 @@ def look(name: str) -> str:
 @pytest.mark.parametrize("mode", ["auto", "require:look"])
 async def test_a_client_without_tools_is_offered_none(mode: str) -> None:
     client = ScriptedChatClient([reply("plain")], capabilities=Capabilities(tools=False))
-    agent = Agent(client, tools=[look])
+    agent = Agent(client, tools=[look], policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         await collect_turn(
             agent.session(), UserMessageRequest(content="hi", options=TurnOptions(tool_mode=mode))
@@ -40,7 +41,7 @@ async def test_a_client_without_tools_is_offered_none(mode: str) -> None:
 
 async def test_a_client_with_tools_is_offered_them() -> None:
     client = ScriptedChatClient([reply("ok")])
-    agent = Agent(client, tools=[look])
+    agent = Agent(client, tools=[look], policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         await collect_turn(agent.session(), "hi")
     [(_, options)] = client.requests

@@ -28,6 +28,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.budget import BUDGET_EXHAUSTED_TEXT
 from hive_core.context import CompactionSettings, ContextManager, ContextWindow, estimate_tokens
 from hive_core.failures import context_overflowed, is_context_overflow
@@ -119,7 +120,7 @@ async def turn(agent: Agent, session_history: list[Message] | None = None, text:
 async def test_the_default_agent_prepares_each_request_and_keeps_the_conversation_whole() -> None:
     long = "line\n" * 12_000  # 60,000 characters: cut to its head and tail in what is sent
     client = ScriptedChatClient([reply("ok")], capabilities=Capabilities(context_window=128_000))
-    agent = Agent(client, clock=fixed_clock)
+    agent = Agent(client, clock=fixed_clock, policy=ALLOW_ALL)
     assert isinstance(agent.context, ContextManager)
     conversation = [
         Message("user", [TextPart("read it")]),
@@ -143,7 +144,7 @@ async def test_the_default_agent_prepares_each_request_and_keeps_the_conversatio
 async def test_an_embedder_passes_its_own_context_manager() -> None:
     client = ScriptedChatClient([reply("ok")])
     manager = ContextManager(CompactionSettings(enable_tool_result_compaction=False), window=1_000)
-    agent = Agent(client, context=manager, clock=fixed_clock)
+    agent = Agent(client, context=manager, clock=fixed_clock, policy=ALLOW_ALL)
     assert agent.context is manager
     await turn(agent)
     assert manager.last is not None
@@ -160,7 +161,7 @@ async def test_an_embedder_passes_its_own_context_manager() -> None:
 async def test_a_long_session_stays_inside_the_window_and_reports_its_compactions() -> None:
     window = 3_000
     model = Responder(window)
-    agent = Agent(TokenBudgetChatClient(model), tools=[read], clock=fixed_clock)
+    agent = Agent(TokenBudgetChatClient(model), tools=[read], clock=fixed_clock, policy=ALLOW_ALL)
     session = agent.session()
     addenda: list[str] = []
     with anyio.fail_after(WAIT):
@@ -195,7 +196,7 @@ async def test_a_long_session_stays_inside_the_window_and_reports_its_compaction
 async def test_the_summary_the_model_wrote_is_what_the_next_request_carries() -> None:
     window = 3_000
     model = Responder(window)
-    agent = Agent(model, tools=[read], clock=fixed_clock)
+    agent = Agent(model, tools=[read], clock=fixed_clock, policy=ALLOW_ALL)
     session = agent.session()
     with anyio.fail_after(WAIT):
         for n in range(8):
@@ -217,7 +218,9 @@ async def test_a_session_at_the_budget_compacts_instead_of_refusing() -> None:
     assert estimate_tokens(past) > 0.8 * window
     model = Responder(window)
     settings = CompactionSettings(use_token_based_compaction=False, threshold_percentage=5.0)
-    agent = Agent(TokenBudgetChatClient(model), context=ContextManager(settings), clock=fixed_clock)
+    agent = Agent(
+        TokenBudgetChatClient(model), context=ContextManager(settings), clock=fixed_clock, policy=ALLOW_ALL
+    )
     agent.tools["read"] = read
     events = await turn(agent, past, "new question")
     assert_verified(events, turns=1)
@@ -237,7 +240,9 @@ async def test_a_session_at_the_budget_compacts_instead_of_refusing() -> None:
 
 async def test_only_a_request_that_cannot_fit_even_compacted_is_refused() -> None:
     inner = ScriptedChatClient([], capabilities=Capabilities(context_window=100))
-    events = await turn(Agent(TokenBudgetChatClient(inner), clock=fixed_clock), None, "x" * 2_000)
+    events = await turn(
+        Agent(TokenBudgetChatClient(inner), clock=fixed_clock, policy=ALLOW_ALL), None, "x" * 2_000
+    )
     assert events[0] == TextDeltaEvent(content=BUDGET_EXHAUSTED_TEXT)
     assert stop_of(events) == "output_limit"
     assert inner.requests == []
@@ -264,7 +269,7 @@ def overflow_once(answer: str, error: ChatError) -> list[ScriptedRound]:
 )
 async def test_an_overflow_reported_by_the_server_is_compacted_and_retried_once(error: ChatError) -> None:
     client = ScriptedChatClient(overflow_once("fits now", error))  # no window known: the default is a guess
-    agent = Agent(client, clock=fixed_clock)
+    agent = Agent(client, clock=fixed_clock, policy=ALLOW_ALL)
     events = await turn(agent, history(3, 3_900), "again")
     assert_verified(events, turns=1)
     assert TextDeltaEvent(content="fits now") in events
@@ -283,7 +288,7 @@ async def test_an_overflow_reported_by_the_server_is_compacted_and_retried_once(
 async def test_an_overflow_is_retried_only_once() -> None:
     error = ChatError("prompt is too long", code="context_limit")
     client = ScriptedChatClient([fail(error), reply("SUMMARY-X"), fail(error)])
-    events = await turn(Agent(client, clock=fixed_clock), history(3, 3_900), "again")
+    events = await turn(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), history(3, 3_900), "again")
     assert isinstance(events[0], AddendumEvent)  # the compaction that was made is still reported
     assert events[1:] == [ErrorEvent(message="prompt is too long", code="context_limit"), TurnEndEvent()]
     assert_verified(events, turns=1)
@@ -293,7 +298,7 @@ async def test_an_overflow_is_retried_only_once() -> None:
 async def test_an_overflow_with_nothing_to_compact_is_the_error() -> None:
     error = ChatError("prompt is too long", code="context_limit")
     client = ScriptedChatClient([fail(error)])
-    events = await turn(Agent(client, clock=fixed_clock), None, "hi")
+    events = await turn(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), None, "hi")
     assert events == [ErrorEvent(message="prompt is too long", code="context_limit"), TurnEndEvent()]
     client.assert_consumed()
 
@@ -302,14 +307,16 @@ async def test_with_compact_on_overflow_off_the_overflow_is_the_error() -> None:
     error = ChatError("prompt is too long", code="context_limit")
     client = ScriptedChatClient([fail(error)])
     manager = ContextManager(CompactionSettings(compact_on_overflow=False))
-    events = await turn(Agent(client, context=manager, clock=fixed_clock), history(3, 3_900), "again")
+    events = await turn(
+        Agent(client, context=manager, clock=fixed_clock, policy=ALLOW_ALL), history(3, 3_900), "again"
+    )
     assert events == [ErrorEvent(message="prompt is too long", code="context_limit"), TurnEndEvent()]
     client.assert_consumed()
 
 
 async def test_an_empty_reply_cut_at_its_first_token_counts_as_an_overflow() -> None:
     client = ScriptedChatClient([reply(finish="length"), reply("SUMMARY-X"), reply("answered")])
-    events = await turn(Agent(client, clock=fixed_clock), history(3, 3_900), "again")
+    events = await turn(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), history(3, 3_900), "again")
     assert TextDeltaEvent(content="answered") in events
     assert stop_of(events) == "completed"
     client.assert_consumed()
@@ -318,7 +325,7 @@ async def test_an_empty_reply_cut_at_its_first_token_counts_as_an_overflow() -> 
 async def test_a_failure_after_text_is_not_retried() -> None:
     error = ChatError("prompt is too long", code="context_limit")
     client = ScriptedChatClient([fail(error, "partial")])
-    events = await turn(Agent(client, clock=fixed_clock), history(3, 3_900), "again")
+    events = await turn(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), history(3, 3_900), "again")
     assert events[0] == TextDeltaEvent(content="partial")
     assert isinstance(events[-2], ErrorEvent)
     client.assert_consumed()
@@ -345,7 +352,7 @@ def test_overflow_texts_of_every_provider_are_recognised() -> None:
 
 async def test_compact_on_demand_is_kept_for_the_next_request() -> None:
     client = ScriptedChatClient([reply("SUMMARY-NOW"), reply("next")])
-    agent = Agent(client, clock=fixed_clock)
+    agent = Agent(client, clock=fixed_clock, policy=ALLOW_ALL)
     session = agent.session(history(6, 2_000))
     with anyio.fail_after(WAIT):
         report = await session.compact()
@@ -360,7 +367,7 @@ async def test_compact_on_demand_is_kept_for_the_next_request() -> None:
 
 
 async def test_compact_with_nothing_to_compact_says_so() -> None:
-    session = Agent(ScriptedChatClient([]), clock=fixed_clock).session()
+    session = Agent(ScriptedChatClient([]), clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         assert await session.compact() is None
 
@@ -401,7 +408,7 @@ class Probed:
 async def test_the_window_the_server_reports_is_probed_once_before_the_first_request() -> None:
     model = Probed()
     budget = TokenBudgetChatClient(model)
-    agent = Agent(budget, clock=fixed_clock)
+    agent = Agent(budget, clock=fixed_clock, policy=ALLOW_ALL)
     session = agent.session()
     with anyio.fail_after(WAIT):
         await collect_turn(session, "one")

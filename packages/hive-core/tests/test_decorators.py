@@ -21,6 +21,7 @@ from hive_core import (
     ToolResultPart,
     collect_turn,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.budget import BUDGET_EXHAUSTED_TEXT, estimate_tokens
 from hive_core.chat import probed_capabilities
 from hive_core.context import ContextWindow
@@ -44,7 +45,7 @@ def fixed_clock() -> float:
 
 
 async def turn(client: ChatClient, content: str = "hi") -> list[Event]:
-    agent = Agent(client, clock=fixed_clock)
+    agent = Agent(client, clock=fixed_clock, policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         return await collect_turn(agent.session(), content)
 
@@ -87,7 +88,7 @@ async def test_without_a_known_window_the_default_is_used() -> None:
 
 async def test_the_budget_counts_instructions() -> None:
     inner = ScriptedChatClient([], capabilities=Capabilities(context_window=100))
-    agent = Agent(TokenBudgetChatClient(inner), instructions="i" * 320, clock=fixed_clock)
+    agent = Agent(TokenBudgetChatClient(inner), instructions="i" * 320, clock=fixed_clock, policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         events = await collect_turn(agent.session(), "short question")
     assert events[-1] == TurnEndEvent(stop_reason="output_limit", duration_ms=0)
@@ -324,7 +325,7 @@ async def test_fallback_events_are_relayed_on_the_wire() -> None:
         [fail(ChatError("slow", code="rate_limit", retry_after=0.5)), fail(ChatError("key", code="auth"))]
     )
     second = ScriptedChatClient([reply("second provider")])
-    agent = Agent(FallbackChatClient([first, second], sleep=sleeps), clock=fixed_clock)
+    agent = Agent(FallbackChatClient([first, second], sleep=sleeps), clock=fixed_clock, policy=ALLOW_ALL)
     wire = Wire(SessionRunner(agent.session(), session_id="s1"))
 
     events = await wire.run(UserMessageRequest(content="hi"))

@@ -11,6 +11,7 @@ import pytest
 from core_harness import WAIT, assert_ended, assert_verified, kinds, of_type, refused
 
 from hive_core import Agent, AgentSession, Message, Pipeline, ToolCallPart, ToolResultPart, collect_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.pipeline import (
     ArgumentParseFailureGuard,
     Invocation,
@@ -61,7 +62,7 @@ def lookup_tool(counter: Counter) -> Any:
 async def test_three_identical_successful_calls_all_run() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("lookup", {"key": "a"}, 3), reply("done")])
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session()
+    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     events = await turn(session)
 
@@ -74,7 +75,7 @@ async def test_three_identical_successful_calls_all_run() -> None:
 async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("lookup", {"key": "a"}, 4), reply("using what I have")])
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session()
+    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     events = await turn(session)
 
@@ -97,7 +98,7 @@ async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
 async def test_fifth_identical_call_ends_the_turn() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("lookup", {"key": "a"}, 5))
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session()
+    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     events = await turn(session)
 
@@ -122,7 +123,7 @@ async def test_changed_arguments_or_another_call_break_the_streak() -> None:
             reply("done"),
         ]
     )
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session()
+    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     events = await turn(session)
 
@@ -147,7 +148,7 @@ async def test_the_streak_spans_turns() -> None:
             reply("x"),
         ]
     )
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session()
+    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     await turn(session, "one")
     events = await turn(session, "two")
@@ -171,7 +172,7 @@ async def test_a_failure_resets_the_repeat_streak() -> None:
         return "fine"
 
     client = ScriptedChatClient([*repeat("flaky", {"key": "a"}, 5), reply("done")])
-    events = await turn(Agent(client, tools=[flaky], clock=fixed_clock).session())
+    events = await turn(Agent(client, tools=[flaky], clock=fixed_clock, policy=ALLOW_ALL).session())
 
     assert runs == ["ok", "fail", "ok", "ok", "ok"]
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [None] * 5
@@ -196,7 +197,9 @@ def failing_tool(counter: Counter, messages: list[str] | None = None) -> Any:
 async def test_the_same_error_twice_still_runs_and_the_model_reads_it() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("deploy", {"target": "prod"}, 2), reply("giving up")])
-    events = await turn(Agent(client, tools=[failing_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 2
     ends = of_type(events, ToolEndEvent)
@@ -207,7 +210,9 @@ async def test_the_same_error_twice_still_runs_and_the_model_reads_it() -> None:
 async def test_the_same_error_a_third_time_ends_the_turn() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("deploy", {"target": "prod"}, 3))
-    events = await turn(Agent(client, tools=[failing_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 3
     third = of_type(events, ToolEndEvent)[2]
@@ -225,7 +230,7 @@ async def test_different_errors_do_not_add_up() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("deploy", {"target": "prod"}, 3), reply("hmm")])
     tools = [failing_tool(counter, ["disk full", "network down", "disk full"])]
-    events = await turn(Agent(client, tools=tools, clock=fixed_clock).session())
+    events = await turn(Agent(client, tools=tools, clock=fixed_clock, policy=ALLOW_ALL).session())
 
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [None, None, None]
     assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
@@ -240,7 +245,9 @@ async def test_same_error_with_other_arguments_still_counts() -> None:
             call(("deploy", {"target": "c"}, "c3")),
         ]
     )
-    events = await turn(Agent(client, tools=[failing_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert of_type(events, ToolEndEvent)[2].refusal == "repeated_error"
     assert events[-1] == TurnEndEvent(stop_reason="tool_terminated", duration_ms=0)
@@ -259,7 +266,9 @@ async def test_same_error_with_other_arguments_still_counts() -> None:
 async def test_unparseable_arguments_are_refused_and_the_tool_never_runs(raw: str, reason: str) -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", raw)), reply("retrying")])
-    events = await turn(Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 0
     # tool_start carries the argument text as the model wrote it.
@@ -282,14 +291,16 @@ async def test_empty_argument_text_counts_as_an_empty_object() -> None:
         return "pong"
 
     client = ScriptedChatClient([call(("ping", "")), reply("ok")])
-    events = await turn(Agent(client, tools=[ping], clock=fixed_clock).session())
+    events = await turn(Agent(client, tools=[ping], clock=fixed_clock, policy=ALLOW_ALL).session())
     assert of_type(events, ToolEndEvent)[0].output == "pong"
 
 
 async def test_a_missing_argument_gets_a_recovery_directive() -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", {})), reply("which key?")])
-    events = await turn(Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 0
     end = of_type(events, ToolEndEvent)[0]
@@ -308,7 +319,9 @@ async def test_a_missing_argument_gets_a_recovery_directive() -> None:
 async def test_a_model_looping_on_empty_arguments_is_stopped_after_three_directives() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("lookup", {}, 5))
-    events = await turn(Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 0
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [
@@ -328,7 +341,9 @@ async def test_a_model_looping_on_empty_arguments_is_stopped_after_three_directi
 async def test_arguments_that_do_not_fit_get_a_directive(arguments: dict[str, Any], detail: str) -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", arguments)), reply("ok")])
-    events = await turn(Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert counter.runs == 0
     output = of_type(events, ToolEndEvent)[0].output
@@ -356,7 +371,9 @@ def slow_tool(started: list[str], *, timeout: float | None = None) -> Any:
 async def test_a_call_over_its_timeout_is_stopped() -> None:
     started: list[str] = []
     client = ScriptedChatClient([call(("crawl", {"site": "x"})), reply("too slow")])
-    events = await turn(Agent(client, tools=[slow_tool(started, timeout=0.05)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[slow_tool(started, timeout=0.05)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert started == ["x"]
     assert of_type(events, ToolEndEvent) == [
@@ -368,7 +385,7 @@ async def test_a_call_over_its_timeout_is_stopped() -> None:
 async def test_the_agent_timeout_applies_to_tools_without_their_own() -> None:
     started: list[str] = []
     client = ScriptedChatClient([call(("crawl", {"site": "x"})), reply("too slow")])
-    agent = Agent(client, tools=[slow_tool(started)], tool_timeout=0.05, clock=fixed_clock)
+    agent = Agent(client, tools=[slow_tool(started)], tool_timeout=0.05, clock=fixed_clock, policy=ALLOW_ALL)
     events = await turn(agent.session())
 
     assert of_type(events, ToolEndEvent)[0].refusal == "timed_out"
@@ -381,7 +398,7 @@ async def test_a_call_within_its_timeout_finishes() -> None:
         return "done"
 
     client = ScriptedChatClient([call(("quick", {})), reply("ok")])
-    events = await turn(Agent(client, tools=[quick], clock=fixed_clock).session())
+    events = await turn(Agent(client, tools=[quick], clock=fixed_clock, policy=ALLOW_ALL).session())
     assert of_type(events, ToolEndEvent)[0] == ToolEndEvent(
         tool="quick", success=True, output="done", call_id="call_1"
     )
@@ -390,7 +407,9 @@ async def test_a_call_within_its_timeout_finishes() -> None:
 async def test_the_same_slow_call_three_times_ends_the_turn() -> None:
     started: list[str] = []
     client = ScriptedChatClient(repeat("crawl", {"site": "x"}, 3))
-    events = await turn(Agent(client, tools=[slow_tool(started, timeout=0.02)], clock=fixed_clock).session())
+    events = await turn(
+        Agent(client, tools=[slow_tool(started, timeout=0.02)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    )
 
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == ["timed_out", "timed_out", "repeated_error"]
     assert_ended(events, "tool_terminated")
@@ -427,7 +446,7 @@ async def test_custom_middlewares_run_in_order_outermost_first() -> None:
 
 
 def test_default_pipeline_order() -> None:
-    agent = Agent(ScriptedChatClient([]))
+    agent = Agent(ScriptedChatClient([]), policy=ALLOW_ALL)
     assert [type(m).__name__ for m in agent.pipeline.middlewares] == [
         "ArgumentParseFailureGuard",
         "RepeatedCallGuard",
@@ -480,7 +499,9 @@ async def test_a_sync_tool_over_its_timeout_is_abandoned_not_awaited() -> None:
     client = ScriptedChatClient([call(("blocking", {})), reply("gave up")])
     try:
         with anyio.fail_after(WAIT):
-            events = await turn(Agent(client, tools=[blocking], clock=fixed_clock).session())
+            events = await turn(
+                Agent(client, tools=[blocking], clock=fixed_clock, policy=ALLOW_ALL).session()
+            )
     finally:
         release.set()
     assert entered.is_set()
@@ -495,6 +516,6 @@ async def test_default_call_ids_stay_unique_over_several_tool_rounds() -> None:
         return "pong"
 
     client = ScriptedChatClient([call(("ping", {})), call(("ping", {}), ("ping", {"x": 1})), reply("done")])
-    events = await turn(Agent(client, tools=[ping], clock=fixed_clock).session())
+    events = await turn(Agent(client, tools=[ping], clock=fixed_clock, policy=ALLOW_ALL).session())
     assert [e.call_id for e in of_type(events, ToolStartEvent)] == ["call_1", "call_2", "call_3"]
     assert_verified(events, turns=1)

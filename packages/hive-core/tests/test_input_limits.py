@@ -15,6 +15,7 @@ from core_harness import WAIT, Wire, assert_verified, kinds, message, of_type
 from protocol_strategies import depth_of
 
 from hive_core import Agent, SessionRunner, StdioRunner, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.context import ContextManager
 from hive_core.runners.session import Incoming
 from hive_core.testing import ScriptedChatClient, call, reply
@@ -53,7 +54,7 @@ def fixed_clock() -> float:
 
 async def test_deep_request_lines_are_answered_and_the_next_turn_runs() -> None:
     client = ScriptedChatClient([reply("still here")])
-    wire = Wire(SessionRunner(Agent(client, clock=fixed_clock).session(), session_id="s1"))
+    wire = Wire(SessionRunner(Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session(), session_id="s1"))
     lines = [
         shape.format(deep=arrays(depth)).encode()
         for depth in DEPTHS
@@ -99,7 +100,9 @@ async def test_deep_tool_arguments_are_refused_and_the_turn_goes_on(depth: int) 
     keep, ran = deep_tool()
     client = ScriptedChatClient([call(("keep", raw), split=4096), reply("flatter next time")])
     # The scripted model takes a request of any length: the arguments are what is tested, not the window.
-    agent = Agent(client, tools=[keep], context=ContextManager(window=1 << 40), clock=fixed_clock)
+    agent = Agent(
+        client, tools=[keep], context=ContextManager(window=1 << 40), clock=fixed_clock, policy=ALLOW_ALL
+    )
     wire = Wire(SessionRunner(agent.session(), session_id="s1"))
     events = await wire.run(message("go"))
 
@@ -123,7 +126,11 @@ async def test_tool_arguments_at_the_limit_run() -> None:
     keep, ran = deep_tool()
     raw = '{"value":' + arrays(MAX_NESTING_DEPTH - 1) + "}"
     client = ScriptedChatClient([call(("keep", raw)), reply("done")])
-    wire = Wire(SessionRunner(Agent(client, tools=[keep], clock=fixed_clock).session(), session_id="s1"))
+    wire = Wire(
+        SessionRunner(
+            Agent(client, tools=[keep], clock=fixed_clock, policy=ALLOW_ALL).session(), session_id="s1"
+        )
+    )
     events = await wire.run(message("go"))
 
     assert ran == [MAX_NESTING_DEPTH - 1]
@@ -139,7 +146,7 @@ async def test_tool_arguments_at_the_limit_run() -> None:
 
 async def test_a_15_mib_bad_request_over_stdio_gets_a_short_error_and_the_session_goes_on() -> None:
     client = ScriptedChatClient([reply("ok")])
-    runner = SessionRunner(Agent(client, clock=fixed_clock).session(), session_id="s1")
+    runner = SessionRunner(Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session(), session_id="s1")
     bad = b'{"type":"' + b"\x01x" * (15 * MIB // 2) + b'"}\n'
     bad_type = b'{"type":"' + b"y" * (15 * MIB) + b'"}\n'
     stdin = io.BytesIO(bad + bad_type + encode(message("next")))

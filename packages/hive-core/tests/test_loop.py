@@ -29,6 +29,7 @@ from hive_core import (
     open_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import FinishReason, RequiredTool
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, ScriptError, call, fail, reply
 from hive_core.tool_round import TOOL_OUTPUT_EVENT_CAP
@@ -81,7 +82,7 @@ async def run(agent: Agent, content: str | UserMessageRequest) -> list[Event]:
 
 async def test_plain_text() -> None:
     client = ScriptedChatClient([reply("Hel", "lo", usage=(10, 2))])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
 
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "hi")
@@ -103,7 +104,7 @@ async def test_plain_text() -> None:
 
 async def test_without_usage_the_turn_end_carries_no_token_counts() -> None:
     client = ScriptedChatClient([reply("ok")])
-    events = await run(Agent(client, clock=fixed_clock), "hi")
+    events = await run(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), "hi")
 
     assert_ended(events, "completed")
 
@@ -111,7 +112,7 @@ async def test_without_usage_the_turn_end_carries_no_token_counts() -> None:
 async def test_duration_comes_from_the_clock() -> None:
     ticks = iter([10.0, 12.5])
     client = ScriptedChatClient([reply("ok")])
-    events = await run(Agent(client, clock=lambda: next(ticks)), "hi")
+    events = await run(Agent(client, clock=lambda: next(ticks), policy=ALLOW_ALL), "hi")
 
     assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=2500)
 
@@ -120,7 +121,7 @@ async def test_thinking_is_streamed_and_kept_with_its_signature() -> None:
     client = ScriptedChatClient(
         [reply("42", thinking=["let me", " think"], signature="sig-1"), reply("again")]
     )
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
 
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "question")
@@ -142,7 +143,7 @@ async def test_thinking_is_streamed_and_kept_with_its_signature() -> None:
 
 async def test_one_tool_call_then_text() -> None:
     client = ScriptedChatClient([call(("add", {"a": 2, "b": 3}), usage=(7, 3)), reply("5", usage=(20, 1))])
-    session = Agent(client, tools=[add], clock=fixed_clock).session()
+    session = Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "2+3?")
@@ -166,7 +167,7 @@ async def test_one_tool_call_then_text() -> None:
 
 async def test_arguments_streamed_in_pieces_are_joined() -> None:
     client = ScriptedChatClient([call(("add", {"a": 10, "b": 32}), split=3), reply("42")])
-    events = await run(Agent(client, tools=[add], clock=fixed_clock), "sum")
+    events = await run(Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL), "sum")
 
     assert of_type(events, ToolStartEvent) == [
         ToolStartEvent(tool="add", input={"a": 10, "b": 32}, call_id="call_1")
@@ -194,7 +195,7 @@ async def test_parallel_calls_run_concurrently_and_are_recorded_in_call_order() 
         return "two"
 
     client = ScriptedChatClient([call(("first", {}, "c1"), ("second", {}, "c2")), reply("both")])
-    session = Agent(client, tools=[first, second], clock=fixed_clock).session()
+    session = Agent(client, tools=[first, second], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "go")
@@ -216,7 +217,7 @@ async def test_a_tool_that_raises_is_reported_and_the_model_reads_the_failure() 
         raise ValueError(f"cannot open {path}")
 
     client = ScriptedChatClient([call(("explode", {"path": "a.txt"})), reply("sorry")])
-    session = Agent(client, tools=[explode], clock=fixed_clock).session()
+    session = Agent(client, tools=[explode], clock=fixed_clock, policy=ALLOW_ALL).session()
 
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "open it")
@@ -234,7 +235,7 @@ async def test_a_tool_that_raises_is_reported_and_the_model_reads_the_failure() 
 
 async def test_a_call_to_an_unknown_tool_is_answered_without_running_anything() -> None:
     client = ScriptedChatClient([call(("nope", {"x": 1})), reply("ok")])
-    events = await run(Agent(client, tools=[add], clock=fixed_clock), "hi")
+    events = await run(Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL), "hi")
 
     end = of_type(events, ToolEndEvent)[0]
     assert end.success is False
@@ -245,7 +246,7 @@ async def test_a_call_to_an_unknown_tool_is_answered_without_running_anything() 
 
 async def test_a_tool_not_offered_this_turn_is_unknown_to_the_model() -> None:
     client = ScriptedChatClient([call(("write_note", {"name": "a", "text": "b"})), reply("ok")])
-    agent = Agent(client, tools=[read_note, write_note], clock=fixed_clock)
+    agent = Agent(client, tools=[read_note, write_note], clock=fixed_clock, policy=ALLOW_ALL)
     events = await run(agent, message("hi", tool_names=["read_note"]))
 
     end = of_type(events, ToolEndEvent)[0]
@@ -260,7 +261,7 @@ async def test_long_tool_output_is_capped_on_the_wire_but_whole_for_the_model() 
         return "x" * (TOOL_OUTPUT_EVENT_CAP + 100)
 
     client = ScriptedChatClient([call(("big", {})), reply("done")])
-    events = await run(Agent(client, tools=[big], clock=fixed_clock), "go")
+    events = await run(Agent(client, tools=[big], clock=fixed_clock, policy=ALLOW_ALL), "go")
 
     output = of_type(events, ToolEndEvent)[0].output
     assert output == "x" * TOOL_OUTPUT_EVENT_CAP + "\n[... 100 more characters]"
@@ -278,7 +279,7 @@ async def test_long_tool_output_is_capped_on_the_wire_but_whole_for_the_model() 
 )
 async def test_finish_reason_sets_the_stop_reason(finish: FinishReason, end: TurnEndEvent) -> None:
     client = ScriptedChatClient([reply("partial", finish=finish)])
-    events = await run(Agent(client, clock=fixed_clock), "hi")
+    events = await run(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), "hi")
 
     assert events[-1] == end
     assert_verified(events, turns=1)
@@ -292,7 +293,7 @@ async def test_step_limit_makes_a_last_request_without_tools() -> None:
             reply("I ran out of steps"),
         ]
     )
-    agent = Agent(client, tools=[add], max_iterations=2, clock=fixed_clock)
+    agent = Agent(client, tools=[add], max_iterations=2, clock=fixed_clock, policy=ALLOW_ALL)
     events = await run(agent, "loop")
 
     assert kinds(events) == ["tool_start", "tool_end", "tool_start", "tool_end", "text_delta", "turn_end"]
@@ -306,7 +307,7 @@ async def test_step_limit_makes_a_last_request_without_tools() -> None:
 async def test_calls_made_in_the_last_round_anyway_are_not_run() -> None:
     count, ran = recording_tool("count", "ok")
     client = ScriptedChatClient([call(("count", {"path": "a"}, "c1")), call(("count", {"path": "b"}, "c2"))])
-    session = Agent(client, tools=[count], max_iterations=1, clock=fixed_clock).session()
+    session = Agent(client, tools=[count], max_iterations=1, clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "go")
 
@@ -321,7 +322,7 @@ async def test_calls_made_in_the_last_round_anyway_are_not_run() -> None:
 
 async def test_a_model_failure_is_an_error_then_a_bare_turn_end() -> None:
     client = ScriptedChatClient([fail(ChatError("slow down", code="rate_limit"), "par", "tial")])
-    events = await run(Agent(client, clock=fixed_clock), "hi")
+    events = await run(Agent(client, clock=fixed_clock, policy=ALLOW_ALL), "hi")
 
     assert events == [
         TextDeltaEvent(content="par"),
@@ -334,7 +335,7 @@ async def test_a_model_failure_is_an_error_then_a_bare_turn_end() -> None:
 
 async def test_an_unexpected_model_request_fails_the_turn_loudly() -> None:
     client = ScriptedChatClient([call(("add", {"a": 1, "b": 1}))])
-    events = await run(Agent(client, tools=[add], clock=fixed_clock), "hi")
+    events = await run(Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL), "hi")
 
     error = of_type(events, ErrorEvent)[0]
     assert error.code == "internal"
@@ -362,7 +363,7 @@ async def test_invalid_turn_options_are_rejected_before_the_model_is_asked(
     options: dict[str, Any], expected: str
 ) -> None:
     client = ScriptedChatClient([])
-    session = Agent(client, tools=[add, read_note], clock=fixed_clock).session()
+    session = Agent(client, tools=[add, read_note], clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, message("hi", **options))
 
@@ -387,6 +388,7 @@ async def test_turn_options_override_the_agent_for_one_turn_only() -> None:
         max_output_tokens=4096,
         reasoning_effort="low",
         clock=fixed_clock,
+        policy=ALLOW_ALL,
     )
     session = agent.session()
     request = message(
@@ -427,7 +429,7 @@ async def test_turn_options_override_the_agent_for_one_turn_only() -> None:
 async def test_tool_mode_none_offers_no_tools() -> None:
     client = ScriptedChatClient([reply("no tools")])
     await run(
-        Agent(client, tools=[add], clock=fixed_clock),
+        Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL),
         message("hi", tool_mode="none"),
     )
     assert client.requests[0][1].tools == []
@@ -437,7 +439,7 @@ async def test_tool_mode_none_offers_no_tools() -> None:
 async def test_require_a_tool_forces_only_the_first_round() -> None:
     client = ScriptedChatClient([call(("read_note", {"name": "n"})), reply("done")])
     events = await run(
-        Agent(client, tools=[add, read_note], clock=fixed_clock),
+        Agent(client, tools=[add, read_note], clock=fixed_clock, policy=ALLOW_ALL),
         message("hi", tool_mode="require:read_note"),
     )
     assert client.requests[0][1].tool_choice == RequiredTool("read_note")
@@ -448,7 +450,7 @@ async def test_require_a_tool_forces_only_the_first_round() -> None:
 async def test_require_any_maps_to_required() -> None:
     client = ScriptedChatClient([reply("x")])
     await run(
-        Agent(client, tools=[add], clock=fixed_clock),
+        Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL),
         message("hi", tool_mode="require_any"),
     )
     assert client.requests[0][1].tool_choice == "required"
@@ -459,7 +461,7 @@ async def test_planning_mode_refuses_a_write_tool_and_runs_a_read_only_one() -> 
     client = ScriptedChatClient(
         [call(("save", {"path": "a"}, "w1"), ("read_note", {"name": "a"}, "r1")), reply("planned")]
     )
-    agent = Agent(client, tools=[save, read_note], planning=True, clock=fixed_clock)
+    agent = Agent(client, tools=[save, read_note], planning=True, clock=fixed_clock, policy=ALLOW_ALL)
     events = await run(agent, "make a plan")
 
     ends = {e.call_id: e for e in of_type(events, ToolEndEvent)}
@@ -476,7 +478,7 @@ async def test_planning_mode_refuses_a_write_tool_and_runs_a_read_only_one() -> 
 
 async def test_planning_can_be_switched_per_session() -> None:
     client = ScriptedChatClient([call(("write_note", {"name": "a", "text": "t"})), reply("ok")])
-    session = Agent(client, tools=[write_note], clock=fixed_clock).session()
+    session = Agent(client, tools=[write_note], clock=fixed_clock, policy=ALLOW_ALL).session()
     session.planning = True
     with anyio.fail_after(WAIT):
         events = await collect_turn(session, "go")
@@ -492,7 +494,7 @@ async def test_cached_input_tokens_and_usage_sum_over_rounds() -> None:
             ),
         ]
     )
-    events = await run(Agent(client, tools=[add], clock=fixed_clock), "sum")
+    events = await run(Agent(client, tools=[add], clock=fixed_clock, policy=ALLOW_ALL), "sum")
 
     assert events[-1] == TurnEndEvent(
         input_tokens=150,
@@ -514,7 +516,9 @@ async def test_history_continues_across_turns() -> None:
     client = ScriptedChatClient(
         [ScriptedRound(reply("A").updates, check=record), ScriptedRound(reply("B").updates, check=record)]
     )
-    session = Agent(client, clock=fixed_clock).session([Message("system", [TextPart("sys")])])
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session(
+        [Message("system", [TextPart("sys")])]
+    )
     with anyio.fail_after(WAIT):
         await collect_turn(session, "one")
         await collect_turn(session, "two")
@@ -524,7 +528,7 @@ async def test_history_continues_across_turns() -> None:
 
 async def test_open_turn_streams_events_and_leaving_early_cancels_the_turn() -> None:
     client = ScriptedChatClient([ScriptedRound([TextUpdate("first"), Block()])])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
 
     received: list[object] = []
     with anyio.fail_after(WAIT):
@@ -540,7 +544,7 @@ async def test_open_turn_streams_events_and_leaving_early_cancels_the_turn() -> 
 
 async def test_open_turn_yields_the_whole_turn() -> None:
     client = ScriptedChatClient([reply("a", "b")])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         async with open_turn(session, "hi") as stream:
             events = [event async for event in stream]
@@ -550,9 +554,9 @@ async def test_open_turn_yields_the_whole_turn() -> None:
 
 def test_agent_rejects_bad_configuration() -> None:
     with pytest.raises(ValueError, match="max_iterations"):
-        Agent(ScriptedChatClient([]), max_iterations=0)
+        Agent(ScriptedChatClient([]), max_iterations=0, policy=ALLOW_ALL)
     with pytest.raises(ValueError, match="two tools are named 'add'"):
-        Agent(ScriptedChatClient([]), tools=[add, add])
+        Agent(ScriptedChatClient([]), tools=[add, add], policy=ALLOW_ALL)
 
 
 def test_scripted_client_reports_unplayed_rounds() -> None:

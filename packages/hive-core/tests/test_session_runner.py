@@ -32,7 +32,7 @@ from hive_core import (
     open_turn,
     tool,
 )
-from hive_core.approvals import Verdict
+from hive_core.approvals import ALLOW_ALL, Verdict
 from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, fail, reply
 from hive_core.tools import EventSink
 from hive_protocol import (
@@ -71,7 +71,13 @@ def wire_for(
     **runner: Any,
 ) -> tuple[Wire, ScriptedChatClient]:
     client = ScriptedChatClient(rounds)
-    agent = Agent(client, tools=tools or [], policy=policy, approvals=bridge, clock=fixed_clock)
+    agent = Agent(
+        client,
+        tools=tools or [],
+        policy=ALLOW_ALL if policy is None else policy,
+        approvals=bridge,
+        clock=fixed_clock,
+    )
     return Wire(SessionRunner(agent.session(), session_id="s1", bridge=bridge, **runner)), client
 
 
@@ -592,7 +598,7 @@ async def stdio(
     data: bytes, rounds: list[ScriptedRound], **options: Any
 ) -> tuple[bytes, int, ScriptedChatClient]:
     client = ScriptedChatClient(rounds)
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
     stdout = io.BytesIO()
     runner = StdioRunner(
         SessionRunner(session, session_id="s1"), stdin=io.BytesIO(data), stdout=stdout, **options
@@ -754,7 +760,7 @@ class _ClosedPipe(io.RawIOBase):
 
 async def test_stdio_runner_stops_writing_once_the_client_closed_its_end() -> None:
     client = ScriptedChatClient([reply("a", "b", "c"), reply("second")])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
     stdout = _ClosedPipe(lines=2)
     data = encode(message("one")) + encode(message("two"))
     runner = StdioRunner(SessionRunner(session, session_id="s1"), stdin=io.BytesIO(data), stdout=stdout)  # type: ignore[arg-type]
@@ -771,7 +777,7 @@ async def test_stdio_runner_stops_writing_once_the_client_closed_its_end() -> No
 
 async def test_a_turn_past_its_timeout_fails_with_code_timeout() -> None:
     client = ScriptedChatClient([ScriptedRound([TextUpdate("partial"), Block()])])
-    runner = SessionRunner(Agent(client, clock=fixed_clock).session())
+    runner = SessionRunner(Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session())
     events: list[Event] = []
     with anyio.fail_after(WAIT):
         await runner.run_turn(message("go"), events.append, timeout=0.05)
@@ -785,7 +791,7 @@ async def test_a_turn_past_its_timeout_fails_with_code_timeout() -> None:
 
 async def test_cancel_method_ends_the_running_turn_as_cancelled() -> None:
     client = ScriptedChatClient([ScriptedRound([TextUpdate("partial"), Block()])])
-    runner = SessionRunner(Agent(client, clock=fixed_clock).session())
+    runner = SessionRunner(Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session())
     events: list[Event] = []
 
     def sink(event: Event) -> None:
@@ -801,7 +807,7 @@ async def test_cancel_method_ends_the_running_turn_as_cancelled() -> None:
 
 async def test_a_resumed_turn_runs_first_and_requests_wait_until_it_started() -> None:
     client = ScriptedChatClient([reply("queued turn")])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
     seen_when_started: list[int] = []
 
     async def resume(emit: EventSink, *, task_status: Any) -> None:
@@ -821,7 +827,7 @@ async def test_a_resumed_turn_runs_first_and_requests_wait_until_it_started() ->
 
 async def test_a_failing_resume_still_ends_its_turn_and_the_session_goes_on() -> None:
     client = ScriptedChatClient([reply("after")])
-    session = Agent(client, clock=fixed_clock).session()
+    session = Agent(client, clock=fixed_clock, policy=ALLOW_ALL).session()
 
     async def resume(emit: EventSink, *, task_status: Any) -> None:
         raise ChatError("the suspended call could not be restored", code="internal")
@@ -842,7 +848,7 @@ async def test_leaving_open_turn_early_while_a_tool_runs_cancels_cleanly() -> No
         return "never"
 
     client = ScriptedChatClient([call(("wait_forever", {}))])
-    session = Agent(client, tools=[wait_forever], clock=fixed_clock).session()
+    session = Agent(client, tools=[wait_forever], clock=fixed_clock, policy=ALLOW_ALL).session()
     with anyio.fail_after(WAIT):
         async with open_turn(session, "go") as events:
             async for event in events:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hive_core import Agent, Message, TextPart, ToolCallPart, collect_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import builtin_tools
 from hive_core.testing import ScriptedChatClient, call, reply
 from hive_core.tool_retrieval import ToolRetrieval
@@ -69,7 +70,7 @@ async def test_the_agent_offers_the_selected_tools_and_a_turn_naming_tools_overr
     client = ScriptedChatClient(
         [reply("Hello there, nice to meet you!"), call(("execute_command", {"command": "true"})), reply("ok")]
     )
-    agent = Agent(client, tools=TOOLS.values(), tool_selector=RETRIEVAL)
+    agent = Agent(client, tools=TOOLS.values(), tool_selector=RETRIEVAL, policy=ALLOW_ALL)
     session = agent.session()
     await collect_turn(session, UserMessageRequest(content="Say hello in five words"))
     plain = client.requests[0][1]
@@ -77,7 +78,9 @@ async def test_the_agent_offers_the_selected_tools_and_a_turn_naming_tools_overr
     assert plain.tool_choice == "none"
     await collect_turn(session, UserMessageRequest(content="run the command true"))
     assert client.requests[1][1].tools[0].name == "execute_command"
-    named = Agent(ScriptedChatClient([reply("ok")]), tools=TOOLS.values(), tool_selector=RETRIEVAL)
+    named = Agent(
+        ScriptedChatClient([reply("ok")]), tools=TOOLS.values(), tool_selector=RETRIEVAL, policy=ALLOW_ALL
+    )
     request = UserMessageRequest(content="hello", options=TurnOptions(tool_names=["read_file"]))
     await collect_turn(named.session(), request)
     assert isinstance(named.client, ScriptedChatClient)

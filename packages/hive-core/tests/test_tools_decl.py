@@ -21,6 +21,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.testing import ScriptedChatClient, call, reply
 from hive_protocol import Event, PlanCreatedEvent, ToolEndEvent
 
@@ -195,7 +196,7 @@ async def test_context_is_injected_and_not_shown_to_the_model() -> None:
     assert list(plan.parameters["properties"]) == ["title"]
 
     client = ScriptedChatClient([call(("plan", {"title": "ship it"}, "p1")), reply("ok")])
-    agent = Agent(client, tools=[plan], working_dir=Path("/project"), clock=fixed_clock)
+    agent = Agent(client, tools=[plan], working_dir=Path("/project"), clock=fixed_clock, policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         events: list[Event] = await collect_turn(agent.session(), "plan")
 
@@ -218,7 +219,9 @@ async def test_a_tool_outcome_is_passed_through_with_its_stats() -> None:
 
     client = ScriptedChatClient([call(("walk", {"root": "."})), reply("ok")])
     with anyio.fail_after(WAIT):
-        events = await collect_turn(Agent(client, tools=[walk], clock=fixed_clock).session(), "walk")
+        events = await collect_turn(
+            Agent(client, tools=[walk], clock=fixed_clock, policy=ALLOW_ALL).session(), "walk"
+        )
 
     assert of_type(events, ToolEndEvent)[0] == ToolEndEvent(
         tool="walk",

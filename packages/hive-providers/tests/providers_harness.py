@@ -29,6 +29,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.config import LoadedConfig, load_config
 from hive_core.messages import Message as HistoryMessage
 from hive_core.messages import TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
@@ -230,7 +231,7 @@ async def note_turn(
         parts=[ScriptText(chunks=["The note says ", "hi."])], usage=Usage(input_tokens=80, output_tokens=5)
     )
     async with scripted(make, first, second, **options) as (server, client):
-        agent = Agent(client, tools=[read_note])
+        agent = Agent(client, tools=[read_note], policy=ALLOW_ALL)
         with anyio.fail_after(WAIT):
             events = await collect_turn(agent.session(), "read my todo note")
         server.assert_consumed()

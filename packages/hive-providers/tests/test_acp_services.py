@@ -28,13 +28,10 @@ from hive_protocol import (
     TurnEndEvent,
     verify,
 )
-from hive_providers.backends.acp.services import (
-    REFUSED,
-    AcpClientServices,
-    Option,
-    is_question,
-    permission_arguments,
-)
+from hive_providers.backends.acp.permissions import REFUSED, Option
+from hive_providers.backends.acp.questions import is_question
+from hive_providers.backends.acp.services import AcpClientServices
+from hive_providers.backends.kit.permission_arguments import permission_arguments
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 pytestmark = pytest.mark.anyio

@@ -16,6 +16,7 @@ from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
 from hive_core import Agent, ChatOptions, FinishUpdate, TextUpdate, UsageUpdate, collect_turn
+from hive_core.approvals import ALLOW_ALL
 from hive_core.messages import user
 from hive_protocol import TextDeltaEvent, TurnEndEvent
 from hive_providers import ProviderSettings
@@ -142,7 +143,7 @@ async def test_agent_turn_through_llama_server_and_the_registry() -> None:
         # The registry's LM Studio entry is a generic OpenAI-compatible endpoint with a fixed key.
         settings = ProviderSettings(provider="lmstudio", model=ALIAS, endpoint=base_url)
         assert await list_models(settings) == [ALIAS]
-        agent = Agent(create_client(settings), max_output_tokens=16, temperature=0.0)
+        agent = Agent(create_client(settings), max_output_tokens=16, temperature=0.0, policy=ALLOW_ALL)
         with anyio.fail_after(WAIT):
             events = await collect_turn(agent.session(), "Say hello.")
     text = "".join(e.content for e in events if isinstance(e, TextDeltaEvent))

@@ -32,6 +32,7 @@ from hive_core import (
     collect_turn,
     tool,
 )
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_protocol import (
@@ -188,7 +189,7 @@ async def test_a_file_that_is_not_gguf_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_agent_reports_a_missing_model_as_an_error_event(tmp_path: Path) -> None:
     missing = tmp_path / "model.gguf"
-    agent = Agent(from_settings(ProviderSettings(provider="local", model=str(missing))))
+    agent = Agent(from_settings(ProviderSettings(provider="local", model=str(missing))), policy=ALLOW_ALL)
     with anyio.fail_after(WAIT):
         events = await collect_turn(agent.session(), "hello")
     errors = [e for e in events if isinstance(e, ErrorEvent)]
@@ -231,7 +232,13 @@ async def test_the_same_prompt_again_reuses_the_cached_prefix(client: LocalChatC
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_smollm2_answers_through_the_agent_loop(client: LocalChatClient) -> None:
-    agent = Agent(client, instructions="You are a helpful assistant.", max_output_tokens=24, temperature=0.0)
+    agent = Agent(
+        client,
+        instructions="You are a helpful assistant.",
+        max_output_tokens=24,
+        temperature=0.0,
+        policy=ALLOW_ALL,
+    )
     with anyio.fail_after(WAIT):
         events = await collect_turn(agent.session(), "Say hello to the user.")
     text = "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
@@ -377,7 +384,9 @@ async def test_a_forced_tool_call_runs_through_the_agent_loop(client: LocalChatC
         seen.append(city)
         return f"Sunny and 21 degrees in {city}."
 
-    agent = Agent(client, tools=[get_weather], max_iterations=1, max_output_tokens=32, temperature=0.0)
+    agent = Agent(
+        client, tools=[get_weather], max_iterations=1, max_output_tokens=32, temperature=0.0, policy=ALLOW_ALL
+    )
     request = UserMessageRequest(
         content="What is the weather in Paris?", options=TurnOptions(tool_mode="require:get_weather")
     )

@@ -10,6 +10,7 @@ import pytest
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
 from hive_core import Agent, ChatClient, collect_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_protocol import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -63,7 +64,7 @@ async def test_a_tool_round_then_a_text_round(
     async with ScriptedModelServer(ROUNDS) as server:
         client = make(server.url)
         assert isinstance(client, ChatClient)
-        agent = Agent(client, tools=[read_file], instructions="Be brief.")
+        agent = Agent(client, tools=[read_file], instructions="Be brief.", policy=ALLOW_ALL)
         with anyio.fail_after(20):
             events = await collect_turn(agent.session(), "What is in a.txt?")
         await client.aclose()

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from hive_core import ApprovalRequest, ApprovalService, ToolCallPolicy, ToolContext
+from hive_core import ApprovalService, ToolCallPolicy, ToolContext
+from hive_core.approvals import decide
 from hive_core.builtin_tools import read_file
 from hive_core.permissions import resolve_path
+from hive_core.tool_names import READ_FILE
 from hive_protocol import Event
 
 if TYPE_CHECKING:
@@ -90,28 +92,19 @@ async def attach_files(
             what = "a directory, not a file" if target.is_dir() else "no such file"
             raise AttachmentError(f"@{path}: {what}")
         arguments = {"path": path}
-        verdict = policy.evaluate("read_file", arguments) if policy is not None else None
-        if verdict is not None and verdict.action == "deny":
-            raise AttachmentError(f"@{path}: refused by the rules: {verdict.reason}")
-        if verdict is not None and verdict.action == "ask":
-            if approvals is None:
-                declined.append((path, "the rules ask before reading it, and there is no one to ask"))
-                continue
-            decision = await approvals.request(
-                ApprovalRequest(
-                    call_id=f"attach-{number}",
-                    tool_name="read_file",
-                    arguments=arguments,
-                    reason=verdict.reason,
-                    level=verdict.level,
-                )
-            )
-            if not decision.approved:
-                declined.append((path, decision.reason or "declined"))
-                continue
-        context = ToolContext(
-            call_id=f"attach-{number}", tool_name="read_file", working_dir=root, emit=_ignore
+        judged = await decide(
+            policy, approvals, call_id=f"attach-{number}", tool_name=READ_FILE, arguments=arguments
         )
+        if judged.outcome == "denied":
+            raise AttachmentError(f"@{path}: refused by the rules: {judged.verdict.reason}")
+        if judged.outcome == "unavailable":
+            declined.append((path, "the rules ask before reading it, and there is no one to ask"))
+            continue
+        if judged.outcome == "rejected":
+            assert judged.decision is not None
+            declined.append((path, judged.decision.reason or "declined"))
+            continue
+        context = ToolContext(call_id=f"attach-{number}", tool_name=READ_FILE, working_dir=root, emit=_ignore)
         outcome = await read_file.invoke(arguments, context)
         if not outcome.success:
             raise AttachmentError(f"@{path}: {outcome.error or outcome.content}")

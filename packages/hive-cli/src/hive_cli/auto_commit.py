@@ -18,14 +18,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from hive_cli.git_commands import HiveGit, UnsafeRepository
+from hive_core.tool_names import DELETE_FILE, EDIT_FILE, MOVE_FILE, WRITE_FILE
 
 __all__ = ["auto_commit", "is_secret_path", "written_paths"]
 
 _WRITING_TOOLS: Final = {
-    "write_file": ("path",),
-    "edit_file": ("path",),
-    "move_file": ("source", "destination"),
-    "delete_file": ("path",),
+    WRITE_FILE: ("path",),
+    EDIT_FILE: ("path",),
+    MOVE_FILE: ("source", "destination"),
+    DELETE_FILE: ("path",),
 }
 """hive's file tools that change files, and the arguments naming the files they change."""
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Final
 
 from hive_cli.cells import clip
+from hive_core.tool_names import EDIT_FILE, WRITE_FILE
 
 __all__ = ["FILE_TOOLS", "Change", "change_counts", "counts", "diff_preview", "proposed_change", "read_text"]
 
-FILE_TOOLS: Final = frozenset({"write_file", "edit_file"})
+FILE_TOOLS: Final = frozenset({WRITE_FILE, EDIT_FILE})
 """The tools whose approvals show a diff and whose results show what changed."""
 
 MAX_BYTES: Final = 1_000_000
@@ -66,7 +67,7 @@ def proposed_change(tool: str, arguments: Mapping[str, object], root: Path) -> C
         return None
     name, target = found
     before = read_text(target)
-    if tool == "write_file":
+    if tool == WRITE_FILE:
         content = arguments.get("content")
         if not isinstance(content, str):
             return None

@@ -22,6 +22,7 @@ from hive_cli.cells import clip
 from hive_cli.diffs import FILE_TOOLS, Change, change_counts, counts, diff_preview, read_text
 from hive_cli.spinner import Spinner
 from hive_core.context import PreparedRequest
+from hive_core.tool_names import EXECUTE_COMMAND
 from hive_protocol import (
     AddendumEvent,
     ErrorEvent,
@@ -43,7 +44,7 @@ __all__ = ["Held", "TextRenderer", "no_color", "window_use"]
 
 _DIM, _RED, _GREEN, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
 
-COMMAND_TOOLS: Final = frozenset({"execute_command", "bash", "shell"})
+COMMAND_TOOLS: Final = frozenset({EXECUTE_COMMAND, "bash", "shell"})
 """Tools whose result shows the first lines of the command's output."""
 
 OUTPUT_LINES: Final = 5

@@ -6,7 +6,15 @@ JSON Lines over stdio (:class:`StdioRunner`, :func:`run_stdio`). There is no HTT
 structs of :mod:`hive_protocol`.
 """
 
-from .approvals import ApprovalDecision, ApprovalRequest, ApprovalService, PathJudge, ToolCallPolicy
+from .approvals import (
+    ALLOW_ALL,
+    AllowEverything,
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalService,
+    PathJudge,
+    ToolCallPolicy,
+)
 from .backends import AgentBackend, BackendProbe, HiveBackend
 from .budget import TokenBudgetChatClient
 from .chat import (
@@ -36,9 +44,11 @@ from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome,
 from .turn_deadline import PausingQuestions, TurnDeadline
 
 __all__ = [
+    "ALLOW_ALL",
     "Agent",
     "AgentBackend",
     "AgentSession",
+    "AllowEverything",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",

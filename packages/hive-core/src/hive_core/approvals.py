@@ -1,31 +1,43 @@
 """Who decides whether a tool call may run: a policy judges each call, a human answers the ``ask`` verdicts.
 
-A :class:`ToolCallPolicy` turns a call into a :class:`Verdict`; the approval gate of the pipeline acts on it,
-sending ``ask`` verdicts to an :class:`ApprovalService`. Planning mode is the gate's alone: it lets a call run
-when its tool is marked read-only, or when the policy counts it as read-only (:meth:`ToolCallPolicy.is_read_only`).
+A :class:`ToolCallPolicy` turns a call into a :class:`Verdict`; :func:`decide` acts on it, sending ``ask`` verdicts
+to an :class:`ApprovalService` (which keeps the grants of "always" answers and the approval timeout). :func:`decide`
+is the one decision: the approval gate of the pipeline (the built-in loop) and every coding-agent backend's judge
+call it, so one call gets one answer whichever road it takes. Nothing runs by omission: without a policy a call is
+asked about (:data:`NO_RULES`), and an embedder who wants no rules passes :data:`ALLOW_ALL` on purpose. Planning
+mode is the gate's alone: it lets a call run when its tool is marked read-only, or when the policy counts it as
+read-only (:meth:`ToolCallPolicy.is_read_only`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 import msgspec
 
-from hive_protocol import RiskLevel
+from hive_protocol import RefusalKind, RiskLevel
 
 __all__ = [
+    "ALLOW_ALL",
+    "NO_RULES",
     "PERMISSION_ACTIONS",
+    "AllowEverything",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalService",
+    "CallJudge",
     "Grant",
     "GrantRecorder",
+    "Judgement",
+    "Outcome",
     "PathJudge",
     "PermissionAction",
     "RuleCategory",
     "ToolCallPolicy",
     "Verdict",
+    "decide",
     "strictest",
 ]
 
@@ -194,3 +206,127 @@ class GrantRecorder(Protocol):
     def record(self, request: ApprovalRequest) -> object:
         """Remember that ``request`` was approved with ``always_approve``."""
         ...
+
+
+class AllowEverything:
+    """The policy of an embedder who wants no rules: every call runs.
+
+    Pass :data:`ALLOW_ALL` on purpose (``Agent(client, tools=..., policy=ALLOW_ALL)``); an agent or backend given no
+    policy at all asks about every call instead. It judges no paths and counts no tool as read-only, so planning
+    mode still runs only the tools marked read-only.
+    """
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        """Allow, always."""
+        return Verdict.allow("every call is allowed (no rules)")
+
+    def is_read_only(self, tool_name: str) -> bool:
+        """Nothing beyond what the tools themselves mark read-only."""
+        return False
+
+    def __repr__(self) -> str:
+        return "ALLOW_ALL"
+
+
+ALLOW_ALL: Final = AllowEverything()
+"""The allow-everything policy: what an embedder passes to run every call without rules or approvals."""
+
+NO_RULES: Final = "no permission rules apply to the agent's requests"
+"""Why a call is asked about when no policy was given."""
+
+Outcome = Literal["allowed", "approved", "denied", "unavailable", "rejected"]
+"""How a call was judged: allowed by the rules, approved by a person, denied by the rules, asked with nobody to
+answer, or rejected by the person."""
+
+_REFUSALS: Final[Mapping[Outcome, RefusalKind]] = {
+    "denied": "denied",
+    "unavailable": "approval_unavailable",
+    "rejected": "rejected",
+}
+
+CallJudge = Callable[[ToolCallPolicy, Mapping[str, Any], Mapping[str, Any]], Verdict]
+"""How a call is judged under a policy: ``(policy, arguments, changes)`` → the verdict. ``changes`` is empty the first
+time; after an approval that changed the arguments it holds the change (already merged into ``arguments``). The
+default is the policy's own verdict on the arguments; a coding-agent backend judges them where its CLI runs the
+call."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The outcome of :func:`decide` for one call."""
+
+    outcome: Outcome
+    """How it was judged."""
+    verdict: Verdict
+    """The rules' verdict (its ``reason`` names the rule); for a changed call that the rules deny, the verdict on
+    the change."""
+    arguments: dict[str, Any]
+    """The arguments the call runs with: the person's changes merged over the call's own."""
+    decision: ApprovalDecision | None = None
+    """The person's answer, when one was asked."""
+
+    @property
+    def runs(self) -> bool:
+        """Whether the call may run."""
+        return self.outcome in ("allowed", "approved")
+
+    @property
+    def refusal(self) -> RefusalKind | None:
+        """The refusal recorded on a call that does not run (``denied``, ``approval_unavailable``, ``rejected``)."""
+        return _REFUSALS.get(self.outcome)
+
+
+def _evaluate(tool_name: str) -> CallJudge:
+    def judge(policy: ToolCallPolicy, arguments: Mapping[str, Any], changes: Mapping[str, Any]) -> Verdict:
+        return policy.evaluate(tool_name, arguments)
+
+    return judge
+
+
+async def decide(
+    policy: ToolCallPolicy | None,
+    approvals: ApprovalService | None,
+    *,
+    call_id: str,
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    judge: CallJudge | None = None,
+    explain: Callable[[str], str] | None = None,
+) -> Judgement:
+    """Whether the call ``call_id`` of ``tool_name`` with ``arguments`` may run: the one approval decision.
+
+    The policy's verdict (``judge``, by default ``policy.evaluate``; without a policy, ``ask`` with
+    :data:`NO_RULES`) allows or denies it, or asks ``approvals`` (``None``: nobody can answer, so it is refused,
+    ``unavailable``); anything but an approval is a rejection. The person is shown the verdict's reason (through
+    ``explain`` when given). An approval that changed the arguments has the changed call judged again, since it is
+    the one that runs: a deny still denies, an ask is satisfied by the approval that supplied the change.
+    """
+    judging = judge if judge is not None else _evaluate(tool_name)
+    called = dict(arguments)
+    verdict = Verdict.ask(NO_RULES) if policy is None else judging(policy, called, {})
+    if verdict.action == "allow":
+        return Judgement("allowed", verdict, called)
+    if verdict.action == "deny":
+        return Judgement("denied", verdict, called)
+    if approvals is None:
+        return Judgement("unavailable", verdict, called)
+    decision = await approvals.request(
+        ApprovalRequest(
+            call_id=call_id,
+            tool_name=tool_name,
+            arguments=called,
+            reason=verdict.reason if explain is None else explain(verdict.reason),
+            level=verdict.level,
+        )
+    )
+    if not decision.approved:
+        return Judgement("rejected", verdict, called, decision)
+    changes = decision.modified_arguments
+    if not changes:
+        return Judgement("approved", verdict, called, decision)
+    changed = {**called, **changes}
+    if policy is not None:
+        again = judging(policy, changed, changes)
+        if again.action == "deny":
+            return Judgement("denied", again, changed, decision)
+    return Judgement("approved", verdict, changed, decision)

@@ -102,8 +102,9 @@ class Agent:
         """Chooses the tools each turn offers from what its message asks for (small local models); ``None``
         offers every registered tool."""
         self.policy = policy
-        """The policy the approval gate asks; tools that reach many files ask it about each one when it judges
-        paths (:class:`~hive_core.approvals.PathJudge`)."""
+        """The policy the approval gate asks (``None``: every call is asked about; pass
+        :data:`~hive_core.approvals.ALLOW_ALL` to run every call); tools that reach many files ask it about each one
+        when it judges paths (:class:`~hive_core.approvals.PathJudge`)."""
         self.pipeline = Pipeline(
             default_middlewares(policy, approvals) if middlewares is None else middlewares
         )

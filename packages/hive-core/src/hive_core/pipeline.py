@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
-from .approvals import ApprovalRequest, ApprovalService, ToolCallPolicy
+from .approvals import ApprovalService, ToolCallPolicy, decide
 from .messages import Message, ToolCallPart, ToolResultPart
 from .tools import Tool, ToolArgumentError, ToolContext, ToolOutcome
 
@@ -200,12 +200,13 @@ class RepeatedErrorGuard:
 
 
 class ApprovalGate:
-    """Asks the policy about every call: allow runs it, deny refuses it, ask goes to the approval service.
+    """Asks :func:`~hive_core.approvals.decide` about every call: allowed or approved runs it, anything else is
+    refused (``denied``, ``approval_unavailable``, ``rejected``, never a pass).
 
     Planning mode is decided here, and only here: a call runs when its tool is marked read-only or the policy
     counts it as read-only (:meth:`~hive_core.approvals.ToolCallPolicy.is_read_only`); any other call is refused
-    (``denied``) before the policy is asked. Without a service an ``ask`` is refused (``approval_unavailable``);
-    a rejection (``rejected``) is never a pass.
+    (``denied``) before the policy is asked. Without a policy every call is asked about (pass
+    :data:`~hive_core.approvals.ALLOW_ALL` to run every call); without a service an ``ask`` is refused.
     """
 
     def __init__(self, policy: ToolCallPolicy | None, approvals: ApprovalService | None) -> None:
@@ -225,48 +226,40 @@ class ApprovalGate:
                 "denied",
                 f"Permission denied: planning mode runs only read-only tools; '{name}' may change things.",
             )
-        if self.policy is None:
-            return await call_next(invocation)
-        verdict = self.policy.evaluate(name, invocation.arguments)
-        if verdict.action == "allow":
-            return await call_next(invocation)
-        if verdict.action == "deny":
-            return ToolOutcome.refused(
-                "denied", f"Permission denied: {verdict.reason or 'the rules forbid this call'}"
-            )
-        if self.approvals is None:
-            return ToolOutcome.refused(
-                "approval_unavailable",
-                f"Approval required but no approval service is configured: {verdict.reason or invocation.call.name}",
-            )
-        decision = await self.approvals.request(
-            ApprovalRequest(
-                call_id=invocation.call.id,
-                tool_name=invocation.call.name,
-                arguments=invocation.arguments,
-                reason=verdict.reason,
-                level=verdict.level,
-            )
+        judged = await decide(
+            self.policy,
+            self.approvals,
+            call_id=invocation.call.id,
+            tool_name=name,
+            arguments=invocation.arguments,
         )
-        if not decision.approved:
-            return ToolOutcome.refused(
-                "rejected", f"Approval rejected: {decision.reason or 'the operator declined'}"
-            )
-        if decision.modified_arguments:
-            invocation = replace(
-                invocation, arguments={**invocation.arguments, **decision.modified_arguments}
-            )
-            # The call that runs is the modified one, so the rules judge it again. A deny still denies; an ask is
-            # satisfied by the approval that supplied these arguments, since the person saw and chose them.
-            again = self.policy.evaluate(name, invocation.arguments)
-            if again.action == "deny":
+        reason = judged.verdict.reason
+        match judged.outcome:
+            case "allowed":
+                return await call_next(invocation)
+            case "denied" if judged.decision is not None:
                 return ToolOutcome.refused(
                     "denied",
                     f"Permission denied: the approved change to the arguments is refused: "
-                    f"{again.reason or 'the rules forbid this call'}",
+                    f"{reason or 'the rules forbid this call'}",
                 )
-        invocation = replace(invocation, context=replace(invocation.context, approved=True))
-        return await call_next(invocation)
+            case "denied":
+                return ToolOutcome.refused(
+                    "denied", f"Permission denied: {reason or 'the rules forbid this call'}"
+                )
+            case "unavailable":
+                return ToolOutcome.refused(
+                    "approval_unavailable",
+                    f"Approval required but no approval service is configured: {reason or name}",
+                )
+            case "rejected":
+                assert judged.decision is not None
+                return ToolOutcome.refused(
+                    "rejected", f"Approval rejected: {judged.decision.reason or 'the operator declined'}"
+                )
+            case "approved":
+                context = replace(invocation.context, approved=True)
+                return await call_next(replace(invocation, arguments=judged.arguments, context=context))
 
 
 class ResilientArguments:

@@ -13,6 +13,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Protocol
 
+from hive_core.tool_names import (
+    EDIT_FILE,
+    EXECUTE_COMMAND,
+    GLOB_FILES,
+    GREP_FILES,
+    LIST_DIRECTORY,
+    READ_FILE,
+    WRITE_FILE,
+)
+
 from .messages import Message, ToolCallPart
 from .tools import Tool
 
@@ -28,11 +38,11 @@ class ToolSelector(Protocol):
 
 
 BUILTIN_TOOL_WORDS: Final[Mapping[str, frozenset[str]]] = {
-    "read_file": frozenset(
+    READ_FILE: frozenset(
         {"read", "show", "open", "content", "contents", "look", "cat", "print", "explain", "file", "says"}
     ),
-    "write_file": frozenset({"write", "create", "save", "new", "generate", "scaffold"}),
-    "edit_file": frozenset(
+    WRITE_FILE: frozenset({"write", "create", "save", "new", "generate", "scaffold"}),
+    EDIT_FILE: frozenset(
         {
             "edit",
             "change",
@@ -47,7 +57,7 @@ BUILTIN_TOOL_WORDS: Final[Mapping[str, frozenset[str]]] = {
             "delete",
         }
     ),
-    "execute_command": frozenset(
+    EXECUTE_COMMAND: frozenset(
         {
             "run",
             "execute",
@@ -72,7 +82,7 @@ BUILTIN_TOOL_WORDS: Final[Mapping[str, frozenset[str]]] = {
             "cargo",
         }
     ),
-    "grep_files": frozenset(
+    GREP_FILES: frozenset(
         {
             "search",
             "grep",
@@ -86,8 +96,8 @@ BUILTIN_TOOL_WORDS: Final[Mapping[str, frozenset[str]]] = {
             "find",
         }
     ),
-    "glob_files": frozenset({"files", "glob", "pattern", "which", "find"}),
-    "list_directory": frozenset(
+    GLOB_FILES: frozenset({"files", "glob", "pattern", "which", "find"}),
+    LIST_DIRECTORY: frozenset(
         {"list", "directory", "folder", "ls", "structure", "tree", "project", "layout"}
     ),
     "todo": frozenset({"plan", "todo", "task", "tasks", "steps"}),
@@ -97,7 +107,7 @@ BUILTIN_TOOL_WORDS: Final[Mapping[str, frozenset[str]]] = {
 _PATH: Final = re.compile(r"(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]{1,5})\b")
 """A path or a file name in the message (``src/app.py``, ``README.md``, ``tests/``)."""
 _WORD: Final = re.compile(r"[a-z][a-z0-9]*")
-_PATH_TOOLS: Final = ("read_file", "edit_file", "list_directory")
+_PATH_TOOLS: Final = (READ_FILE, EDIT_FILE, LIST_DIRECTORY)
 _STOP: Final = frozenset(
     {"the", "a", "an", "and", "or", "to", "of", "in", "on", "for", "with", "is", "are", "it", "this", "that", "me",
      "you", "i", "my", "your", "be", "can", "do", "does", "what", "how", "why", "please", "tool", "tools"}

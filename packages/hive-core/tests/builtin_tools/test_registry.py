@@ -6,6 +6,7 @@ from pathlib import Path
 import anyio
 
 import hive_core.builtin_tools as builtin_tools
+from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import BUILTIN_TOOLS
 
 
@@ -73,7 +74,7 @@ def test_execute_command_is_not_cut_short_by_the_agent_wide_timeout(tmp_path: Pa
     client = ScriptedChatClient(
         [call(("execute_command", {"command": "sleep 0.3; echo finished"})), reply("ok")]
     )
-    agent = Agent(client, tools=[execute_command], tool_timeout=0.05, working_dir=tmp_path)
+    agent = Agent(client, tools=[execute_command], tool_timeout=0.05, working_dir=tmp_path, policy=ALLOW_ALL)
     events = anyio.run(collect_turn, agent.session(), "run it")
     (end,) = [e for e in events if isinstance(e, ToolEndEvent)]
     assert end.success, end.output

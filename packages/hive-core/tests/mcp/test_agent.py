@@ -11,6 +11,7 @@ from core_harness import assert_verified, of_type
 from mcp_harness import WAIT, Signals, next_line, stdio_plugin
 
 from hive_core import Agent, ChatOptions, Message, SessionRunner, collect_turn
+from hive_core.approvals import ALLOW_ALL
 from hive_core.mcp import McpPlugins
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
@@ -36,7 +37,7 @@ async def _turn_with_the_test_server(
     verified."""
     with anyio.fail_after(WAIT):
         async with McpPlugins([stdio_plugin()]) as plugins:
-            agent = Agent(model, tools=plugins.tools, working_dir=working_dir)
+            agent = Agent(model, tools=plugins.tools, working_dir=working_dir, policy=ALLOW_ALL)
             events = await collect_turn(agent.session(), prompt)
     model.assert_consumed()
     assert_verified(events)
@@ -127,7 +128,7 @@ async def test_the_per_call_timeout_stops_a_slow_tool_and_the_server_sees_it(tmp
                     reply("too slow"),
                 ]
             )
-            agent = Agent(model, tools=plugins.tools, working_dir=tmp_path)
+            agent = Agent(model, tools=plugins.tools, working_dir=tmp_path, policy=ALLOW_ALL)
             events = await collect_turn(agent.session(), "be slow")
             report = await signals.accept()
             assert await next_line(report) == "started"
@@ -145,7 +146,9 @@ async def test_cancelling_the_turn_cancels_the_call_on_the_server(tmp_path: Path
             model = ScriptedChatClient(
                 [call(("mcp__srv__slow", {"seconds": 60, "signal_port": signals.port}, "c1"))]
             )
-            runner = SessionRunner(Agent(model, tools=plugins.tools, working_dir=tmp_path).session())
+            runner = SessionRunner(
+                Agent(model, tools=plugins.tools, working_dir=tmp_path, policy=ALLOW_ALL).session()
+            )
             async with anyio.create_task_group() as group:
                 group.start_soon(runner.run_turn, UserMessageRequest(content="wait"), events.append)
                 report = await signals.accept()
@@ -172,7 +175,7 @@ async def test_a_tool_added_by_the_server_is_offered_in_the_next_turn(tmp_path: 
     )
     with anyio.fail_after(WAIT):
         async with McpPlugins([stdio_plugin()]) as plugins:
-            agent = Agent(model, tools=[], working_dir=tmp_path)
+            agent = Agent(model, tools=[], working_dir=tmp_path, policy=ALLOW_ALL)
             plugins.sync_tools(agent.tools)
             assert "mcp__srv__extra" not in agent.tools
             session = agent.session()

@@ -19,6 +19,7 @@ from core_harness import assert_verified, of_type
 from mcp_harness import WAIT
 
 from hive_core import Agent, ChatOptions, Message, collect_turn
+from hive_core.approvals import ALLOW_ALL
 from hive_core.mcp import McpPlugins, PluginConfig
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
@@ -92,7 +93,7 @@ async def test_a_turn_reads_a_file_and_is_refused_outside_the_root(root: Path, t
     )
     with anyio.fail_after(WAIT):
         async with McpPlugins([filesystem(root)]) as plugins:
-            agent = Agent(model, tools=plugins.tools, working_dir=root)
+            agent = Agent(model, tools=plugins.tools, working_dir=root, policy=ALLOW_ALL)
             events = await collect_turn(agent.session(), "what does my note say?")
     model.assert_consumed()
     assert_verified(events)

@@ -25,6 +25,7 @@ import anyio
 from sessions_harness import Deploys, ask_about_deploys, thinking_round
 
 from hive_core import Agent, SessionRunner, StdioRunner, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import TextUpdate, ToolCallUpdate
 from hive_core.messages import user
 from hive_core.sessions import DurableHitlBridge, SqliteSessionStore, TranscriptRecorder
@@ -69,7 +70,7 @@ def first_round() -> ScriptedRound:
 
 async def run_turn(store: SqliteSessionStore, session_id: str, rounds: list[ScriptedRound]) -> None:
     store.create(project_path=Path.cwd(), session_id=session_id, model="scripted")
-    agent = Agent(ScriptedChatClient(rounds), tools=[quick, stuck])
+    agent = Agent(ScriptedChatClient(rounds), tools=[quick, stuck], policy=ALLOW_ALL)
     recorder = TranscriptRecorder(agent.session(), store, session_id)
     await SessionRunner(recorder).run_turn(UserMessageRequest(content="check both"), print_event)
 

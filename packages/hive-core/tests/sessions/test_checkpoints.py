@@ -10,6 +10,7 @@ import pytest
 from sessions_harness import older_database
 
 from hive_core import Agent
+from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.pipeline import default_middlewares
 from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
@@ -28,7 +29,7 @@ def _agent(project: Path, client: ScriptedChatClient, keeper: CheckpointKeeper) 
     return Agent(
         client,
         tools=BUILTIN_TOOLS,
-        middlewares=[*default_middlewares(), keeper],
+        middlewares=[*default_middlewares(ALLOW_ALL), keeper],
         working_dir=project,
         clock=lambda: 0.0,
     )

@@ -13,6 +13,7 @@ from core_harness import kinds, message, of_type
 from sessions_harness import Child, cut_short, restart_and_resume
 
 from hive_core import Agent, ChatOptions, collect_turn
+from hive_core.approvals import ALLOW_ALL
 from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
 from hive_core.sessions import (
     INTERRUPTED_NOTE,
@@ -124,7 +125,7 @@ async def test_kill_9_while_a_tool_runs_keeps_everything_written_and_marks_the_t
             assert list(messages) == [*expected, user("did it work?")]
 
         client = ScriptedChatClient([ScriptedRound(reply("Partly.").updates, check=check)])
-        agent = Agent(client)
+        agent = Agent(client, policy=ALLOW_ALL)
         recorder = TranscriptRecorder(agent.session(store.restore("crash-1")), store, "crash-1")
         await collect_turn(recorder, "did it work?")
         client.assert_consumed()

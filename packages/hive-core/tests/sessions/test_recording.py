@@ -11,6 +11,7 @@ from core_harness import WAIT, Wire, assert_verified, kinds, message
 from sessions_harness import cut_short, thinking_round
 
 from hive_core import Agent, ChatError, ChatOptions, SessionRunner, collect_turn, tool
+from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import TextUpdate, ToolCallUpdate
 from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
 from hive_core.sessions import (
@@ -64,7 +65,7 @@ def recorded(
     history: Sequence[Message] = (),
 ) -> tuple[TranscriptRecorder, ScriptedChatClient]:
     client = ScriptedChatClient(rounds)
-    agent = Agent(client, tools=TOOLS, clock=lambda: 0.0)
+    agent = Agent(client, tools=TOOLS, clock=lambda: 0.0, policy=ALLOW_ALL)
     return TranscriptRecorder(agent.session(history), store, session_id), client
 
 

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path, PurePath
 from typing import Literal
 
+from hive_core.tool_names import DELETE_FILE, EDIT_FILE, LIST_DIRECTORY, MOVE_FILE, READ_FILE, WRITE_FILE
 from hive_core.tools import ToolContext, tool
 
 from ._lines import cut_note, read_bounded, text_lines
@@ -55,7 +56,7 @@ _SNIPPET_LIMIT = 1500
 _LINES_SHOWN = 10
 
 
-@tool(read_only=True)
+@tool(name=READ_FILE, read_only=True)
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, line_count: int | None = None
 ) -> str:
@@ -127,7 +128,7 @@ def _read_lines(fd: int, name: str, start: int, count: int | None) -> str:
     raise ValueError(f"{name} has {seen} lines, so start_line {start} is past its end")
 
 
-@tool
+@tool(name=WRITE_FILE)
 def write_file(ctx: ToolContext, path: str, content: str, append: bool = False) -> str:
     """Write text to a file, replacing its content, or adding to its end when append is true.
 
@@ -190,7 +191,7 @@ def _kept(fmt: TextFormat) -> str:
     return f"; kept its format ({fmt.describe()})"
 
 
-@tool
+@tool(name=EDIT_FILE)
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
     """Replace exact text in an existing file: the way to change part of a file.
 
@@ -285,7 +286,7 @@ def _not_found(content: str, old: str, path: str) -> str:
     return f"{message}. Read those lines and copy the text exactly."
 
 
-@tool
+@tool(name=DELETE_FILE)
 def delete_file(ctx: ToolContext, path: str) -> str:
     """Delete one file. Directories are never deleted.
 
@@ -302,7 +303,7 @@ def delete_file(ctx: ToolContext, path: str) -> str:
     return f"Deleted {path}"
 
 
-@tool
+@tool(name=MOVE_FILE)
 def move_file(ctx: ToolContext, source: str, destination: str, overwrite: bool = False) -> str:
     """Move or rename one file. Creates missing parent directories of the destination.
 
@@ -378,7 +379,7 @@ def _destination(ctx: ToolContext, destination: str, judge: Judge) -> ParentDir:
         return open_destination(ctx, destination, judge=judge, shown=destination)
 
 
-@tool(read_only=True)
+@tool(name=LIST_DIRECTORY, read_only=True)
 def list_directory(
     ctx: ToolContext, path: str = ".", recursive: bool = False, include_ignored: bool = False
 ) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hive_core.permissions.glob import expand_braces, literal_brackets
 from hive_core.permissions.paths import split_glob
+from hive_core.tool_names import GLOB_FILES, GREP_FILES
 from hive_core.tools import ToolContext, tool
 
 from ._lines import text_lines
@@ -91,7 +92,7 @@ def _variants(pattern: str) -> list[str]:
     )
 
 
-@tool(read_only=True)
+@tool(name=GLOB_FILES, read_only=True)
 def glob_files(ctx: ToolContext, pattern: str, path: str = ".", include_ignored: bool = False) -> str:
     """Find files whose paths match a glob pattern, such as "**/*.py" or "src/**/test_*.{js,ts}".
 
@@ -124,7 +125,7 @@ def glob_files(ctx: ToolContext, pattern: str, path: str = ".", include_ignored:
     return "\n".join(lines) + notes
 
 
-@tool(read_only=True)
+@tool(name=GREP_FILES, read_only=True)
 def grep_files(
     ctx: ToolContext,
     pattern: str,

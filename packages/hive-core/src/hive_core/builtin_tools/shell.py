@@ -43,6 +43,7 @@ from hive_core.sandbox import (
     refused,
     sandbox_status,
 )
+from hive_core.tool_names import EXECUTE_COMMAND
 from hive_core.tools import Tool, ToolContext
 
 from ._capture import HeadTailBuffer
@@ -107,7 +108,7 @@ def execute_command_tool(sandbox: SandboxSettings | None = None) -> Tool:
 
     # The command enforces its own timeout_ms (and reports the partial output), so the agent-wide per-call
     # timeout must not cut it short first.
-    return Tool(execute_command, timeout=math.inf)
+    return Tool(execute_command, name=EXECUTE_COMMAND, timeout=math.inf)
 
 
 execute_command = execute_command_tool()

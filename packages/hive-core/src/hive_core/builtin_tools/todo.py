@@ -37,6 +37,7 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
+from hive_core.tool_names import MANAGE_TODO
 from hive_core.tools import ToolContext, tool
 from hive_protocol import (
     Event,
@@ -109,7 +110,7 @@ class _Request:
 
 
 # Read-only in the sense planning mode needs: the plan is the agent's own notes under .hive/, not the user's work.
-@tool(read_only=True)
+@tool(name=MANAGE_TODO, read_only=True)
 async def manage_todo(
     ctx: ToolContext,
     action: TodoAction,

@@ -14,6 +14,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from hive_core.tool_names import GLOB_FILES, GREP_FILES, READ_FILE
 from hive_protocol import REASONING_EFFORTS
 
 from .errors import ConfigError
@@ -249,7 +250,7 @@ SCHEMA: Final = ConfigSchema(
             _l(
                 "protectedToolOutputs",
                 "Tools whose results are kept longest.",
-                ("read_file", "grep_files", "glob_files"),
+                (READ_FILE, GREP_FILES, GLOB_FILES),
             ),
             _n(
                 "targetRatio",

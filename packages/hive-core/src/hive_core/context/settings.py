@@ -7,6 +7,8 @@ from typing import Any, Protocol
 
 import msgspec
 
+from hive_core.tool_names import GLOB_FILES, GREP_FILES, READ_FILE
+
 __all__ = ["CompactionSettings", "ConfigSections", "config_key", "field_name"]
 
 
@@ -33,7 +35,7 @@ class CompactionSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The most recent tokens, always kept."""
     minimum_prune_tokens: int = 20_000
     """Compact only when at least this many tokens can be pruned."""
-    protected_tool_outputs: tuple[str, ...] = ("read_file", "grep_files", "glob_files")
+    protected_tool_outputs: tuple[str, ...] = (READ_FILE, GREP_FILES, GLOB_FILES)
     """Tools (hive's names, case-insensitive) whose results are kept longest."""
     target_ratio: float = 0.70
     """Compact down to this fraction of the window."""

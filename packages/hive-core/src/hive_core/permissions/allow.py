@@ -14,6 +14,8 @@ from typing import Final
 
 import msgspec
 
+from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, READ_FILE, WRITE_FILE
+
 from .glob import path_pattern_problem
 from .loading import PermissionConfigError, extend_rules
 from .rules import PermissionRule, PermissionRules, RuleCategory
@@ -21,12 +23,12 @@ from .rules import PermissionRule, PermissionRules, RuleCategory
 __all__ = ["allow_rules", "with_allowed"]
 
 _BY_TOOL: Final[dict[str, tuple[RuleCategory, str]]] = {
-    "execute_command": ("bash", "*"),
-    "read_file": ("read", "**/*"),
-    "write_file": ("edit", "**/*"),
-    "edit_file": ("edit", "**/*"),
-    "delete_file": ("edit", "**/*"),
-    "move_file": ("edit", "**/*"),
+    EXECUTE_COMMAND: ("bash", "*"),
+    READ_FILE: ("read", "**/*"),
+    WRITE_FILE: ("edit", "**/*"),
+    EDIT_FILE: ("edit", "**/*"),
+    DELETE_FILE: ("edit", "**/*"),
+    MOVE_FILE: ("edit", "**/*"),
 }
 """The category a tool's calls are judged in, and the pattern a flag without one allows."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hive_core.approvals import PermissionAction
+from hive_core.tool_names import GLOB_FILES, GREP_FILES, LIST_DIRECTORY, MANAGE_TODO
 
 from .rules import PermissionRule, PermissionRules
 
@@ -119,12 +120,9 @@ DEFAULT_RULES = PermissionRules(
     ),
     tools=(
         # The listing tools (read_file has a category of its own), and the advisor and skill tools hosts add.
-        *(
-            _rule(name, "allow")
-            for name in ("advisor", "glob_files", "grep_files", "list_directory", "load_skill")
-        ),
+        *(_rule(name, "allow") for name in ("advisor", GLOB_FILES, GREP_FILES, LIST_DIRECTORY, "load_skill")),
         # Not upstream: the todo list is the agent's own scratch state under .hive/, not the user's files.
-        _rule("manage_todo", "allow"),
+        _rule(MANAGE_TODO, "allow"),
     ),
     ask_before_delete=True,
     default_action="ask",

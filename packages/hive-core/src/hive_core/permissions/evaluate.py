@@ -11,6 +11,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hive_core.approvals import Verdict, strictest
+from hive_core.tool_names import (
+    DELETE_FILE,
+    EDIT_FILE,
+    EXECUTE_COMMAND,
+    GLOB_FILES,
+    GREP_FILES,
+    LIST_DIRECTORY,
+    MOVE_FILE,
+    READ_FILE,
+    WRITE_FILE,
+)
 from hive_protocol import RiskLevel
 
 from .credentials import CredentialStores
@@ -27,9 +38,9 @@ MCP_TOOL_PREFIX = "mcp__"
 
 # Which argument of a listing tool holds a glob that may reach beyond its base directory.
 _LISTING_GLOB_ARGUMENT: Mapping[str, str | None] = {
-    "list_directory": None,
-    "glob_files": "pattern",
-    "grep_files": "file_pattern",
+    LIST_DIRECTORY: None,
+    GLOB_FILES: "pattern",
+    GREP_FILES: "file_pattern",
 }
 
 
@@ -60,12 +71,12 @@ class PermissionPolicy:
         self._with_grants: dict[RuleCategory, tuple[int, tuple[PermissionRule, ...]]] = {}
         self._path_verdicts: dict[tuple[RuleCategory, tuple[str, ...], int], Verdict] = {}
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
-            "read_file": self._read_file,
-            "write_file": self._write_file,
-            "edit_file": self._write_file,
-            "delete_file": self._delete_file,
-            "move_file": self._move_file,
-            "execute_command": self._execute_command,
+            READ_FILE: self._read_file,
+            WRITE_FILE: self._write_file,
+            EDIT_FILE: self._write_file,
+            DELETE_FILE: self._delete_file,
+            MOVE_FILE: self._move_file,
+            EXECUTE_COMMAND: self._execute_command,
         }
         self._shell_rules = ShellRules(self._bash_rule, self._bash_default, self.judge_path, self._given_dir)
         self._granted_line = ShellRules(

@@ -34,6 +34,7 @@ from typing import Any, Final
 import msgspec
 from wcmatch import glob as wc_glob
 
+from hive_core import tool_names as named
 from hive_core.approvals import ApprovalRequest, Grant
 
 from .rules import PermissionRule, RuleCategory
@@ -150,14 +151,14 @@ _EXACT_SUBCOMMANDS: Final = frozenset(
 _MODULE_TOOLS: Final = frozenset({"pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest"})
 """Modules an interpreter may run by name (``python3 -m pytest``), remembered as that prefix."""
 _NAME_ONLY_TOOLS: Final = frozenset(
-    {"list_directory", "glob_files", "grep_files", "manage_todo", "advisor", "load_skill"}
+    {named.LIST_DIRECTORY, named.GLOB_FILES, named.GREP_FILES, named.MANAGE_TODO, "advisor", "load_skill"}
 )
 """Tools whose grant is their name: their arguments either do not matter or are paths the policy still judges
 one by one."""
 _FILE_TOOLS: Final[Mapping[str, RuleCategory]] = {
-    "write_file": "edit",
-    "edit_file": "edit",
-    "read_file": "read",
+    named.WRITE_FILE: "edit",
+    named.EDIT_FILE: "edit",
+    named.READ_FILE: "read",
 }
 
 
@@ -223,7 +224,7 @@ def derive_grants(
 
     ``relative`` places a path argument in the project (``None`` outside it).
     """
-    if tool_name == "execute_command":
+    if tool_name == named.EXECUTE_COMMAND:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             return "the call names no command"
@@ -243,7 +244,7 @@ def derive_grants(
         if place is None or place == ".":
             return "the file is outside the project"
         return (Grant(tool=tool_name, category=_FILE_TOOLS[tool_name], pattern=place),)
-    if tool_name in ("delete_file", "move_file"):
+    if tool_name in (named.DELETE_FILE, named.MOVE_FILE):
         return "deleting or moving a file is asked about every time"
     category: RuleCategory = "mcp_tools" if tool_name.startswith("mcp__") else "tools"
     if tool_name in _NAME_ONLY_TOOLS and "*" not in tool_name and "?" not in tool_name:

@@ -26,6 +26,7 @@ from typing import Final, Protocol
 import msgspec
 
 from hive_core.messages import Message
+from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, WRITE_FILE
 from hive_core.turn_request import TurnRequest
 
 from .records import Entry
@@ -50,14 +51,14 @@ __all__ = [
 ]
 
 FILE_CHANGING_TOOLS: Final[dict[str, tuple[str, ...]]] = {
-    "write_file": ("path",),
-    "edit_file": ("path",),
-    "delete_file": ("path",),
-    "move_file": ("source", "destination"),
+    WRITE_FILE: ("path",),
+    EDIT_FILE: ("path",),
+    DELETE_FILE: ("path",),
+    MOVE_FILE: ("source", "destination"),
 }
 """hive's tools that change files, by name, with the arguments that name the files they change."""
 
-COMMAND_TOOL: Final = "execute_command"
+COMMAND_TOOL: Final = EXECUTE_COMMAND
 """The tool whose changes to files hive cannot see, hence cannot undo."""
 
 MAX_KEPT_BYTES: Final = 4 * 1024 * 1024

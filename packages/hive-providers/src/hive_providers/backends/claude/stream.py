@@ -34,20 +34,11 @@ from hive_protocol import (
 from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
+from hive_providers.backends.kit.tool_use_permissions import TOOL_USE_KINDS
 
 __all__ = ["SUBAGENT_TOOLS", "TOOL_KINDS", "StreamMapper", "result_failure"]
 
-TOOL_KINDS: Final[Mapping[str, str]] = {
-    "Bash": "execute",
-    "Read": "read",
-    "Edit": "edit",
-    "MultiEdit": "edit",
-    "Write": "edit",
-    "NotebookEdit": "edit",
-    "Grep": "search",
-    "Glob": "search",
-    "WebFetch": "fetch",
-}
+TOOL_KINDS: Final[Mapping[str, str]] = TOOL_USE_KINDS
 """Claude Code's tools by the ACP kind whose hive tool name their ``tool_start`` carries (``Bash`` ->
 ``execute_command``); other tools keep their own name, in snake case."""
 

@@ -36,15 +36,15 @@ from typing import Any, Final, Literal
 
 import anyio
 
-from hive_core.approvals import ApprovalRequest, strictest
 from hive_core.failures import ChatError
+from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.judging import elsewhere, verdict_of
+from hive_providers.backends.kit.judging import judge_call, verdict_of
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.wire_decoding import decode
@@ -76,8 +76,8 @@ SANDBOX: Final = "workspace-write"
 Interface = Literal["auto", "app_server", "exec"]
 """How turns run: the app-server with the exec fallback, the app-server only, or exec only."""
 APPROVAL_REQUESTS: Final = {
-    "item/commandExecution/requestApproval": "execute_command",
-    "item/fileChange/requestApproval": "edit_file",
+    "item/commandExecution/requestApproval": EXECUTE_COMMAND,
+    "item/fileChange/requestApproval": EDIT_FILE,
 }
 """Codex's approval requests, with the hive tool each is judged as."""
 
@@ -295,7 +295,7 @@ class CodexBackend(BackendShell):
             raise RpcError(-32601, f"hive does not serve {method}")
         item_id = text_of(params.get("itemId"))
         call = None
-        if tool == "execute_command":
+        if tool == EXECUTE_COMMAND:
             arguments: dict[str, Any] = {"command": command_line(params.get("command"))}
         else:
             known = tracker.get(item_id) if item_id is not None else None
@@ -305,7 +305,7 @@ class CodexBackend(BackendShell):
         call_id = tracker.correlate(
             {
                 "toolCallId": item_id,
-                "kind": "execute" if tool == "execute_command" else "edit",
+                "kind": "execute" if tool == EXECUTE_COMMAND else "edit",
                 "title": arguments.get("command") or arguments.get("path") or tool,
                 "rawInput": arguments,
             }
@@ -314,33 +314,31 @@ class CodexBackend(BackendShell):
         assert call is not None
         options = self.options
         # A command runs in its ``cwd``; a file change's ``grantRoot`` asks for writes anywhere under that root.
-        cwd = params.get("cwd") if tool == "execute_command" else params.get("grantRoot")
-        verdict = verdict_of(options.policy, tool, arguments, cwd=cwd, project=options.cwd)
-        if tool == "edit_file" and cwd is not None:
+        cwd = params.get("cwd") if tool == EXECUTE_COMMAND else params.get("grantRoot")
+        root = None
+        if tool == EDIT_FILE and cwd is not None:
             root = verdict_of(options.policy, tool, {"path": cwd}, cwd=cwd, project=options.cwd)
-            verdict = strictest([verdict, root])
-        if verdict.action == "allow":
-            return approval_decision(True)
-        if verdict.action == "deny":
-            tracker.refuse(call_id, "denied")
-            return approval_decision(False)
-        if options.approvals is None:
-            tracker.refuse(call_id, "approval_unavailable")
-            return approval_decision(False)
-        reason = verdict.reason
-        if (place := elsewhere(cwd, options.cwd)) is not None:
-            reason = f"{reason} (the call runs in {place})"
-        if said := text_of(params.get("reason")):
-            reason = f"{reason}; Codex says: {said}" if reason else said
-        decision = await options.approvals.request(
-            ApprovalRequest(
-                call_id=call_id, tool_name=tool, arguments=arguments, reason=reason, level=verdict.level
-            )
+        said = text_of(params.get("reason"))
+
+        def codex_says(reason: str) -> str:
+            return f"{reason}; Codex says: {said}" if reason else (said or "")
+
+        judged = await judge_call(
+            call_id,
+            tool,
+            arguments,
+            policy=options.policy,
+            approvals=options.approvals,
+            tracker=tracker,
+            cwd=cwd,
+            project=options.cwd,
+            also=root,
+            said=codex_says if said else None,
         )
-        if not decision.approved:
-            tracker.refuse(call_id, "rejected")
-            return approval_decision(False)
-        return approval_decision(True, always=decision.always_approve)
+        if judged.outcome == "approved":
+            assert judged.decision is not None
+            return approval_decision(True, always=judged.decision.always_approve)
+        return approval_decision(judged.runs)
 
     # -- start ----------------------------------------------------------------------------------------------
 

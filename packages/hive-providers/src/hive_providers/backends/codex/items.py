@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from hive_core.failures import ChatError
+from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND
 from hive_core.tools import EventSink
 from hive_protocol import ErrorCode, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
@@ -103,8 +104,8 @@ def command_line(command: object) -> str:
 def item_tool(item: Item) -> str | None:
     """The hive tool a Codex item is a call of (``execute_command``, ``edit_file``); ``None`` for no tool."""
     if isinstance(item, CommandExecution):
-        return "execute_command"
-    return "edit_file" if isinstance(item, FileChange) else None
+        return EXECUTE_COMMAND
+    return EDIT_FILE if isinstance(item, FileChange) else None
 
 
 def item_arguments(item: CommandExecution | FileChange) -> dict[str, Any]:

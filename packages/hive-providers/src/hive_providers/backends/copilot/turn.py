@@ -9,7 +9,7 @@ call's tokens, ``session.error`` a failure and ``session.idle`` the end of the t
 ``session.abort``).
 
 ``permission.requested`` is judged as Claude Code's ``can_use_tool`` is (a ``shell`` request as ``Bash``, a
-``write`` as ``Write``, a ``read`` as ``Read``; :class:`~hive_providers.backends.claude.control.PermissionResponder`)
+``write`` as ``Write``, a ``read`` as ``Read``; :class:`~hive_providers.backends.kit.tool_use_permissions.ToolUsePermissions`)
 and answered with ``session.permissions.handlePendingPermissionRequest``: ``approve-once`` or ``reject`` with the
 reason as feedback. Copilot cannot take modified arguments: an approval that modified them is a ``reject`` whose
 feedback carries them, so the model may retry with them.
@@ -45,13 +45,13 @@ from hive_protocol import (
     ThinkingDeltaEvent,
     TurnEndEvent,
 )
-from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION
 from hive_providers.backends.kit.json_values import as_list, as_mapping
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.tool_updates import text_content
+from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions
 
 from .event_types import (
     AssistantMessage,
@@ -142,8 +142,8 @@ class CopilotTurn:
         self._send = send
         self.tracker = ToolCallTracker(emit, taken=taken)
         """The turn's tool calls."""
-        self._responder = PermissionResponder(
-            tracker=self.tracker, policy=policy, approvals=approvals, questions=None, project=project
+        self._responder = ToolUsePermissions(
+            tracker=self.tracker, policy=policy, approvals=approvals, project=project
         )
         self._questions = questions
         self._question_numbers = question_numbers

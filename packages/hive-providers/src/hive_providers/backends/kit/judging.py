@@ -1,8 +1,10 @@
 """May a CLI's tool call run? The permission rules first, then whoever answers approvals — once for every adapter.
 
 ACP's ``session/request_permission``, Claude Code's ``can_use_tool``, Pi's approval dialog and OpenCode's
-``permission.asked`` all ask this; only the reply written back differs. :func:`judge_call` answers it and records a
-refusal on the call, and each adapter turns the :class:`Judgement` into its CLI's reply.
+``permission.asked`` all ask this; only the reply written back differs. :func:`judge_call` answers it through
+hive-core's one decision (:func:`hive_core.approvals.decide`, the one the built-in loop's approval gate makes) and
+records a refusal on the call, and each adapter turns the :class:`Judgement` into its CLI's reply. A
+:class:`CallJudge` holds what a turn judges with, so an adapter only names the call.
 
 A CLI may say where a call runs (Codex's ``cwd``, a tool input's ``workdir``...). Elsewhere than the project, the
 call is judged there: a command as ``cd <there> && <command>`` (so ``cat secret.txt`` in ``/elsewhere`` reads
@@ -15,62 +17,43 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from hive_core.approvals import (
-    ApprovalDecision,
-    ApprovalRequest,
+    NO_RULES,
     ApprovalService,
+    Judgement,
+    Outcome,
     ToolCallPolicy,
     Verdict,
+    decide,
     strictest,
 )
+from hive_core.tool_names import EXECUTE_COMMAND, GLOB_FILES, GREP_FILES, LIST_DIRECTORY, READ_FILE
 
 from .tool_calls import ToolCallTracker
 
 __all__ = [
     "NO_RULES",
     "WORKING_DIRECTORY_KEYS",
+    "CallJudge",
     "Judgement",
     "Outcome",
     "elsewhere",
     "judge_call",
+    "refusal_text",
     "verdict_of",
     "working_directory",
 ]
-
-NO_RULES: Final = "no permission rules apply to the agent's requests"
-"""Why a call is asked about when the backend was given no permission rules."""
 
 WORKING_DIRECTORY_KEYS: Final = ("cwd", "workdir", "working_dir", "workingDirectory", "dir_path", "directory")
 """The keys under which CLIs' tool inputs name the directory a call runs in (or searches, for a search tool)."""
 
 _PATH_ARGUMENTS: Final = ("path", "source", "destination")
-_LISTING_TOOLS: Final = frozenset({"list_directory", "glob_files", "grep_files"})
-
-Outcome = Literal["allowed", "approved", "denied", "unavailable", "rejected"]
-"""How a call was judged: allowed by the rules, approved by a person, denied by the rules, asked with nobody to
-answer, or rejected by the person."""
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """The outcome of judging one call."""
-
-    outcome: Outcome
-    """How it was judged."""
-    verdict: Verdict
-    """The rules' verdict (its ``reason`` names the rule)."""
-    decision: ApprovalDecision | None = None
-    """The person's answer, when one was asked."""
-
-    @property
-    def runs(self) -> bool:
-        """Whether the call may run."""
-        return self.outcome in ("allowed", "approved")
+_LISTING_TOOLS: Final = frozenset({LIST_DIRECTORY, GLOB_FILES, GREP_FILES})
 
 
 def working_directory(raw: Mapping[str, Any]) -> object:
@@ -111,7 +94,7 @@ def verdict_of(
     real = os.path.realpath(place)
     verdicts = [
         policy.evaluate(tool, _in_directory(tool, arguments, place)),
-        policy.evaluate("read_file", {"path": place}),
+        policy.evaluate(READ_FILE, {"path": place}),
     ]
     if os.path.commonpath([root, real]) != root:
         verdicts.append(Verdict.ask(f"the call runs in {place}, outside the project", level="high"))
@@ -131,7 +114,7 @@ def _in_directory(tool: str, arguments: Mapping[str, Any], place: str) -> dict[s
     joined to it, a listing without a directory listing it."""
     judged = dict(arguments)
     command = judged.get("command")
-    if tool == "execute_command" and isinstance(command, str) and command.strip():
+    if tool == EXECUTE_COMMAND and isinstance(command, str) and command.strip():
         judged["command"] = f"cd {shlex.quote(place)} && {command}"
     for key in _PATH_ARGUMENTS:
         value = judged.get(key)
@@ -152,41 +135,74 @@ async def judge_call(
     tracker: ToolCallTracker,
     cwd: object = None,
     project: str | os.PathLike[str] | None = None,
+    also: Verdict | None = None,
+    said: Callable[[str], str] | None = None,
 ) -> Judgement:
     """Judge the call ``call_id`` (as hive's ``tool`` with ``arguments``, run in ``cwd`` of ``project``: see
-    :func:`verdict_of`): the rules, then ``approvals`` for what they ask about (``None``: nobody can answer, so it
-    is refused). A refusal is recorded on the call."""
-    verdict = verdict_of(policy, tool, arguments, cwd=cwd, project=project)
-    if verdict.action == "allow":
-        return Judgement("allowed", verdict)
-    if verdict.action == "deny":
-        tracker.refuse(call_id, "denied")
-        return Judgement("denied", verdict)
-    if approvals is None:
-        tracker.refuse(call_id, "approval_unavailable")
-        return Judgement("unavailable", verdict)
+    :func:`verdict_of`) with :func:`hive_core.approvals.decide`: the rules, then ``approvals`` for what they ask
+    about (``None``: nobody can answer, so it is refused). ``also`` is a further verdict the call must pass (the
+    strictest wins); ``said`` adds the CLI's own words to the reason the person is shown. A refusal is recorded on
+    the call."""
+
+    def judge(policy: ToolCallPolicy, judged: Mapping[str, Any], changes: Mapping[str, Any]) -> Verdict:
+        # A change is judged where it says it runs, else where the call did.
+        moved = working_directory(changes) if changes else None
+        verdict = verdict_of(policy, tool, judged, cwd=cwd if moved is None else moved, project=project)
+        return verdict if also is None or changes else strictest([verdict, also])
+
     place = elsewhere(cwd, project)
-    reason = verdict.reason if place is None else f"{verdict.reason} (the call runs in {place})"
-    decision = await approvals.request(
-        ApprovalRequest(
-            call_id=call_id, tool_name=tool, arguments=arguments, reason=reason, level=verdict.level
-        )
+
+    def explain(reason: str) -> str:
+        if place is not None:
+            reason = f"{reason} (the call runs in {place})"
+        return reason if said is None else said(reason)
+
+    judged = await decide(
+        policy, approvals, call_id=call_id, tool_name=tool, arguments=arguments, judge=judge, explain=explain
     )
-    if not decision.approved:
-        tracker.refuse(call_id, "rejected")
-        return Judgement("rejected", verdict, decision)
-    if decision.modified_arguments:
-        # The changed call is the one that runs: a deny on it still denies; an ask is satisfied by this approval.
-        # Where it runs is judged again too, in the directory the change names if it names one.
-        moved = working_directory(decision.modified_arguments)
-        changed = verdict_of(
-            policy,
+    if judged.refusal is not None:
+        tracker.refuse(call_id, judged.refusal)
+    return judged
+
+
+def refusal_text(judged: Judgement) -> str | None:
+    """What the model reads about a call that does not run (``None`` for one that runs)."""
+    match judged.outcome:
+        case "denied":
+            return f"Permission denied: {judged.verdict.reason}"
+        case "unavailable":
+            return f"Permission denied: {judged.verdict.reason}; no one can approve it"
+        case "rejected":
+            reason = judged.decision.reason if judged.decision is not None else None
+            return f"The user rejected this call: {reason or 'no reason given'}"
+        case "allowed" | "approved":
+            return None
+
+
+@dataclass(frozen=True)
+class CallJudge:
+    """What one turn judges its CLI's calls with: the rules, the approver, the turn's calls and the project."""
+
+    policy: ToolCallPolicy | None
+    """The permission rules (``None``: every call is asked about)."""
+    approvals: ApprovalService | None
+    """Who answers what the rules ask about (``None``: nobody, so it is refused)."""
+    tracker: ToolCallTracker
+    """The turn's tool calls, on which a refusal is recorded."""
+    project: str | os.PathLike[str] | None = None
+    """The directory the CLI was started in."""
+
+    async def __call__(
+        self, call_id: str, tool: str, arguments: dict[str, Any], *, cwd: object = None
+    ) -> Judgement:
+        """:func:`judge_call` for the call ``call_id``, run in ``cwd``."""
+        return await judge_call(
+            call_id,
             tool,
-            {**arguments, **decision.modified_arguments},
-            cwd=cwd if moved is None else moved,
-            project=project,
+            arguments,
+            policy=self.policy,
+            approvals=self.approvals,
+            tracker=self.tracker,
+            cwd=cwd,
+            project=self.project,
         )
-        if changed.action == "deny":
-            tracker.refuse(call_id, "denied")
-            return Judgement("denied", changed, decision)
-    return Judgement("approved", verdict, decision)

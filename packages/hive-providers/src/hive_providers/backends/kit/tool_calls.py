@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, GREP_FILES, MOVE_FILE, READ_FILE
 from hive_core.tools import EventSink
 from hive_protocol import RefusalKind, ToolEndEvent, ToolStartEvent
 
@@ -36,12 +37,12 @@ __all__ = [
 ]
 
 TOOL_NAMES: Final[Mapping[str, str]] = {
-    "execute": "execute_command",
-    "read": "read_file",
-    "edit": "edit_file",
-    "delete": "delete_file",
-    "move": "move_file",
-    "search": "grep_files",
+    "execute": EXECUTE_COMMAND,
+    "read": READ_FILE,
+    "edit": EDIT_FILE,
+    "delete": DELETE_FILE,
+    "move": MOVE_FILE,
+    "search": GREP_FILES,
     "fetch": "web_fetch",
     "think": "think",
 }

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hive_core.questions import Answers
+from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
 from hive_protocol import Question, QuestionOption
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.tool_calls import text_of
@@ -47,12 +48,12 @@ DECLINED_MESSAGE: Final = "The user declined to answer this question"
 """The reason a declined 2.0.32 form is cancelled with (what the agent is told)."""
 
 _PERMISSION_TOOLS: Final[Mapping[str, str]] = {
-    "bash": "execute_command",
-    "edit": "edit_file",
-    "write": "write_file",
-    "read": "read_file",
+    "bash": EXECUTE_COMMAND,
+    "edit": EDIT_FILE,
+    "write": WRITE_FILE,
+    "read": READ_FILE,
     "webfetch": "web_fetch",
-    "external_directory": "read_file",
+    "external_directory": READ_FILE,
 }
 
 
@@ -213,9 +214,9 @@ def read_permission(props: Mapping[str, Any]) -> PermissionAsked | None:
     patterns = [p for p in listed if isinstance(p, str)]
     tool = _PERMISSION_TOOLS.get(permission, permission)
     arguments: dict[str, Any]
-    if tool == "execute_command":
+    if tool == EXECUTE_COMMAND:
         arguments = {"command": text_of(metadata.get("command")) or " ".join(patterns)}
-    elif tool in ("edit_file", "write_file", "read_file"):
+    elif tool in (EDIT_FILE, WRITE_FILE, READ_FILE):
         path = (
             text_of(metadata.get("filepath"))
             or text_of(metadata.get("filePath"))

@@ -3,7 +3,7 @@
 Pi has no permission system: hive's approval extension (:mod:`.rpc`) holds each call in Pi's ``tool_call`` hook and
 asks hive. :class:`ToolJudge` judges it as hive judges its own tools (``bash`` as ``execute_command``, ``edit`` as
 ``edit_file``, ``write`` as ``write_file``, ``read`` as ``read_file``, any other tool through
-:func:`~hive_providers.backends.acp.services.permission_arguments` under the ACP kind Pi's tool maps to): the
+:func:`~hive_providers.backends.kit.permission_arguments.permission_arguments` under the ACP kind Pi's tool maps to): the
 policy first, its ``ask`` verdicts through the approval service, whose ``hitl_request`` names the hive call id
 of the running ``tool_start``. An approval lets the call run, with the human's changed arguments put back under
 Pi's keys; a refusal blocks it with the reason, which the model reads.
@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from hive_core.approvals import ApprovalService, ToolCallPolicy
-from hive_providers.backends.acp.services import permission_arguments
+from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
 from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.judging import judge_call, working_directory
+from hive_providers.backends.kit.judging import CallJudge, refusal_text, working_directory
+from hive_providers.backends.kit.permission_arguments import permission_arguments
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, TrackedCall, text_of
 from hive_providers.backends.kit.tool_calls import tool_name as hive_tool_name
 
@@ -30,16 +31,16 @@ __all__ = ["ToolJudge", "hive_arguments"]
 
 # Pi's argument keys for the hive arguments a human may modify, per hive tool.
 _PI_KEYS: Final[Mapping[str, Mapping[str, str]]] = {
-    "execute_command": {"command": "command"},
-    "read_file": {"path": "path"},
-    "write_file": {"path": "path", "content": "content"},
-    "edit_file": {"path": "path"},
+    EXECUTE_COMMAND: {"command": "command"},
+    READ_FILE: {"path": "path"},
+    WRITE_FILE: {"path": "path", "content": "content"},
+    EDIT_FILE: {"path": "path"},
 }
 _HIVE_TOOLS: Final[Mapping[str, str]] = {
-    "bash": "execute_command",
-    "read": "read_file",
-    "write": "write_file",
-    "edit": "edit_file",
+    "bash": EXECUTE_COMMAND,
+    "read": READ_FILE,
+    "write": WRITE_FILE,
+    "edit": EDIT_FILE,
 }
 
 
@@ -53,7 +54,7 @@ def hive_arguments(tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> 
         value = tool_input.get(pi_key)
         if isinstance(value, str):
             arguments[hive_key] = os.path.normpath(cwd / value) if hive_key == "path" else value
-    if tool == "edit_file":
+    if tool == EDIT_FILE:
         # Pi 0.74 edits a file through ``edits: [{oldText, newText}]``; older builds take one ``newText``.
         edits = [as_mapping(entry) for entry in as_list(tool_input.get("edits"))] or [dict(tool_input)]
         new = [text_of(entry.get("newText")) for entry in edits]
@@ -90,8 +91,7 @@ class ToolJudge:
     ) -> None:
         self._tracker = tracker
         self._cwd = cwd
-        self._policy = policy
-        self._approvals = approvals
+        self._judge = CallJudge(policy, approvals, tracker, cwd)
 
     async def judge(self, dialog: ApprovalDialog) -> dict[str, Any]:
         """The ``extension_ui_response`` for one held call."""
@@ -104,30 +104,9 @@ class ToolJudge:
             }
         )
         tool, arguments = hive_arguments(dialog.tool_name, dialog.tool_input, self._cwd)
-        judged = await judge_call(
-            call_id,
-            tool,
-            arguments,
-            policy=self._policy,
-            approvals=self._approvals,
-            tracker=self._tracker,
-            cwd=working_directory(dialog.tool_input),
-            project=self._cwd,
-        )
-        request_id = dialog.request_id
-        match judged.outcome:
-            case "allowed":
-                return approval_value(request_id, approved=True)
-            case "denied":
-                reason = f"Permission denied: {judged.verdict.reason}"
-            case "unavailable":
-                reason = f"Permission denied: {judged.verdict.reason}; no one can approve it"
-            case "rejected":
-                assert judged.decision is not None
-                reason = f"The user rejected this call: {judged.decision.reason or 'no reason given'}"
-            case "approved":
-                assert judged.decision is not None
-                return approval_value(
-                    request_id, approved=True, tool_input=_pi_input(tool, judged.decision.modified_arguments)
-                )
-        return approval_value(request_id, approved=False, reason=reason)
+        judged = await self._judge(call_id, tool, arguments, cwd=working_directory(dialog.tool_input))
+        refused = refusal_text(judged)
+        if refused is not None:
+            return approval_value(dialog.request_id, approved=False, reason=refused)
+        modified = judged.decision.modified_arguments if judged.decision is not None else None
+        return approval_value(dialog.request_id, approved=True, tool_input=_pi_input(tool, modified))
