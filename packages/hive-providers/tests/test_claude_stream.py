@@ -33,6 +33,7 @@ from hive_protocol import (
 )
 from hive_providers.backends.claude import ClaudeCodeBackend, StreamMapper
 from hive_providers.backends.claude.control import DECLINED_QUESTION, PermissionResponder
+from hive_providers.backends.claude.messages import decode_message
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
@@ -175,7 +176,7 @@ def _map(messages: list[dict[str, Any]]) -> tuple[StreamMapper, list[Event]]:
     events: list[Event] = []
     mapper = StreamMapper(events.append, ToolCallTracker(events.append))
     for message in messages:
-        mapper.on_message(message)
+        mapper.on_message(decode_message(message))
     events.append(mapper.finish())
     return mapper, events
 

@@ -28,6 +28,7 @@ from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi import PiBackend, PiEventMapper
 from hive_providers.backends.pi.rpc import QUESTION_MARKER, answer_value, read_dialog
+from hive_providers.backends.pi.wire import decode_event
 from hive_providers.backends.registry import resolve_backend
 
 _USAGE: Final = {"input": 1398, "output": 5, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 1405}
@@ -110,7 +111,7 @@ def _map(lines: list[dict[str, Any]]) -> tuple[PiEventMapper, list[Event]]:
     events: list[Event] = []
     mapper = PiEventMapper(events.append, ToolCallTracker(events.append))
     for line in lines:
-        mapper.on_event(line)
+        mapper.on_event(decode_event(line))
     events.append(mapper.finish())
     return mapper, events
 
