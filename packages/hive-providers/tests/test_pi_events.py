@@ -285,3 +285,29 @@ async def test_missing_program_is_not_installed(tmp_path: Path) -> None:
     backend.options.executable = str(tmp_path / "no-such-pi")
     with pytest.raises(BackendNotInstalled):
         await _turn(backend)
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+
+def test_recorded_events_decode_to_their_structs_and_the_rest_to_unknown() -> None:
+    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.pi import wire
+
+    decoded = {line["type"]: decode_event(line) for line in TOOL_TURN}
+    assert decoded["session"] == wire.SessionHeader(id="s-tool")
+    assert isinstance(decoded["tool_execution_start"], wire.ToolExecutionStart)
+    assert decoded["tool_execution_start"].args == {"command": "touch x"}
+    assert isinstance(decoded["tool_execution_end"], wire.ToolExecutionEnd)
+    assert isinstance(decoded["message_end"], wire.MessageEnd)
+    assert isinstance(decoded["agent_end"], wire.AgentEnd)
+    assert decoded["turn_end"] == Unknown("turn_end", {"type": "turn_end"})
+    usage = decode_event({"type": "message_end", "message": _assistant([], "stop")})
+    assert isinstance(usage, wire.MessageEnd)
+    assert usage.message is not None
+    assert usage.message.usage == wire.Usage(input=1398, output=5, cache_read=2, cache_write=0)
+    bad = decode_event({"type": "tool_execution_end", "isError": "maybe"})
+    assert isinstance(bad, Unknown)
+    assert bad.kind == "tool_execution_end"
+    assert bad.problem
+    assert decode_event({"no_type": True}) == Unknown(None, {"no_type": True})

@@ -31,6 +31,7 @@ __all__ = [
     "MessageBody",
     "MessageStart",
     "ResultMessage",
+    "ServerToolUseBlock",
     "StreamEvent",
     "StreamEventMessage",
     "SystemMessage",
@@ -89,10 +90,10 @@ class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field=
     """Whether the call failed."""
 
 
-Block: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+Block: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock | ToolResultBlock
 """A content block hive reads."""
 
-BLOCKS = WireUnion("type", TextBlock, ThinkingBlock, ToolUseBlock, ServerToolUseBlock, ToolResultBlock)
+BLOCKS = WireUnion[Block].of("type", Block)
 """The content blocks by ``type``."""
 
 
@@ -116,7 +117,7 @@ class ThinkingDelta(msgspec.Struct, frozen=True, tag="thinking_delta", tag_field
 Delta: TypeAlias = TextDelta | ThinkingDelta
 """A ``content_block_delta``'s delta hive reads."""
 
-DELTAS = WireUnion("type", TextDelta, ThinkingDelta)
+DELTAS = WireUnion[Delta].of("type", Delta)
 """The deltas by ``type``."""
 
 
@@ -144,7 +145,7 @@ class ContentBlockDelta(msgspec.Struct, frozen=True, tag="content_block_delta", 
 StreamEvent: TypeAlias = MessageStart | ContentBlockDelta
 """An API stream event hive reads."""
 
-STREAM_EVENTS = WireUnion("type", MessageStart, ContentBlockDelta)
+STREAM_EVENTS = WireUnion[StreamEvent].of("type", StreamEvent)
 """The API stream events by ``type``."""
 
 
@@ -228,7 +229,7 @@ class ResultMessage(_Message, frozen=True, tag="result"):
 Message: TypeAlias = SystemMessage | StreamEventMessage | AssistantMessage | UserMessage | ResultMessage
 """A stream-json message hive reads."""
 
-MESSAGES = WireUnion("type", SystemMessage, StreamEventMessage, AssistantMessage, UserMessage, ResultMessage)
+MESSAGES = WireUnion[Message].of("type", Message)
 """The stream-json messages by ``type``."""
 
 

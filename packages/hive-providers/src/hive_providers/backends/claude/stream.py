@@ -33,35 +33,13 @@ from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, tex
 from hive_providers.backends.kit.tool_kinds import by_kind
 from hive_providers.backends.kit.wire_union import Unknown
 
-from .messages import (
-    BLOCKS,
-    DELTAS,
-    STREAM_EVENTS,
-    AssistantMessage,
-    ContentBlockDelta,
-    Message,
-    MessageBody,
-    MessageStart,
-    ResultMessage,
-    StreamEventMessage,
-    SystemMessage,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from . import messages
 
 __all__ = ["SUBAGENT_TOOLS", "TOOL_KINDS", "StreamMapper", "result_failure"]
 
+_EDIT_TOOLS: Final = "Edit MultiEdit Write NotebookEdit"
 TOOL_KINDS: Final = by_kind(
-    execute=("Bash",),
-    read=("Read",),
-    edit=("Edit", "MultiEdit", "Write", "NotebookEdit"),
-    search=("Grep", "Glob"),
-    fetch=("WebFetch",),
+    execute="Bash", read="Read", edit=_EDIT_TOOLS, search="Grep Glob", fetch="WebFetch"
 )
 """Claude Code's tools by the ACP kind whose hive tool name their ``tool_start`` carries (``Bash`` ->
 ``execute_command``); other tools keep their own name, in snake case."""
@@ -91,7 +69,7 @@ class StreamMapper:
         """The turn's tool calls."""
         self.session_id: str | None = None
         """The CLI's session id, from ``system/init`` (or any message carrying one)."""
-        self.result: ResultMessage | None = None
+        self.result: messages.ResultMessage | None = None
         """The ``result`` message, once it came: the end of the turn."""
         self._streamed_messages: set[str] = set()
         self._current_message: str | None = None
@@ -105,7 +83,7 @@ class StreamMapper:
 
     # -- input ----------------------------------------------------------------------------------------------
 
-    def on_message(self, message: Message | Unknown) -> None:
+    def on_message(self, message: messages.Message | Unknown) -> None:
         """Map one stdout message (control messages are the channel's, not this mapper's)."""
         if isinstance(message, Unknown):
             return
@@ -114,34 +92,34 @@ class StreamMapper:
             self.session_id = session
         parent = message.parent_tool_use_id or None
         match message:
-            case SystemMessage(subtype="init") if session is not None:
+            case messages.SystemMessage(subtype="init") if session is not None:
                 self.session_id = session
-            case StreamEventMessage(event=event) if parent is None:
+            case messages.StreamEventMessage(event=event) if parent is None:
                 self._on_stream_event(event)
-            case AssistantMessage(message=body):
+            case messages.AssistantMessage(message=body):
                 if parent is not None:
                     self._on_subagent_message(parent, body)
                 else:
                     self._on_assistant(body)
-            case UserMessage(message=body):
+            case messages.UserMessage(message=body):
                 if parent is not None:
                     self._on_subagent_results(parent, body)
                 else:
                     self._on_user(body)
-            case ResultMessage():
+            case messages.ResultMessage():
                 self.result = message
             case _:
                 pass
 
     def _on_stream_event(self, raw: object) -> None:
-        match STREAM_EVENTS.decode(raw):
-            case MessageStart(message=started):
+        match messages.STREAM_EVENTS.decode(raw):
+            case messages.MessageStart(message=started):
                 self._current_message = (started.id or None) if started is not None else None
-            case ContentBlockDelta(delta=delta):
-                match DELTAS.decode(delta):
-                    case TextDelta(text=text):
+            case messages.ContentBlockDelta(delta=delta):
+                match messages.DELTAS.decode(delta):
+                    case messages.TextDelta(text=text):
                         streamed = self._text.text(text)
-                    case ThinkingDelta(thinking=thinking):
+                    case messages.ThinkingDelta(thinking=thinking):
                         streamed = self._text.thinking(thinking)
                     case _:
                         streamed = False
@@ -154,21 +132,21 @@ class StreamMapper:
         if self._current_message is not None:
             self._streamed_messages.add(self._current_message)
 
-    def _on_assistant(self, message: MessageBody | None) -> None:
+    def _on_assistant(self, message: messages.MessageBody | None) -> None:
         message_id = message.id if message is not None else None
         streamed = message_id is not None and message_id in self._streamed_messages
         for block in _blocks(message):
             match block:
-                case TextBlock(text=text) if not streamed:
+                case messages.TextBlock(text=text) if not streamed:
                     self._text.text(text)
-                case ThinkingBlock(thinking=thinking) if not streamed:
+                case messages.ThinkingBlock(thinking=thinking) if not streamed:
                     self._text.thinking(thinking)
-                case ToolUseBlock():
+                case messages.ToolUseBlock():
                     self._on_tool_use(block)
                 case _:
                     pass
 
-    def _on_tool_use(self, block: ToolUseBlock) -> None:
+    def _on_tool_use(self, block: messages.ToolUseBlock) -> None:
         tool_use_id = block.id or None
         name = block.name or "tool"
         if tool_use_id is None:
@@ -189,9 +167,9 @@ class StreamMapper:
             self._subagents[tool_use_id] = Subagent(item_id=f"claude:{tool_use_id}", title=title)
             self._snapshot()
 
-    def _on_user(self, message: MessageBody | None) -> None:
+    def _on_user(self, message: messages.MessageBody | None) -> None:
         for block in _blocks(message):
-            if not isinstance(block, ToolResultBlock) or not block.tool_use_id:
+            if not isinstance(block, messages.ToolResultBlock) or not block.tool_use_id:
                 continue
             tool_use_id = block.tool_use_id
             failed = block.is_error is True
@@ -215,20 +193,22 @@ class StreamMapper:
 
     # -- subagents ------------------------------------------------------------------------------------------
 
-    def _on_subagent_message(self, parent: str, message: MessageBody | None) -> None:
+    def _on_subagent_message(self, parent: str, message: messages.MessageBody | None) -> None:
         subagent = self._subagents.get(parent)
         if subagent is None:
             return
-        texts = [block.text for block in _blocks(message) if isinstance(block, TextBlock) and block.text]
+        texts = [
+            block.text for block in _blocks(message) if isinstance(block, messages.TextBlock) and block.text
+        ]
         if texts:
             subagent.summary = excerpt("".join(texts), _SUMMARY_LIMIT)
             self._snapshot()
 
-    def _on_subagent_results(self, parent: str, message: MessageBody | None) -> None:
+    def _on_subagent_results(self, parent: str, message: messages.MessageBody | None) -> None:
         subagent = self._subagents.get(parent)
         if subagent is None:
             return
-        finished = sum(1 for block in _blocks(message) if isinstance(block, ToolResultBlock))
+        finished = sum(1 for block in _blocks(message) if isinstance(block, messages.ToolResultBlock))
         if finished:
             subagent.tool_calls += finished
             self._snapshot()
@@ -246,7 +226,7 @@ class StreamMapper:
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end`` from the ``result`` message (its text first when none streamed); every call
         still open is ended. Returned, not emitted."""
-        result = self.result or ResultMessage()
+        result = self.result or messages.ResultMessage()
         if not self.streamed_text:
             self._text.text(result.result)
         self.tracker.close_all("Not finished: the turn ended before this call's outcome was reported.")
@@ -276,7 +256,7 @@ class StreamMapper:
         )
 
 
-def result_failure(result: ResultMessage) -> str | None:
+def result_failure(result: messages.ResultMessage) -> str | None:
     """Why a ``result`` message says the turn failed (``is_error`` or ``errors``, authoritative as in the SDK),
     or ``None`` when it did not. Running out of turns is a stop reason, not a failure."""
     if result.subtype == _MAX_TURNS:
@@ -288,11 +268,11 @@ def result_failure(result: ResultMessage) -> str | None:
     return f"Claude Code ended the turn with an error: {detail}"
 
 
-def _blocks(message: MessageBody | None) -> list[TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock]:
+def _blocks(message: messages.MessageBody | None) -> list[messages.Block]:
     """The content blocks of ``message`` hive reads (a text content, the prompt's echo, has none)."""
     if message is None or not isinstance(message.content, list):
         return []
-    return [block for block in map(BLOCKS.decode, message.content) if not isinstance(block, Unknown)]
+    return [block for block in map(messages.BLOCKS.decode, message.content) if not isinstance(block, Unknown)]
 
 
 def _result_text(content: object) -> str:

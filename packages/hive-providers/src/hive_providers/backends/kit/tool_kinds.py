@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 __all__ = ["by_kind"]
 
 
-def by_kind(**tools: Iterable[str]) -> Mapping[str, str]:
-    """Each tool named under a kind (``execute=("Bash",)``) to that kind (``{"Bash": "execute"}``), read-only."""
-    return MappingProxyType({tool: kind for kind, names in tools.items() for tool in names})
+def by_kind(**tools: str) -> Mapping[str, str]:
+    """Each tool named under a kind, names separated by spaces (``edit="Edit Write"``), to that kind
+    (``{"Edit": "edit", "Write": "edit"}``), read-only."""
+    return MappingProxyType({tool: kind for kind, names in tools.items() for tool in names.split()})

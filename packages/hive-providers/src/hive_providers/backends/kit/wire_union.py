@@ -15,7 +15,7 @@ tag_field="type")``): the tag is what the wire spells, the tag field where it sp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Generic, TypeVar, cast
+from typing import Final, Generic, Self, TypeVar, cast, get_args
 
 import msgspec
 
@@ -49,6 +49,12 @@ class WireUnion(Generic[T]):
             if config.tag_field != tag_field or not isinstance(config.tag, str):
                 raise ValueError(f"{variant.__name__} is not tagged by {tag_field!r}")
             self._variants[config.tag] = variant
+
+    @classmethod
+    def of(cls, tag_field: str, union: object) -> Self:
+        """The union of the structs ``union`` (a type alias of tagged structs, ``A | B``) names: written
+        ``WireUnion[Event].of("type", Event)``, so it decodes to ``Event``."""
+        return cls(tag_field, *get_args(union))
 
     @property
     def kinds(self) -> frozenset[str]:

@@ -36,37 +36,13 @@ from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
 from hive_providers.backends.kit.wire_union import Unknown
 
-from .wire import (
-    PARTS,
-    Event,
-    ExecutionEnd,
-    ExecutionFailed,
-    ExecutionInterrupted,
-    MessageInfo,
-    MessagePartDelta,
-    MessagePartUpdated,
-    MessageUpdated,
-    Part,
-    ReasoningPart,
-    SessionCreated,
-    SessionError,
-    SessionErrorInfo,
-    SessionIdle,
-    SessionInfo,
-    SessionStatus,
-    StepFinishPart,
-    TextPart,
-    ToolPart,
-)
+from . import wire
 
 __all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
 
+_EDIT_TOOLS: Final = "edit write patch multiedit apply_patch"
 TOOL_KINDS: Final = by_kind(
-    execute=("bash",),
-    read=("read",),
-    edit=("edit", "write", "patch", "multiedit", "apply_patch"),
-    search=("grep", "glob", "list"),
-    fetch=("webfetch",),
+    execute="bash", read="read", edit=_EDIT_TOOLS, search="grep glob list", fetch="webfetch"
 )
 """OpenCode's built-in tools by the ACP kind whose hive tool name their ``tool_start`` carries (``bash`` ->
 ``execute_command``); other tools (``question``, ``task``, MCP tools) keep their own name."""
@@ -153,36 +129,37 @@ class OpenCodeEventMapper:
         """Whether ``session_id`` is the prompted session or one of its subagents."""
         return session_id == self.session_id or (session_id is not None and session_id in self.children)
 
-    def on_event(self, event: Event | Unknown) -> None:
+    def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
+        if isinstance(event, Unknown):
+            return
+        props = event.properties
+        session_id = props.session_id or None
         match event:
-            case SessionCreated(properties=props) if props is not None and props.info is not None:
-                self._on_session(props.info)
-            case SessionStatus(properties=props) if props is not None:
-                self._on_status(props.session_id or None, props.status.type if props.status else None)
-            case SessionIdle(properties=props) if props is not None:
-                self._on_status(props.session_id or None, "idle")
-            case SessionError(properties=props):
-                session_id, error = (props.session_id or None, props.error) if props else (None, None)
-                self._on_error(session_id, error)
-            case MessageUpdated(properties=props) if props is not None and props.info is not None:
-                self._on_message(props.info)
-            case MessagePartDelta(properties=props) if props is not None:
-                self._on_delta(
-                    props.session_id or None, props.message_id, props.part_id, props.field, props.delta
-                )
-            case MessagePartUpdated(properties=props) if props is not None:
-                part = PARTS.decode(props.part)
+            case wire.SessionCreated():
+                if props.info is not None:
+                    self._on_session(props.info)
+            case wire.SessionStatus():
+                self._on_status(session_id, props.status.type if props.status is not None else None)
+            case wire.SessionIdle():
+                self._on_status(session_id, "idle")
+            case wire.SessionError():
+                self._on_error(session_id, props.error)
+            case wire.MessageUpdated():
+                if props.info is not None:
+                    self._on_message(props.info)
+            case wire.MessagePartDelta():
+                self._on_delta(props)
+            case wire.MessagePartUpdated():
+                part = wire.PARTS.decode(props.part)
                 if not isinstance(part, Unknown):
                     self._on_part(part)
-            case ExecutionEnd():
+            case wire.ExecutionEnd():
                 self._on_execution(event)
-            case _:
-                pass
 
     # -- sessions -----------------------------------------------------------------------------------------------
 
-    def _on_session(self, info: SessionInfo) -> None:
+    def _on_session(self, info: wire.Info) -> None:
         child_id, parent = info.id or None, info.parent_id or None
         if child_id is None or parent is None or child_id == self.session_id or not self.owns(parent):
             return
@@ -210,7 +187,7 @@ class OpenCodeEventMapper:
             child.status = "running"
             self._snapshot()
 
-    def _on_error(self, session_id: str | None, error: SessionErrorInfo | None) -> None:
+    def _on_error(self, session_id: str | None, error: wire.Failure | None) -> None:
         name = (error.name or None) if error is not None else None
         detail = error.data.message if error is not None and error.data is not None else None
         message = detail or name or "no reason given"
@@ -226,46 +203,40 @@ class OpenCodeEventMapper:
             child.summary = message if name != _ABORTED else child.summary
             self._snapshot()
 
-    def _on_execution(self, event: ExecutionEnd) -> None:
+    def _on_execution(self, event: wire.ExecutionEnd) -> None:
         """OpenCode 2.0's run ends (the seed's wire): each is terminal for the prompted session."""
         props = event.properties
-        if props is None or (props.session_id or None) != self.session_id:
+        if (props.session_id or None) != self.session_id:
             return
-        if isinstance(event, ExecutionInterrupted):
+        if isinstance(event, wire.ExecutionInterrupted):
             self.aborted = True
-        elif isinstance(event, ExecutionFailed):
-            self.error = (
-                (props.error.message if props.error is not None else None) or props.reason or "the run failed"
-            )
+        elif isinstance(event, wire.ExecutionFailed):
+            message = props.error.message if props.error is not None else None
+            self.error = message or props.reason or "the run failed"
         self.busy = self.idle = True
 
     # -- messages and parts -------------------------------------------------------------------------------------
 
-    def _on_message(self, info: MessageInfo) -> None:
+    def _on_message(self, info: wire.Info) -> None:
         message_id, role = info.id or None, info.role or None
         if message_id is None or role is None or not self.owns(info.session_id or None):
             return
         self._roles[message_id] = role
 
-    def _assistant(self, message_id: str | None, part: TextPart | None = None) -> bool:
+    def _assistant(self, message_id: str | None, part: wire.TextPart | None = None) -> bool:
         role = self._roles.get(message_id or "")
         if role is not None:
             return role == "assistant"
         # A part that arrived before its message: the prompt's echo has no timing, assistant text has.
         return part is not None and part.time is not msgspec.UNSET
 
-    def _on_delta(
-        self,
-        session_id: str | None,
-        message_id: str | None,
-        part_id: str | None,
-        changed: str | None,
-        delta: str | None,
-    ) -> None:
-        if not part_id or not delta or changed != "text":
+    def _on_delta(self, props: wire.Properties) -> None:
+        part_id, delta = props.part_id, props.delta
+        if not part_id or not delta or props.field != "text":
             return
-        if not self._assistant(message_id or None):
+        if not self._assistant(props.message_id or None):
             return
+        session_id = props.session_id or None
         if session_id == self.session_id:
             self._stream(part_id, self._parts.get(part_id, "text"), delta)
         elif (child := self.children.get(session_id or "")) is not None:
@@ -278,34 +249,36 @@ class OpenCodeEventMapper:
         else:
             self._text.text(delta)
 
-    def _on_part(self, part: Part) -> None:
+    def _on_part(self, part: wire.Part) -> None:
         session_id, part_id = part.session_id or None, part.id or None
         if part_id is None:
             return
         if session_id == self.session_id:
-            self._parts[part_id] = "reasoning" if isinstance(part, ReasoningPart) else "text"
+            self._parts[part_id] = "reasoning" if isinstance(part, wire.ReasoningPart) else "text"
             self._on_own_part(part_id, part)
         elif (child := self.children.get(session_id or "")) is not None:
             self._on_child_part(child, part_id, part)
 
-    def _on_own_part(self, part_id: str, part: Part) -> None:
+    def _on_own_part(self, part_id: str, part: wire.Part) -> None:
         match part:
-            case TextPart(text=text):
+            case wire.TextPart(text=text):
                 if not self._assistant(part.message_id or None, part):
                     return
                 emitted = self._emitted.get(part_id, 0)
                 if text is not None and len(text) > emitted:
                     self._stream(
-                        part_id, "reasoning" if isinstance(part, ReasoningPart) else "text", text[emitted:]
+                        part_id,
+                        "reasoning" if isinstance(part, wire.ReasoningPart) else "text",
+                        text[emitted:],
                     )
-            case ToolPart():
+            case wire.ToolPart():
                 self._on_tool(part)
-            case StepFinishPart():
+            case wire.StepFinishPart():
                 self._on_step_finish(part)
             case _:
                 pass
 
-    def _on_tool(self, part: ToolPart) -> None:
+    def _on_tool(self, part: wire.ToolPart) -> None:
         call_id, tool = part.call_id or None, part.tool or "tool"
         if call_id is None or part.state is None:
             return
@@ -364,7 +337,7 @@ class OpenCodeEventMapper:
             (call.call_id for call in self.tracker.calls if call.running and call_id in call.acp_ids), None
         )
 
-    def _on_step_finish(self, part: StepFinishPart) -> None:
+    def _on_step_finish(self, part: wire.StepFinishPart) -> None:
         self.finish_reason = part.reason or self.finish_reason
         tokens = part.tokens
         if tokens is None:
@@ -380,14 +353,14 @@ class OpenCodeEventMapper:
         self.output_tokens += output or 0
         self.cached_tokens += read
 
-    def _on_child_part(self, child: _Child, part_id: str, part: Part) -> None:
-        if type(part) is TextPart and part.text:
+    def _on_child_part(self, child: _Child, part_id: str, part: wire.Part) -> None:
+        if type(part) is wire.TextPart and part.text:
             text = part.text
             child.texts[part_id] = text
             if text != child.summary:
                 child.summary = text
                 self._snapshot()
-        elif isinstance(part, ToolPart):
+        elif isinstance(part, wire.ToolPart):
             call_id = part.call_id or None
             status = part.state.status if part.state is not None else None
             if call_id is not None and status in ("completed", "error") and call_id not in child.ended_calls:

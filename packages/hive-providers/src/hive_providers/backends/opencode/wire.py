@@ -20,24 +20,26 @@ from hive_providers.backends.kit.wire_union import Unknown, WireUnion
 __all__ = [
     "EVENTS",
     "PARTS",
+    "ErrorData",
     "Event",
     "ExecutionEnd",
     "ExecutionFailed",
     "ExecutionInterrupted",
     "ExecutionSucceeded",
-    "MessageInfo",
+    "Failure",
+    "Info",
     "MessagePartDelta",
     "MessagePartUpdated",
     "MessageUpdated",
     "Part",
+    "Properties",
     "ReasoningPart",
     "SessionCreated",
     "SessionError",
-    "SessionErrorInfo",
     "SessionIdle",
-    "SessionInfo",
     "SessionStatus",
     "SessionUpdated",
+    "Status",
     "StepFinishPart",
     "TextPart",
     "Tokens",
@@ -128,199 +130,115 @@ class StepFinishPart(_Part, frozen=True, tag="step-finish"):
 Part: TypeAlias = TextPart | ReasoningPart | ToolPart | StepFinishPart
 """A message part hive reads."""
 
-PARTS = WireUnion("type", TextPart, ReasoningPart, ToolPart, StepFinishPart)
+PARTS = WireUnion[Part].of("type", Part)
 """The message parts by ``type``."""
 
 
 # -- events ------------------------------------------------------------------------------------------------------
 
 
-class _Event(msgspec.Struct, frozen=True, tag_field="type"):
-    pass
-
-
-class SessionInfo(msgspec.Struct, frozen=True):
-    """A session as ``session.created`` / ``session.updated`` describe it."""
+class Info(msgspec.Struct, frozen=True):
+    """A session (``session.created`` / ``session.updated``) or a message (``message.updated``)."""
 
     id: str | None = None
     """Its id."""
+    session_id: str | None = msgspec.field(default=None, name="sessionID")
+    """A message's session."""
     parent_id: str | None = msgspec.field(default=None, name="parentID")
-    """The session that started it as a subagent."""
+    """The session that started a session as a subagent."""
     title: str | None = None
-    """Its title."""
+    """A session's title."""
+    role: str | None = None
+    """A message's author: ``user`` or ``assistant``."""
 
 
-class SessionInfoProperties(msgspec.Struct, frozen=True):
-    """What a session event carries."""
-
-    info: SessionInfo | None = None
-    """The session."""
-
-
-class SessionCreated(_Event, frozen=True, tag="session.created"):
-    """A session was created (a subagent's, when it has a parent)."""
-
-    properties: SessionInfoProperties | None = None
-    """The event's fields."""
-
-
-class SessionUpdated(SessionCreated, frozen=True, tag="session.updated"):
-    """A session changed (its title)."""
-
-
-class StatusType(msgspec.Struct, frozen=True):
-    """A session's status."""
-
-    type: str | None = None
-    """``busy``, ``retry`` or ``idle``."""
-
-
-class SessionStatusProperties(msgspec.Struct, frozen=True):
-    """What ``session.status`` carries."""
-
-    session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """The session."""
-    status: StatusType | None = None
-    """Its status."""
-
-
-class SessionStatus(_Event, frozen=True, tag="session.status"):
-    """A session went busy, retries or went idle."""
-
-    properties: SessionStatusProperties | None = None
-    """The event's fields."""
-
-
-class SessionProperties(msgspec.Struct, frozen=True):
-    """What an event about one session carries."""
-
-    session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """The session."""
-
-
-class SessionIdle(_Event, frozen=True, tag="session.idle"):
-    """A session went idle."""
-
-    properties: SessionProperties | None = None
-    """The event's fields."""
-
-
-class SessionErrorData(msgspec.Struct, frozen=True):
+class ErrorData(msgspec.Struct, frozen=True):
     """An error's details."""
 
     message: str | None = None
     """What went wrong."""
 
 
-class SessionErrorInfo(msgspec.Struct, frozen=True):
-    """A session's error."""
+class Failure(ErrorData, frozen=True):
+    """Why a run failed: ``session.error``'s ``name`` and ``data``, OpenCode 2.0's ``message``."""
 
     name: str | None = None
     """Its kind (``MessageAbortedError``: the run was cancelled)."""
-    data: SessionErrorData | None = None
+    data: ErrorData | None = None
     """Its details."""
 
 
-class SessionErrorProperties(msgspec.Struct, frozen=True):
-    """What ``session.error`` carries."""
+class Status(msgspec.Struct, frozen=True):
+    """A session's status."""
+
+    type: str | None = None
+    """``busy``, ``retry`` or ``idle``."""
+
+
+class Properties(msgspec.Struct, frozen=True):
+    """An event's fields (each event carries the few its kind has)."""
 
     session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """The session (none: the server's)."""
-    error: SessionErrorInfo | None = None
-    """The error."""
+    """The session the event is about (none on ``session.error``: the server's)."""
+    info: Info | None = None
+    """The session or message described."""
+    status: Status | None = None
+    """A session's new status."""
+    error: Failure | None = None
+    """Why a run failed."""
+    reason: str | None = None
+    """Why an OpenCode 2.0 run failed, in a word."""
+    part: object = None
+    """The whole part (:data:`PARTS`) of ``message.part.updated``."""
+    message_id: str | None = msgspec.field(default=None, name="messageID")
+    """A streamed part's message."""
+    part_id: str | None = msgspec.field(default=None, name="partID")
+    """A streamed part."""
+    field: str | None = None
+    """The part's field a streamed piece adds to (``text``)."""
+    delta: str | None = None
+    """The streamed piece."""
+
+
+class _Event(msgspec.Struct, frozen=True, tag_field="type"):
+    properties: Properties = msgspec.field(default_factory=Properties)
+    """The event's fields."""
+
+
+class SessionCreated(_Event, frozen=True, tag="session.created"):
+    """A session was created (a subagent's, when it has a parent)."""
+
+
+class SessionUpdated(SessionCreated, frozen=True, tag="session.updated"):
+    """A session changed (its title)."""
+
+
+class SessionStatus(_Event, frozen=True, tag="session.status"):
+    """A session went busy, retries or went idle."""
+
+
+class SessionIdle(_Event, frozen=True, tag="session.idle"):
+    """A session went idle."""
 
 
 class SessionError(_Event, frozen=True, tag="session.error"):
     """A session's run failed (or was aborted)."""
 
-    properties: SessionErrorProperties | None = None
-    """The event's fields."""
-
-
-class MessageInfo(msgspec.Struct, frozen=True):
-    """A message as ``message.updated`` describes it."""
-
-    id: str | None = None
-    """Its id."""
-    role: str | None = None
-    """``user`` or ``assistant``."""
-    session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """Its session."""
-
-
-class MessageProperties(msgspec.Struct, frozen=True):
-    """What ``message.updated`` carries."""
-
-    info: MessageInfo | None = None
-    """The message."""
-
 
 class MessageUpdated(_Event, frozen=True, tag="message.updated"):
     """A message was created or changed."""
-
-    properties: MessageProperties | None = None
-    """The event's fields."""
-
-
-class PartDeltaProperties(msgspec.Struct, frozen=True):
-    """What ``message.part.delta`` carries."""
-
-    session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """The part's session."""
-    message_id: str | None = msgspec.field(default=None, name="messageID")
-    """The part's message."""
-    part_id: str | None = msgspec.field(default=None, name="partID")
-    """The part."""
-    field: str | None = None
-    """The part's field the piece adds to (``text``)."""
-    delta: str | None = None
-    """The piece."""
 
 
 class MessagePartDelta(_Event, frozen=True, tag="message.part.delta"):
     """A piece of a part's field."""
 
-    properties: PartDeltaProperties | None = None
-    """The event's fields."""
-
-
-class PartProperties(msgspec.Struct, frozen=True):
-    """What ``message.part.updated`` carries."""
-
-    part: object = None
-    """The whole part (:data:`PARTS`)."""
-
 
 class MessagePartUpdated(_Event, frozen=True, tag="message.part.updated"):
     """A part was created or changed: the whole of it."""
 
-    properties: PartProperties | None = None
-    """The event's fields."""
-
-
-class ExecutionError(msgspec.Struct, frozen=True):
-    """Why an OpenCode 2.0 run failed."""
-
-    message: str | None = None
-    """What went wrong."""
-
-
-class ExecutionProperties(msgspec.Struct, frozen=True):
-    """What OpenCode 2.0's run ends carry."""
-
-    session_id: str | None = msgspec.field(default=None, name="sessionID")
-    """The session."""
-    error: ExecutionError | None = None
-    """Why a failed run failed."""
-    reason: str | None = None
-    """Why a failed run failed, in a word."""
-
 
 class ExecutionEnd(_Event, frozen=True):
     """An OpenCode 2.0 run ended (the seed's wire): terminal for its session."""
-
-    properties: ExecutionProperties | None = None
-    """The event's fields."""
 
 
 class ExecutionSucceeded(ExecutionEnd, frozen=True, tag="session.execution.succeeded"):
@@ -335,35 +253,12 @@ class ExecutionFailed(ExecutionEnd, frozen=True, tag="session.execution.failed")
     """The run failed."""
 
 
-Event: TypeAlias = (
-    SessionCreated
-    | SessionUpdated
-    | SessionStatus
-    | SessionIdle
-    | SessionError
-    | MessageUpdated
-    | MessagePartDelta
-    | MessagePartUpdated
-    | ExecutionSucceeded
-    | ExecutionInterrupted
-    | ExecutionFailed
-)
+_SessionEvent: TypeAlias = SessionCreated | SessionUpdated | SessionStatus | SessionIdle | SessionError
+_MessageEvent: TypeAlias = MessageUpdated | MessagePartDelta | MessagePartUpdated
+Event: TypeAlias = _SessionEvent | _MessageEvent | ExecutionSucceeded | ExecutionInterrupted | ExecutionFailed
 """An event hive reads."""
 
-EVENTS = WireUnion(
-    "type",
-    SessionCreated,
-    SessionUpdated,
-    SessionStatus,
-    SessionIdle,
-    SessionError,
-    MessageUpdated,
-    MessagePartDelta,
-    MessagePartUpdated,
-    ExecutionSucceeded,
-    ExecutionInterrupted,
-    ExecutionFailed,
-)
+EVENTS = WireUnion[Event].of("type", Event)
 """The events by ``type``."""
 
 

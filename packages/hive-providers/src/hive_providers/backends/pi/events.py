@@ -31,35 +31,12 @@ from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.tool_kinds import by_kind
 from hive_providers.backends.kit.wire_union import Unknown
 
-from .wire import (
-    BLOCKS,
-    RUN_ENDS,
-    UPDATES,
-    AgentEnd,
-    AgentSettled,
-    Event,
-    MessageEnd,
-    MessageStart,
-    MessageUpdate,
-    PiMessage,
-    SessionHeader,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolResult,
-)
+from . import wire
+from .wire import RUN_ENDS
 
 __all__ = ["RUN_ENDS", "TOOL_KINDS", "PiEventMapper", "run_failure"]
 
-TOOL_KINDS: Final = by_kind(
-    execute=("bash",),
-    read=("read",),
-    edit=("edit", "write"),
-    search=("grep", "find", "ls"),
-)
+TOOL_KINDS: Final = by_kind(execute="bash", read="read", edit="edit write", search="grep find ls")
 """Pi's built-in tools by the ACP kind whose hive tool name their ``tool_start`` carries (``bash`` ->
 ``execute_command``); other tools keep their own name."""
 
@@ -96,18 +73,20 @@ class PiEventMapper:
         self._streamed = False
         self._started = time.monotonic()
 
-    def on_event(self, event: Event | Unknown) -> None:
+    def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one event (responses and extension requests are the backend's, not this mapper's)."""
+        if isinstance(event, Unknown):
+            return
         match event:
-            case SessionHeader(id=session_id):
+            case wire.SessionHeader(id=session_id):
                 self.session_id = session_id or self.session_id
-            case MessageStart():
+            case wire.MessageStart():
                 self._streamed = False
-            case MessageUpdate(assistant_message_event=update):
+            case wire.MessageUpdate(assistant_message_event=update):
                 self._on_update(update)
-            case MessageEnd(message=message) if message is not None:
+            case wire.MessageEnd(message=message):
                 self._on_message_end(message)
-            case ToolExecutionStart(tool_call_id=call_id, tool_name=tool_name, args=args):
+            case wire.ToolExecutionStart(tool_call_id=call_id, tool_name=tool_name, args=args):
                 name = tool_name or "tool"
                 self.tracker.upsert(
                     {
@@ -119,7 +98,7 @@ class PiEventMapper:
                         "status": "in_progress",
                     }
                 )
-            case ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
+            case wire.ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
                 output = result_text(result)
                 self.tracker.upsert(
                     {
@@ -131,30 +110,28 @@ class PiEventMapper:
                         else [],
                     }
                 )
-            case AgentEnd() | AgentSettled():
+            case wire.AgentEnd() | wire.AgentSettled():
                 self.ended = True
-            case _:
-                pass
 
     def _on_update(self, update: object) -> None:
-        match UPDATES.decode(update):
-            case TextDelta(delta=text):
+        match wire.UPDATES.decode(update):
+            case wire.TextDelta(delta=text):
                 self._streamed = self._text.text(text) or self._streamed
-            case ThinkingDelta(delta=thinking):
+            case wire.ThinkingDelta(delta=thinking):
                 self._streamed = self._text.thinking(thinking) or self._streamed
             case _:
                 pass
 
-    def _on_message_end(self, message: PiMessage) -> None:
-        if message.role != "assistant":
+    def _on_message_end(self, message: wire.PiMessage | None) -> None:
+        if message is None or message.role != "assistant":
             return
         self.persisted = True
         if not self._streamed:
-            for block in map(BLOCKS.decode, message.content or ()):
+            for block in map(wire.BLOCKS.decode, message.content or ()):
                 match block:
-                    case TextBlock(text=text):
+                    case wire.TextBlock(text=text):
                         self._text.text(text)
-                    case ThinkingBlock(thinking=thinking):
+                    case wire.ThinkingBlock(thinking=thinking):
                         self._text.thinking(thinking)
                     case _:
                         pass
@@ -193,7 +170,7 @@ def run_failure(mapper: PiEventMapper) -> str | None:
     return f"Pi ended the turn with an error: {mapper.error}"
 
 
-def result_text(result: ToolResult | None) -> str:
+def result_text(result: wire.ToolResult | None) -> str:
     """The text of a tool result's ``content`` blocks (other blocks as JSON: a tool's output is free-form)."""
     parts: list[str] = []
     for block in map(as_mapping, as_list(result.content if result is not None else None)):

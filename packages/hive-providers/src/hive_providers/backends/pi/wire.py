@@ -180,29 +180,12 @@ class AgentSettled(_Tagged, frozen=True, tag="agent_settled"):
     """The run ended (builds that send it)."""
 
 
-Event: TypeAlias = (
-    SessionHeader
-    | MessageStart
-    | MessageUpdate
-    | MessageEnd
-    | ToolExecutionStart
-    | ToolExecutionEnd
-    | AgentEnd
-    | AgentSettled
-)
+_MessageEvent: TypeAlias = MessageStart | MessageUpdate | MessageEnd
+_ToolEvent: TypeAlias = ToolExecutionStart | ToolExecutionEnd
+Event: TypeAlias = SessionHeader | _MessageEvent | _ToolEvent | AgentEnd | AgentSettled
 """A Pi event hive reads."""
 
-EVENTS = WireUnion(
-    "type",
-    SessionHeader,
-    MessageStart,
-    MessageUpdate,
-    MessageEnd,
-    ToolExecutionStart,
-    ToolExecutionEnd,
-    AgentEnd,
-    AgentSettled,
-)
+EVENTS = WireUnion[Event].of("type", Event)
 """Pi's events by ``type``."""
 
 RUN_ENDS = frozenset({"agent_end", "agent_settled"})
