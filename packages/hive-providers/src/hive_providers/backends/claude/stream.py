@@ -19,18 +19,18 @@ Everything else (``status``, ``rate_limit_event``, hook and task notices) carrie
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Final
 
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TurnEndEvent
-from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_count
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
 from hive_providers.backends.kit.tool_kinds import by_kind
+from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.wire_union import Unknown
 
 from . import messages
@@ -173,7 +173,7 @@ class StreamMapper:
                 continue
             tool_use_id = block.tool_use_id
             failed = block.is_error is True
-            output = _result_text(block.content)
+            output = output_text(block.content)
             self.tracker.upsert(
                 {
                     "sessionUpdate": "tool_call_update",
@@ -273,17 +273,3 @@ def _blocks(message: messages.MessageBody | None) -> list[messages.Block]:
     if message is None or not isinstance(message.content, list):
         return []
     return [block for block in map(messages.BLOCKS.decode, message.content) if not isinstance(block, Unknown)]
-
-
-def _result_text(content: object) -> str:
-    # A tool's output is free-form: any block with text is text, the others are shown as JSON.
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in map(as_mapping, as_list(content)):
-        text = text_of(block.get("text"))
-        if text is not None:
-            parts.append(text)
-        elif block:
-            parts.append(json.dumps(block, ensure_ascii=False, default=str))
-    return "\n".join(parts)

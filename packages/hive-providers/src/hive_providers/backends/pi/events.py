@@ -18,17 +18,17 @@ Everything else (``turn_start``, ``queue_update``, compaction and retry notices)
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Final
 
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TurnEndEvent
-from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_count
 from hive_providers.backends.kit.text_stream import TextStream
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
+from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.wire_union import Unknown
 
 from . import wire
@@ -172,11 +172,4 @@ def run_failure(mapper: PiEventMapper) -> str | None:
 
 def result_text(result: wire.ToolResult | None) -> str:
     """The text of a tool result's ``content`` blocks (other blocks as JSON: a tool's output is free-form)."""
-    parts: list[str] = []
-    for block in map(as_mapping, as_list(result.content if result is not None else None)):
-        text = text_of(block.get("text"))
-        if text is not None:
-            parts.append(text)
-        elif block:
-            parts.append(json.dumps(block, ensure_ascii=False, default=str))
-    return "\n".join(parts)
+    return output_text(result.content if result is not None else None)
