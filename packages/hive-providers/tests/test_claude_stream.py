@@ -34,6 +34,7 @@ from hive_protocol import (
 )
 from hive_providers.backends.claude import ClaudeCodeBackend, StreamMapper
 from hive_providers.backends.claude.control import DECLINED_QUESTION, PermissionResponder
+from hive_providers.backends.claude.messages import decode_message
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
@@ -176,7 +177,7 @@ def _map(messages: list[dict[str, Any]]) -> tuple[StreamMapper, list[Event]]:
     events: list[Event] = []
     mapper = StreamMapper(events.append, ToolCallTracker(events.append))
     for message in messages:
-        mapper.on_message(message)
+        mapper.on_message(decode_message(message))
     events.append(mapper.finish())
     return mapper, events
 
@@ -450,3 +451,37 @@ async def test_a_missing_program_is_not_installed(tmp_path: Path) -> None:
     )
     with pytest.raises(BackendNotInstalled):
         await backend(UserMessageRequest(content="hi"), lambda event: None)
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+
+def test_every_recorded_message_decodes_to_its_struct() -> None:
+    from hive_providers.backends.claude import messages
+
+    decoded = [decode_message(message) for message in _TOOL_TURN]
+    kinds = {message["type"]: type(typed) for message, typed in zip(_TOOL_TURN, decoded, strict=True)}
+    assert kinds["system"] is messages.SystemMessage
+    assert kinds["stream_event"] is messages.StreamEventMessage
+    assert kinds["assistant"] is messages.AssistantMessage
+    assert kinds["user"] is messages.UserMessage
+    assert kinds["result"] is messages.ResultMessage
+    [result] = [typed for typed in decoded if isinstance(typed, messages.ResultMessage)]
+    assert result.usage is not None
+    assert result.usage.input_tokens == 43704
+
+
+def test_an_unknown_or_unreadable_message_decodes_to_unknown_and_a_bad_result_still_ends() -> None:
+    from hive_providers.backends.claude import messages
+    from hive_providers.backends.kit.wire_union import Unknown
+
+    newer = decode_message({"type": "rate_limit_event", "info": {}})
+    assert newer == Unknown("rate_limit_event", {"type": "rate_limit_event", "info": {}})
+    wrong = decode_message({"type": "assistant", "message": "not an object"})
+    assert isinstance(wrong, Unknown)
+    assert wrong.kind == "assistant"
+    assert wrong.problem
+    assert decode_message({"type": "result", "usage": "lots"}) == messages.ResultMessage()
+    [block] = [messages.BLOCKS.decode({"type": "tool_use", "id": "t", "name": "Bash", "input": None, "x": 1})]
+    assert block == messages.ToolUseBlock(id="t", name="Bash", input=None)
+    assert isinstance(messages.BLOCKS.decode({"type": "image"}), Unknown)

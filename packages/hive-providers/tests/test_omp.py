@@ -406,3 +406,20 @@ def test_unreadable_dialogs_are_none() -> None:
     assert read_ask({**_DIALOG, "questions": [{"question": "no id"}]}) is None
     assert read_ask({**_DIALOG, "questions": [_DIALOG["questions"][0], _DIALOG["questions"][0]]}) is None
     assert read_ask({**_DIALOG, "method": "select"}) is None
+
+
+def test_ui_requests_decode_by_method_and_the_rest_to_unknown() -> None:
+    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.omp import wire
+
+    ask = wire.UI_REQUESTS.decode(_DIALOG)
+    assert isinstance(ask, wire.AskRequest)
+    assert ask.id == "ui-1"
+    assert ask.questions is not None
+    assert ask.questions[1].multi is True
+    assert ask.questions[0].options == [wire.AskOption(label="Postgres"), wire.AskOption(label="SQLite")]
+    cancel = {"type": "extension_ui_request", "id": "ui-x", "method": "cancel", "targetId": "ui-1"}
+    assert wire.UI_REQUESTS.decode(cancel) == wire.CancelNotice(target_id="ui-1")
+    notice = {"type": "extension_ui_request", "id": "n", "method": "notify", "message": "hi"}
+    assert wire.UI_REQUESTS.decode(notice) == Unknown("notify", notice)
+    assert read_ask({**_DIALOG, "questions": "nope"}) is None  # unreadable: declined, as before

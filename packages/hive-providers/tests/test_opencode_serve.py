@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
+import msgspec
 import pytest
 from backend_harness import clean, end_of, of, text_of
 
@@ -429,3 +430,28 @@ async def test_aclose_leaves_no_process(tmp_path: Path) -> None:
     log = tmp_path / "home" / "opencode-serve.log"
     assert "listening on http://127.0.0.1:" in log.read_text()
     assert os.environ.get("OPENCODE_SERVER_PASSWORD") is None
+
+
+def test_recorded_events_decode_to_their_structs_and_the_rest_to_unknown() -> None:
+    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.opencode import wire
+
+    lines = [json.loads(line) for line in (TRANSCRIPTS / "text.jsonl").read_text().splitlines()]
+    events = [line for line in lines if isinstance(line.get("type"), str) and "properties" in line]
+    decoded = [wire.decode_event(event) for event in events]
+    known = {type(typed) for typed in decoded if not isinstance(typed, Unknown)}
+    assert {wire.SessionStatus, wire.MessageUpdated, wire.MessagePartUpdated} <= known, known
+    part = {"id": "p", "sessionID": "s", "messageID": "m", "type": "text", "text": "hi", "time": {"start": 1}}
+    assert wire.PARTS.decode(part) == wire.TextPart(
+        id="p", session_id="s", message_id="m", text="hi", time={"start": 1}
+    )
+    echo = wire.PARTS.decode({key: value for key, value in part.items() if key != "time"})
+    assert isinstance(echo, wire.TextPart)
+    assert echo.time is msgspec.UNSET
+    assert wire.PARTS.decode({"type": "step-start"}) == Unknown("step-start", {"type": "step-start"})
+    newer = {"type": "lsp.updated", "properties": {}}
+    assert wire.decode_event(newer) == Unknown("lsp.updated", newer)
+    bad = wire.decode_event({"type": "message.part.delta", "properties": {"partID": None, "delta": 7}})
+    assert isinstance(bad, Unknown)
+    assert bad.kind == "message.part.delta"
+    assert bad.problem

@@ -28,6 +28,7 @@ from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi import PiBackend, PiEventMapper
 from hive_providers.backends.pi.rpc import QUESTION_MARKER, answer_value, read_dialog
+from hive_providers.backends.pi.wire import decode_event
 from hive_providers.backends.registry import resolve_backend
 
 _USAGE: Final = {"input": 1398, "output": 5, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 1405}
@@ -110,7 +111,7 @@ def _map(lines: list[dict[str, Any]]) -> tuple[PiEventMapper, list[Event]]:
     events: list[Event] = []
     mapper = PiEventMapper(events.append, ToolCallTracker(events.append))
     for line in lines:
-        mapper.on_event(line)
+        mapper.on_event(decode_event(line))
     events.append(mapper.finish())
     return mapper, events
 
@@ -270,3 +271,29 @@ async def test_missing_program_is_not_installed(tmp_path: Path) -> None:
     backend.options.executable = str(tmp_path / "no-such-pi")
     with pytest.raises(BackendNotInstalled):
         await _turn(backend)
+
+
+# -- the decoder ------------------------------------------------------------------------------------------------
+
+
+def test_recorded_events_decode_to_their_structs_and_the_rest_to_unknown() -> None:
+    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.pi import wire
+
+    decoded = {line["type"]: decode_event(line) for line in TOOL_TURN}
+    assert decoded["session"] == wire.SessionHeader(id="s-tool")
+    assert isinstance(decoded["tool_execution_start"], wire.ToolExecutionStart)
+    assert decoded["tool_execution_start"].args == {"command": "touch x"}
+    assert isinstance(decoded["tool_execution_end"], wire.ToolExecutionEnd)
+    assert isinstance(decoded["message_end"], wire.MessageEnd)
+    assert isinstance(decoded["agent_end"], wire.AgentEnd)
+    assert decoded["turn_end"] == Unknown("turn_end", {"type": "turn_end"})
+    usage = decode_event({"type": "message_end", "message": _assistant([], "stop")})
+    assert isinstance(usage, wire.MessageEnd)
+    assert usage.message is not None
+    assert usage.message.usage == wire.Usage(input=1398, output=5, cache_read=2, cache_write=0)
+    bad = decode_event({"type": "tool_execution_end", "isError": "maybe"})
+    assert isinstance(bad, Unknown)
+    assert bad.kind == "tool_execution_end"
+    assert bad.problem
+    assert decode_event({"no_type": True}) == Unknown(None, {"no_type": True})

@@ -41,6 +41,7 @@ from hive_providers.backends.offline import cli_environment, prepare_offline
 from hive_providers.backends.probe import require_executable
 
 from .control import PermissionResponder, deny
+from .messages import ResultMessage, decode_message
 from .stream import StreamMapper, result_failure
 
 __all__ = ["ClaudeCodeBackend"]
@@ -177,11 +178,11 @@ class _Turn(ProcessTurn):
                 scope.cancel()
         elif not self._cancelling:
             try:
-                self.mapper.on_message(message)
+                self.mapper.on_message(decode_message(message))
             except Exception:
                 _log.exception("mapping a Claude Code message failed")
-        elif message.get("type") == "result":
-            self.mapper.result = dict(message)
+        elif isinstance(result := decode_message(message), ResultMessage):
+            self.mapper.result = result
 
     def _on_control_request(self, group: TaskGroup, message: dict[str, Any]) -> None:
         request_id = text_of(message.get("request_id"))

@@ -19,22 +19,21 @@ Everything else (``status``, ``rate_limit_event``, hook and task notices) carrie
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import (
-    StopReason,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-)
-from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
+from hive_protocol import StopReason, TurnEndEvent
+from hive_providers.backends.kit.json_values import as_count
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
+from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.tool_use_permissions import TOOL_USE_KINDS
+from hive_providers.backends.kit.wire_union import Unknown
+
+from . import messages
 
 __all__ = ["SUBAGENT_TOOLS", "TOOL_KINDS", "StreamMapper", "result_failure"]
 
@@ -62,69 +61,67 @@ class StreamMapper:
 
     def __init__(self, emit: EventSink, tracker: ToolCallTracker) -> None:
         self._emit = emit
+        self._text = TextStream(emit)
         self.tracker = tracker
         """The turn's tool calls."""
         self.session_id: str | None = None
         """The CLI's session id, from ``system/init`` (or any message carrying one)."""
-        self.result: dict[str, Any] | None = None
+        self.result: messages.ResultMessage | None = None
         """The ``result`` message, once it came: the end of the turn."""
-        self.streamed_text = False
-        """Whether any text reached the client."""
         self._streamed_messages: set[str] = set()
         self._current_message: str | None = None
         self._subagents: dict[str, Subagent] = {}
         self._started = time.monotonic()
 
+    @property
+    def streamed_text(self) -> bool:
+        """Whether any text reached the client."""
+        return self._text.streamed_text
+
     # -- input ----------------------------------------------------------------------------------------------
 
-    def on_message(self, message: Mapping[str, Any]) -> None:
+    def on_message(self, message: messages.Message | Unknown) -> None:
         """Map one stdout message (control messages are the channel's, not this mapper's)."""
-        session = text_of(message.get("session_id"))
+        if isinstance(message, Unknown):
+            return
+        session = message.session_id or None
         if session is not None and self.session_id is None:
             self.session_id = session
-        parent = text_of(message.get("parent_tool_use_id"))
-        match message.get("type"):
-            case "system":
-                if message.get("subtype") == "init" and session is not None:
-                    self.session_id = session
-            case "stream_event":
-                if parent is None:
-                    self._on_stream_event(as_mapping(message.get("event")))
-            case "assistant":
+        parent = message.parent_tool_use_id or None
+        match message:
+            case messages.SystemMessage(subtype="init") if session is not None:
+                self.session_id = session
+            case messages.StreamEventMessage(event=event) if parent is None:
+                self._on_stream_event(event)
+            case messages.AssistantMessage(message=body):
                 if parent is not None:
-                    self._on_subagent_message(parent, as_mapping(message.get("message")))
+                    self._on_subagent_message(parent, body)
                 else:
-                    self._on_assistant(as_mapping(message.get("message")))
-            case "user":
+                    self._on_assistant(body)
+            case messages.UserMessage(message=body):
                 if parent is not None:
-                    self._on_subagent_results(parent, as_mapping(message.get("message")))
+                    self._on_subagent_results(parent, body)
                 else:
-                    self._on_user(as_mapping(message.get("message")))
-            case "result":
-                self.result = dict(message)
+                    self._on_user(body)
+            case messages.ResultMessage():
+                self.result = message
             case _:
                 pass
 
-    def _on_stream_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "message_start":
-            self._current_message = text_of(as_mapping(event.get("message")).get("id"))
-            return
-        if kind != "content_block_delta":
-            return
-        delta = as_mapping(event.get("delta"))
-        match delta.get("type"):
-            case "text_delta":
-                text = text_of(delta.get("text"))
-                if text is not None:
+    def _on_stream_event(self, raw: object) -> None:
+        match messages.STREAM_EVENTS.decode(raw):
+            case messages.MessageStart(message=started):
+                self._current_message = (started.id or None) if started is not None else None
+            case messages.ContentBlockDelta(delta=delta):
+                match messages.DELTAS.decode(delta):
+                    case messages.TextDelta(text=text):
+                        streamed = self._text.text(text)
+                    case messages.ThinkingDelta(thinking=thinking):
+                        streamed = self._text.thinking(thinking)
+                    case _:
+                        streamed = False
+                if streamed:
                     self._mark_streamed()
-                    self.streamed_text = True
-                    self._emit(TextDeltaEvent(content=text))
-            case "thinking_delta":
-                thinking = text_of(delta.get("thinking"))
-                if thinking is not None:
-                    self._mark_streamed()
-                    self._emit(ThinkingDeltaEvent(content=thinking))
             case _:
                 pass
 
@@ -132,31 +129,26 @@ class StreamMapper:
         if self._current_message is not None:
             self._streamed_messages.add(self._current_message)
 
-    def _on_assistant(self, message: Mapping[str, Any]) -> None:
-        message_id = text_of(message.get("id"))
+    def _on_assistant(self, message: messages.MessageBody | None) -> None:
+        message_id = message.id if message is not None else None
         streamed = message_id is not None and message_id in self._streamed_messages
-        for block in map(as_mapping, as_list(message.get("content"))):
-            match block.get("type"):
-                case "text" if not streamed:
-                    text = text_of(block.get("text"))
-                    if text is not None:
-                        self.streamed_text = True
-                        self._emit(TextDeltaEvent(content=text))
-                case "thinking" if not streamed:
-                    thinking = text_of(block.get("thinking"))
-                    if thinking is not None:
-                        self._emit(ThinkingDeltaEvent(content=thinking))
-                case "tool_use" | "server_tool_use":
+        for block in _blocks(message):
+            match block:
+                case messages.TextBlock(text=text) if not streamed:
+                    self._text.text(text)
+                case messages.ThinkingBlock(thinking=thinking) if not streamed:
+                    self._text.thinking(thinking)
+                case messages.ToolUseBlock():
                     self._on_tool_use(block)
                 case _:
                     pass
 
-    def _on_tool_use(self, block: Mapping[str, Any]) -> None:
-        tool_use_id = text_of(block.get("id"))
-        name = text_of(block.get("name")) or "tool"
+    def _on_tool_use(self, block: messages.ToolUseBlock) -> None:
+        tool_use_id = block.id or None
+        name = block.name or "tool"
         if tool_use_id is None:
             return
-        tool_input = as_mapping(block.get("input"))
+        tool_input = block.input or {}
         self.tracker.upsert(
             {
                 "sessionUpdate": "tool_call",
@@ -172,15 +164,13 @@ class StreamMapper:
             self._subagents[tool_use_id] = Subagent(item_id=f"claude:{tool_use_id}", title=title)
             self._snapshot()
 
-    def _on_user(self, message: Mapping[str, Any]) -> None:
-        for block in map(as_mapping, as_list(message.get("content"))):
-            if block.get("type") != "tool_result":
+    def _on_user(self, message: messages.MessageBody | None) -> None:
+        for block in _blocks(message):
+            if not isinstance(block, messages.ToolResultBlock) or not block.tool_use_id:
                 continue
-            tool_use_id = text_of(block.get("tool_use_id"))
-            if tool_use_id is None:
-                continue
-            failed = block.get("is_error") is True
-            output = _result_text(block.get("content"))
+            tool_use_id = block.tool_use_id
+            failed = block.is_error is True
+            output = output_text(block.content)
             self.tracker.upsert(
                 {
                     "sessionUpdate": "tool_call_update",
@@ -200,28 +190,22 @@ class StreamMapper:
 
     # -- subagents ------------------------------------------------------------------------------------------
 
-    def _on_subagent_message(self, parent: str, message: Mapping[str, Any]) -> None:
+    def _on_subagent_message(self, parent: str, message: messages.MessageBody | None) -> None:
         subagent = self._subagents.get(parent)
         if subagent is None:
             return
         texts = [
-            text
-            for block in map(as_mapping, as_list(message.get("content")))
-            if block.get("type") == "text" and (text := text_of(block.get("text"))) is not None
+            block.text for block in _blocks(message) if isinstance(block, messages.TextBlock) and block.text
         ]
         if texts:
             subagent.summary = excerpt("".join(texts), _SUMMARY_LIMIT)
             self._snapshot()
 
-    def _on_subagent_results(self, parent: str, message: Mapping[str, Any]) -> None:
+    def _on_subagent_results(self, parent: str, message: messages.MessageBody | None) -> None:
         subagent = self._subagents.get(parent)
         if subagent is None:
             return
-        finished = sum(
-            1
-            for block in map(as_mapping, as_list(message.get("content")))
-            if block.get("type") == "tool_result"
-        )
+        finished = sum(1 for block in _blocks(message) if isinstance(block, messages.ToolResultBlock))
         if finished:
             subagent.tool_calls += finished
             self._snapshot()
@@ -239,26 +223,25 @@ class StreamMapper:
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end`` from the ``result`` message (its text first when none streamed); every call
         still open is ended. Returned, not emitted."""
-        result = self.result or {}
+        result = self.result or messages.ResultMessage()
         if not self.streamed_text:
-            text = text_of(result.get("result"))
-            if text is not None:
-                self._emit(TextDeltaEvent(content=text))
+            self._text.text(result.result)
         self.tracker.close_all("Not finished: the turn ended before this call's outcome was reported.")
         self.stop_subagents()
-        usage = as_mapping(result.get("usage"))
-        fresh = as_count(usage.get("input_tokens"))
-        written = as_count(usage.get("cache_creation_input_tokens")) or 0
-        cached = as_count(usage.get("cache_read_input_tokens")) or 0
-        output = as_count(usage.get("output_tokens"))
+        usage = result.usage
+        fresh = written = cached = output = None
+        if usage is not None:
+            fresh, output = as_count(usage.input_tokens), as_count(usage.output_tokens)
+            written, cached = (
+                as_count(usage.cache_creation_input_tokens),
+                as_count(usage.cache_read_input_tokens),
+            )
+        written, cached = written or 0, cached or 0
         total_input = None if fresh is None else fresh + written + cached
-        reason = result.get("stop_reason")
         stop: StopReason = (
             "step_limit"
-            if result.get("subtype") == _MAX_TURNS
-            else _STOP_REASONS.get(reason, "completed")
-            if isinstance(reason, str)
-            else "completed"
+            if result.subtype == _MAX_TURNS
+            else _STOP_REASONS.get(result.stop_reason or "", "completed")
         )
         return TurnEndEvent(
             input_tokens=total_input,
@@ -270,28 +253,20 @@ class StreamMapper:
         )
 
 
-def result_failure(result: Mapping[str, Any]) -> str | None:
+def result_failure(result: messages.ResultMessage) -> str | None:
     """Why a ``result`` message says the turn failed (``is_error`` or ``errors``, authoritative as in the SDK),
     or ``None`` when it did not. Running out of turns is a stop reason, not a failure."""
-    if result.get("subtype") == _MAX_TURNS:
+    if result.subtype == _MAX_TURNS:
         return None
-    errors = [text for text in map(text_of, as_list(result.get("errors"))) if text is not None]
-    if result.get("is_error") is not True and not errors:
+    errors = [text for text in map(text_of, result.errors or ()) if text is not None]
+    if result.is_error is not True and not errors:
         return None
-    detail = (
-        "; ".join(errors) or text_of(result.get("result")) or text_of(result.get("subtype")) or "an error"
-    )
+    detail = "; ".join(errors) or result.result or result.subtype or "an error"
     return f"Claude Code ended the turn with an error: {detail}"
 
 
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in map(as_mapping, as_list(content)):
-        text = text_of(block.get("text"))
-        if text is not None:
-            parts.append(text)
-        elif block:
-            parts.append(json.dumps(block, ensure_ascii=False, default=str))
-    return "\n".join(parts)
+def _blocks(message: messages.MessageBody | None) -> list[messages.Block]:
+    """The content blocks of ``message`` hive reads (a text content, the prompt's echo, has none)."""
+    if message is None or not isinstance(message.content, list):
+        return []
+    return [block for block in map(messages.BLOCKS.decode, message.content) if not isinstance(block, Unknown)]

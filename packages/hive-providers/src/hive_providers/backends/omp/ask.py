@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hive_protocol import Question, QuestionOption
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.tool_calls import text_of
+
+from .wire import UI_REQUESTS, AskRequest
 
 __all__ = ["ASK_METHOD", "CANCEL_METHOD", "AskDialog", "AskQuestion", "answer_frame", "cancelled", "read_ask"]
 
@@ -53,32 +53,29 @@ class AskDialog:
     """Its questions, in order."""
 
 
-def read_ask(request: Mapping[str, Any]) -> AskDialog | None:
+def read_ask(request: Mapping[str, object]) -> AskDialog | None:
     """The ask dialog an ``extension_ui_request`` carries; ``None`` when it is none, or is one hive cannot show
     (no question, a question without an id or text, or ids twice): such a dialog is declined."""
-    request_id = text_of(request.get("id"))
-    if request_id is None or request.get("method") != ASK_METHOD:
+    asked = UI_REQUESTS.decode(request)
+    if not isinstance(asked, AskRequest) or not asked.id:
         return None
     questions: list[AskQuestion] = []
-    for entry in as_list(request.get("questions")):
-        fields = as_mapping(entry)
-        question_id, text = text_of(fields.get("id")), text_of(fields.get("question"))
-        if question_id is None or text is None:
+    for entry in asked.questions or ():
+        if not entry.id or not entry.question:
             return None
-        options = [as_mapping(option) for option in as_list(fields.get("options"))]
         offered = [
-            QuestionOption(label=label, description=text_of(option.get("description")))
-            for option in options
-            if (label := text_of(option.get("label"))) is not None
+            QuestionOption(label=option.label, description=option.description or None)
+            for option in entry.options or ()
+            if option.label
         ]
         questions.append(
             AskQuestion(
-                id=question_id,
+                id=entry.id,
                 labels=tuple(option.label for option in offered),
                 question=Question(
-                    question=text,
-                    header=text_of(fields.get("header")),
-                    multi_select=fields.get("multi") is True,
+                    question=entry.question,
+                    header=entry.header or None,
+                    multi_select=entry.multi is True,
                     options=offered,
                     allow_free_text=True,  # OMP always offers "Other (type your own)"
                 ),
@@ -86,7 +83,7 @@ def read_ask(request: Mapping[str, Any]) -> AskDialog | None:
         )
     if not questions or len({question.id for question in questions}) != len(questions):
         return None
-    return AskDialog(request_id=request_id, questions=tuple(questions))
+    return AskDialog(request_id=asked.id, questions=tuple(questions))
 
 
 def answer_frame(dialog: AskDialog, answers: Mapping[str, list[str]] | None) -> dict[str, Any]:

@@ -55,6 +55,7 @@ from .questions import (
     read_question,
 )
 from .server import OpenCodeServer, ServerGone
+from .wire import decode_event
 
 __all__ = ["ASKING_PERMISSIONS", "OpenCodeServeBackend"]
 
@@ -280,7 +281,7 @@ class _Turn:
                         call_id = self.mapper.start_call(asked.call_id, "question", arguments)
                     group.start_soon(self._ask, asked, call_id)
             else:
-                self.mapper.on_event(event)
+                self.mapper.on_event(decode_event(event))
         except Exception:
             _log.exception("mapping an OpenCode event failed")
 

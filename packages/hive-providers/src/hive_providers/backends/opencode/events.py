@@ -15,7 +15,7 @@ the rest (other clients, plugins, catalogs) is ignored. What maps to what:
   tool): an ``agent_work`` snapshot item ``opencode:<childSessionId>`` with its title, status, latest text and
   finished tool calls. A child's text and tools never enter the turn's own stream.
 
-Malformed events (missing fields, wrong types) are absorbed: they change nothing.
+Malformed events (missing fields, wrong types) are absorbed: they change nothing (:mod:`.wire` reads them).
 """
 
 from __future__ import annotations
@@ -23,33 +23,27 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
+
+import msgspec
 
 from hive_core.tools import EventSink
-from hive_protocol import (
-    StopReason,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-)
+from hive_protocol import StopReason, TurnEndEvent
+from hive_providers.backends.kit.json_values import as_count
 from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.text_stream import TextStream
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_kinds import by_kind
+from hive_providers.backends.kit.wire_union import Unknown
+
+from . import wire
 
 __all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
 
-TOOL_KINDS: Final[Mapping[str, str]] = {
-    "bash": "execute",
-    "read": "read",
-    "edit": "edit",
-    "write": "edit",
-    "patch": "edit",
-    "multiedit": "edit",
-    "apply_patch": "edit",
-    "grep": "search",
-    "glob": "search",
-    "list": "search",
-    "webfetch": "fetch",
-}
+_EDIT_TOOLS: Final = "edit write patch multiedit apply_patch"
+TOOL_KINDS: Final = by_kind(
+    execute="bash", read="read", edit=_EDIT_TOOLS, search="grep glob list", fetch="webfetch"
+)
 """OpenCode's built-in tools by the ACP kind whose hive tool name their ``tool_start`` carries (``bash`` ->
 ``execute_command``); other tools (``question``, ``task``, MCP tools) keep their own name."""
 
@@ -69,7 +63,7 @@ _UNFINISHED: Final = "Not finished: the turn ended before this call's outcome wa
 
 def mapping(value: object) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one (tolerant reading)."""
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
 def tool_kind(tool: str) -> str | None:
@@ -86,11 +80,20 @@ class _Child(Subagent):
     ended_calls: set[str] = field(default_factory=set[str])
 
 
+@dataclass(frozen=True)
+class _PendingTool:
+    """A call whose part said ``pending``: started when it runs, or when a permission names it."""
+
+    tool: str
+    arguments: dict[str, object]
+
+
 class OpenCodeEventMapper:
     """Maps one turn's OpenCode events to hive events (see the module)."""
 
     def __init__(self, emit: EventSink, tracker: ToolCallTracker, session_id: str) -> None:
         self._emit = emit
+        self._text = TextStream(emit)
         self.tracker = tracker
         """The turn's tool calls."""
         self.session_id = session_id
@@ -114,7 +117,7 @@ class OpenCodeEventMapper:
         self._roles: dict[str, str] = {}
         self._parts: dict[str, str] = {}
         self._emitted: dict[str, int] = {}
-        self._pending_tools: dict[str, dict[str, Any]] = {}
+        self._pending_tools: dict[str, _PendingTool] = {}
         self._started = time.monotonic()
 
     @property
@@ -126,40 +129,42 @@ class OpenCodeEventMapper:
         """Whether ``session_id`` is the prompted session or one of its subagents."""
         return session_id == self.session_id or (session_id is not None and session_id in self.children)
 
-    def on_event(self, event: Mapping[str, Any]) -> None:
+    def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
-        kind = event.get("type")
-        props = mapping(event.get("properties"))
-        match kind:
-            case "session.created" | "session.updated":
-                self._on_session(mapping(props.get("info")))
-            case "session.status":
-                self._on_status(
-                    text_of(props.get("sessionID")), text_of(mapping(props.get("status")).get("type"))
-                )
-            case "session.idle":
-                self._on_status(text_of(props.get("sessionID")), "idle")
-            case "session.error":
-                self._on_error(text_of(props.get("sessionID")), props.get("error"))
-            case "message.updated":
-                self._on_message(mapping(props.get("info")))
-            case "message.part.delta":
+        if isinstance(event, Unknown):
+            return
+        props = event.properties
+        session_id = props.session_id or None
+        match event:
+            case wire.SessionCreated():
+                if props.info is not None:
+                    self._on_session(props.info)
+            case wire.SessionStatus():
+                self._on_status(session_id, props.status.type if props.status is not None else None)
+            case wire.SessionIdle():
+                self._on_status(session_id, "idle")
+            case wire.SessionError():
+                self._on_error(session_id, props.error)
+            case wire.MessageUpdated():
+                if props.info is not None:
+                    self._on_message(props.info)
+            case wire.MessagePartDelta():
                 self._on_delta(props)
-            case "message.part.updated":
-                self._on_part(mapping(props.get("part")))
-            case "session.execution.succeeded" | "session.execution.interrupted" | "session.execution.failed":
-                self._on_execution(str(kind), props)
-            case _:
-                pass
+            case wire.MessagePartUpdated():
+                part = wire.PARTS.decode(props.part)
+                if not isinstance(part, Unknown):
+                    self._on_part(part)
+            case wire.ExecutionEnd():
+                self._on_execution(event)
 
     # -- sessions -----------------------------------------------------------------------------------------------
 
-    def _on_session(self, info: Mapping[str, Any]) -> None:
-        child_id, parent = text_of(info.get("id")), text_of(info.get("parentID"))
+    def _on_session(self, info: wire.Info) -> None:
+        child_id, parent = info.id or None, info.parent_id or None
         if child_id is None or parent is None or child_id == self.session_id or not self.owns(parent):
             return
         child = self.children.get(child_id)
-        title = text_of(info.get("title"))
+        title = info.title or None
         if child is None:
             self.children[child_id] = _Child(item_id=f"opencode:{child_id}", session_id=child_id, title=title)
             self._snapshot()
@@ -182,10 +187,10 @@ class OpenCodeEventMapper:
             child.status = "running"
             self._snapshot()
 
-    def _on_error(self, session_id: str | None, error: object) -> None:
-        fields = mapping(error)
-        name = text_of(fields.get("name"))
-        message = text_of(mapping(fields.get("data")).get("message")) or name or "no reason given"
+    def _on_error(self, session_id: str | None, error: wire.Failure | None) -> None:
+        name = (error.name or None) if error is not None else None
+        detail = error.data.message if error is not None and error.data is not None else None
+        message = detail or name or "no reason given"
         if session_id == self.session_id or session_id is None:
             if name == _ABORTED:
                 self.aborted = True
@@ -198,42 +203,40 @@ class OpenCodeEventMapper:
             child.summary = message if name != _ABORTED else child.summary
             self._snapshot()
 
-    def _on_execution(self, kind: str, props: Mapping[str, Any]) -> None:
+    def _on_execution(self, event: wire.ExecutionEnd) -> None:
         """OpenCode 2.0's run ends (the seed's wire): each is terminal for the prompted session."""
-        if text_of(props.get("sessionID")) != self.session_id:
+        props = event.properties
+        if (props.session_id or None) != self.session_id:
             return
-        if kind.endswith("interrupted"):
+        if isinstance(event, wire.ExecutionInterrupted):
             self.aborted = True
-        elif kind.endswith("failed"):
-            self.error = (
-                text_of(mapping(props.get("error")).get("message"))
-                or text_of(props.get("reason"))
-                or ("the run failed")
-            )
+        elif isinstance(event, wire.ExecutionFailed):
+            message = props.error.message if props.error is not None else None
+            self.error = message or props.reason or "the run failed"
         self.busy = self.idle = True
 
     # -- messages and parts -------------------------------------------------------------------------------------
 
-    def _on_message(self, info: Mapping[str, Any]) -> None:
-        message_id, role = text_of(info.get("id")), text_of(info.get("role"))
-        if message_id is None or role is None or not self.owns(text_of(info.get("sessionID"))):
+    def _on_message(self, info: wire.Info) -> None:
+        message_id, role = info.id or None, info.role or None
+        if message_id is None or role is None or not self.owns(info.session_id or None):
             return
         self._roles[message_id] = role
 
-    def _assistant(self, message_id: str | None, part: Mapping[str, Any] | None = None) -> bool:
+    def _assistant(self, message_id: str | None, part: wire.TextPart | None = None) -> bool:
         role = self._roles.get(message_id or "")
         if role is not None:
             return role == "assistant"
         # A part that arrived before its message: the prompt's echo has no timing, assistant text has.
-        return part is not None and "time" in part
+        return part is not None and part.time is not msgspec.UNSET
 
-    def _on_delta(self, props: Mapping[str, Any]) -> None:
-        session_id, part_id = text_of(props.get("sessionID")), text_of(props.get("partID"))
-        delta = text_of(props.get("delta"))
-        if part_id is None or delta is None or props.get("field") != "text":
+    def _on_delta(self, props: wire.Properties) -> None:
+        part_id, delta = props.part_id, props.delta
+        if not part_id or not delta or props.field != "text":
             return
-        if not self._assistant(text_of(props.get("messageID"))):
+        if not self._assistant(props.message_id or None):
             return
+        session_id = props.session_id or None
         if session_id == self.session_id:
             self._stream(part_id, self._parts.get(part_id, "text"), delta)
         elif (child := self.children.get(session_id or "")) is not None:
@@ -241,57 +244,64 @@ class OpenCodeEventMapper:
 
     def _stream(self, part_id: str, kind: str, delta: str) -> None:
         self._emitted[part_id] = self._emitted.get(part_id, 0) + len(delta)
-        self._emit(
-            ThinkingDeltaEvent(content=delta) if kind == "reasoning" else TextDeltaEvent(content=delta)
-        )
+        if kind == "reasoning":
+            self._text.thinking(delta)
+        else:
+            self._text.text(delta)
 
-    def _on_part(self, part: Mapping[str, Any]) -> None:
-        session_id, part_id = text_of(part.get("sessionID")), text_of(part.get("id"))
-        kind = text_of(part.get("type"))
-        if part_id is None or kind is None:
+    def _on_part(self, part: wire.Part) -> None:
+        session_id, part_id = part.session_id or None, part.id or None
+        if part_id is None:
             return
         if session_id == self.session_id:
-            self._parts[part_id] = kind
-            self._on_own_part(part_id, kind, part)
+            self._parts[part_id] = "reasoning" if isinstance(part, wire.ReasoningPart) else "text"
+            self._on_own_part(part_id, part)
         elif (child := self.children.get(session_id or "")) is not None:
-            self._on_child_part(child, part_id, kind, part)
+            self._on_child_part(child, part_id, part)
 
-    def _on_own_part(self, part_id: str, kind: str, part: Mapping[str, Any]) -> None:
-        if kind in ("text", "reasoning"):
-            if not self._assistant(text_of(part.get("messageID")), part):
-                return
-            text = part.get("text")
-            if isinstance(text, str) and len(text) > self._emitted.get(part_id, 0):
-                self._stream(part_id, kind, text[self._emitted.get(part_id, 0) :])
-        elif kind == "tool":
-            self._on_tool(part)
-        elif kind == "step-finish":
-            self._on_step_finish(part)
+    def _on_own_part(self, part_id: str, part: wire.Part) -> None:
+        match part:
+            case wire.TextPart(text=text):
+                if not self._assistant(part.message_id or None, part):
+                    return
+                emitted = self._emitted.get(part_id, 0)
+                if text is not None and len(text) > emitted:
+                    self._stream(
+                        part_id,
+                        "reasoning" if isinstance(part, wire.ReasoningPart) else "text",
+                        text[emitted:],
+                    )
+            case wire.ToolPart():
+                self._on_tool(part)
+            case wire.StepFinishPart():
+                self._on_step_finish(part)
+            case _:
+                pass
 
-    def _on_tool(self, part: Mapping[str, Any]) -> None:
-        call_id, tool = text_of(part.get("callID")), text_of(part.get("tool")) or "tool"
-        if call_id is None:
+    def _on_tool(self, part: wire.ToolPart) -> None:
+        call_id, tool = part.call_id or None, part.tool or "tool"
+        if call_id is None or part.state is None:
             return
-        state = mapping(part.get("state"))
-        status = _STATUSES.get(text_of(state.get("status")) or "")
+        state = part.state
+        status = _STATUSES.get(state.status or "")
         if status is None:
             return
         started = self.tracker_has(call_id)
+        raw_input = state.input or {}
         if status == "pending" and not started:
-            self._pending_tools[call_id] = {"tool": tool, "input": mapping(state.get("input"))}
+            self._pending_tools[call_id] = _PendingTool(tool, raw_input)
             return
-        update: dict[str, Any] = {
+        update: dict[str, object] = {
             "sessionUpdate": "tool_call_update" if started else "tool_call",
             "toolCallId": call_id,
             "title": tool,
             "kind": tool_kind(tool),
             "status": status,
         }
-        raw_input = mapping(state.get("input"))
         if raw_input:
             update["rawInput"] = raw_input
-        output = state.get("output") if status == "completed" else state.get("error")
-        if isinstance(output, str) and output:
+        output = state.output if status == "completed" else state.error
+        if output:
             update["content"] = [{"type": "content", "content": {"type": "text", "text": output}}]
         self._pending_tools.pop(call_id, None)
         self.tracker.upsert(update)
@@ -301,8 +311,8 @@ class OpenCodeEventMapper:
         input yet) when it has not started: a permission can come before the part says ``running``."""
         pending = self._pending_tools.pop(call_id, None)
         if not self.tracker_has(call_id):
-            raw = (pending or {}).get("input") or dict(arguments)
-            name = text_of((pending or {}).get("tool")) or tool
+            raw = (pending.arguments if pending is not None else None) or dict(arguments)
+            name = (pending.tool if pending is not None else None) or tool
             self.tracker.upsert(
                 {
                     "sessionUpdate": "tool_call",
@@ -327,28 +337,32 @@ class OpenCodeEventMapper:
             (call.call_id for call in self.tracker.calls if call.running and call_id in call.acp_ids), None
         )
 
-    def _on_step_finish(self, part: Mapping[str, Any]) -> None:
-        self.finish_reason = text_of(part.get("reason")) or self.finish_reason
-        tokens = mapping(part.get("tokens"))
-        cache = mapping(tokens.get("cache"))
-        fresh, output = _count(tokens.get("input")), _count(tokens.get("output"))
+    def _on_step_finish(self, part: wire.StepFinishPart) -> None:
+        self.finish_reason = part.reason or self.finish_reason
+        tokens = part.tokens
+        if tokens is None:
+            return
+        fresh, output = as_count(tokens.input), as_count(tokens.output)
         if fresh is None and output is None:
             return
         self._counted = True
-        read, write = _count(cache.get("read")) or 0, _count(cache.get("write")) or 0
+        cache = tokens.cache
+        read = (as_count(cache.read) if cache is not None else None) or 0
+        write = (as_count(cache.write) if cache is not None else None) or 0
         self.input_tokens += (fresh or 0) + read + write
         self.output_tokens += output or 0
         self.cached_tokens += read
 
-    def _on_child_part(self, child: _Child, part_id: str, kind: str, part: Mapping[str, Any]) -> None:
-        if kind == "text" and isinstance(text := part.get("text"), str) and text:
+    def _on_child_part(self, child: _Child, part_id: str, part: wire.Part) -> None:
+        if type(part) is wire.TextPart and part.text:
+            text = part.text
             child.texts[part_id] = text
             if text != child.summary:
                 child.summary = text
                 self._snapshot()
-        elif kind == "tool":
-            call_id = text_of(part.get("callID"))
-            status = text_of(mapping(part.get("state")).get("status"))
+        elif isinstance(part, wire.ToolPart):
+            call_id = part.call_id or None
+            status = part.state.status if part.state is not None else None
             if call_id is not None and status in ("completed", "error") and call_id not in child.ended_calls:
                 child.ended_calls.add(call_id)
                 child.tool_calls += 1
@@ -378,9 +392,3 @@ class OpenCodeEventMapper:
             stop_reason=stop,
             duration_ms=int((time.monotonic() - self._started) * 1000),
         )
-
-
-def _count(value: object) -> int | None:
-    return (
-        int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
-    )

@@ -57,6 +57,7 @@ from .rpc import (
     read_dialog,
     write_extension,
 )
+from .wire import decode_event
 
 __all__ = ["PiBackend", "PiTurn"]
 
@@ -252,7 +253,7 @@ class PiTurn(ProcessTurn):
                 self.mapper.ended = True
         else:
             try:
-                self.mapper.on_event(message)
+                self.mapper.on_event(decode_event(message))
             except Exception:
                 _log.exception("mapping a Pi event failed")
 

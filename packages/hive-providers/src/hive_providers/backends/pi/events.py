@@ -18,32 +18,27 @@ Everything else (``turn_start``, ``queue_update``, compaction and retry notices)
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import StopReason, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
-from hive_providers.backends.kit.json_values import as_count, as_list, as_mapping
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_protocol import StopReason, TurnEndEvent
+from hive_providers.backends.kit.json_values import as_count
+from hive_providers.backends.kit.text_stream import TextStream
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_kinds import by_kind
+from hive_providers.backends.kit.tool_output import output_text
+from hive_providers.backends.kit.wire_union import Unknown
+
+from . import wire
+from .wire import RUN_ENDS
 
 __all__ = ["RUN_ENDS", "TOOL_KINDS", "PiEventMapper", "run_failure"]
 
-TOOL_KINDS: Final[Mapping[str, str]] = {
-    "bash": "execute",
-    "read": "read",
-    "edit": "edit",
-    "write": "edit",
-    "grep": "search",
-    "find": "search",
-    "ls": "search",
-}
+TOOL_KINDS: Final = by_kind(execute="bash", read="read", edit="edit write", search="grep find ls")
 """Pi's built-in tools by the ACP kind whose hive tool name their ``tool_start`` carries (``bash`` ->
 ``execute_command``); other tools keep their own name."""
-
-RUN_ENDS: Final = frozenset({"agent_end", "agent_settled"})
-"""The events that end a run."""
 
 _STOP_REASONS: Final[Mapping[str, StopReason]] = {
     "stop": "completed",
@@ -57,7 +52,7 @@ class PiEventMapper:
     """Maps one turn's Pi events to hive events (see the module)."""
 
     def __init__(self, emit: EventSink, tracker: ToolCallTracker) -> None:
-        self._emit = emit
+        self._text = TextStream(emit)
         self.tracker = tracker
         """The turn's tool calls."""
         self.session_id: str | None = None
@@ -78,81 +73,81 @@ class PiEventMapper:
         self._streamed = False
         self._started = time.monotonic()
 
-    def on_event(self, event: Mapping[str, Any]) -> None:
+    def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one event (responses and extension requests are the backend's, not this mapper's)."""
-        kind = event.get("type")
-        if kind == "session":
-            self.session_id = text_of(event.get("id")) or self.session_id
-        elif kind == "message_start":
-            self._streamed = False
-        elif kind == "message_update":
-            self._on_update(as_mapping(event.get("assistantMessageEvent")))
-        elif kind == "message_end":
-            self._on_message_end(as_mapping(event.get("message")))
-        elif kind == "tool_execution_start":
-            name = text_of(event.get("toolName")) or "tool"
-            self.tracker.upsert(
-                {
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": event.get("toolCallId"),
-                    "title": name,
-                    "kind": TOOL_KINDS.get(name),
-                    "rawInput": as_mapping(event.get("args")),
-                    "status": "in_progress",
-                }
-            )
-        elif kind == "tool_execution_end":
-            output = result_text(event.get("result"))
-            self.tracker.upsert(
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": event.get("toolCallId"),
-                    "status": "failed" if event.get("isError") is True else "completed",
-                    "content": [{"type": "content", "content": {"type": "text", "text": output}}]
-                    if output
-                    else [],
-                }
-            )
-        elif kind in RUN_ENDS:
-            self.ended = True
+        if isinstance(event, Unknown):
+            return
+        match event:
+            case wire.SessionHeader(id=session_id):
+                self.session_id = session_id or self.session_id
+            case wire.MessageStart():
+                self._streamed = False
+            case wire.MessageUpdate(assistant_message_event=update):
+                self._on_update(update)
+            case wire.MessageEnd(message=message):
+                self._on_message_end(message)
+            case wire.ToolExecutionStart(tool_call_id=call_id, tool_name=tool_name, args=args):
+                name = tool_name or "tool"
+                self.tracker.upsert(
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": call_id,
+                        "title": name,
+                        "kind": TOOL_KINDS.get(name),
+                        "rawInput": args or {},
+                        "status": "in_progress",
+                    }
+                )
+            case wire.ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
+                output = result_text(result)
+                self.tracker.upsert(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "failed" if is_error is True else "completed",
+                        "content": [{"type": "content", "content": {"type": "text", "text": output}}]
+                        if output
+                        else [],
+                    }
+                )
+            case wire.AgentEnd() | wire.AgentSettled():
+                self.ended = True
 
-    def _on_update(self, update: Mapping[str, Any]) -> None:
-        match update.get("type"):
-            case "text_delta":
-                text = text_of(update.get("delta"))
-                if text:
-                    self._streamed = True
-                    self._emit(TextDeltaEvent(content=text))
-            case "thinking_delta":
-                thinking = text_of(update.get("delta"))
-                if thinking:
-                    self._streamed = True
-                    self._emit(ThinkingDeltaEvent(content=thinking))
+    def _on_update(self, update: object) -> None:
+        match wire.UPDATES.decode(update):
+            case wire.TextDelta(delta=text):
+                self._streamed = self._text.text(text) or self._streamed
+            case wire.ThinkingDelta(delta=thinking):
+                self._streamed = self._text.thinking(thinking) or self._streamed
             case _:
                 pass
 
-    def _on_message_end(self, message: Mapping[str, Any]) -> None:
-        if message.get("role") != "assistant":
+    def _on_message_end(self, message: wire.PiMessage | None) -> None:
+        if message is None or message.role != "assistant":
             return
         self.persisted = True
         if not self._streamed:
-            for block in map(as_mapping, as_list(message.get("content"))):
-                if block.get("type") == "text" and (text := text_of(block.get("text"))):
-                    self._emit(TextDeltaEvent(content=text))
-                elif block.get("type") == "thinking" and (thinking := text_of(block.get("thinking"))):
-                    self._emit(ThinkingDeltaEvent(content=thinking))
+            for block in map(wire.BLOCKS.decode, message.content or ()):
+                match block:
+                    case wire.TextBlock(text=text):
+                        self._text.text(text)
+                    case wire.ThinkingBlock(thinking=thinking):
+                        self._text.thinking(thinking)
+                    case _:
+                        pass
         self._streamed = False
-        usage = as_mapping(message.get("usage"))
-        fresh, output = as_count(usage.get("input")), as_count(usage.get("output"))
-        cached = (as_count(usage.get("cacheRead")) or 0) + (as_count(usage.get("cacheWrite")) or 0)
-        if fresh is not None or output is not None:
-            self._counted = True
-            self.input_tokens += (fresh or 0) + cached
-            self.output_tokens += output or 0
-            self.cached_tokens += as_count(usage.get("cacheRead")) or 0
-        self.stop_reason = text_of(message.get("stopReason")) or self.stop_reason
+        usage = message.usage
+        if usage is not None:
+            fresh, output = as_count(usage.input), as_count(usage.output)
+            read, written = as_count(usage.cache_read) or 0, as_count(usage.cache_write) or 0
+            if fresh is not None or output is not None:
+                self._counted = True
+                self.input_tokens += (fresh or 0) + read + written
+                self.output_tokens += output or 0
+                self.cached_tokens += read
+        self.stop_reason = message.stop_reason or self.stop_reason
         if self.stop_reason == "error":
-            self.error = text_of(message.get("errorMessage")) or "no reason given"
+            self.error = message.error_message or "no reason given"
 
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end``; every call still open is ended. Returned, not emitted."""
@@ -175,13 +170,6 @@ def run_failure(mapper: PiEventMapper) -> str | None:
     return f"Pi ended the turn with an error: {mapper.error}"
 
 
-def result_text(result: object) -> str:
-    """The text of a tool result's ``content`` blocks (other blocks as JSON)."""
-    parts: list[str] = []
-    for block in map(as_mapping, as_list(as_mapping(result).get("content"))):
-        text = text_of(block.get("text"))
-        if text is not None:
-            parts.append(text)
-        elif block:
-            parts.append(json.dumps(block, ensure_ascii=False, default=str))
-    return "\n".join(parts)
+def result_text(result: wire.ToolResult | None) -> str:
+    """The text of a tool result's ``content`` blocks (other blocks as JSON: a tool's output is free-form)."""
+    return output_text(result.content if result is not None else None)
