@@ -1,4 +1,4 @@
-"""The walls of DESIGN §3: what each package may import, and the kernel inside hive-core. A new import outside
+"""The walls between the packages (ARCHITECTURE.md): what each package may import, and the kernel inside hive-core. A new import outside
 its wall fails here."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ KERNEL = (
     "turn_deadline",
     "turn_request",
 )
-"""hive-core's kernel (DESIGN §3): the SDK a host builds on. A module or package of hive_core by its name."""
+"""hive-core's kernel (ARCHITECTURE.md): the SDK a host builds on. A module or package of hive_core by its name."""
 
 HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions")
 """hive-core's host modules: what the kernel never imports."""

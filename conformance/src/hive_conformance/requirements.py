@@ -4,9 +4,9 @@ Ids read ``HIVE-<AREA>-<NNN>``. Some are *structural*: the harness checks them o
 scenario (the sequence rules of :data:`hive_protocol.RULES`, mapped by :data:`RULE_REQUIREMENTS`, and the
 runner's exit, ``HIVE-RUN-001``). The others are exercised by the scenarios that cite them in ``meta.json``.
 
-Tiers: ``mandatory`` for what the protocol requires (DESIGN §4 and §5), ``capability`` for what applies only to a
-runner that has the named capability, ``advisory`` for what a runner should do (hive's own guarantees beyond the
-protocol). Each rule states what hive really does, thresholds and value spellings included.
+Tiers: ``mandatory`` for what the protocol requires (the wire protocol and the stdio runner), ``capability`` for
+what applies only to a runner that has the named capability, ``advisory`` for what a runner should do (hive's own
+guarantees beyond the protocol). Each rule states what hive really does, thresholds and value spellings included.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Requirement(msgspec.Struct, frozen=True, kw_only=True):
     rule: str
     """The rule in one sentence."""
     source: str
-    """Where the rule comes from, e.g. ``DESIGN §4, canonical bytes`` or ``hive-protocol sequence rule tool_pairs``."""
+    """Where the rule comes from, e.g. ``wire protocol, canonical bytes`` or ``hive-protocol sequence rule tool_pairs``."""
     capability: Capability | None = None
     """For tier ``capability``: the capability it belongs to (one of :data:`CAPABILITIES`); otherwise ``None``."""
 
@@ -86,50 +86,50 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "HIVE-WIRE-001",
         "Every line the runner writes is one protocol event, a JSON object whose string type names it and whose "
         "fields fit that type.",
-        "DESIGN §4; hive-protocol sequence rule readable",
+        "wire protocol; hive-protocol sequence rule readable",
     ),
     _mandatory(
         "HIVE-WIRE-002",
         "Every event line is canonical: type first, then the fields in declaration order, no whitespace, unset "
         "optional fields omitted and never null, non-ASCII written as raw UTF-8, floats in shortest round-trip "
         "form, and exactly one \\n at the end.",
-        "DESIGN §4, canonical bytes; hive-protocol sequence rule canonical",
+        "wire protocol, canonical bytes; hive-protocol sequence rule canonical",
     ),
     _mandatory(
         "HIVE-SESS-001",
         "session_started is the very first line the runner writes, written once and before any request is read.",
-        "DESIGN §5, stdio runner; hive-protocol sequence rule session_started_first",
+        "the stdio runner; hive-protocol sequence rule session_started_first",
     ),
     _mandatory(
         "HIVE-SEQ-001",
         "Every turn ends with exactly one turn_end as its last event, and nothing of a turn follows the "
         "session's last turn_end.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rules turn_end_once and after_last_turn",
+        "wire protocol, sequence rules; hive-protocol sequence rules turn_end_once and after_last_turn",
     ),
     _mandatory(
         "HIVE-SEQ-002",
         "An error inside a turn is immediately followed by that turn's turn_end.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rule error_then_turn_end",
+        "wire protocol, sequence rules; hive-protocol sequence rule error_then_turn_end",
     ),
     _mandatory(
         "HIVE-SEQ-003",
         "Every tool_start gets exactly one tool_end with the same call_id and tool before its turn's turn_end.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rule tool_pairs",
+        "wire protocol, sequence rules; hive-protocol sequence rule tool_pairs",
     ),
     _mandatory(
         "HIVE-SEQ-004",
         "A hitl_request, or a question_request naming a call, sits between that call's tool_start and tool_end.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rule hitl_in_call",
+        "wire protocol, sequence rules; hive-protocol sequence rule hitl_in_call",
     ),
     _mandatory(
         "HIVE-SEQ-005",
         "A tool_end that carries a refusal has success false.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rule refusal_fails",
+        "wire protocol, sequence rules; hive-protocol sequence rule refusal_fails",
     ),
     _mandatory(
         "HIVE-SEQ-006",
         "An addendum comes at most once per turn, after the turn's last text_delta.",
-        "DESIGN §4, sequence rules; hive-protocol sequence rule addendum_last",
+        "wire protocol, sequence rules; hive-protocol sequence rule addendum_last",
     ),
     _mandatory(
         "HIVE-SEQ-007",
@@ -141,79 +141,79 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "HIVE-RUN-001",
         "The runner exits with status 0 when its input ends or after shutdown, within the harness's timeout, "
         "having ended every queued turn.",
-        "DESIGN §5, stdio runner",
+        "the stdio runner",
     ),
     # Wire.
     _mandatory(
         "HIVE-WIRE-003",
         "Non-ASCII text (accents, CJK, emoji) in a request is read without loss, and non-ASCII text from the "
         "model is written in its events unchanged, as raw UTF-8 rather than \\u escapes.",
-        "DESIGN §4, canonical bytes",
+        "wire protocol, canonical bytes",
     ),
     _mandatory(
         "HIVE-WIRE-004",
         "U+2028 and U+2029 inside a request's JSON string, raw or escaped, are content: only \\n ends a request "
         "line, so the line is read as one request.",
-        "DESIGN §4, framing",
+        "wire protocol, framing",
     ),
     _mandatory(
         "HIVE-WIRE-005",
         "U+2028 and U+2029 in the model's text are written raw inside the event's string, and the event stays "
         "one line.",
-        "DESIGN §4, framing and canonical bytes",
+        "wire protocol, framing and canonical bytes",
     ),
     _mandatory(
         "HIVE-WIRE-006",
         "A request line longer than 1 MiB is read whole and handled like any other request (hive's line cap "
         "defaults to 16 MiB).",
-        "DESIGN §4, framing",
+        "wire protocol, framing",
     ),
     _mandatory(
         "HIVE-WIRE-007",
         "A request's fields may come in any order, and fields the runner does not know are ignored.",
-        "DESIGN §4, reading is tolerant",
+        "wire protocol, reading is tolerant",
     ),
     # Session.
     _mandatory(
         "HIVE-SESS-002",
         "Turns run one at a time in the order their user_message requests arrive, each turn's events following "
         "the previous turn's turn_end.",
-        "DESIGN §5, stdio runner",
+        "the stdio runner",
     ),
     _mandatory(
         "HIVE-SESS-003",
         "When its input ends the runner stops reading, lets the running turn finish without cancelling it, and "
         "runs every queued turn to its turn_end before it exits.",
-        "DESIGN §5, stdio runner",
+        "the stdio runner",
     ),
     _mandatory(
         "HIVE-SESS-004",
         "After shutdown the runner reads no more requests, runs every queued turn to its turn_end and exits on "
         "its own, although its input is still open.",
-        "DESIGN §5, stdio runner",
+        "the stdio runner",
     ),
     _mandatory(
         "HIVE-SESS-005",
         "A request line that is not valid JSON is answered with exactly one error of code unreadable_request and "
         "no turn_end, and the session goes on.",
-        "DESIGN §4, reading is tolerant",
+        "wire protocol, reading is tolerant",
     ),
     _mandatory(
         "HIVE-SESS-006",
         "A request line that is JSON null is answered with exactly one error of code unreadable_request and no "
         "turn_end, and the session goes on.",
-        "DESIGN §4, reading is tolerant",
+        "wire protocol, reading is tolerant",
     ),
     _mandatory(
         "HIVE-SESS-007",
         "A request of an unknown type is answered with exactly one error of code unreadable_request and no "
         "turn_end, and the session goes on.",
-        "DESIGN §4, reading is tolerant",
+        "wire protocol, reading is tolerant",
     ),
     _mandatory(
         "HIVE-SESS-008",
         "A context_update is accepted silently: no event answers it, and the next user_message runs as usual.",
-        "DESIGN §4, requests",
+        "wire protocol, requests",
     ),
     _advisory(
         "HIVE-SESS-009",
@@ -225,38 +225,38 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "HIVE-TEXT-001",
         "Model text is streamed as one text_delta per non-empty chunk the model sends, in the order received, "
         "each carrying the chunk's text unchanged.",
-        "DESIGN §4, events; hive-core loop",
+        "wire protocol, events; hive-core loop",
     ),
     _capability(
         "HIVE-TEXT-002",
         "thinking",
         "Model reasoning is streamed as one thinking_delta per non-empty chunk, in the order received, before "
         "the text that follows it.",
-        "DESIGN §4, events; hive-core loop",
+        "wire protocol, events; hive-core loop",
     ),
     # Turn.
     _mandatory(
         "HIVE-TURN-001",
         "turn_end's input_tokens, output_tokens and cached_input_tokens (left out when zero) are the sums over "
         "every model round of the turn, and total_tokens is input_tokens plus output_tokens.",
-        "DESIGN §4, events; hive-core loop",
+        "wire protocol, events; hive-core loop",
     ),
     _mandatory(
         "HIVE-TURN-002",
         "A turn whose model finishes normally ends with turn_end stop_reason completed.",
-        "DESIGN §4, value sets; hive-core loop",
+        "wire protocol, value sets; hive-core loop",
     ),
     _mandatory(
         "HIVE-TURN-003",
         "A failed model request ends the turn with an error carrying the failure's code (context_limit for a "
         "request too long for the context window) immediately followed by a turn_end without stop_reason.",
-        "DESIGN §4, sequence rules and value sets; hive-core runners TurnRecorder",
+        "wire protocol, sequence rules and value sets; hive-core runners TurnRecorder",
     ),
     _advisory(
         "HIVE-TURN-004",
         "A model round without tool calls that stops at its output limit ends the turn with stop_reason "
         "output_limit.",
-        "DESIGN §6, stop-reason classification; hive-core loop",
+        "agent loop, stop-reason classification; hive-core loop",
     ),
     # Tools.
     _mandatory(
@@ -264,25 +264,25 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "A tool call is reported as tool_start with the tool's name, the call's parsed arguments as input and "
         "the model's call_id, then tool_end with success true and the tool's result text as output, after which "
         "the model is asked again within the same turn.",
-        "DESIGN §4, events; hive-core loop",
+        "wire protocol, events; hive-core loop",
     ),
     _mandatory(
         "HIVE-TOOL-002",
         "The calls of one model round each get their tool_start, all in the model's call order before any "
         "tool_end, and each its own tool_end with its call_id when it completes.",
-        "DESIGN §4, sequence rules; hive-core loop",
+        "wire protocol, sequence rules; hive-core loop",
     ),
     _mandatory(
         "HIVE-TOOL-003",
         "A tool that fails gives tool_end success false with the tool's error text as output and no refusal, "
         "and the turn goes on with the model asked again.",
-        "DESIGN §6, tool pipeline; hive-core loop",
+        "agent loop, tool pipeline; hive-core loop",
     ),
     _capability(
         "HIVE-TOOL-004",
         "mcp_tools",
         "The tools of an MCP server are offered to the model and reported in events as mcp__<server>__<tool>.",
-        "DESIGN §6, tools; hive-core mcp tool names",
+        "agent loop, tools; hive-core mcp tool names",
     ),
     _advisory(
         "HIVE-TOOL-005",
@@ -295,26 +295,26 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "HIVE-GUARD-001",
         "A call whose argument text is not valid JSON, or not a JSON object, is not run: tool_start carries the "
         "raw argument text as input, tool_end has refusal invalid_arguments, and the turn goes on.",
-        "DESIGN §6, tool pipeline; hive-core pipeline ArgumentParseFailureGuard",
+        "agent loop, tool pipeline; hive-core pipeline ArgumentParseFailureGuard",
     ),
     _advisory(
         "HIVE-GUARD-002",
         "After three successful calls in a row with the same tool and the same arguments, a fourth identical "
         "call is refused with repeated_call, and an identical call right after that refusal is refused with "
         "repeated_call again and ends the turn with stop_reason tool_terminated.",
-        "DESIGN §6, tool pipeline; hive-core pipeline RepeatedCallGuard",
+        "agent loop, tool pipeline; hive-core pipeline RepeatedCallGuard",
     ),
     _advisory(
         "HIVE-GUARD-003",
         "When a tool fails with the same error three times in a row, the third failure's tool_end has refusal "
         "repeated_error and the turn ends with stop_reason tool_terminated.",
-        "DESIGN §6, tool pipeline; hive-core pipeline RepeatedErrorGuard",
+        "agent loop, tool pipeline; hive-core pipeline RepeatedErrorGuard",
     ),
     _advisory(
         "HIVE-GUARD-004",
         "A call that runs longer than its per-call timeout (for hive's MCP tools the plugin's timeoutMs, "
         "30000 by default) is stopped, its tool_end has refusal timed_out, and the turn goes on.",
-        "DESIGN §6, tool pipeline; hive-core pipeline Timeout",
+        "agent loop, tool pipeline; hive-core pipeline Timeout",
     ),
     # Approvals.
     _capability(
@@ -322,41 +322,41 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "approvals",
         "A call of a tool that needs approval sends a hitl_request naming the call (call_id, tool_name, "
         "arguments) after its tool_start, and the call does not run until the request is settled.",
-        "DESIGN §4 and §6, permissions; hive-core hitl HitlBridge",
+        "wire protocol and agent loop, permissions; hive-core hitl HitlBridge",
     ),
     _capability(
         "HIVE-HITL-002",
         "approvals",
         "A hitl_response with approved true runs the call with its arguments, and its tool_end has success true.",
-        "DESIGN §4, requests; hive-core pipeline ApprovalGate",
+        "wire protocol, requests; hive-core pipeline ApprovalGate",
     ),
     _capability(
         "HIVE-HITL-003",
         "approvals",
         "A hitl_response with approved false refuses the call with tool_end success false and refusal rejected, "
         "and the turn goes on.",
-        "DESIGN §4, requests; hive-core pipeline ApprovalGate",
+        "wire protocol, requests; hive-core pipeline ApprovalGate",
     ),
     _capability(
         "HIVE-HITL-004",
         "approvals",
         "An approval carrying modified_arguments runs the call with those arguments replacing the model's key by "
         "key, while tool_start keeps the model's arguments.",
-        "DESIGN §4, requests; hive-core pipeline ApprovalGate",
+        "wire protocol, requests; hive-core pipeline ApprovalGate",
     ),
     _capability(
         "HIVE-HITL-005",
         "approvals",
         "An approval request that gets no answer within the approval timeout (approval.timeoutSeconds, 300 by "
         "default) fails closed: the call is refused with rejected, and the turn goes on.",
-        "DESIGN §6, permissions fail closed; hive-core hitl HitlBridge",
+        "agent loop, permissions fail closed; hive-core hitl HitlBridge",
     ),
     _capability(
         "HIVE-HITL-006",
         "approvals",
         "When the input ends or shutdown arrives while a call waits for approval, the call is refused with "
         "rejected, and its turn still runs to its turn_end.",
-        "DESIGN §6, permissions fail closed; hive-core runners SessionRunner",
+        "agent loop, permissions fail closed; hive-core runners SessionRunner",
     ),
     _capability(
         "HIVE-HITL-007",
@@ -368,19 +368,19 @@ _ALL: Final[tuple[Requirement, ...]] = (
     _mandatory(
         "HIVE-CANCEL-001",
         "A cancel while the model's reply streams ends the turn with turn_end stop_reason cancelled and no error.",
-        "DESIGN §4, sequence rules; DESIGN §5, stdio runner",
+        "wire protocol, sequence rules; the stdio runner",
     ),
     _mandatory(
         "HIVE-CANCEL-002",
         "A cancel while a tool runs gives that call its tool_end with success false, then ends the turn with "
         "stop_reason cancelled.",
-        "DESIGN §4, sequence rules",
+        "wire protocol, sequence rules",
     ),
     _mandatory(
         "HIVE-CANCEL-003",
         "A cancel ends only the running turn: a user_message queued behind it or sent after it runs as the next "
         "turn as usual.",
-        "DESIGN §5, stdio runner",
+        "the stdio runner",
     ),
     # Turn options.
     _capability(
@@ -388,28 +388,28 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "turn_options",
         "A user_message with valid options (tool_names of offered tools, tool_mode, reasoning_effort, "
         "temperature, max_output_tokens, instructions) runs its turn as usual, without an error.",
-        "DESIGN §4, TurnOptions",
+        "wire protocol, TurnOptions",
     ),
     _capability(
         "HIVE-OPT-002",
         "turn_options",
         "Options whose tool_names name a tool the runner does not have are answered with an error of code "
         "request_rejected and a turn_end without stop_reason, the model is not asked, and the session goes on.",
-        "DESIGN §4, TurnOptions; hive-protocol validate_turn_options",
+        "wire protocol, TurnOptions; hive-protocol validate_turn_options",
     ),
     _capability(
         "HIVE-OPT-003",
         "turn_options",
         "Options whose tool_mode is not auto, none, require_any or require:<offered tool> are answered with an "
         "error of code request_rejected and a turn_end without stop_reason, and the session goes on.",
-        "DESIGN §4, TurnOptions; hive-protocol validate_tool_mode",
+        "wire protocol, TurnOptions; hive-protocol validate_tool_mode",
     ),
     _capability(
         "HIVE-OPT-004",
         "turn_options",
         "Options whose reasoning_effort is not none, low, medium, high or extra_high are answered with an error "
         "of code request_rejected and a turn_end without stop_reason, and the session goes on.",
-        "DESIGN §4, TurnOptions; hive-protocol validate_turn_options",
+        "wire protocol, TurnOptions; hive-protocol validate_turn_options",
     ),
 )
 
