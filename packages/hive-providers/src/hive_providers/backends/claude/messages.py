@@ -4,9 +4,10 @@ As claude-agent-sdk's ``message_parser``: a message's ``type`` picks its struct 
 CLI adds, or a message whose fields are not the wire's types, is an :class:`~..kit.wire_union.Unknown`, skipped. A
 ``result`` is the end of the turn whatever its fields say, so an unreadable one still decodes to a
 :class:`ResultMessage` (with nothing read from it). Nested values with a kind of their own (an assistant message's
-content blocks, a ``stream_event``'s API event and its delta) are decoded where they are read, by their own union
-(:data:`BLOCKS`, :data:`STREAM_EVENTS`, :data:`DELTAS`), so one block of a kind hive does not know never costs the
-message its other blocks. Extra fields are ignored; a missing or ``null`` field takes its default.
+content blocks) are decoded where they are read, by their own union (:data:`BLOCKS`), so one block of a kind hive
+does not know never costs the message its other blocks; a ``stream_event``, many a turn, is typed down to its delta
+and decoded in one go (its API event reads as absent when it is of a kind hive does not read). Extra fields are
+ignored; a missing or ``null`` field takes its default.
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from hive_providers.backends.kit.wire_union import Unknown, WireUnion
 
 __all__ = [
     "BLOCKS",
-    "DELTAS",
     "MESSAGES",
-    "STREAM_EVENTS",
     "AssistantMessage",
     "Block",
     "ContentBlockDelta",
@@ -117,9 +116,6 @@ class ThinkingDelta(msgspec.Struct, frozen=True, tag="thinking_delta", tag_field
 Delta: TypeAlias = TextDelta | ThinkingDelta
 """A ``content_block_delta``'s delta hive reads."""
 
-DELTAS = WireUnion[Delta].of("type", Delta)
-"""The deltas by ``type``."""
-
 
 class MessageRef(msgspec.Struct, frozen=True):
     """The start of a streamed API message: only its id matters."""
@@ -138,15 +134,12 @@ class MessageStart(msgspec.Struct, frozen=True, tag="message_start", tag_field="
 class ContentBlockDelta(msgspec.Struct, frozen=True, tag="content_block_delta", tag_field="type"):
     """A piece of a content block."""
 
-    delta: object = None
-    """The piece (:data:`DELTAS`)."""
+    delta: Delta | None = None
+    """The piece."""
 
 
 StreamEvent: TypeAlias = MessageStart | ContentBlockDelta
 """An API stream event hive reads."""
-
-STREAM_EVENTS = WireUnion[StreamEvent].of("type", StreamEvent)
-"""The API stream events by ``type``."""
 
 
 # -- messages -------------------------------------------------------------------------------------------------
@@ -169,8 +162,8 @@ class SystemMessage(_Message, frozen=True, tag="system"):
 class StreamEventMessage(_Message, frozen=True, tag="stream_event"):
     """A raw API stream event (``--include-partial-messages``)."""
 
-    event: object = None
-    """The API event (:data:`STREAM_EVENTS`)."""
+    event: StreamEvent | None = None
+    """The API event (``None`` for one hive does not read: see :data:`MESSAGES`)."""
 
 
 class MessageBody(msgspec.Struct, frozen=True):
@@ -229,8 +222,9 @@ class ResultMessage(_Message, frozen=True, tag="result"):
 Message: TypeAlias = SystemMessage | StreamEventMessage | AssistantMessage | UserMessage | ResultMessage
 """A stream-json message hive reads."""
 
-MESSAGES = WireUnion[Message].of("type", Message)
-"""The stream-json messages by ``type``."""
+MESSAGES = WireUnion[Message].of("type", Message, optional={"stream_event": "event"})
+"""The stream-json messages by ``type``: a ``stream_event`` is typed down to its delta, so a text delta decodes in
+one go; one whose API event hive does not read (or cannot) decodes without it."""
 
 
 def decode_message(raw: Mapping[str, object]) -> Message | Unknown:

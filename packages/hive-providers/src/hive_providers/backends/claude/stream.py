@@ -108,22 +108,19 @@ class StreamMapper:
             case _:
                 pass
 
-    def _on_stream_event(self, raw: object) -> None:
-        match messages.STREAM_EVENTS.decode(raw):
+    def _on_stream_event(self, event: messages.StreamEvent | None) -> None:
+        match event:
+            case messages.ContentBlockDelta(delta=messages.TextDelta(text=text)):
+                streamed = self._text.text(text)
+            case messages.ContentBlockDelta(delta=messages.ThinkingDelta(thinking=thinking)):
+                streamed = self._text.thinking(thinking)
             case messages.MessageStart(message=started):
                 self._current_message = (started.id or None) if started is not None else None
-            case messages.ContentBlockDelta(delta=delta):
-                match messages.DELTAS.decode(delta):
-                    case messages.TextDelta(text=text):
-                        streamed = self._text.text(text)
-                    case messages.ThinkingDelta(thinking=thinking):
-                        streamed = self._text.thinking(thinking)
-                    case _:
-                        streamed = False
-                if streamed:
-                    self._mark_streamed()
+                return
             case _:
-                pass
+                return
+        if streamed:
+            self._mark_streamed()
 
     def _mark_streamed(self) -> None:
         if self._current_message is not None:

@@ -10,6 +10,11 @@ turn.
 
 A struct joins a union by its ``tag`` (``class TextDelta(msgspec.Struct, frozen=True, tag="text_delta",
 tag_field="type")``): the tag is what the wire spells, the tag field where it spells it.
+
+A kind streamed many times a turn (a text delta) is typed all the way down, so it decodes in one
+:func:`msgspec.convert` instead of one per level: its nested union (the API event of Claude Code's
+``stream_event``) is a field of the struct, and ``optional`` names it: a message whose nested value does not fit
+(a nested kind hive does not read, or fields of the wrong type) still decodes, with that field absent.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ class Unknown(msgspec.Struct, frozen=True):
 class WireUnion(Generic[T]):
     """The tagged structs of one wire field, and the decoding of one JSON object into one of them."""
 
-    def __init__(self, tag_field: str, *variants: type[T]) -> None:
+    def __init__(self, tag_field: str, *variants: type[T], optional: Mapping[str, str] | None = None) -> None:
         self.tag_field: Final = tag_field
         """The field that names a message's kind."""
         self._variants: Final[dict[object, type[T]]] = {}
@@ -49,12 +54,14 @@ class WireUnion(Generic[T]):
             if config.tag_field != tag_field or not isinstance(config.tag, str):
                 raise ValueError(f"{variant.__name__} is not tagged by {tag_field!r}")
             self._variants[config.tag] = variant
+        self._optional: Final[Mapping[str, str]] = optional or {}
+        """The field, by kind, that reads as absent when the message does not fit with it."""
 
     @classmethod
-    def of(cls, tag_field: str, union: object) -> Self:
+    def of(cls, tag_field: str, union: object, *, optional: Mapping[str, str] | None = None) -> Self:
         """The union of the structs ``union`` (a type alias of tagged structs, ``A | B``) names: written
-        ``WireUnion[Event].of("type", Event)``, so it decodes to ``Event``."""
-        return cls(tag_field, *get_args(union))
+        ``WireUnion[Event].of("type", Event)``, so it decodes to ``Event`` (``optional`` as the constructor's)."""
+        return cls(tag_field, *get_args(union), optional=optional)
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -63,7 +70,8 @@ class WireUnion(Generic[T]):
 
     def decode(self, value: object) -> T | Unknown:
         """The struct ``value`` (a parsed JSON object) is, or an :class:`Unknown` for what cannot be read."""
-        raw = cast("Mapping[str, object]", value) if isinstance(value, Mapping) else _NO_OBJECT
+        # A parsed JSON object is a dict: checked first, as the ABC's own check is slow (a streamed delta pays it).
+        raw = cast("Mapping[str, object]", value) if isinstance(value, dict | Mapping) else _NO_OBJECT
         kind = raw.get(self.tag_field)
         variant = self._variants.get(kind) if isinstance(kind, str) else None
         if variant is None:
@@ -71,4 +79,12 @@ class WireUnion(Generic[T]):
         try:
             return msgspec.convert(raw, variant)
         except msgspec.ValidationError as exc:
-            return Unknown(cast("str", kind), raw, problem=str(exc))
+            problem = str(exc)
+        kind = cast("str", kind)
+        optional = self._optional.get(kind)
+        if optional is not None and raw.get(optional) is not None:
+            try:
+                return msgspec.convert({**raw, optional: None}, variant)
+            except msgspec.ValidationError:
+                pass
+        return Unknown(kind, raw, problem=problem)

@@ -113,8 +113,8 @@ class PiEventMapper:
             case wire.AgentEnd() | wire.AgentSettled():
                 self.ended = True
 
-    def _on_update(self, update: object) -> None:
-        match wire.UPDATES.decode(update):
+    def _on_update(self, update: wire.Update | None) -> None:
+        match update:
             case wire.TextDelta(delta=text):
                 self._streamed = self._text.text(text) or self._streamed
             case wire.ThinkingDelta(delta=thinking):

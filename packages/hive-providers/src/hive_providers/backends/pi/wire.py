@@ -2,8 +2,9 @@
 
 An event's ``type`` picks its struct (:data:`EVENTS`); what a newer Pi adds, and the events hive has no use for
 (``turn_start``, ``queue_update``, compaction and retry notices), are an :class:`~..kit.wire_union.Unknown`,
-skipped. A streamed piece's ``assistantMessageEvent`` is decoded where it is read (:data:`UPDATES`), as are a
-message's content blocks (:data:`BLOCKS`). Extra fields are ignored; a missing or ``null`` field takes its
+skipped. A streamed piece (``message_update``, many a turn) is typed down to its ``assistantMessageEvent`` and
+decoded in one go (the piece reads as absent when it is of a kind hive does not read); a message's content blocks
+are decoded where they are read (:data:`BLOCKS`). Extra fields are ignored; a missing or ``null`` field takes its
 default. OMP, Pi's fork, sends the same events.
 """
 
@@ -20,7 +21,6 @@ __all__ = [
     "BLOCKS",
     "EVENTS",
     "RUN_ENDS",
-    "UPDATES",
     "AgentEnd",
     "AgentSettled",
     "Event",
@@ -36,6 +36,7 @@ __all__ = [
     "ToolExecutionEnd",
     "ToolExecutionStart",
     "ToolResult",
+    "Update",
     "Usage",
     "decode_event",
 ]
@@ -111,8 +112,8 @@ class ThinkingDelta(_Tagged, frozen=True, tag="thinking_delta"):
     """The piece."""
 
 
-UPDATES = WireUnion("type", TextDelta, ThinkingDelta)
-"""The ``assistantMessageEvent`` pieces hive reads, by ``type``."""
+Update: TypeAlias = TextDelta | ThinkingDelta
+"""An ``assistantMessageEvent`` piece hive reads."""
 
 
 # -- events ------------------------------------------------------------------------------------------------------
@@ -132,8 +133,8 @@ class MessageStart(_Tagged, frozen=True, tag="message_start"):
 class MessageUpdate(_Tagged, frozen=True, tag="message_update"):
     """A streamed piece of the assistant message."""
 
-    assistant_message_event: object = None
-    """The piece (:data:`UPDATES`)."""
+    assistant_message_event: Update | None = None
+    """The piece (``None`` for one hive does not read: see :data:`EVENTS`)."""
 
 
 class MessageEnd(_Tagged, frozen=True, tag="message_end"):
@@ -185,7 +186,7 @@ _ToolEvent: TypeAlias = ToolExecutionStart | ToolExecutionEnd
 Event: TypeAlias = SessionHeader | _MessageEvent | _ToolEvent | AgentEnd | AgentSettled
 """A Pi event hive reads."""
 
-EVENTS = WireUnion[Event].of("type", Event)
+EVENTS = WireUnion[Event].of("type", Event, optional={"message_update": "assistantMessageEvent"})
 """Pi's events by ``type``."""
 
 RUN_ENDS = frozenset({"agent_end", "agent_settled"})
