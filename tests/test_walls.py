@@ -233,14 +233,10 @@ BACKENDS_DIR = PROVIDERS_DIR / "backends"
 BACKEND_PACKAGES = ("acp", "claude", "codex", "copilot", "omp", "opencode", "pi")
 """The coding-agent backends, one package a CLI family; ``backends/kit`` is the floor they all stand on."""
 KNOWN_BACKEND_EDGES = {
-    # Copilot's server protocol asks Claude Code's permission responder (its approvals move to kit).
-    ("copilot", "claude"),
-    # Pi judges its held calls with ACP's client services (its approvals move to kit).
-    ("pi", "acp"),
     # OMP is a fork of Pi: its backend and turn extend Pi's, and it speaks Pi's events and dialogs.
     ("omp", "pi"),
 }
-"""The known imports of one backend package by another: the approvals ones are to go; OMP's is a fork's."""
+"""The one import of a backend package by another: OMP's of Pi, a fork's."""
 
 
 def backend_edges(backends_dir: Path = BACKENDS_DIR, package_dir: Path = PROVIDERS_DIR) -> list[str]:
