@@ -14,3 +14,5 @@
 
 Nothing here imports a backend (``acp/``, ``claude/``, ``codex/``, ...); every backend imports from here.
 """
+
+__all__: list[str] = []
