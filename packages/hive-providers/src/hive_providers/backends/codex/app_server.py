@@ -204,7 +204,7 @@ class AppServerConnection:
             for scope in list(self._serving):
                 self._serving[scope] = self._cancel_answer
                 scope.cancel()
-            while self._unanswered:
+            while self._unanswered and not self._closed:
                 await self._all_answered.wait()
         finally:
             self._cancel_answer = None
@@ -292,6 +292,9 @@ class AppServerConnection:
                     await closing()
                 except Exception:
                     _log.debug("closing the connection to %s failed", self.name, exc_info=True)
+            # What was not answered now never is: nobody waits for it.
+            self._unanswered.clear()
+            self._all_answered.set()
 
 
 class _CodexTransport(ProcessTransport):
