@@ -9,9 +9,9 @@ of the options' ``resume`` id, else ``thread/start`` with the model, the project
 requests are judged by the permission rules, then the approval service: ``accept``, ``acceptForSession`` (the human
 approved always), ``decline``.
 
-Cancelled, the turn's open approvals are answered ``cancel``, ``turn/interrupt`` is sent and the turn waits
-``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the process group, then SIGKILL to the group, and
-the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
+Cancelled, the turn's open approvals are answered ``cancel`` (as are any a turn leaves open when it ends),
+``turn/interrupt`` is sent and the turn waits ``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the
+process group, then SIGKILL to the group, and the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
 never pooled) and stopped by :meth:`CodexBackend.aclose`.
 
 With :attr:`~.BackendOptions.fork` (and ``resume``), the thread is opened with ``thread/fork`` of the resume id:
