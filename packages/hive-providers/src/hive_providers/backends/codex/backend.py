@@ -11,8 +11,8 @@ approved always), ``decline``.
 
 Cancelled, the turn's open approvals are answered ``cancel`` (as are any a turn leaves open when it ends),
 ``turn/interrupt`` is sent and the turn waits ``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the
-process group, then SIGKILL to the group, and the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
-never pooled) and stopped by :meth:`CodexBackend.aclose`.
+process group, then SIGKILL to the group, and the next turn starts a new process that resumes the thread. The
+process is kept between turns (one per backend, never pooled) and stopped by :meth:`CodexBackend.aclose`.
 
 With :attr:`~.BackendOptions.fork` (and ``resume``), the thread is opened with ``thread/fork`` of the resume id:
 Codex copies it under a new id, which becomes :attr:`CodexBackend.session_id`; the original is left as it was.
