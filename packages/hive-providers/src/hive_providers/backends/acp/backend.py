@@ -26,6 +26,7 @@ from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.kept_connection import usable
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.offline import cli_environment
@@ -98,11 +99,7 @@ class AcpBackend(BackendShell):
             await connection.aclose()
 
     async def _own_connection(self) -> AcpConnection:
-        connection = self._connection
-        if connection is not None and connection.faulted:
-            self._connection = None
-            await connection.aclose(0.0)
-            connection = None
+        connection = self._connection = await usable(self._connection)
         if connection is None:
             connection = self._connection = await self._create()
         return connection

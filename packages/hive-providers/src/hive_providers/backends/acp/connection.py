@@ -33,12 +33,8 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode
 from hive_providers.backends.kit.cli_process import CliProcess
-from hive_providers.backends.kit.errors import (
-    AgentProcessError,
-    BackendNotInstalled,
-    BackendStartError,
-    BackendUnavailable,
-)
+from hive_providers.backends.kit.errors import AgentProcessError, BackendNotInstalled, BackendUnavailable
+from hive_providers.backends.kit.handshake import handshake
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.transport import ProcessTransport
 from hive_providers.backends.probe import find_executable
@@ -155,19 +151,8 @@ class AcpConnection:
             self._tasks.create(self.transport.drain_stderr(), name="hive.acp.stderr")
             self._tasks.create(self._watch_exit(), name="hive.acp.exit")
             self._rpc = Connection(self._handle, self.transport)
-            try:
-                with anyio.fail_after(timeout):
-                    await self._initialize(spec, options)
-            except TimeoutError:
-                await self._settle_stderr()
-                raise BackendStartError(
-                    self._describe(f"{spec.name} did not answer initialize within {timeout:g} s"),
-                    code="timeout",
-                ) from None
-            except AgentProcessError as exc:
-                raise BackendStartError(str(exc), code=exc.code) from exc
-            except RequestError as exc:
-                raise BackendStartError(self._describe(f"{spec.name} failed initialize: {exc}")) from exc
+            async with handshake(cli, timeout, ended=AgentProcessError, rejected=RequestError):
+                await self._initialize(spec, options)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.aclose(0.0)

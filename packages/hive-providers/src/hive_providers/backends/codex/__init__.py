@@ -1,7 +1,8 @@
 """Codex CLI on its app-server (JSON-RPC over stdio), or ``codex exec --json`` where that is unavailable:
 :class:`~.backend.CodexBackend`.
 
-:class:`~.app_server.AppServerConnection` is one running ``codex app-server`` and its JSON-RPC connection,
+:class:`~.app_server.AppServerConnection` is one running ``codex app-server`` and its JSON-RPC connection (acp's
+``Connection``, as for ACP and Copilot),
 :class:`~.items.TurnItems` maps a turn's notifications onto hive events, :class:`~.exec_events.ExecTurn` the
 lines of one ``codex exec --json`` run (:mod:`.exec_mode` starts it), :class:`~.subagents.SubThreads` the
 sub-agents of a thread onto ``agent_work`` snapshots; :func:`~hive_providers.backends.offline.codex_recipe`

@@ -1,14 +1,20 @@
 """One running ``codex app-server --listen stdio://``: its process and its JSON-RPC connection.
 
-Codex speaks JSON-RPC 2.0 without the ``"jsonrpc"`` field, one message per line; hive
-writes the same dialect and reads messages with or without the field. Ids of hive's requests are integers; the
-ids of Codex's own requests (approvals) are echoed verbatim, integer or string. Lines that are not JSON objects
+JSON-RPC ids, requests, answers and errors are :class:`acp.connection.Connection`'s, the class ACP and Copilot run
+on (message form, over a :class:`~hive_providers.backends.kit.transport.ProcessTransport`). Codex speaks JSON-RPC
+2.0 without the ``"jsonrpc"`` field, one message per line. It reads messages that carry the field (Codex 0.171.0
+does), but hive writes Codex's own dialect all the same: the transport leaves out ``"jsonrpc"`` and null
+``params`` or error ``data``, so the wire is what it was before the Connection. Ids of hive's requests are
+integers; Codex's own requests (approvals, questions) are served one task each, so a request waiting on the user
+blocks nothing, and answered with their ids verbatim, integer or string. Notifications never reach the
+Connection (it runs a task per notification, which does not promise their order): the transport hands each one
+to :attr:`AppServerConnection.on_notification` synchronously, in arrival order. Lines that are not JSON objects
 are counted and quoted in the error message, never fatal.
 
-Messages are read only inside :meth:`AppServerConnection.reading` (a task group that reads stdout and stderr and
-serves Codex's requests), which the backend enters for each step (start, thread, turn); between turns nothing
-reads, and Codex waits on its pipe. The end of stdout fails every pending request at once: a turn never waits on
-a dead process. The process runs in a process group of its own (:func:`~hive_core.child_processes.open_child`).
+Messages are read from the start to the end of the process (with no turn running, notifications are dropped and
+requests answered with an error) and stderr is drained into a bounded tail all along. The end of stdout fails
+every pending request at once: a turn never waits on a dead process. The process runs in a process group of its
+own (:func:`~hive_core.child_processes.open_child`).
 """
 
 from __future__ import annotations
@@ -17,21 +23,23 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 import anyio
-from anyio.abc import TaskGroup
+from acp.connection import Connection
+from acp.exceptions import RequestError
+from acp.task import TaskSupervisor
 
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode
 from hive_providers.backends.kit.cli_process import CliProcess, open_cli
 from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.handshake import handshake
 from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.transport import MessageHook, ProcessTransport
 
 __all__ = [
     "AppServerConnection",
@@ -75,40 +83,34 @@ class RpcError(Exception):
         """Its ``data``, if any."""
 
 
-@dataclass
-class _Pending:
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: BaseException | None = None
-
-
 class AppServerConnection:
-    """A started ``codex app-server`` after ``initialize``; :meth:`start` builds one."""
+    """A started ``codex app-server`` after ``initialize``; :meth:`start` builds one (inside a running loop)."""
 
     def __init__(self, process: SupervisedProcess, *, name: str = "codex") -> None:
-        self.cli = CliProcess(name, process)
-        """Codex's process, its stdio and how it ends."""
         self.process = process
         """Codex's process (also its process group's leader)."""
         self.name = name
         """The backend's name, for messages."""
-        self.transport = self.cli.transport
-        """Its stdout and stdin as JSON lines."""
+        self.transport = _CodexTransport(process, incoming=self._incoming, answered=self._answered)
+        """Its stdout and stdin as JSON lines, in Codex's dialect."""
+        self.cli = CliProcess(name, process, self.transport)
+        """Codex's process, its stdio and how it ends."""
         self.info: dict[str, Any] = {}
         """Codex's answer to ``initialize`` (``userAgent``, ``codexHome``...)."""
         self.on_notification: NotificationHandler | None = None
         """Where notifications go; ``None`` drops them."""
         self.on_request: RequestHandler | None = None
         """Who answers Codex's requests; ``None`` answers them with an error."""
-        self.open_requests: dict[str, Any] = {}
-        """Codex's requests being served: the key of each id, and the id as Codex sent it."""
         self.faulted_reason: str | None = None
         """Why the connection is not to be used again (it died, was killed, or would not stop a turn)."""
-        self._next_id = 0
-        self._pending: dict[str, _Pending] = {}
-        self._group: TaskGroup | None = None
-        self._eof = anyio.Event()
+        self._unanswered: set[str] = set()
+        self._all_answered = anyio.Event()
+        self._serving: dict[anyio.CancelScope, dict[str, Any] | None] = {}
+        self._cancel_answer: dict[str, Any] | None = None
         self._closed = False
+        self._tasks = TaskSupervisor(source="hive.codex")
+        self._tasks.create(self.transport.drain_stderr(), name="hive.codex.stderr")
+        self._rpc = Connection(self._serve, self.transport)
 
     # -- start ----------------------------------------------------------------------------------------------
 
@@ -131,29 +133,17 @@ class AppServerConnection:
         process = await open_cli(name, command, cwd=cwd, env=env)
         connection = cls(process, name=name)
         try:
-            async with connection.reading():
-                try:
-                    with anyio.fail_after(timeout):
-                        info = await connection.request(
-                            "initialize",
-                            {
-                                "clientInfo": {"name": "hive", "title": "hive", "version": _hive_version()},
-                                "capabilities": {"experimentalApi": True},
-                            },
-                        )
-                        await connection.notify("initialized")
-                except TimeoutError:
-                    raise BackendStartError(
-                        connection.describe(f"{name} did not answer initialize within {timeout:g} s"),
-                        code="timeout",
-                    ) from None
-                except AppServerError as exc:
-                    raise AppServerUnavailable(str(exc), code=exc.code) from exc
-                except RpcError as exc:
-                    raise AppServerUnavailable(
-                        connection.describe(f"{name} failed initialize: {exc}")
-                    ) from exc
-            connection.info = info
+            async with handshake(
+                connection.cli, timeout, ended=AppServerError, rejected=RpcError, failure=AppServerUnavailable
+            ):
+                connection.info = await connection.request(
+                    "initialize",
+                    {
+                        "clientInfo": {"name": "hive", "title": "hive", "version": _hive_version()},
+                        "capabilities": {"experimentalApi": True},
+                    },
+                )
+                await connection.notify("initialized")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await connection.aclose(0.0)
@@ -180,143 +170,96 @@ class AppServerConnection:
     @property
     def ended(self) -> anyio.Event:
         """Set once Codex's stdout reached its end."""
-        return self._eof
+        return self.transport.ended
 
-    # -- reading --------------------------------------------------------------------------------------------
-
-    @asynccontextmanager
-    async def reading(self) -> AsyncGenerator[None]:
-        """Read and dispatch Codex's messages (and drain its stderr) while the block runs."""
-        try:
-            async with anyio.create_task_group() as group:
-                self._group = group
-                group.start_soon(self._read_loop)
-                group.start_soon(self.transport.drain_stderr)
-                try:
-                    yield
-                finally:
-                    self._group = None
-                    group.cancel_scope.cancel()
-        except BaseExceptionGroup as failed:
-            # One failure (the step's own error, or a cancellation): raised as itself, not in a group.
-            if len(failed.exceptions) == 1:
-                raise failed.exceptions[0] from failed.exceptions[0].__cause__
-            raise
+    # -- hive's messages --------------------------------------------------------------------------------------
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Send a request and wait for its result (inside :meth:`reading`); :class:`RpcError` for an error
-        answer, :class:`AppServerError` when Codex ends first."""
-        if self._group is None:
-            raise RuntimeError("requests are answered only inside AppServerConnection.reading()")
+        """Send a request and wait for its result: :class:`RpcError` for an error answer, :class:`AppServerError`
+        when Codex ends first."""
         if self.faulted:
             raise await self.died(method)
-        self._next_id += 1
-        request_id = self._next_id
-        pending = self._pending[_key(request_id)] = _Pending()
         try:
-            await self._send(
-                {"id": request_id, "method": method, "params": dict(params or {})}, during=method
-            )
-            await pending.done.wait()
-        finally:
-            self._pending.pop(_key(request_id), None)
-        if pending.error is not None:
-            if isinstance(pending.error, _Ended):
-                raise await self.died(method)
-            raise pending.error
-        return as_mapping(pending.result)
+            result = await self._rpc.send_request(method, dict(params or {}))
+        except RequestError as exc:
+            raise RpcError(exc.code, str(exc), exc.data) from exc
+        except ConnectionError as exc:
+            raise await self.died(method) from exc
+        return as_mapping(result)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification."""
-        message: dict[str, Any] = {"method": method}
-        if params is not None:
-            message["params"] = dict(params)
-        await self._send(message, during=method)
-
-    async def answer(self, request_id: object, result: Mapping[str, Any]) -> None:
-        """Answer Codex's request ``request_id`` (as Codex sent it) with ``result``; a closed pipe is ignored."""
-        self.open_requests.pop(_key(request_id), None)
-        with contextlib.suppress(AppServerError):
-            await self._send({"id": request_id, "result": dict(result)}, during="an answer")
-
-    async def _send(self, message: dict[str, Any], *, during: str) -> None:
         try:
-            await self.transport.send(message)
+            await self._rpc.send_notification(method, None if params is None else dict(params))
         except ConnectionError as exc:
-            raise await self.died(during) from exc
+            raise await self.died(method) from exc
 
-    async def _read_loop(self) -> None:
-        while True:
-            message = await self.transport.receive()
-            if message is None:
-                self._ended()
-                return
-            self._dispatch(message)
+    # -- Codex's messages -------------------------------------------------------------------------------------
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    async def cancel_requests(self, answer: Mapping[str, Any]) -> None:
+        """Answer ``answer`` to every request of Codex's still open (those being served stop waiting, on the user
+        or anything else), and to any that comes meanwhile; returns once each answer is written."""
+        self._cancel_answer = dict(answer)
+        try:
+            for scope in list(self._serving):
+                self._serving[scope] = self._cancel_answer
+                scope.cancel()
+            while self._unanswered and not self._closed:
+                await self._all_answered.wait()
+        finally:
+            self._cancel_answer = None
+
+    def _incoming(self, message: dict[str, Any]) -> bool:
         method = message.get("method")
-        if isinstance(method, str):
-            params = as_mapping(message.get("params"))
-            if "id" in message and message["id"] is not None:
-                request_id = message["id"]
-                self.open_requests[_key(request_id)] = request_id
-                if self._group is not None:
-                    self._group.start_soon(self._serve, request_id, method, params)
-                return
+        if not isinstance(method, str):
+            return False  # an answer to hive: the Connection's
+        if message.get("id") is None:
             handler = self.on_notification
             if handler is not None:
                 try:
-                    handler(method, params)
+                    handler(method, as_mapping(message.get("params")))
                 except Exception:
                     _log.exception("mapping a Codex notification %s failed", method)
-            return
-        pending = self._pending.get(_key(message.get("id")))
-        if pending is None:
-            return  # an answer nobody waits for any more (a request given up on)
-        error = message.get("error")
-        if error is not None:
-            fields = as_mapping(error)
-            code = fields.get("code")
-            pending.error = RpcError(
-                code if isinstance(code, int) else -32603,
-                str(fields.get("message") or "error"),
-                fields.get("data"),
-            )
-        else:
-            pending.result = message.get("result")
-        pending.done.set()
+            return True
+        self._unanswered.add(_key(message["id"]))
+        if self._all_answered.is_set():
+            self._all_answered = anyio.Event()
+        return False
 
-    async def _serve(self, request_id: object, method: str, params: dict[str, Any]) -> None:
+    def _answered(self, request_id: object) -> None:
+        self._unanswered.discard(_key(request_id))
+        if not self._unanswered:
+            self._all_answered.set()
+
+    async def _serve(self, method: str, params: Any, is_notification: bool) -> Any:
+        """The Connection's handler: Codex's requests (notifications never come here, see :meth:`_incoming`)."""
+        if is_notification:
+            return None
+        if self._cancel_answer is not None:
+            return self._cancel_answer
         handler = self.on_request
+        if handler is None:
+            raise RequestError(-32601, f"hive does not serve {method} now")
+        scope = anyio.CancelScope()
+        self._serving[scope] = None
         try:
-            if handler is None:
-                raise RpcError(-32601, f"hive does not serve {method} now")
-            result = await handler(method, params)
+            with scope:
+                return await handler(method, as_mapping(params))
         except RpcError as exc:
-            reply: dict[str, Any] = {"id": request_id, "error": {"code": exc.code, "message": exc.message}}
+            raise RequestError(exc.code, exc.message) from exc
         except Exception as exc:
             _log.exception("serving Codex's %s failed", method)
-            reply = {"id": request_id, "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
-        else:
-            reply = {"id": request_id, "result": result}
-        if _key(request_id) not in self.open_requests:
-            return  # answered meanwhile (a cancelled turn answers its open approvals ``cancel``)
-        self.open_requests.pop(_key(request_id), None)
-        with contextlib.suppress(AppServerError):
-            await self._send(reply, during="an answer")
-
-    def _ended(self) -> None:
-        self._eof.set()
-        for pending in self._pending.values():
-            pending.error = _Ended()
-            pending.done.set()
+            raise RequestError(-32603, f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            cancelled_with = self._serving.pop(scope)
+        return cancelled_with  # the scope was cancelled by cancel_requests, with this answer
 
     # -- failures -------------------------------------------------------------------------------------------
 
     async def died(self, during: str) -> AppServerError:
         """The error for Codex having ended (or broken its pipe) during ``during``, once it exited (bounded)."""
-        # Its last words on stderr may still be in the pipe (read only inside reading()): they say why it ended.
-        await self.cli.settle(stderr_wait=_STDIN_EXIT_WAIT if self._group is not None else 0.0)
+        # Its last words on stderr may still be in the pipe: they say why it ended.
+        await self.cli.settle(stderr_wait=_STDIN_EXIT_WAIT)
         if self.faulted_reason is not None:
             what = f"{self.name} {self.faulted_reason} during {during}"
         else:
@@ -336,15 +279,60 @@ class AppServerConnection:
 
     async def aclose(self, grace: float = 5.0) -> None:
         """Stop Codex: close its stdin, SIGINT its group after a moment, SIGKILL the group and every process
-        carrying its mark after ``grace`` seconds. Leaves no process behind."""
+        carrying its mark after ``grace`` seconds; then the connection and its tasks. Leaves no process behind."""
         if self._closed:
             return
         self._closed = True
-        await self.cli.stop(grace, exit_wait=min(grace, _STDIN_EXIT_WAIT))
+        with anyio.CancelScope(shield=True):
+            await self.cli.stop(grace, exit_wait=min(grace, _STDIN_EXIT_WAIT))
+            # What still runs (a request being served, the stderr drain) is cancelled; a failing write to the
+            # dead process is not the caller's error.
+            for closing in (self._rpc.close, self._tasks.shutdown):
+                try:
+                    await closing()
+                except Exception:
+                    _log.debug("closing the connection to %s failed", self.name, exc_info=True)
+            # What was not answered now never is: nobody waits for it.
+            self._unanswered.clear()
+            self._all_answered.set()
 
 
-class _Ended(Exception):
-    """Codex's stdout ended before the answer came."""
+class _CodexTransport(ProcessTransport):
+    """:class:`ProcessTransport` writing Codex's dialect of JSON-RPC, saying when stdout ended and when an answer
+    to one of Codex's requests was written."""
+
+    def __init__(
+        self, process: SupervisedProcess, *, incoming: MessageHook, answered: Callable[[object], None]
+    ) -> None:
+        super().__init__(process, incoming=incoming)
+        self.answered = answered
+        """Called with the id of each answer once it is written (or could not be: Codex ended)."""
+        self.ended = anyio.Event()
+        """Set once stdout reached its end."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write ``message`` (the Connection's own, built for this write) as Codex writes its messages: no
+        ``"jsonrpc"``, no null ``params``, no null error ``data``. An answer to a Codex that ended is dropped."""
+        message.pop("jsonrpc", None)
+        if "params" in message and message["params"] is None:
+            del message["params"]
+        if "error" in message:
+            error = message["error"] = as_mapping(message["error"])
+            if error.get("data", True) is None:
+                del error["data"]
+        if "method" in message:
+            await super().send(message)
+            return
+        with contextlib.suppress(ConnectionError):
+            await super().send(message)
+        self.answered(message.get("id"))
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next message for the Connection; ``None`` (and :attr:`ended` set) at the end of stdout."""
+        message = await super().receive()
+        if message is None:
+            self.ended.set()
+        return message
 
 
 def _key(request_id: object) -> str:

@@ -9,10 +9,10 @@ of the options' ``resume`` id, else ``thread/start`` with the model, the project
 requests are judged by the permission rules, then the approval service: ``accept``, ``acceptForSession`` (the human
 approved always), ``decline``.
 
-Cancelled, the turn's open approvals are answered ``cancel``, ``turn/interrupt`` is sent and the turn waits
-``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the process group, then SIGKILL to the group, and
-the next turn starts a new process that resumes the thread. The process is kept between turns (one per backend,
-never pooled) and stopped by :meth:`CodexBackend.aclose`.
+Cancelled, the turn's open approvals are answered ``cancel`` (as are any a turn leaves open when it ends),
+``turn/interrupt`` is sent and the turn waits ``cancel_grace`` seconds for ``turn/completed``; then SIGINT to the
+process group, then SIGKILL to the group, and the next turn starts a new process that resumes the thread. The
+process is kept between turns (one per backend, never pooled) and stopped by :meth:`CodexBackend.aclose`.
 
 With :attr:`~.BackendOptions.fork` (and ``resume``), the thread is opened with ``thread/fork`` of the resume id:
 Codex copies it under a new id, which becomes :attr:`CodexBackend.session_id`; the original is left as it was.
@@ -32,6 +32,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+from collections.abc import Generator
+from contextlib import contextmanager
 from typing import Any, Final, Literal
 
 import anyio
@@ -45,6 +47,7 @@ from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import judge_call, verdict_of
+from hive_providers.backends.kit.kept_connection import usable
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.wire_decoding import decode
@@ -61,6 +64,7 @@ from .wire import FileChange, decode_notification
 __all__ = [
     "APPROVAL_POLICY",
     "APPROVAL_REQUESTS",
+    "CANCEL_DECISION",
     "SANDBOX",
     "CodexBackend",
     "Interface",
@@ -81,6 +85,8 @@ APPROVAL_REQUESTS: Final = {
 }
 """Codex's approval requests, with the hive tool each is judged as."""
 
+CANCEL_DECISION: Final = {"decision": "cancel"}
+"""The answer to an approval request nobody will decide any more (the turn was cancelled or ended)."""
 _FAILED_CALL_TEXT: Final = "Not finished: Codex failed before this call's outcome was reported."
 _log = logging.getLogger(__name__)
 
@@ -175,30 +181,28 @@ class CodexBackend(BackendShell):
         subthreads.emit = emit
         subthreads.flush()
         try:
-            async with connection.reading():
-                started = await connection.request(
-                    "turn/start",
-                    {"threadId": self._session_id, "input": [{"type": "text", "text": request.content}]},
-                )
-                items.turn_id = items.turn_id or text_of(as_mapping(started.get("turn")).get("id"))
-                subthreads.turn_id = subthreads.turn_id or items.turn_id
-                await _first(done, connection.ended)
-                if not done.is_set():
-                    raise await connection.died("the turn")
-        except anyio.get_cancelled_exc_class():
-            # The runner writes the turn_end: it alone knows a cancel from a deadline.
-            with anyio.CancelScope(shield=True):
-                await self._interrupt(connection, items, done)
-            tracker.close_all(CANCELLED_CALL_TEXT)
-            subthreads.stop_running()
-            raise
-        except BaseException:
-            with contextlib.suppress(Exception):
-                tracker.close_all(_FAILED_CALL_TEXT)
-            raise
+            with _calls_closed_early(tracker, subthreads):
+                try:
+                    started = await connection.request(
+                        "turn/start",
+                        {"threadId": self._session_id, "input": [{"type": "text", "text": request.content}]},
+                    )
+                    items.turn_id = items.turn_id or text_of(as_mapping(started.get("turn")).get("id"))
+                    subthreads.turn_id = subthreads.turn_id or items.turn_id
+                    await _first(done, connection.ended)
+                    if not done.is_set():
+                        raise await connection.died("the turn")
+                except anyio.get_cancelled_exc_class():
+                    # The runner writes the turn_end: it alone knows a cancel from a deadline.
+                    with anyio.CancelScope(shield=True):
+                        await self._interrupt(connection, items, done)
+                    raise
         finally:
             connection.on_notification = connection.on_request = None
-            subthreads.emit = None
+            # A request of Codex's the turn leaves open (it failed under it) is answered now: it must not wait
+            # on a user who is no longer asked, nor reach a later turn.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.options.cancel_grace):
+                await connection.cancel_requests(CANCEL_DECISION)
         emit(items.finish())
 
     # -- a turn with codex exec -----------------------------------------------------------------------------
@@ -230,25 +234,17 @@ class CodexBackend(BackendShell):
         turn = ExecTurn(emit, tracker, subthreads, usage_before=self._exec_usage)
         pids: list[int] = []
         try:
-            await run_exec_turn(
-                command,
-                turn,
-                cwd=options.cwd,
-                env=self._environment(),
-                grace=options.cancel_grace,
-                name=self.name,
-                started=pids,
-            )
-        except anyio.get_cancelled_exc_class():
-            tracker.close_all(CANCELLED_CALL_TEXT)
-            subthreads.stop_running()
-            raise
-        except BaseException:
-            with contextlib.suppress(Exception):
-                tracker.close_all(_FAILED_CALL_TEXT)
-            raise
+            with _calls_closed_early(tracker, subthreads):
+                await run_exec_turn(
+                    command,
+                    turn,
+                    cwd=options.cwd,
+                    env=self._environment(),
+                    grace=options.cancel_grace,
+                    name=self.name,
+                    started=pids,
+                )
         finally:
-            subthreads.emit = None
             self.last_pid = pids[0] if pids else self.last_pid
             self._exec_started = turn.thread_id is not None
             self._adopt_thread(turn.thread_id)
@@ -269,23 +265,22 @@ class CodexBackend(BackendShell):
 
     async def _interrupt(self, connection: AppServerConnection, items: TurnItems, done: anyio.Event) -> None:
         grace = self.options.cancel_grace
-        async with connection.reading():
-            for request_id in list(connection.open_requests.values()):
-                await connection.answer(request_id, {"decision": "cancel"})
-            if items.turn_id is not None and not connection.faulted:
-                with contextlib.suppress(RpcError, AppServerError), anyio.move_on_after(grace):
-                    await connection.request(
-                        "turn/interrupt", {"threadId": self._session_id, "turnId": items.turn_id}
-                    )
-            with anyio.move_on_after(grace):
-                await _first(done, connection.ended)
-            if done.is_set():
-                return
-            # Codex ignored the interrupt: it may be stuck, and is not trusted again.
-            connection.faulted_reason = "did not stop its turn when interrupted"
-            connection.signal_group(signal.SIGINT)
-            with anyio.move_on_after(grace):
-                await connection.ended.wait()
+        with anyio.move_on_after(grace):
+            await connection.cancel_requests(CANCEL_DECISION)
+        if items.turn_id is not None and not connection.faulted:
+            with contextlib.suppress(RpcError, AppServerError), anyio.move_on_after(grace):
+                await connection.request(
+                    "turn/interrupt", {"threadId": self._session_id, "turnId": items.turn_id}
+                )
+        with anyio.move_on_after(grace):
+            await _first(done, connection.ended)
+        if done.is_set():
+            return
+        # Codex ignored the interrupt: it may be stuck, and is not trusted again.
+        connection.faulted_reason = "did not stop its turn when interrupted"
+        connection.signal_group(signal.SIGINT)
+        with anyio.move_on_after(grace):
+            await connection.ended.wait()
         self.connection = None
         await connection.aclose(0.0)
 
@@ -343,11 +338,7 @@ class CodexBackend(BackendShell):
     # -- start ----------------------------------------------------------------------------------------------
 
     async def _ready(self) -> AppServerConnection:
-        connection = self.connection
-        if connection is not None and connection.faulted:
-            self.connection = None
-            await connection.aclose(0.0)
-            connection = None
+        connection = self.connection = await usable(self.connection)
         if connection is None:
             self._thread_open = False
             connection = await AppServerConnection.start(
@@ -361,9 +352,8 @@ class CodexBackend(BackendShell):
             self.last_pid = connection.pid
         if not self._thread_open:
             try:
-                async with connection.reading():
-                    with anyio.fail_after(self._startup_timeout):
-                        await self._open_thread(connection)
+                with anyio.fail_after(self._startup_timeout):
+                    await self._open_thread(connection)
             except TimeoutError:
                 connection.faulted_reason = "did not open its thread in time"
                 raise AppServerError(
@@ -447,6 +437,23 @@ class CodexBackend(BackendShell):
 
     def _environment(self) -> dict[str, str]:
         return cli_environment(self.spec, self.options)
+
+
+@contextmanager
+def _calls_closed_early(tracker: ToolCallTracker, subthreads: SubThreads) -> Generator[None]:
+    """Close the turn's open calls (and stop its running sub-agents) when it ends early: cancelled, or failed."""
+    try:
+        yield
+    except anyio.get_cancelled_exc_class():
+        tracker.close_all(CANCELLED_CALL_TEXT)
+        subthreads.stop_running()
+        raise
+    except BaseException:
+        with contextlib.suppress(Exception):
+            tracker.close_all(_FAILED_CALL_TEXT)
+        raise
+    finally:
+        subthreads.emit = None
 
 
 async def _first(*events: anyio.Event) -> None:

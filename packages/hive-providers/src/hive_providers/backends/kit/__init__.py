@@ -5,6 +5,8 @@
 - :mod:`.errors`: why a backend cannot be named, found or started, and why its process failed a turn.
 - :mod:`.transport`: a CLI process's stdin and stdout as a line stream (:class:`~.transport.ProcessTransport`).
 - :mod:`.cli_process`: a CLI's process from start to end: how it ended, and the one stop ladder.
+- :mod:`.handshake`: a CLI's first request (``initialize``), bounded, and how its failure is said.
+- :mod:`.kept_connection`: whether the CLI a backend keeps between turns can serve another one.
 - :mod:`.backend_shell`: what every backend holds (spec, options, session id, call ids, pid, probe).
 - :mod:`.process_turn`: one turn of a CLI that is started per turn and read line by line.
 - :mod:`.tool_calls`: tool-call identity and the mapping of a CLI's tools onto hive's (:class:`~.tool_calls.ToolCallTracker`).
