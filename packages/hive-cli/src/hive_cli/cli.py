@@ -270,6 +270,7 @@ Examples:
   hive run -o json -p "What changed?" > result.json
   hive run --server --session-id build-42      JSON Lines server on stdin/stdout
   hive run --server --agent opencode           serve a coding-agent CLI's turns
+  hive run --http http://127.0.0.1:8000 --session-id s1   serve a host's agent endpoints over HTTP
 """
 )
 @click.argument("prompt_arg", metavar="[PROMPT]", required=False)
@@ -279,6 +280,13 @@ Examples:
 @_output_option("on stdout, nothing else there")
 @_json_alias
 @click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
+@click.option(
+    "--http",
+    "http_url",
+    metavar="URL",
+    help="Serve the turn-stream protocol to the host at URL (its /api/agent/ID/ready, inbox and events "
+    "endpoints; needs --session-id; HIVE_SERVE_TOKEN is sent as the bearer token).",
+)
 @click.option(
     "--session-id",
     envvar="HIVE_SESSION_ID",
