@@ -210,3 +210,19 @@ def test_past_max_sessions_a_new_session_is_a_429(ws: Workspace, server: Scripte
         assert refused.status_code == 429
         assert "--max-sessions" in refused.json()["error"]
         assert len(served.client.get("/api/sessions").json()["sessions"]) == 1
+
+
+def test_a_session_opened_again_by_its_id_after_a_restart_continues_its_conversation(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Noted: blue."), text("Blue."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="keep-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "my colour is blue"})
+        served.until(session, "turn_end")
+    with serving(ws) as served:
+        session = served.open(session_id="keep-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "what is my colour?"})
+        served.until(session, "turn_end")
+    assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
