@@ -13,8 +13,10 @@ import json
 import os
 import socket
 import sys
+import threading
 from collections.abc import AsyncIterator, Generator, Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -206,6 +208,32 @@ async def test_a_url_where_nothing_listens_is_a_runner_start_error(suite: Suite)
         pytest.raises(RunnerStartError, match="cannot open a session at"),
     ):
         await run_suite([TEXT_PLAIN], HttpTarget(url), suite, exact=True)
+
+
+@pytest.mark.anyio
+async def test_the_token_goes_with_every_request_as_a_bearer(suite: Suite) -> None:
+    seen: list[str | None] = []
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("authorization"))
+            self.send_response(401)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Refusing) as refusing:
+        thread = threading.Thread(target=refusing.serve_forever, daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{refusing.server_address[1]}"
+        try:
+            with anyio.fail_after(WAIT), pytest.raises(RunnerStartError, match="401"):
+                await run_suite([TEXT_PLAIN], HttpTarget(url, token="s3cret"), suite, exact=True)
+        finally:
+            refusing.shutdown()
+    assert seen == ["Bearer s3cret"]
 
 
 @pytest.mark.parametrize("bad", ["silent", "http://[::1", "localhost:1"])

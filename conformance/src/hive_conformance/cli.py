@@ -13,6 +13,7 @@ broken fixtures, a runner that cannot be started).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from hive_conformance.http import HttpTarget
 
-        target = HttpTarget(args.url)
+        target = HttpTarget(args.url, token=args.token or os.environ.get("HIVE_CONFORMANCE_TOKEN"))
     files = (args.fixtures or default_fixtures_dir()) / "files"
     try:
         with Suite(files, model_port=args.model_port, tools_port=args.tools_port) as suite:
@@ -194,6 +195,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     common(http)
     http.add_argument("url", help="the runner's base URL")
+    http.add_argument(
+        "--token",
+        help="sent as Authorization: Bearer TOKEN on every request (default: HIVE_CONFORMANCE_TOKEN)",
+    )
     listing = commands.add_parser("list", help="list the scenarios and the requirements")
     listing.add_argument(
         "--fixtures", type=Path, metavar="DIR", help="the fixtures directory (default: the kit's own)"

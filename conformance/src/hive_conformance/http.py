@@ -9,6 +9,8 @@
 - ``POST {base}/sessions/{id}/requests`` with JSON Lines (one or more request lines) feeds the session.
 - ``POST {base}/sessions/{id}/close`` ends the session's input, as end of file does on stdio.
 
+With a token (``--token``), every request carries ``Authorization: Bearer TOKEN``.
+
 The payload bytes are the stdio bytes: a runner passes over HTTP exactly when it passes over stdio.
 """
 
@@ -34,9 +36,10 @@ __all__ = ["HttpTarget", "sse_payloads"]
 class HttpTarget:
     """A runner listening at ``base_url``; a fresh session per scenario."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, token: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.description = self.base_url
+        self._headers = {} if token is None else {"authorization": f"Bearer {token}"}
 
     @asynccontextmanager
     async def connect(self, workspace: Workspace) -> AsyncGenerator[Connection]:
@@ -44,7 +47,9 @@ class HttpTarget:
         settings_file = workspace.project / SETTINGS_FILE_NAME
         settings = cast("dict[str, Any]", json.loads(settings_file.read_text(encoding="utf-8")))
         try:
-            client = httpx2.AsyncClient(base_url=self.base_url, timeout=httpx2.Timeout(30.0, read=None))
+            client = httpx2.AsyncClient(
+                base_url=self.base_url, headers=self._headers, timeout=httpx2.Timeout(30.0, read=None)
+            )
         except httpx2.InvalidURL as error:
             raise RunnerStartError(f"not a runner's URL: {self.base_url!r} ({error})") from error
         async with client:

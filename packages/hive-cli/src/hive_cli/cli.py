@@ -270,6 +270,7 @@ Examples:
   hive run -o json -p "What changed?" > result.json
   hive run --server --session-id build-42      JSON Lines server on stdin/stdout
   hive run --server --agent opencode           serve a coding-agent CLI's turns
+  hive run --http http://127.0.0.1:8000 --session-id s1   serve a host's agent endpoints over HTTP
 """
 )
 @click.argument("prompt_arg", metavar="[PROMPT]", required=False)
@@ -279,6 +280,13 @@ Examples:
 @_output_option("on stdout, nothing else there")
 @_json_alias
 @click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
+@click.option(
+    "--http",
+    "http_url",
+    metavar="URL",
+    help="Serve the turn-stream protocol to the host at URL (its /api/agent/ID/ready, inbox and events "
+    "endpoints; needs --session-id; HIVE_SERVE_TOKEN is sent as the bearer token).",
+)
 @click.option(
     "--session-id",
     envvar="HIVE_SESSION_ID",
@@ -324,6 +332,54 @@ def run(**options: Any) -> None:
 
     options["output"] = _chosen_output(options["output"], options.pop("as_json"))
     sys.exit(run_main(**options))
+
+
+@cli.command(
+    epilog="\b\nExamples:\n  hive serve                      on 127.0.0.1, a free port, a new token\n"
+    "  hive serve --port 8765 --max-sessions 20\n  hive serve --agent claude-code   sessions run Claude Code by default"
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port to listen on (default: a free one)."
+)
+@click.option(
+    "--token",
+    help="The token clients must present (default: HIVE_SERVE_TOKEN, else a new random one each start).",
+)
+@click.option("--max-sessions", type=int, callback=_positive, help="Live sessions at most (429 past it).")
+@click.option("-m", "--model", help="Default model of new sessions.")
+@click.option("--provider", help="Default provider of new sessions.")
+@click.option(
+    "--agent", metavar="NAME", help="Default backend of new sessions (`hive agents` lists the names)."
+)
+@click.option(
+    "--allow",
+    multiple=True,
+    metavar="TOOL[:PATTERN]",
+    help="Pre-approve calls in every session, on top of the rules (repeatable).",
+)
+def serve(
+    host: str,
+    port: int,
+    token: str | None,
+    max_sessions: int | None,
+    model: str | None,
+    provider: str | None,
+    agent: str | None,
+    allow: tuple[str, ...],
+) -> None:
+    """Serve sessions over HTTP: the turn-stream protocol's client API at /api, for web pages, back ends and
+    orchestrators.
+
+    Prints one line once listening: `hive serve: http://HOST:PORT/?token=TOKEN`. Every request needs the token
+    (Authorization: Bearer TOKEN); the Host header must name the bound address and a cross-origin Origin is
+    refused. SIGINT or SIGTERM stops every session (running turns end with turn_end) and the server.
+    """
+    from .assemble import HostOptions
+    from .commands.serve import serve_main
+
+    options = HostOptions(model=model, provider=provider, agent=agent, allow=allow)
+    sys.exit(serve_main(host=host, port=port, token=token, max_sessions=max_sessions, options=options))
 
 
 @cli.command(

@@ -2,8 +2,8 @@
 
 Bring any :class:`ChatClient`, declare tools from typed functions, and run turns through the agent loop with
 its guarded tool pipeline; serve the same session in process (:func:`open_turn`, :func:`collect_turn`) or as
-JSON Lines over stdio (:class:`StdioRunner`, :func:`run_stdio`). There is no HTTP runner yet. Events are the
-structs of :mod:`hive_protocol`.
+JSON Lines over stdio (:class:`StdioRunner`, :func:`run_stdio`) or to a host over HTTP (:class:`HttpRunner`,
+:func:`run_http`). Events are the structs of :mod:`hive_protocol`.
 """
 
 from .approvals import (
@@ -39,7 +39,17 @@ from .loop import Agent, AgentSession
 from .messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from .pipeline import Invocation, Middleware, Pipeline, default_middlewares
 from .questions import QuestionBridge, QuestionService
-from .runners import Processor, SessionRunner, StdioRunner, collect_turn, open_turn, run_stdio
+from .runners import (
+    HttpRunner,
+    HttpRunnerError,
+    Processor,
+    SessionRunner,
+    StdioRunner,
+    collect_turn,
+    open_turn,
+    run_http,
+    run_stdio,
+)
 from .tools import EventSink, Tool, ToolArgumentError, ToolContext, ToolOutcome, tool
 from .turn_deadline import PausingQuestions, TurnDeadline
 
@@ -64,6 +74,8 @@ __all__ = [
     "FinishUpdate",
     "HitlBridge",
     "HiveBackend",
+    "HttpRunner",
+    "HttpRunnerError",
     "Invocation",
     "Message",
     "Middleware",
@@ -97,6 +109,7 @@ __all__ = [
     "collect_turn",
     "default_middlewares",
     "open_turn",
+    "run_http",
     "run_stdio",
     "tool",
 ]

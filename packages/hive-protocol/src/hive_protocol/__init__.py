@@ -43,6 +43,7 @@ from .requests import (
     UserMessageRequest,
 )
 from .sequence import RULES, StreamVerifier, Violation, verify
+from .sse import ServerSentEvent, SseDecoder, sse_event
 from .values import (
     ERROR_CODES,
     FALLBACK_CATEGORIES,
@@ -111,8 +112,10 @@ __all__ = [
     "RefusalKind",
     "Request",
     "RiskLevel",
+    "ServerSentEvent",
     "SessionStartedEvent",
     "ShutdownRequest",
+    "SseDecoder",
     "StopReason",
     "StreamVerifier",
     "TextDeltaEvent",
@@ -135,6 +138,7 @@ __all__ = [
     "excerpt",
     "iter_lines",
     "nested_too_deep",
+    "sse_event",
     "validate_tool_mode",
     "validate_turn_options",
     "verify",

@@ -1,7 +1,9 @@
-"""``hive run``: one prompt for scripts (``-o json``, ``-o jsonl``, exit codes), or the JSON Lines server (``--server``)."""
+"""``hive run``: one prompt for scripts (``-o json``, ``-o jsonl``, exit codes), or the JSON Lines server (``--server``,
+or to a host over HTTP with ``--http``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Unpack
 
@@ -16,7 +18,7 @@ from hive_cli.render import TextRenderer
 from hive_cli.signals import leave_now, stop_signals
 from hive_cli.summary import TurnSummary
 from hive_cli.turn_output import TurnOutput
-from hive_core import StdioRunner
+from hive_core import HttpRunner, StdioRunner
 from hive_protocol import ReasoningEffort
 
 from .session_flags import SessionFlags, host_options
@@ -30,6 +32,7 @@ def run_main(
     prompt: str | None,
     output: OutputFormat,
     server: bool,
+    http_url: str | None,
     session_id: str | None,
     max_iterations: int | None,
     max_output_tokens: int | None,
@@ -44,14 +47,20 @@ def run_main(
     **flags: Unpack[SessionFlags],
 ) -> int:
     """Run ``hive run``; return the exit code."""
-    options = host_options(flags, agent_named=bool(server and session_id))
+    if http_url is not None and (server or not session_id):
+        sys.stderr.write(
+            "hive: --http needs --session-id (the host names its agents) and cannot go with --server\n"
+        )
+        return 2
+    serving = server or http_url is not None
+    options = host_options(flags, agent_named=bool(serving and session_id))
     if options is None:
         return 2
     options.planning = plan
     options.max_iterations, options.max_output_tokens = max_iterations, max_output_tokens
     options.reasoning_effort, options.tool_timeout = reasoning_effort, tool_timeout
-    if server:
-        return anyio.run(_serve, options, session_id, timeout)
+    if serving:
+        return anyio.run(_serve, options, session_id, timeout, http_url)
     printer = TurnOutput(
         output,
         TextRenderer(show_thinking=show_thinking, show_tokens=show_tokens),
@@ -89,7 +98,9 @@ def _auto_commit(session: OpenSession, summary: TurnSummary, message: str) -> No
     auto_commit(root, message, written_paths(calls), readable)
 
 
-async def _serve(options: HostOptions, session_id: str | None, timeout: float | None = None) -> int:
+async def _serve(
+    options: HostOptions, session_id: str | None, timeout: float | None = None, http_url: str | None = None
+) -> int:
     from hive_cli.serving import open_server_session
 
     # SIGINT and SIGTERM cancel the running turn (its turn_end is written), drop the queued ones and end the
@@ -99,7 +110,12 @@ async def _serve(options: HostOptions, session_id: str | None, timeout: float | 
             async with open_server_session(options, session_id) as session:
                 session.turn_timeout = timeout  # per turn: a server lives as long as its client
                 stop.on_stop = session.stop
-                await StdioRunner(session).run()
+                if http_url is None:
+                    await StdioRunner(session).run()
+                else:
+                    token = os.environ.get("HIVE_SERVE_TOKEN") or None
+                    if await HttpRunner(session, http_url, token=token).run():
+                        return 1
         except USER_ERRORS as exc:
             sys.stderr.write(f"hive: {exc}\n")
             return 1

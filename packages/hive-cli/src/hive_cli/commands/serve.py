@@ -1,0 +1,67 @@
+"""``hive serve``: the client API of the turn-stream protocol over HTTP (see :mod:`hive_cli.serve`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+import sys
+from typing import Final
+
+import anyio
+
+from hive_cli.assemble import HostOptions
+
+__all__ = ["serve_main"]
+
+_TOKEN_SHAPE: Final = re.compile(r"[A-Za-z0-9._~-]{16,256}")
+_LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+
+
+def serve_main(
+    *, host: str, port: int, token: str | None, max_sessions: int | None, options: HostOptions
+) -> int:
+    """Run ``hive serve`` until SIGINT or SIGTERM; returns the exit code."""
+    chosen = token or os.environ.get("HIVE_SERVE_TOKEN") or secrets.token_urlsafe(24)
+    if not _TOKEN_SHAPE.fullmatch(chosen):
+        sys.stderr.write(
+            "hive: the token must be 16 to 256 characters of letters, digits and . _ ~ - (it goes into URLs)\n"
+        )
+        return 2
+    try:
+        listener = socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
+    except OSError as exc:
+        sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        return 1
+    return anyio.run(_serve, listener, host, chosen, max_sessions, options)
+
+
+async def _serve(
+    listener: socket.socket, host: str, token: str, max_sessions: int | None, options: HostOptions
+) -> int:
+    import uvicorn
+
+    from hive_cli.serve.app import ServeApp
+    from hive_cli.serve.guard import Guard, allowed_hosts
+
+    port = int(listener.getsockname()[1])
+    shown = f"[{host}]" if ":" in host else host
+    async with anyio.create_task_group() as group:
+        served = ServeApp(group, defaults=options, max_sessions=max_sessions)
+        app = Guard(served.app, token=token, hosts=allowed_hosts(host, port))
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
+        server = uvicorn.Server(config)
+        if host not in _LOOPBACK:
+            sys.stderr.write(
+                f"hive: serving on {host}, beyond this machine, without TLS: the token and every message travel "
+                "in clear text (put a TLS proxy in front)\n"
+            )
+        # The socket already listens: a client that connects before uvicorn runs waits in the backlog.
+        sys.stdout.write(f"hive serve: http://{shown}:{port}/?token={token}\n")
+        sys.stdout.flush()
+        await server.serve(sockets=[listener])
+        served.stop()
+    return 0

@@ -1,0 +1,212 @@
+"""The routes of ``hive serve``: the client API of the turn-stream protocol's HTTP binding, under ``/api``.
+
+- ``POST /api/sessions`` ``{"session_id"?, "working_directory"?, "backend"?, "model"?}`` → 201
+  ``{"session_id": …}`` once the session is open (its ``session_started`` is the first event of its stream).
+- ``GET /api/sessions`` → ``{"sessions": [...]}``, newest first; ``GET /api/sessions/{id}`` → one of them.
+- ``GET /api/sessions/{id}/events``: Server-Sent Events, ``id:`` the event's 1-based position, ``data:`` its
+  canonical line; ``Last-Event-ID`` resumes after that event; the stream ends once the session has ended.
+- ``POST /api/sessions/{id}/requests``: request lines (JSON Lines), checked whole before any is passed on.
+- ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
+
+Errors are JSON ``{"error": message, "code": …}``: 400 a malformed body, 404 an unknown session, 409 an approval
+answer that matches nothing waiting or a closed input, 429 past ``--max-sessions``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from hive_cli.assemble import HostOptions
+from hive_core.session_id import new_session_id
+from hive_protocol import sse_event
+
+from .hosted import HostedSession, RequestRefused
+
+__all__ = ["ServeApp", "SessionRequest"]
+
+PING_SECONDS: Final = 15.0
+"""How often an idle event stream sends a comment, so proxies and browsers keep it open."""
+MAX_BODY_BYTES: Final = 16 * 1024 * 1024
+
+
+class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The body of ``POST /api/sessions``."""
+
+    session_id: str | None = None
+    """The id to open (or resume, from the session store); a new one when absent."""
+    working_directory: str | None = None
+    """The project's folder; the server's own when absent."""
+    backend: str | None = None
+    """``hive`` (the built-in loop, the default) or a coding-agent CLI's name."""
+    model: str | None = None
+    """The model, replacing the configured one."""
+    settings: dict[str, Any] | None = None
+    """Accepted for the conformance kit's binding; a session takes its settings from the user's configuration."""
+
+
+class ServeApp:
+    """The sessions of one ``hive serve`` and the Starlette app that serves them."""
+
+    def __init__(self, group: TaskGroup, *, defaults: HostOptions, max_sessions: int | None = None) -> None:
+        self._group = group
+        self._defaults = defaults
+        self.max_sessions = max_sessions
+        self.sessions: dict[str, HostedSession] = {}
+        self.app: Final = Starlette(
+            routes=[
+                Route("/", self._home, methods=["GET"]),
+                Route("/api/sessions", self._create, methods=["POST"]),
+                Route("/api/sessions", self._list, methods=["GET"]),
+                Route("/api/sessions/{session_id}", self._get, methods=["GET"]),
+                Route("/api/sessions/{session_id}/events", self._events, methods=["GET"]),
+                Route("/api/sessions/{session_id}/requests", self._requests, methods=["POST"]),
+                Route("/api/sessions/{session_id}/close", self._close, methods=["POST"]),
+            ],
+            exception_handlers={_TooLarge: _too_large},
+        )
+
+    def stop(self) -> None:
+        """Stop every session (their running turns are cancelled and still end with ``turn_end``)."""
+        for session in self.sessions.values():
+            session.stop()
+
+    async def _home(self, request: Request) -> Response:
+        return PlainTextResponse("hive serve is running: the API is at /api/sessions.\n")
+
+    async def _create(self, request: Request) -> Response:
+        body = await _body(request)
+        try:
+            wanted = msgspec.json.decode(body or b"{}", type=SessionRequest)
+        except msgspec.DecodeError as exc:
+            return _error(400, f"not a session request: {exc}", "bad_request")
+        live = sum(1 for session in self.sessions.values() if not session.ended)
+        if self.max_sessions is not None and live >= self.max_sessions:
+            return _error(
+                429,
+                f"{live} sessions are live, the most this server runs (--max-sessions)",
+                "too_many_sessions",
+            )
+        session_id = wanted.session_id or new_session_id()
+        existing = self.sessions.get(session_id)
+        if existing is not None and not existing.ended:
+            return _error(409, f"session {session_id!r} is already open", "session_open")
+        cwd = Path(wanted.working_directory) if wanted.working_directory else self._defaults.cwd
+        if not cwd.is_dir():
+            return _error(400, f"no such folder: {cwd}", "bad_request")
+        options = HostOptions(
+            cwd=cwd,
+            model=wanted.model or self._defaults.model,
+            provider=self._defaults.provider,
+            agent=wanted.backend or self._defaults.agent,
+            allow=self._defaults.allow,
+        )
+        session = HostedSession(session_id, options, time.time())
+        self.sessions[session_id] = session
+        await self._group.start(session.run)
+        if session.ended and session.runner is None:
+            del self.sessions[session_id]
+            return _error(400, _last_error(session), "session_failed")
+        return JSONResponse({"session_id": session_id}, status_code=201)
+
+    async def _list(self, request: Request) -> Response:
+        ordered = sorted(self.sessions.values(), key=lambda session: session.created_at, reverse=True)
+        return JSONResponse({"sessions": [session.summary() for session in ordered]})
+
+    async def _get(self, request: Request) -> Response:
+        session = self._session(request)
+        return _unknown(request) if session is None else JSONResponse(session.summary())
+
+    async def _events(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        last = request.headers.get("last-event-id", "0").strip() or "0"
+        if not last.isdigit():
+            return _error(400, f"Last-Event-ID must be an event's position, not {last!r}", "bad_request")
+        return StreamingResponse(
+            _stream(session, int(last)),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    async def _requests(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        body = await _body(request)
+        try:
+            accepted = session.send(body)
+        except RequestRefused as refused:
+            return _error(refused.status, str(refused), refused.code)
+        return JSONResponse({"accepted": accepted}, status_code=202)
+
+    async def _close(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        session.close_input()
+        return Response(status_code=204)
+
+    def _session(self, request: Request) -> HostedSession | None:
+        return self.sessions.get(request.path_params["session_id"])
+
+
+async def _stream(session: HostedSession, after: int) -> AsyncIterator[bytes]:
+    """The session's events after position ``after`` as SSE, then each new one, until the session ended."""
+    position = max(0, after)
+    log = session.log
+    while True:
+        while position < len(log):
+            position += 1
+            yield sse_event(log[position - 1].rstrip(b"\n"), position)
+        if session.ended:
+            return
+        with anyio.move_on_after(PING_SECONDS) as waited:
+            await session.changed()
+        if waited.cancelled_caught:
+            yield b": ping\n\n"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _body(request: Request) -> bytes:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise _TooLarge
+    return bytes(body)
+
+
+async def _too_large(request: Request, exc: Exception) -> Response:
+    return _error(413, f"the body is larger than {MAX_BODY_BYTES} bytes", "too_large")
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+def _unknown(request: Request) -> JSONResponse:
+    return _error(404, f"no session {request.path_params['session_id']!r}", "unknown_session")
+
+
+def _last_error(session: HostedSession) -> str:
+    for line in reversed(session.log):
+        event = json.loads(line)
+        if event.get("type") == "error":
+            return str(event.get("message"))
+    return "the session could not be opened"

@@ -1,0 +1,208 @@
+"""One session ``hive serve`` hosts: the session runner, its input, and the log of every event it wrote.
+
+A client reads the log as Server-Sent Events from any position (``Last-Event-ID``), as often as it reconnects:
+nothing is lost and nothing is sent twice to a reader that names the last event it saw. Requests are checked whole
+before any of them is passed on, so a malformed body changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+from anyio.abc import TaskStatus
+
+from hive_cli.assemble import HostOptions
+from hive_cli.errors import USER_ERRORS
+from hive_core import SessionRunner
+from hive_protocol import (
+    ErrorEvent,
+    Event,
+    HitlRequestEvent,
+    HitlResponseRequest,
+    Request,
+    ShutdownRequest,
+    ToolEndEvent,
+    TurnEndEvent,
+    UnreadableRequest,
+    UserMessageRequest,
+    decode_request,
+    encode,
+    excerpt,
+)
+
+__all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
+
+SessionStatus = Literal["starting", "idle", "running", "waiting", "ended"]
+"""What a hosted session is doing: opening; no turn; a turn runs; a turn waits for an approval; its input closed
+and its last turn ended (or it failed to open)."""
+
+_TITLE_CHARS = 80
+
+
+class RequestRefused(Exception):
+    """A request body the session cannot take; nothing of it was passed on."""
+
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+@dataclass
+class HostedSession:
+    """A session served by ``hive serve`` (see the module's documentation)."""
+
+    session_id: str
+    options: HostOptions
+    created_at: float
+
+    def __post_init__(self) -> None:
+        self.backend = self.options.agent or "hive"
+        self.model = self.options.model
+        self.title = ""
+        """The first words of the first message."""
+        self.updated_at = self.created_at
+        self.log: list[bytes] = []
+        """Every event written, encoded (the SSE ``id`` of ``log[i]`` is ``i + 1``)."""
+        self.runner: SessionRunner | None = None
+        self.input_closed = False
+        self.ended = False
+        self._turns_sent = 0
+        self._turns_ended = 0
+        self._asked: dict[str, str] = {}
+        """Approval requests not yet settled: call id to request id."""
+        self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
+        self._changed = anyio.Event()
+
+    @property
+    def status(self) -> SessionStatus:
+        if self.ended:
+            return "ended"
+        if self.runner is None:
+            return "starting"
+        if self._turns_ended >= self._turns_sent:
+            return "idle"
+        return "waiting" if self._asked else "running"
+
+    @property
+    def queued(self) -> int:
+        """Messages sent and not yet answered, the running turn's included."""
+        return max(0, self._turns_sent - self._turns_ended)
+
+    def summary(self) -> dict[str, object]:
+        """The session as ``GET /api/sessions`` lists it."""
+        return {
+            "session_id": self.session_id,
+            "title": self.title,
+            "backend": self.backend,
+            "model": self.model,
+            "status": self.status,
+            "queued": self.queued,
+            "events": len(self.log),
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+        }
+
+    async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Open the session and serve it until its input closes and its last turn ends."""
+        from hive_cli.serving import open_server_session
+
+        try:
+            async with open_server_session(self.options, self.session_id) as runner:
+                self.runner = runner
+                task_status.started()
+                self._notify()
+                async with self._receive:
+                    await runner.serve(self._receive, self.emit)
+        except USER_ERRORS as exc:
+            self.emit(ErrorEvent(message=str(exc), code="internal"))
+            task_status.started()
+        finally:
+            self.ended = True
+            self._notify()
+
+    def stop(self) -> None:
+        """End the session now, as a signal does: the running turn is cancelled, queued ones dropped."""
+        self.input_closed = True
+        self._send.close()
+        if self.runner is not None:
+            self.runner.stop()
+
+    def emit(self, event: Event) -> None:
+        """The runner's event sink: log the event and wake the readers."""
+        self.log.append(encode(event))
+        self.updated_at = time.time()
+        if isinstance(event, TurnEndEvent):
+            self._turns_ended += 1
+        elif isinstance(event, HitlRequestEvent) and event.call_id is not None:
+            self._asked[event.call_id] = event.id
+        elif isinstance(event, ToolEndEvent):
+            self._asked.pop(event.call_id, None)
+        self._notify()
+
+    def send(self, body: bytes) -> int:
+        """Pass on the request lines of ``body``; returns how many. Raises :class:`RequestRefused` (and passes
+        nothing on) when a line is unreadable, an approval answer matches nothing waiting, or the input is closed."""
+        if self.input_closed:
+            raise RequestRefused(409, "the session's input is closed", "session_closed")
+        requests: list[Request] = []
+        for number, line in enumerate(body.splitlines(), 1):
+            if not line.strip():
+                continue
+            request = decode_request(line)
+            if isinstance(request, UnreadableRequest):
+                raise RequestRefused(400, f"line {number}: {request.message}", "unreadable_request")
+            if isinstance(request, HitlResponseRequest):
+                self._check_answer(request)
+            requests.append(request)
+        if not requests:
+            raise RequestRefused(400, "the body holds no request line", "unreadable_request")
+        for request in requests:
+            if isinstance(request, UserMessageRequest):
+                self._turns_sent += 1
+                if not self.title:
+                    self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
+            elif isinstance(request, ShutdownRequest):
+                self.input_closed = True
+            self._send.send_nowait(request)
+        if self.input_closed:
+            self._send.close()
+        self._notify()
+        return len(requests)
+
+    def close_input(self) -> None:
+        """End the session's input, as end of file does on stdio: queued turns still run."""
+        if not self.input_closed:
+            self.input_closed = True
+            self._send.close()
+            self._notify()
+
+    async def changed(self) -> None:
+        """Wait until something happens to the session."""
+        event = self._changed
+        await event.wait()
+
+    def _check_answer(self, request: HitlResponseRequest) -> None:
+        waiting = (
+            self.runner.bridge.waiting if self.runner is not None and self.runner.bridge is not None else None
+        )
+        if waiting is None:
+            return  # a coding-agent CLI's session: its backend settles its own approvals
+        if request.id is None and len(waiting) != 1:
+            raise RequestRefused(
+                409, f"{len(waiting)} approvals wait: the answer must name its id", "stale_approval"
+            )
+        if request.id is not None and request.id not in waiting:
+            raise RequestRefused(409, f"no approval waits with id {request.id!r}", "stale_approval")
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))

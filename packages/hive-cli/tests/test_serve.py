@@ -1,0 +1,228 @@
+"""``hive serve`` over real HTTP on 127.0.0.1: the token, ``Host`` and ``Origin`` checks, sessions, their event
+streams resumed with ``Last-Event-ID``, approvals (a stale answer is a 409), malformed bodies, ``--max-sessions``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx2
+import pytest
+from cli_harness import TIMEOUT, Proc, Workspace, calls, model_requests, text, user_texts
+
+from hive_conformance.model_server import ScriptedModelServer
+from hive_protocol import ServerSentEvent, SseDecoder
+
+TOKEN = "test-token-0123456789"
+READY = re.compile(r"^hive serve: (http://127\.0\.0\.1:(\d+))/\?token=(\S+)$")
+WRITE_CONFIG = ("c1", "write_file", {"path": "config.json", "content": '{"a": 1}'})
+
+
+class Served:
+    """A running ``hive serve`` and a client that presents the token."""
+
+    def __init__(self, proc: Proc, url: str) -> None:
+        self.proc = proc
+        self.url = url
+        self.client = httpx2.Client(
+            base_url=url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(TIMEOUT)
+        )
+
+    def open(self, **body: Any) -> str:
+        response = self.client.post("/api/sessions", json=body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["session_id"])
+
+    def send(self, session: str, *requests: dict[str, Any]) -> httpx2.Response:
+        body = b"".join(json.dumps(request).encode() + b"\n" for request in requests)
+        return self.client.post(f"/api/sessions/{session}/requests", content=body)
+
+    def events(self, session: str, *, after: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The session's events as (position, event), read from its SSE stream."""
+        headers = {} if after is None else {"last-event-id": str(after)}
+        with self.client.stream("GET", f"/api/sessions/{session}/events", headers=headers) as response:
+            assert response.status_code == 200, response.read()
+            assert response.headers["content-type"].startswith("text/event-stream")
+            decoder = SseDecoder()
+            for chunk in response.iter_bytes():
+                for item in decoder.feed(chunk):
+                    assert isinstance(item, ServerSentEvent)
+                    assert item.id is not None
+                    yield int(item.id), json.loads(item.data)
+
+    def until(self, session: str, kind: str, *, after: int | None = None) -> list[tuple[int, dict[str, Any]]]:
+        """Read the stream from ``after`` up to and including the first event of ``kind``."""
+        seen: list[tuple[int, dict[str, Any]]] = []
+        for position, event in self.events(session, after=after):
+            seen.append((position, event))
+            if event["type"] == kind:
+                return seen
+        raise AssertionError(f"the stream ended before a {kind}: {seen}")
+
+
+@contextmanager
+def serving(ws: Workspace, *args: str) -> Generator[Served]:
+    with ws.start("serve", "--token", TOKEN, *args) as proc:
+        line = proc.next_line()
+        assert line is not None, proc.stderr
+        match = READY.match(line.decode().strip())
+        assert match is not None, line
+        assert match.group(3) == TOKEN
+        served = Served(proc, match.group(1))
+        try:
+            yield served
+        finally:
+            served.client.close()
+
+
+def test_every_route_needs_the_token_the_bound_host_and_no_foreign_origin(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    ws.use(server)
+    with serving(ws) as served:
+        bare = httpx2.Client(base_url=served.url, timeout=TIMEOUT)
+        port = served.url.rsplit(":", 1)[1]
+        for method, path in [("GET", "/api/sessions"), ("POST", "/api/sessions"), ("GET", "/")]:
+            assert bare.request(method, path).status_code == 401
+            wrong = bare.request(method, path, headers={"authorization": "Bearer not-the-token-at-all"})
+            assert wrong.status_code == 401
+            assert wrong.json()["code"] == "unauthorized"
+        good = {"authorization": f"Bearer {TOKEN}"}
+        # DNS rebinding: a name that resolves here but is not the address the server is bound to.
+        rebound = bare.get("/api/sessions", headers={**good, "host": f"evil.example:{port}"})
+        assert (rebound.status_code, rebound.json()["code"]) == (403, "forbidden_host")
+        # CSRF: another site's page.
+        foreign = bare.post("/api/sessions", json={}, headers={**good, "origin": "http://evil.example"})
+        assert (foreign.status_code, foreign.json()["code"]) == (403, "forbidden_origin")
+        assert served.client.get("/api/sessions").json() == {"sessions": []}  # nothing was opened
+        same_origin = bare.get("/api/sessions", headers={**good, "origin": served.url})
+        assert same_origin.status_code == 200
+        # The printed URL sets the page's cookie, which then stands for the token.
+        page = bare.get(f"/?token={TOKEN}")
+        assert page.status_code == 303
+        assert "HttpOnly" in page.headers["set-cookie"]
+        assert bare.get("/api/sessions").status_code == 200
+        bare.close()
+
+
+def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Hi ", "there."), text("Again."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="web-1", working_directory=str(ws.project))
+        assert served.send(session, {"type": "user_message", "content": "hello"}).status_code == 202
+        first = served.until(session, "turn_end")
+        assert [event["type"] for _, event in first] == [
+            "session_started",
+            "text_delta",
+            "text_delta",
+            "turn_end",
+        ]
+        assert [position for position, _ in first] == [1, 2, 3, 4]
+        assert first[0][1]["session_id"] == "web-1"
+
+        served.send(session, {"type": "user_message", "content": "and again"})
+        rest = served.until(session, "turn_end", after=4)  # a client that saw event 4 reconnects
+        assert [position for position, _ in rest] == [5, 6]
+        assert [event["type"] for _, event in rest] == ["text_delta", "turn_end"]
+        again = served.until(session, "turn_end", after=2)  # replay from an earlier point: the same events
+        assert [event for _, event in again][:2] == [event for _, event in first[2:]]
+
+        listed = served.client.get("/api/sessions").json()["sessions"]
+        assert [(s["session_id"], s["title"], s["backend"], s["status"]) for s in listed] == [
+            ("web-1", "hello", "hive", "idle")
+        ]
+        assert served.client.get("/api/sessions/web-1").json()["events"] == 6
+        assert served.client.get("/api/sessions/nope").status_code == 404
+
+        assert served.client.post(f"/api/sessions/{session}/close").status_code == 204
+        # The stream ends once the session has ended: reading it from the start finishes.
+        assert [event["type"] for _, event in served.events(session)][-1] == "turn_end"
+        closed = served.send(session, {"type": "user_message", "content": "late"})
+        assert (closed.status_code, closed.json()["code"]) == (409, "session_closed")
+    assert [user_texts(request)[-1] for request in model_requests(server)] == ["hello", "and again"]
+
+
+def test_approvals_over_http_and_a_stale_answer_is_a_409(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(calls(WRITE_CONFIG), text("Written."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(working_directory=str(ws.project))
+        stale = served.send(session, {"type": "hitl_response", "id": "nothing-waits", "approved": True})
+        assert (stale.status_code, stale.json()["code"]) == (409, "stale_approval")
+        served.send(session, {"type": "user_message", "content": "write the config"})
+        head = served.until(session, "hitl_request")
+        asked = head[-1][1]
+        status = served.client.get(f"/api/sessions/{session}").json()["status"]
+        assert status == "waiting"
+        accepted = served.send(session, {"type": "hitl_response", "id": asked["id"], "approved": True})
+        assert accepted.status_code == 202
+        rest = served.until(session, "turn_end", after=head[-1][0])
+        again = served.send(session, {"type": "hitl_response", "id": asked["id"], "approved": True})
+        assert (again.status_code, again.json()["code"]) == (409, "stale_approval")
+    assert rest[0][1]["type"] == "tool_end"
+    assert rest[0][1]["success"] is True
+    assert (ws.project / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"not json\n", "line 1"),
+        (b'{"type":"user_message","content":"ok"}\n{"type":"teleport"}\n', "line 2"),
+        (b"\n\n", "no request line"),
+    ],
+)
+def test_a_malformed_body_is_a_400_and_passes_nothing_on(
+    ws: Workspace, server: ScriptedModelServer, body: bytes, message: str
+) -> None:
+    server.add(text("Fine."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(working_directory=str(ws.project))
+        refused = served.client.post(f"/api/sessions/{session}/requests", content=body)
+        assert refused.status_code == 400
+        assert message in refused.json()["error"]
+        # The session is unharmed, and nothing of the refused body ran.
+        served.send(session, {"type": "user_message", "content": "still there?"})
+        events = [event for _, event in served.until(session, "turn_end")]
+        assert [user_texts(request)[-1] for request in model_requests(server)] == ["still there?"]
+    assert events[-1]["stop_reason"] == "completed"
+    bad_open = None
+    with serving(ws) as served:
+        bad_open = served.client.post("/api/sessions", json={"working_directory": str(ws.root / "missing")})
+        unknown_field = served.client.post("/api/sessions", json={"sesion_id": "typo"})
+    assert (bad_open.status_code, bad_open.json()["code"]) == (400, "bad_request")
+    assert unknown_field.status_code == 400
+    assert "sesion_id" in unknown_field.json()["error"]
+
+
+def test_past_max_sessions_a_new_session_is_a_429(ws: Workspace, server: ScriptedModelServer) -> None:
+    ws.use(server)
+    with serving(ws, "--max-sessions", "1") as served:
+        served.open(working_directory=str(ws.project))
+        refused = served.client.post("/api/sessions", json={"working_directory": str(ws.project)})
+        assert refused.status_code == 429
+        assert "--max-sessions" in refused.json()["error"]
+        assert len(served.client.get("/api/sessions").json()["sessions"]) == 1
+
+
+def test_a_session_opened_again_by_its_id_after_a_restart_continues_its_conversation(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Noted: blue."), text("Blue."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="keep-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "my colour is blue"})
+        served.until(session, "turn_end")
+    with serving(ws) as served:
+        session = served.open(session_id="keep-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "what is my colour?"})
+        served.until(session, "turn_end")
+    assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
