@@ -33,7 +33,17 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
     "hive_providers": (ROOT / "packages/hive-providers/src/hive_providers", PROVIDER_STACK),
     "hive_cli": (
         ROOT / "packages/hive-cli/src/hive_cli",
-        PROVIDER_STACK | {"hive_providers", "click", "rich", "prompt_toolkit", "ruamel", "packaging"},
+        PROVIDER_STACK
+        | {
+            "hive_providers",
+            "click",
+            "rich",
+            "prompt_toolkit",
+            "ruamel",
+            "packaging",
+            "starlette",
+            "uvicorn",
+        },
     ),
     "hive_conformance": (
         ROOT / "conformance/src/hive_conformance",
