@@ -254,7 +254,7 @@ class CopilotBackend(BackendShell):
 
     def _spawn(self, work: Awaitable[None]) -> None:
         if self._tasks is not None:
-            self._tasks.create(work, name="hive.copilot.permission")  # pyright: ignore[reportArgumentType]
+            self._tasks.create(work, name="hive.copilot.permission")
 
     async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
         if is_notification:

@@ -49,7 +49,7 @@ class FramedTransport(ProcessTransport):
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise ConnectionError(f"cannot write to the Copilot server: {type(exc).__name__}") from exc
 
-    async def _next_line(self) -> bytes | LineTooLong | None:  # pyright: ignore[reportImplicitOverride]
+    async def _next_line(self) -> bytes | LineTooLong | None:
         """The next message body (a "line" to the base class's decoder); ``None`` at the end of stdout."""
         while True:
             end = self._buffer.find(_HEADER_END)

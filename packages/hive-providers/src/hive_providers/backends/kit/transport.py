@@ -21,6 +21,8 @@ from anyio.abc import ByteReceiveStream
 from hive_core.child_processes import SupervisedProcess
 from hive_protocol import LineSplitter, LineTooLong, excerpt
 
+from .json_values import as_object
+
 __all__ = ["MAX_LINE_BYTES", "ProcessTransport"]
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -156,10 +158,10 @@ class ProcessTransport:
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             self._invalid(repr(excerpt(line.decode("utf-8", "replace"), _EXCERPT)))
             return None
-        if not isinstance(message, dict):
+        decoded = as_object(message)
+        if decoded is None:
             self._invalid(repr(excerpt(line.decode("utf-8", "replace"), _EXCERPT)))
-            return None
-        return message  # pyright: ignore[reportUnknownVariableType]
+        return decoded
 
     def _invalid(self, text: str) -> None:
         self.invalid_lines += 1

@@ -38,6 +38,7 @@ from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
 from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.process_turn import ProcessTurn
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
@@ -264,11 +265,9 @@ class PiTurn(ProcessTurn):
             what = "get_state" if request_id == self._state_id else "the prompt"
             raise BackendStartError(self.cli.describe(f"{self.name} refused {what}: {error}"))
         if request_id == self._state_id:
-            data = message.get("data")
-            if isinstance(data, dict):
-                session = text_of(data.get("sessionId"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-                if session is not None:
-                    self.mapper.session_id = session
+            session = text_of(as_mapping(message.get("data")).get("sessionId"))
+            if session is not None:
+                self.mapper.session_id = session
             self._started = True
 
     def _on_ui_request(self, group: TaskGroup, message: dict[str, Any]) -> None:
