@@ -355,7 +355,7 @@ class CopilotTurn:
             if self._questions is not None:
                 answers = await self._questions.ask(
                     QuestionRequestEvent(
-                        id=request_id, call_id=self._call_of(request_id), questions=[question]
+                        id=request_id, call_id=self.tracker.running_call_id(request_id), questions=[question]
                     )
                 )
                 answer = validated_answer(question, answers)
@@ -383,9 +383,3 @@ class CopilotTurn:
                 yield
             finally:
                 self._scopes.discard(scope)
-
-    def _call_of(self, tool_call_id: str) -> str | None:
-        return next(
-            (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
-            None,
-        )

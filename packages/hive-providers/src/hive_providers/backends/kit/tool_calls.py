@@ -193,6 +193,12 @@ class ToolCallTracker:
         """The call started last of those still running."""
         return next((call for call in reversed(self._calls) if call.running), None)
 
+    def running_call_id(self, acp_id: str | None) -> str | None:
+        """The hive id of the running call the CLI knows as ``acp_id``; ``None`` without one (or without an id)."""
+        if acp_id is None:
+            return None
+        return next((call.call_id for call in self._calls if call.running and acp_id in call.acp_ids), None)
+
     def start_local(self, tool: str, arguments: dict[str, Any]) -> str:
         """Start a call of hive's own for a request the agent made outside any running call (a file read with no
         tool call announced), so that its approval sits inside a call; end it with :meth:`end`. Its id is

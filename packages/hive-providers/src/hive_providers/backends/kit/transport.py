@@ -42,6 +42,9 @@ SendHook = Callable[[dict[str, Any]], None]
 class ProcessTransport:
     """acp's message transport (``send``/``receive``/``close``) over a child process's stdin and stdout."""
 
+    peer = "the agent"
+    """What the child is called in the errors of :meth:`send`."""
+
     def __init__(
         self,
         process: SupervisedProcess,
@@ -74,15 +77,18 @@ class ProcessTransport:
         """Write one message as a line on the CLI's stdin; raises :class:`ConnectionError` once it is closed."""
         stdin = self.process.stdin
         if stdin is None or self._closed:
-            raise ConnectionError("the agent's stdin is closed")
+            raise ConnectionError(f"{self.peer}'s stdin is closed")
         if self.outgoing is not None:
             self.outgoing(message)
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         try:
             async with self._send_lock:
-                await stdin.send(data)
+                await stdin.send(self.frame(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionError(f"cannot write to the agent: {type(exc).__name__}") from exc
+            raise ConnectionError(f"cannot write to {self.peer}: {type(exc).__name__}") from exc
+
+    def frame(self, message: dict[str, Any]) -> bytes:
+        """``message`` as the bytes :meth:`send` writes: one line of compact JSON."""
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message for acp; ``None`` at the end of stdout."""

@@ -329,14 +329,6 @@ class OpenCodeEventMapper:
         """Whether OpenCode call ``call_id`` started (and has a hive call)."""
         return any(call_id in call.acp_ids for call in self.tracker.calls)
 
-    def hive_call(self, call_id: str | None) -> str | None:
-        """The hive call id of the running OpenCode call ``call_id``."""
-        if call_id is None:
-            return None
-        return next(
-            (call.call_id for call in self.tracker.calls if call.running and call_id in call.acp_ids), None
-        )
-
     def _on_step_finish(self, part: wire.StepFinishPart) -> None:
         self.finish_reason = part.reason or self.finish_reason
         tokens = part.tokens
