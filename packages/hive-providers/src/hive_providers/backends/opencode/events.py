@@ -30,7 +30,7 @@ import msgspec
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
-from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
@@ -111,7 +111,7 @@ class OpenCodeEventMapper:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cached_tokens = 0
-        self.children: dict[str, _Child] = {}
+        self.children = Subagents[_Child](emit)
         """The subagent sessions seen, by session id."""
         self._counted = False
         self._roles: dict[str, str] = {}
@@ -123,11 +123,11 @@ class OpenCodeEventMapper:
     @property
     def ended(self) -> bool:
         """The prompted session is idle after its run and no subagent still runs (the hold-open rule)."""
-        return self.idle and not any(child.status == "running" for child in self.children.values())
+        return self.idle and not any(child.status == "running" for child in self.children.by_id.values())
 
     def owns(self, session_id: str | None) -> bool:
         """Whether ``session_id`` is the prompted session or one of its subagents."""
-        return session_id == self.session_id or (session_id is not None and session_id in self.children)
+        return session_id == self.session_id or (session_id is not None and session_id in self.children.by_id)
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
@@ -163,14 +163,16 @@ class OpenCodeEventMapper:
         child_id, parent = info.id or None, info.parent_id or None
         if child_id is None or parent is None or child_id == self.session_id or not self.owns(parent):
             return
-        child = self.children.get(child_id)
+        child = self.children.by_id.get(child_id)
         title = info.title or None
         if child is None:
-            self.children[child_id] = _Child(item_id=f"opencode:{child_id}", session_id=child_id, title=title)
-            self._snapshot()
+            self.children.by_id[child_id] = _Child(
+                item_id=f"opencode:{child_id}", session_id=child_id, title=title
+            )
+            self.children.snapshot()
         elif title is not None and title != child.title:
             child.title = title
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_status(self, session_id: str | None, status: str | None) -> None:
         if session_id == self.session_id:
@@ -179,13 +181,13 @@ class OpenCodeEventMapper:
             elif status == "idle" and self.busy:
                 self.idle = True
             return
-        child = self.children.get(session_id or "")
+        child = self.children.by_id.get(session_id or "")
         if child is not None and status == "idle" and child.status == "running":
             child.status = "completed"
-            self._snapshot()
+            self.children.snapshot()
         elif child is not None and status == "busy" and child.status != "running":
             child.status = "running"
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_error(self, session_id: str | None, error: wire.Failure | None) -> None:
         name = (error.name or None) if error is not None else None
@@ -197,11 +199,11 @@ class OpenCodeEventMapper:
             else:
                 self.error = message
             return
-        child = self.children.get(session_id)
+        child = self.children.by_id.get(session_id)
         if child is not None:
             child.status = "stopped" if name == _ABORTED else "failed"
             child.summary = message if name != _ABORTED else child.summary
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_execution(self, event: wire.ExecutionEnd) -> None:
         """OpenCode 2.0's run ends (the seed's wire): each is terminal for the prompted session."""
@@ -239,7 +241,7 @@ class OpenCodeEventMapper:
         session_id = props.session_id or None
         if session_id == self.session_id:
             self._stream(part_id, self._parts.get(part_id, "text"), delta)
-        elif (child := self.children.get(session_id or "")) is not None:
+        elif (child := self.children.by_id.get(session_id or "")) is not None:
             child.texts[part_id] = child.texts.get(part_id, "") + delta
 
     def _stream(self, part_id: str, kind: str, delta: str) -> None:
@@ -256,7 +258,7 @@ class OpenCodeEventMapper:
         if session_id == self.session_id:
             self._parts[part_id] = "reasoning" if isinstance(part, wire.ReasoningPart) else "text"
             self._on_own_part(part_id, part)
-        elif (child := self.children.get(session_id or "")) is not None:
+        elif (child := self.children.by_id.get(session_id or "")) is not None:
             self._on_child_part(child, part_id, part)
 
     def _on_own_part(self, part_id: str, part: wire.Part) -> None:
@@ -351,22 +353,18 @@ class OpenCodeEventMapper:
             child.texts[part_id] = text
             if text != child.summary:
                 child.summary = text
-                self._snapshot()
+                self.children.snapshot()
         elif isinstance(part, wire.ToolPart):
             call_id = part.call_id or None
             status = part.state.status if part.state is not None else None
             if call_id is not None and status in ("completed", "error") and call_id not in child.ended_calls:
                 child.ended_calls.add(call_id)
                 child.tool_calls += 1
-                self._snapshot()
-
-    def _snapshot(self) -> None:
-        self._emit(subagent_work(self.children.values()))
+                self.children.snapshot()
 
     def stop_children(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        if stop_running(self.children.values()):
-            self._snapshot()
+        self.children.stop_running()
 
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end``; every call still open is ended. Returned, not emitted."""

@@ -1,6 +1,6 @@
 """Pieces of ``backends/kit`` more than one backend calls: the tracker's lookup of a running call by the CLI's
-id (Claude's control requests, Pi's and Copilot's questions), and the transport's framing and error texts
-(line-delimited for ACP, ``Content-Length`` for Copilot)."""
+id (Claude's control requests, Pi's and Copilot's questions), the transport's framing and error texts
+(line-delimited for ACP, ``Content-Length`` for Copilot), and the subagents a turn shows as ``agent_work``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import cast
 import pytest
 
 from hive_core.child_processes import SupervisedProcess
-from hive_protocol import Event
+from hive_protocol import AgentWorkEvent, Event
 from hive_providers.backends.copilot.transport import FramedTransport
+from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.transport import ProcessTransport
 
@@ -58,3 +59,24 @@ def test_the_copilot_transport_frames_by_content_length() -> None:
 async def test_sending_without_stdin_names_the_peer(transport: type[ProcessTransport], text: str) -> None:
     with pytest.raises(ConnectionError, match=text):
         await transport(_without_stdin()).send({"id": 1})
+
+
+def test_subagents_snapshot_all_and_stopping_shows_only_a_change() -> None:
+    events: list[Event] = []
+    subagents = Subagents[Subagent](events.append)
+    subagents.by_id["a"] = Subagent(item_id="x:a", title="first")
+    subagents.by_id["b"] = Subagent(item_id="x:b", status="completed")
+    subagents.snapshot()
+    [shown] = events
+    assert isinstance(shown, AgentWorkEvent)
+    assert [(item.id, item.status, item.blocks_completion) for item in shown.items] == [
+        ("x:a", "running", True),
+        ("x:b", "completed", False),
+    ]
+    subagents.stop_running()
+    assert len(events) == 2
+    stopped = events[-1]
+    assert isinstance(stopped, AgentWorkEvent)
+    assert [item.status for item in stopped.items] == ["stopped", "completed"]
+    subagents.stop_running()  # none running any more: nothing new to show
+    assert len(events) == 2
