@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import msgspec
 
@@ -38,7 +38,7 @@ from hive_providers.backends.kit.wire_union import Unknown
 
 from . import wire
 
-__all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
+__all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "tool_kind"]
 
 _EDIT_TOOLS: Final = "edit write patch multiedit apply_patch"
 TOOL_KINDS: Final = by_kind(
@@ -59,11 +59,6 @@ _STOP_REASONS: Final[Mapping[str, StopReason]] = {
 }
 _ABORTED: Final = "MessageAbortedError"
 _UNFINISHED: Final = "Not finished: the turn ended before this call's outcome was reported."
-
-
-def mapping(value: object) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else an empty one (tolerant reading)."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
 def tool_kind(tool: str) -> str | None:
