@@ -74,7 +74,7 @@ class ProcessTransport:
         """Set once stderr reached its end (everything the CLI wrote there is in the tail)."""
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Write one message as a line on the CLI's stdin; raises :class:`ConnectionError` once it is closed."""
+        """Write one message (:meth:`frame`) on the CLI's stdin; raises :class:`ConnectionError` once it is closed."""
         stdin = self.process.stdin
         if stdin is None or self._closed:
             raise ConnectionError(f"{self.peer}'s stdin is closed")
