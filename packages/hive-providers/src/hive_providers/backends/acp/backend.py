@@ -57,8 +57,6 @@ class AcpBackend(BackendShell):
         self.last_connection: AcpConnection | None = None
         """The connection the last turn ran on (its process id, its notes)."""
         self._connection: AcpConnection | None = None
-        self._fork = options.fork and options.resume is not None
-        """Whether the first session opened is a copy of ``resume`` (``session/fork``), still to be made."""
 
     def fingerprint(self) -> str:
         """What a warm process must share to serve this backend: program, arguments, environment, directory,
@@ -114,7 +112,7 @@ class AcpBackend(BackendShell):
 
     async def _ensure_session(self, connection: AcpConnection) -> None:
         wanted = self._session_id
-        if self._fork:
+        if self._forking:
             if not connection.can_fork:
                 # Before any session is opened: the original is left as it was, and nothing ran.
                 with anyio.CancelScope(shield=True):
@@ -123,7 +121,7 @@ class AcpBackend(BackendShell):
                     f"{self.name} cannot fork session {wanted}: it does not offer session/fork"
                 )
             self._session_id = await connection.open_session(wanted, fork=True)
-            self._fork = False
+            self._forking = False
             return
         current = connection.session_id
         if current is not None and (

@@ -35,6 +35,7 @@ from hive_protocol import ErrorCode
 from hive_providers.backends.kit.cli_process import CliProcess
 from hive_providers.backends.kit.errors import AgentProcessError, BackendNotInstalled, BackendUnavailable
 from hive_providers.backends.kit.handshake import handshake
+from hive_providers.backends.kit.json_values import as_array, as_list, as_mapping
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.transport import ProcessTransport
 from hive_providers.backends.probe import find_executable
@@ -159,7 +160,7 @@ class AcpConnection:
             raise
 
     async def _initialize(self, spec: LaunchSpec, options: BackendOptions) -> None:
-        result = _as_dict(
+        result = as_mapping(
             await self._request(
                 "initialize",
                 {
@@ -175,10 +176,9 @@ class AcpConnection:
         )
         answered = result.get("protocolVersion")
         self.protocol_version = answered if isinstance(answered, int) else None
-        self.capabilities = _as_dict(result.get("agentCapabilities"))
-        self.agent_info = _as_dict(result.get("agentInfo"))
-        methods = result.get("authMethods")
-        self.auth_methods = list(methods) if isinstance(methods, list) else []  # pyright: ignore[reportUnknownArgumentType]
+        self.capabilities = as_mapping(result.get("agentCapabilities"))
+        self.agent_info = as_mapping(result.get("agentInfo"))
+        self.auth_methods = as_list(result.get("authMethods"))
         if spec.auth_method and options.endpoint is not None:
             await self._request("authenticate", {"methodId": spec.auth_method}, during="authenticate")
 
@@ -187,7 +187,7 @@ class AcpConnection:
     @property
     def can_fork(self) -> bool:
         """Whether the agent advertises ``sessionCapabilities.fork`` (the unstable ``session/fork``)."""
-        return _as_dict(self.capabilities.get("sessionCapabilities")).get("fork") is not None
+        return as_mapping(self.capabilities.get("sessionCapabilities")).get("fork") is not None
 
     async def open_session(self, resume: str | None = None, *, fork: bool = False) -> str:
         """Open the session: resume ``resume`` (``session/resume`` when offered, else ``session/load``, whose
@@ -200,7 +200,7 @@ class AcpConnection:
         if fork:
             if resume is None or not self.can_fork:
                 raise BackendUnavailable(f"{spec.name} cannot fork a session: it does not offer session/fork")
-            opened = _as_dict(
+            opened = as_mapping(
                 await self._session_request(
                     "session/fork", {"sessionId": resume, "cwd": cwd, "mcpServers": []}
                 )
@@ -213,7 +213,7 @@ class AcpConnection:
                 )
             resume = forked
         elif resume is not None:
-            session_capabilities = _as_dict(self.capabilities.get("sessionCapabilities"))
+            session_capabilities = as_mapping(self.capabilities.get("sessionCapabilities"))
             params = {"sessionId": resume, "cwd": cwd, "mcpServers": []}
             method = (
                 "session/resume"
@@ -226,7 +226,7 @@ class AcpConnection:
                 self._note(f"{spec.name} cannot resume a session: a new one was started")
             else:
                 try:
-                    opened = _as_dict(await self._bounded(method, params))
+                    opened = as_mapping(await self._bounded(method, params))
                 except RequestError as exc:
                     # The CLI refused (Gemini 0.61 cannot load its own sessions from a new process): the turn
                     # still runs, in a new session, and the user is told the earlier one is not continued.
@@ -240,7 +240,7 @@ class AcpConnection:
             params: dict[str, Any] = {"cwd": cwd, "mcpServers": []}
             if spec.model_passing == "new_session_settings" and options.model:
                 params["settings"] = {"model": options.model}
-            opened = _as_dict(await self._session_request("session/new", params))
+            opened = as_mapping(await self._session_request("session/new", params))
             session_id = opened.get("sessionId")
             if not isinstance(session_id, str) or not session_id:
                 self._faulted = True
@@ -266,7 +266,7 @@ class AcpConnection:
         recorded with (Kimi Code does), which the configuration hive wrote for this run may no longer list, and
         the turn would then fail inside the CLI with nothing said. Only when the session's ``model`` option
         offers the endpoint's model and is on another one."""
-        for option in map(_as_dict, _as_list(self.session.get("configOptions"))):
+        for option in map(as_mapping, as_list(self.session.get("configOptions"))):
             if option.get("id") != "model" and option.get("category") != "model":
                 continue
             if _names_model(option.get("currentValue"), model):
@@ -282,7 +282,7 @@ class AcpConnection:
         spec, _ = self._started()
         offered = {
             str(option.get("id")): option
-            for option in map(_as_dict, _as_list(self.session.get("configOptions")))
+            for option in map(as_mapping, as_list(self.session.get("configOptions")))
         }
         option = offered.get(config_id)
         if option is None:
@@ -291,7 +291,7 @@ class AcpConnection:
         if option.get("currentValue") == value:
             return
         try:
-            result = _as_dict(
+            result = as_mapping(
                 await self._bounded(
                     "session/set_config_option",
                     {"sessionId": self.session_id, "configId": config_id, "value": value},
@@ -307,7 +307,7 @@ class AcpConnection:
     async def set_mode(self, mode: str, *, required: bool = True) -> None:
         """``session/set_mode``; a mode the agent lacks is an error when ``required``, else a note."""
         spec, _ = self._started()
-        modes = _as_dict(self.session.get("modes"))
+        modes = as_mapping(self.session.get("modes"))
         if modes.get("currentModeId") == mode:
             return  # already in it: a round trip less (and a recording made without it still replays)
         available = _mode_ids(self.session)
@@ -386,7 +386,7 @@ class AcpConnection:
         if error is not None:
             await self._settle(error)
             raise self._translate(error, "the turn")
-        return _as_dict(box.get("result"))
+        return as_mapping(box.get("result"))
 
     async def cancel(self) -> None:
         """Send ``session/cancel`` and answer every pending permission request ``cancelled``."""
@@ -405,7 +405,7 @@ class AcpConnection:
                 await done.wait()
             if done.is_set():
                 result: object = box.get("result")
-                self.cancel_result = _as_dict(result) if result is not None else None
+                self.cancel_result = as_mapping(result) if result is not None else None
                 return
             # The agent ignored the cancel: it may be stuck; its process is not trusted again.
             self._faulted = True
@@ -450,7 +450,7 @@ class AcpConnection:
     def _incoming(self, message: dict[str, Any]) -> bool:
         method = message.get("method")
         if method == "session/update" and "id" not in message:
-            params = _as_dict(message.get("params"))
+            params = as_mapping(message.get("params"))
             update = params.get("update")
             mapper = self._mapper
             session = params.get("sessionId")
@@ -473,7 +473,7 @@ class AcpConnection:
     async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
         if is_notification:
             return None  # session/update is handled by the transport; others carry nothing hive needs
-        arguments = _as_dict(params)
+        arguments = as_mapping(params)
         services = self._services
         if method == "session/request_permission":
             if services is None or self._cancelling:
@@ -576,11 +576,10 @@ def _request_failure(name: str, during: str, exc: RequestError) -> ChatError:
 
 
 def _mode_ids(session: dict[str, Any]) -> set[str] | None:
-    modes = _as_dict(session.get("modes")).get("availableModes")
-    if not isinstance(modes, list):
+    modes = as_array(as_mapping(session.get("modes")).get("availableModes"))
+    if modes is None:
         return None
-    entries: list[object] = modes  # pyright: ignore[reportUnknownVariableType]
-    return {str(_as_dict(mode).get("id")) for mode in entries if _as_dict(mode)}
+    return {str(as_mapping(mode).get("id")) for mode in modes if as_mapping(mode)}
 
 
 def _names_model(value: object, model: str) -> bool:
@@ -591,20 +590,12 @@ def _names_model(value: object, model: str) -> bool:
 def _select_values(option: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The values a ``select`` config option offers, its groups flattened."""
     values: list[dict[str, Any]] = []
-    for entry in map(_as_dict, _as_list(option.get("options"))):
+    for entry in map(as_mapping, as_list(option.get("options"))):
         if "options" in entry:
-            values.extend(map(_as_dict, _as_list(entry["options"])))
+            values.extend(map(as_mapping, as_list(entry["options"])))
         else:
             values.append(entry)
     return values
-
-
-def _as_list(value: object) -> list[object]:
-    return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
-
-
-def _as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
 def _hive_version() -> str:

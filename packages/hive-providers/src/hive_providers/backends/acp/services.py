@@ -11,7 +11,7 @@ Handlers take the raw ``params`` dict of the request and return the raw result d
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +83,7 @@ class AcpClientServices:
         handler = self._handlers.get(method)
         if handler is None:
             raise RequestError.method_not_found(method)
-        fields: dict[str, Any] = dict(params) if isinstance(params, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-        return await handler(fields)
+        return await handler(as_mapping(params))
 
     async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         """``session/request_permission``: a Reasonix question becomes a ``question_request``; any other request

@@ -56,8 +56,6 @@ class ClaudeCodeBackend(TurnProcessBackend):
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
         super().__init__(spec, options)
-        self._forking = options.fork and options.resume is not None
-        """Whether the next turn still has to copy the resumed session (until a turn reports the copy's id)."""
         self._offline: dict[str, str] | None = None
         """The private configuration's variables, written once per backend (not per turn: 0.4 ms each)."""
 

@@ -69,7 +69,7 @@ class PermissionResponder(ToolUsePermissions):
             return deny("The question had no question text hive could show.")
         if self._questions is None:
             return deny(f"{DECLINED_QUESTION} (no one can answer questions here)")
-        call_id = self._call_of(tool_use_id)
+        call_id = self._tracker.running_call_id(tool_use_id)
         answers = await self._questions.ask(
             QuestionRequestEvent(id=tool_use_id or "claude-question", call_id=call_id, questions=questions)
         )
@@ -77,11 +77,3 @@ class PermissionResponder(ToolUsePermissions):
         if written is None:
             return deny(DECLINED_QUESTION)
         return allow({**tool_input, "answers": written})
-
-    def _call_of(self, tool_use_id: str | None) -> str | None:
-        if tool_use_id is None:
-            return None
-        return next(
-            (call.call_id for call in self._tracker.calls if call.running and tool_use_id in call.acp_ids),
-            None,
-        )

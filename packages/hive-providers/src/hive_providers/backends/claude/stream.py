@@ -26,7 +26,7 @@ from typing import Final
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
-from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
 from hive_providers.backends.kit.tool_output import output_text
@@ -70,7 +70,7 @@ class StreamMapper:
         """The ``result`` message, once it came: the end of the turn."""
         self._streamed_messages: set[str] = set()
         self._current_message: str | None = None
-        self._subagents: dict[str, Subagent] = {}
+        self._subagents = Subagents[Subagent](emit)
         self._started = time.monotonic()
 
     @property
@@ -156,10 +156,10 @@ class StreamMapper:
                 "status": "pending",
             }
         )
-        if name in SUBAGENT_TOOLS and tool_use_id not in self._subagents:
+        if name in SUBAGENT_TOOLS and tool_use_id not in self._subagents.by_id:
             title = text_of(tool_input.get("description")) or text_of(tool_input.get("prompt"))
-            self._subagents[tool_use_id] = Subagent(item_id=f"claude:{tool_use_id}", title=title)
-            self._snapshot()
+            self._subagents.by_id[tool_use_id] = Subagent(item_id=f"claude:{tool_use_id}", title=title)
+            self._subagents.snapshot()
 
     def _on_user(self, message: messages.MessageBody | None) -> None:
         for block in _blocks(message):
@@ -178,17 +178,17 @@ class StreamMapper:
                     else [],
                 }
             )
-            subagent = self._subagents.get(tool_use_id)
+            subagent = self._subagents.by_id.get(tool_use_id)
             if subagent is not None and subagent.status == "running":
                 subagent.status = "failed" if failed else "completed"
                 if output:
                     subagent.summary = excerpt(output, _SUMMARY_LIMIT)
-                self._snapshot()
+                self._subagents.snapshot()
 
     # -- subagents ------------------------------------------------------------------------------------------
 
     def _on_subagent_message(self, parent: str, message: messages.MessageBody | None) -> None:
-        subagent = self._subagents.get(parent)
+        subagent = self._subagents.by_id.get(parent)
         if subagent is None:
             return
         texts = [
@@ -196,24 +196,20 @@ class StreamMapper:
         ]
         if texts:
             subagent.summary = excerpt("".join(texts), _SUMMARY_LIMIT)
-            self._snapshot()
+            self._subagents.snapshot()
 
     def _on_subagent_results(self, parent: str, message: messages.MessageBody | None) -> None:
-        subagent = self._subagents.get(parent)
+        subagent = self._subagents.by_id.get(parent)
         if subagent is None:
             return
         finished = sum(1 for block in _blocks(message) if isinstance(block, messages.ToolResultBlock))
         if finished:
             subagent.tool_calls += finished
-            self._snapshot()
+            self._subagents.snapshot()
 
     def stop_subagents(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        if stop_running(self._subagents.values()):
-            self._snapshot()
-
-    def _snapshot(self) -> None:
-        self._emit(subagent_work(self._subagents.values()))
+        self._subagents.stop_running()
 
     # -- the end --------------------------------------------------------------------------------------------
 

@@ -63,7 +63,6 @@ class CopilotBackend(BackendShell):
 
     def __init__(self, spec: LaunchSpec, options: BackendOptions) -> None:
         super().__init__(spec, options)
-        self._fork = options.fork and options.resume is not None
         self._opened = False
         self._cli: CliProcess | None = None
         self._rpc: Connection | None = None
@@ -206,14 +205,14 @@ class CopilotBackend(BackendShell):
             return
         settings = self._session_settings()
         try:
-            if self._fork and self._session_id is not None:
+            if self._forking and self._session_id is not None:
                 forked = as_mapping(await self._send("sessions.fork", {"sessionId": self._session_id}))
                 copy = forked.get("sessionId")
                 if not isinstance(copy, str) or not copy:
                     raise ChatError(
                         f"{self.name} answered sessions.fork without a session id", code="internal"
                     )
-                self._session_id, self._fork = copy, False
+                self._session_id, self._forking = copy, False
             if self._session_id is not None:
                 opened = await self._send("session.resume", {"sessionId": self._session_id, **settings})
             else:
@@ -254,7 +253,7 @@ class CopilotBackend(BackendShell):
 
     def _spawn(self, work: Awaitable[None]) -> None:
         if self._tasks is not None:
-            self._tasks.create(work, name="hive.copilot.permission")  # pyright: ignore[reportArgumentType]
+            self._tasks.create(work, name="hive.copilot.permission")
 
     async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
         if is_notification:

@@ -33,23 +33,15 @@ class FramedTransport(ProcessTransport):
     ``on_end`` is called once when stdout ends or its framing breaks (nothing more can be read after either).
     """
 
+    peer = "the Copilot server"
     _buffer = b""
     on_end: Callable[[], None] | None = None
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """Write one framed message; raises :class:`ConnectionError` once stdin is closed."""
-        stdin = self.process.stdin
-        if stdin is None or self._closed:
-            raise ConnectionError("the Copilot server's stdin is closed")
-        if self.outgoing is not None:
-            self.outgoing(message)
-        try:
-            async with self._send_lock:
-                await stdin.send(frame(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionError(f"cannot write to the Copilot server: {type(exc).__name__}") from exc
+    def frame(self, message: dict[str, Any]) -> bytes:
+        """``message`` as :meth:`send` writes it: ``Content-Length`` framed."""
+        return frame(message)
 
-    async def _next_line(self) -> bytes | LineTooLong | None:  # pyright: ignore[reportImplicitOverride]
+    async def _next_line(self) -> bytes | LineTooLong | None:
         """The next message body (a "line" to the base class's decoder); ``None`` at the end of stdout."""
         while True:
             end = self._buffer.find(_HEADER_END)

@@ -48,7 +48,7 @@ from hive_protocol import (
 from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION
 from hive_providers.backends.kit.json_values import as_list, as_mapping
 from hive_providers.backends.kit.judging import working_directory
-from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.tool_updates import text_content
 from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions
@@ -162,7 +162,7 @@ class CopilotTurn:
         self._output_tokens = 0
         self._cached_tokens = 0
         self._usage_seen = False
-        self._work: dict[str, Subagent] = {}
+        self._work = Subagents[Subagent](emit)
         self._agents: dict[str, str] = {}
 
     # -- events ------------------------------------------------------------------------------------------------
@@ -219,10 +219,10 @@ class CopilotTurn:
         self, data: SubagentStarted | SubagentCompleted | SubagentFailed, agent: str | None
     ) -> None:
         key = data.tool_call_id or agent or "subagent"
-        work = self._work.get(key)
+        work = self._work.by_id.get(key)
         if isinstance(data, SubagentStarted):
             if work is None:
-                work = self._work[key] = Subagent(item_id=f"copilot-subagent-{key}")
+                work = self._work.by_id[key] = Subagent(item_id=f"copilot-subagent-{key}")
             work.title = data.agent_description or data.agent_display_name or work.title
             if agent is not None:
                 self._agents[agent] = key
@@ -233,16 +233,16 @@ class CopilotTurn:
         else:
             work.status = "failed"
             work.summary = data.error or work.summary
-        self._snapshot()
+        self._work.snapshot()
 
     def _subagent_progress(self, data: EventData, agent: str) -> None:
         key = self._agents.get(agent)
         if key is None:
-            running = [k for k, work in self._work.items() if work.status == "running"]
+            running = [k for k, work in self._work.by_id.items() if work.status == "running"]
             if len(running) != 1:
                 return
             key = self._agents[agent] = running[0]
-        work = self._work[key]
+        work = self._work.by_id[key]
         if isinstance(data, AssistantMessage):
             if not data.content:
                 return
@@ -251,15 +251,11 @@ class CopilotTurn:
             work.tool_calls += 1
         else:
             return
-        self._snapshot()
+        self._work.snapshot()
 
     def stop_subagents(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        if stop_running(self._work.values()):
-            self._snapshot()
-
-    def _snapshot(self) -> None:
-        self._emit(subagent_work(self._work.values()))
+        self._work.stop_running()
 
     def _complete(self, data: ToolExecutionComplete) -> None:
         success = data.success is True
@@ -355,7 +351,7 @@ class CopilotTurn:
             if self._questions is not None:
                 answers = await self._questions.ask(
                     QuestionRequestEvent(
-                        id=request_id, call_id=self._call_of(request_id), questions=[question]
+                        id=request_id, call_id=self.tracker.running_call_id(request_id), questions=[question]
                     )
                 )
                 answer = validated_answer(question, answers)
@@ -383,9 +379,3 @@ class CopilotTurn:
                 yield
             finally:
                 self._scopes.discard(scope)
-
-    def _call_of(self, tool_call_id: str) -> str | None:
-        return next(
-            (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
-            None,
-        )

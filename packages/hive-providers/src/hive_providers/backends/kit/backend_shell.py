@@ -35,6 +35,8 @@ class BackendShell:
         self.call_ids: set[str] = set()
         """Every hive call id given out, across turns: one session never repeats one."""
         self._session_id: str | None = options.resume
+        self._forking = options.fork and options.resume is not None
+        """Whether the resumed session is still to be copied, not continued (until the copy has an id)."""
 
     @property
     def session_id(self) -> str | None:

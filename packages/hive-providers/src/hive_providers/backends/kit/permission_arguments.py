@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, READ_FILE
 
-from .json_values import as_list, as_mapping
+from .json_values import as_list, as_mapping, as_texts
 from .tool_calls import TOOL_NAMES, TrackedCall, text_of
 
 __all__ = ["permission_arguments", "raw_input"]
@@ -73,8 +73,8 @@ def _command(raw: Mapping[str, Any]) -> str | None:
         value = raw.get(key)
         if isinstance(value, str) and value.strip():
             return value
-        if isinstance(value, list) and value and all(isinstance(part, str) for part in value):  # pyright: ignore[reportUnknownVariableType]
-            parts: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+        parts = as_texts(value)
+        if parts is not None:
             # ["bash", "-lc", "<line>"] (Codex-style): the line is what runs.
             if len(parts) == 3 and parts[1] in ("-c", "-lc"):
                 return parts[2]

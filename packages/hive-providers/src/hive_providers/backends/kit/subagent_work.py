@@ -5,10 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
+from hive_core.tools import EventSink
 from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus
 
-__all__ = ["Subagent", "stop_running", "subagent_work", "work_items"]
+__all__ = ["Subagent", "Subagents", "stop_running", "subagent_work", "work_items"]
 
 
 @dataclass(kw_only=True)
@@ -25,6 +27,27 @@ class Subagent:
     """When it stopped running, for the backends that know (its duration stops there)."""
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+S = TypeVar("S", bound=Subagent)
+
+
+class Subagents(Generic[S]):
+    """A turn's subagents by the CLI's id for each; :meth:`snapshot` shows them all to ``emit`` after a change."""
+
+    def __init__(self, emit: EventSink) -> None:
+        self.by_id: dict[str, S] = {}
+        """The subagents, by the id the CLI gives each (its tool call's, or its child session's)."""
+        self._emit = emit
+
+    def snapshot(self) -> None:
+        """Emit the ``agent_work`` snapshot of every subagent."""
+        self._emit(subagent_work(self.by_id.values()))
+
+    def stop_running(self) -> None:
+        """Mark every subagent still running as stopped (a cancelled or failed turn), and show it if one was."""
+        if stop_running(self.by_id.values()):
+            self.snapshot()
 
 
 def subagent_work(subagents: Iterable[Subagent]) -> AgentWorkEvent:

@@ -25,6 +25,8 @@ from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, GREP_F
 from hive_core.tools import EventSink
 from hive_protocol import RefusalKind, ToolEndEvent, ToolStartEvent
 
+from .json_values import as_array, as_mapping, as_object
+
 __all__ = [
     "OUTPUT_LIMIT",
     "TOOL_NAMES",
@@ -191,6 +193,12 @@ class ToolCallTracker:
         """The call started last of those still running."""
         return next((call for call in reversed(self._calls) if call.running), None)
 
+    def running_call_id(self, acp_id: str | None) -> str | None:
+        """The hive id of the running call the CLI knows as ``acp_id``; ``None`` without one (or without an id)."""
+        if acp_id is None:
+            return None
+        return next((call.call_id for call in self._calls if call.running and acp_id in call.acp_ids), None)
+
     def start_local(self, tool: str, arguments: dict[str, Any]) -> str:
         """Start a call of hive's own for a request the agent made outside any running call (a file read with no
         tool call announced), so that its approval sits inside a call; end it with :meth:`end`. Its id is
@@ -301,26 +309,25 @@ def _merge(call: TrackedCall, update: Mapping[str, Any]) -> None:
         call.raw_input = update["rawInput"]
     if "rawOutput" in update and update["rawOutput"] is not None:
         call.raw_output = update["rawOutput"]
-    content = update.get("content")
-    if isinstance(content, list):
-        call.content = list(content)  # pyright: ignore[reportUnknownArgumentType]
+    content = as_array(update.get("content"))
+    if content is not None:
+        call.content = list(content)
         streamed = _json_object("".join(_content_texts(call.content)))
         if streamed is not None:
             call.content_input = streamed
-    locations = update.get("locations")
-    if isinstance(locations, list):
-        call.locations = list(locations)  # pyright: ignore[reportUnknownArgumentType]
+    locations = as_array(update.get("locations"))
+    if locations is not None:
+        call.locations = list(locations)
 
 
 def _content_texts(content: list[Any]) -> list[str]:
     texts: list[str] = []
     for item in content:
-        if isinstance(item, dict):
-            entry: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
-            if entry.get("type") == "content":
-                text = _block_text(entry.get("content"))
-                if text:
-                    texts.append(text)
+        entry = as_mapping(item)
+        if entry.get("type") == "content":
+            text = _block_text(entry.get("content"))
+            if text:
+                texts.append(text)
     return texts
 
 
@@ -332,16 +339,14 @@ def _json_object(text: str) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         return None
-    return value if isinstance(value, dict) and value else None  # pyright: ignore[reportUnknownVariableType]
+    return as_object(value) or None
 
 
 def _output(call: TrackedCall) -> str | None:
     """A call's result as text: its text content, its diffs summarised, else its ``rawOutput``."""
     parts: list[str] = []
     for item in call.content:
-        if not isinstance(item, dict):
-            continue
-        entry: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
+        entry = as_mapping(item)
         match entry.get("type"):
             case "content":
                 text = _block_text(entry.get("content"))
@@ -364,18 +369,17 @@ def _output(call: TrackedCall) -> str | None:
 
 
 def _block_text(block: object) -> str | None:
-    if not isinstance(block, dict):
+    entry = as_object(block)
+    if entry is None:
         return None
-    entry: dict[str, Any] = block  # pyright: ignore[reportUnknownVariableType]
     kind = entry.get("type")
     if kind == "text":
         return text_of(entry.get("text"))
     if kind == "resource_link":
         return text_of(entry.get("uri"))
     if kind == "resource":
-        resource = entry.get("resource")
-        if isinstance(resource, dict):
-            inner: dict[str, Any] = resource  # pyright: ignore[reportUnknownVariableType]
+        inner = as_object(entry.get("resource"))
+        if inner is not None:
             return text_of(inner.get("text")) or text_of(inner.get("uri"))
     return None
 

@@ -21,6 +21,8 @@ from anyio.abc import ByteReceiveStream
 from hive_core.child_processes import SupervisedProcess
 from hive_protocol import LineSplitter, LineTooLong, excerpt
 
+from .json_values import as_object
+
 __all__ = ["MAX_LINE_BYTES", "ProcessTransport"]
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -39,6 +41,9 @@ SendHook = Callable[[dict[str, Any]], None]
 
 class ProcessTransport:
     """acp's message transport (``send``/``receive``/``close``) over a child process's stdin and stdout."""
+
+    peer = "the agent"
+    """What the child is called in the errors of :meth:`send`."""
 
     def __init__(
         self,
@@ -69,18 +74,21 @@ class ProcessTransport:
         """Set once stderr reached its end (everything the CLI wrote there is in the tail)."""
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Write one message as a line on the CLI's stdin; raises :class:`ConnectionError` once it is closed."""
+        """Write one message (:meth:`frame`) on the CLI's stdin; raises :class:`ConnectionError` once it is closed."""
         stdin = self.process.stdin
         if stdin is None or self._closed:
-            raise ConnectionError("the agent's stdin is closed")
+            raise ConnectionError(f"{self.peer}'s stdin is closed")
         if self.outgoing is not None:
             self.outgoing(message)
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         try:
             async with self._send_lock:
-                await stdin.send(data)
+                await stdin.send(self.frame(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionError(f"cannot write to the agent: {type(exc).__name__}") from exc
+            raise ConnectionError(f"cannot write to {self.peer}: {type(exc).__name__}") from exc
+
+    def frame(self, message: dict[str, Any]) -> bytes:
+        """``message`` as the bytes :meth:`send` writes: one line of compact JSON."""
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message for acp; ``None`` at the end of stdout."""
@@ -156,10 +164,10 @@ class ProcessTransport:
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             self._invalid(repr(excerpt(line.decode("utf-8", "replace"), _EXCERPT)))
             return None
-        if not isinstance(message, dict):
+        decoded = as_object(message)
+        if decoded is None:
             self._invalid(repr(excerpt(line.decode("utf-8", "replace"), _EXCERPT)))
-            return None
-        return message  # pyright: ignore[reportUnknownVariableType]
+        return decoded
 
     def _invalid(self, text: str) -> None:
         self.invalid_lines += 1

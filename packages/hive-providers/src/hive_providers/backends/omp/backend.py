@@ -37,6 +37,7 @@ from hive_core.tools import EventSink
 from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
+from hive_providers.backends.kit.json_values import as_object
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
@@ -153,7 +154,8 @@ class OmpTurn(PiTurn):
             if text_of(message.get("id")) in (self._prompt_id, None):
                 self._status = text_of(message.get("status")) or "completed"
                 error = message.get("error")
-                self._error = text_of(error.get("message")) if isinstance(error, dict) else text_of(error)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+                error_object = as_object(error)
+                self._error = text_of(error if error_object is None else error_object.get("message"))
                 self._settled = self._settled or message.get("sessionSettled") is True
         elif kind == "session_settled":
             self._settled = True

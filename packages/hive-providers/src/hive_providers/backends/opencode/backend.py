@@ -37,13 +37,14 @@ from hive_protocol import QuestionRequestEvent, UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import judge_call
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.offline import prepare_offline, private_home
 from hive_providers.backends.probe import require_executable
 
-from .events import OpenCodeEventMapper, mapping
+from .events import OpenCodeEventMapper
 from .questions import (
     DECLINED_MESSAGE,
     AskedQuestions,
@@ -177,7 +178,7 @@ class OpenCodeServeBackend(BackendShell):
         else:
             reply = await server.request("POST", "/session", {})
             what = "create an OpenCode session"
-        session_id = text_of(mapping(reply.body).get("id")) if reply.ok else None
+        session_id = text_of(as_mapping(reply.body).get("id")) if reply.ok else None
         if session_id is None:
             raise BackendStartError(f"cannot {what}: HTTP {reply.status} {_problem(reply.body)}")
         self._session_id = session_id
@@ -262,7 +263,7 @@ class _Turn:
 
     def _dispatch(self, group: TaskGroup, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        props = mapping(event.get("properties"))
+        props = as_mapping(event.get("properties"))
         try:
             if kind == "permission.asked":
                 permission = read_permission(props)
@@ -421,7 +422,7 @@ class _Turn:
             await self.server.request("POST", route)
             while not stopped:
                 reply = await self.server.request("GET", "/session/status")
-                status = mapping(mapping(reply.body).get(self.session_id)).get("type")
+                status = as_mapping(as_mapping(reply.body).get(self.session_id)).get("type")
                 stopped = reply.ok and status in (None, "idle")
                 if not stopped:
                     await anyio.sleep(_STATUS_POLL)
@@ -430,10 +431,10 @@ class _Turn:
 
 
 def _problem(body: object) -> str:
-    fields = mapping(body)
+    fields = as_mapping(body)
     return (
         text_of(fields.get("message"))
-        or text_of(mapping(fields.get("data")).get("message"))
+        or text_of(as_mapping(fields.get("data")).get("message"))
         or text_of(fields.get("name"))
         or text_of(fields.get("_tag"))
         or ""

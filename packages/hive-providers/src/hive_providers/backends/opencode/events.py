@@ -23,14 +23,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import msgspec
 
 from hive_core.tools import EventSink
 from hive_protocol import StopReason, TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
-from hive_providers.backends.kit.subagent_work import Subagent, stop_running, subagent_work
+from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
@@ -38,7 +38,7 @@ from hive_providers.backends.kit.wire_union import Unknown
 
 from . import wire
 
-__all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "mapping", "tool_kind"]
+__all__ = ["TOOL_KINDS", "OpenCodeEventMapper", "tool_kind"]
 
 _EDIT_TOOLS: Final = "edit write patch multiedit apply_patch"
 TOOL_KINDS: Final = by_kind(
@@ -59,11 +59,6 @@ _STOP_REASONS: Final[Mapping[str, StopReason]] = {
 }
 _ABORTED: Final = "MessageAbortedError"
 _UNFINISHED: Final = "Not finished: the turn ended before this call's outcome was reported."
-
-
-def mapping(value: object) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else an empty one (tolerant reading)."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
 def tool_kind(tool: str) -> str | None:
@@ -111,7 +106,7 @@ class OpenCodeEventMapper:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cached_tokens = 0
-        self.children: dict[str, _Child] = {}
+        self.children = Subagents[_Child](emit)
         """The subagent sessions seen, by session id."""
         self._counted = False
         self._roles: dict[str, str] = {}
@@ -123,11 +118,11 @@ class OpenCodeEventMapper:
     @property
     def ended(self) -> bool:
         """The prompted session is idle after its run and no subagent still runs (the hold-open rule)."""
-        return self.idle and not any(child.status == "running" for child in self.children.values())
+        return self.idle and not any(child.status == "running" for child in self.children.by_id.values())
 
     def owns(self, session_id: str | None) -> bool:
         """Whether ``session_id`` is the prompted session or one of its subagents."""
-        return session_id == self.session_id or (session_id is not None and session_id in self.children)
+        return session_id == self.session_id or (session_id is not None and session_id in self.children.by_id)
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
@@ -163,14 +158,16 @@ class OpenCodeEventMapper:
         child_id, parent = info.id or None, info.parent_id or None
         if child_id is None or parent is None or child_id == self.session_id or not self.owns(parent):
             return
-        child = self.children.get(child_id)
+        child = self.children.by_id.get(child_id)
         title = info.title or None
         if child is None:
-            self.children[child_id] = _Child(item_id=f"opencode:{child_id}", session_id=child_id, title=title)
-            self._snapshot()
+            self.children.by_id[child_id] = _Child(
+                item_id=f"opencode:{child_id}", session_id=child_id, title=title
+            )
+            self.children.snapshot()
         elif title is not None and title != child.title:
             child.title = title
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_status(self, session_id: str | None, status: str | None) -> None:
         if session_id == self.session_id:
@@ -179,13 +176,13 @@ class OpenCodeEventMapper:
             elif status == "idle" and self.busy:
                 self.idle = True
             return
-        child = self.children.get(session_id or "")
+        child = self.children.by_id.get(session_id or "")
         if child is not None and status == "idle" and child.status == "running":
             child.status = "completed"
-            self._snapshot()
+            self.children.snapshot()
         elif child is not None and status == "busy" and child.status != "running":
             child.status = "running"
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_error(self, session_id: str | None, error: wire.Failure | None) -> None:
         name = (error.name or None) if error is not None else None
@@ -197,11 +194,11 @@ class OpenCodeEventMapper:
             else:
                 self.error = message
             return
-        child = self.children.get(session_id)
+        child = self.children.by_id.get(session_id)
         if child is not None:
             child.status = "stopped" if name == _ABORTED else "failed"
             child.summary = message if name != _ABORTED else child.summary
-            self._snapshot()
+            self.children.snapshot()
 
     def _on_execution(self, event: wire.ExecutionEnd) -> None:
         """OpenCode 2.0's run ends (the seed's wire): each is terminal for the prompted session."""
@@ -239,7 +236,7 @@ class OpenCodeEventMapper:
         session_id = props.session_id or None
         if session_id == self.session_id:
             self._stream(part_id, self._parts.get(part_id, "text"), delta)
-        elif (child := self.children.get(session_id or "")) is not None:
+        elif (child := self.children.by_id.get(session_id or "")) is not None:
             child.texts[part_id] = child.texts.get(part_id, "") + delta
 
     def _stream(self, part_id: str, kind: str, delta: str) -> None:
@@ -256,7 +253,7 @@ class OpenCodeEventMapper:
         if session_id == self.session_id:
             self._parts[part_id] = "reasoning" if isinstance(part, wire.ReasoningPart) else "text"
             self._on_own_part(part_id, part)
-        elif (child := self.children.get(session_id or "")) is not None:
+        elif (child := self.children.by_id.get(session_id or "")) is not None:
             self._on_child_part(child, part_id, part)
 
     def _on_own_part(self, part_id: str, part: wire.Part) -> None:
@@ -329,14 +326,6 @@ class OpenCodeEventMapper:
         """Whether OpenCode call ``call_id`` started (and has a hive call)."""
         return any(call_id in call.acp_ids for call in self.tracker.calls)
 
-    def hive_call(self, call_id: str | None) -> str | None:
-        """The hive call id of the running OpenCode call ``call_id``."""
-        if call_id is None:
-            return None
-        return next(
-            (call.call_id for call in self.tracker.calls if call.running and call_id in call.acp_ids), None
-        )
-
     def _on_step_finish(self, part: wire.StepFinishPart) -> None:
         self.finish_reason = part.reason or self.finish_reason
         tokens = part.tokens
@@ -359,22 +348,18 @@ class OpenCodeEventMapper:
             child.texts[part_id] = text
             if text != child.summary:
                 child.summary = text
-                self._snapshot()
+                self.children.snapshot()
         elif isinstance(part, wire.ToolPart):
             call_id = part.call_id or None
             status = part.state.status if part.state is not None else None
             if call_id is not None and status in ("completed", "error") and call_id not in child.ended_calls:
                 child.ended_calls.add(call_id)
                 child.tool_calls += 1
-                self._snapshot()
-
-    def _snapshot(self) -> None:
-        self._emit(subagent_work(self.children.values()))
+                self.children.snapshot()
 
     def stop_children(self) -> None:
         """Mark every subagent still running as stopped (a cancelled or failed turn)."""
-        if stop_running(self.children.values()):
-            self._snapshot()
+        self.children.stop_running()
 
     def finish(self) -> TurnEndEvent:
         """The turn's ``turn_end``; every call still open is ended. Returned, not emitted."""

@@ -28,10 +28,9 @@ from typing import Any, Final
 from hive_core.questions import Answers
 from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
 from hive_protocol import Question, QuestionOption
+from hive_providers.backends.kit.json_values import as_array, as_list, as_mapping
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.tool_calls import text_of
-
-from .events import mapping
 
 __all__ = [
     "DECLINED_MESSAGE",
@@ -98,14 +97,12 @@ def _question(raw: Mapping[str, Any], *, multiple: bool | None = None) -> Questi
     if text is None:
         return None
     options: list[QuestionOption] = []
-    raw_options: object = raw.get("options")
-    entries: list[object] = list(raw_options) if isinstance(raw_options, list) else []  # pyright: ignore[reportUnknownArgumentType]
-    for entry in entries:
+    for entry in as_list(raw.get("options")):
         if isinstance(entry, str) and entry:
             options.append(QuestionOption(label=entry))
-        elif (label := text_of(mapping(entry).get("label"))) is not None:
+        elif (label := text_of(as_mapping(entry).get("label"))) is not None:
             options.append(
-                QuestionOption(label=label, description=text_of(mapping(entry).get("description")))
+                QuestionOption(label=label, description=text_of(as_mapping(entry).get("description")))
             )
     multi = multiple if multiple is not None else raw.get("multiple") is True
     return Question(
@@ -121,17 +118,16 @@ def _question(raw: Mapping[str, Any], *, multiple: bool | None = None) -> Questi
 def read_question(props: Mapping[str, Any]) -> AskedQuestions | None:
     """A 1.18 ``question.asked``'s properties; ``None`` when malformed (no id, no readable question)."""
     request_id = text_of(props.get("id"))
-    raw = props.get("questions")
-    if request_id is None or not isinstance(raw, list):
+    entries = as_array(props.get("questions"))
+    if request_id is None or entries is None:
         return None
-    entries: list[object] = list(raw)  # pyright: ignore[reportUnknownArgumentType]
-    questions = [q for q in (_question(mapping(entry)) for entry in entries) if q is not None]
+    questions = [q for q in (_question(as_mapping(entry)) for entry in entries) if q is not None]
     if not questions or len(questions) != len(entries):
         return None
     return AskedQuestions(
         request_id=request_id,
         session_id=text_of(props.get("sessionID")),
-        call_id=text_of(mapping(props.get("tool")).get("callID")),
+        call_id=text_of(as_mapping(props.get("tool")).get("callID")),
         questions=questions,
         fields=[],
     )
@@ -140,16 +136,16 @@ def read_question(props: Mapping[str, Any]) -> AskedQuestions | None:
 def read_form(props: Mapping[str, Any]) -> AskedQuestions | None:
     """A 2.0.32 ``form.created``'s properties (or its ``form``); ``None`` when malformed or not a question form
     (MCP elicitation forms are left to whoever opened them)."""
-    form = mapping(props.get("form")) or dict(props)
+    form = as_mapping(props.get("form")) or dict(props)
     request_id = text_of(form.get("id"))
-    if request_id is None or text_of(mapping(form.get("metadata")).get("kind")) not in (None, "question"):
+    if request_id is None or text_of(as_mapping(form.get("metadata")).get("kind")) not in (None, "question"):
         return None
-    fields = form.get("fields")
-    if not isinstance(fields, list) or not fields:
+    fields = as_list(form.get("fields"))
+    if not fields:
         return None
     names: list[str] = []
     questions: list[Question] = []
-    for entry in map(mapping, fields):  # pyright: ignore[reportUnknownArgumentType]
+    for entry in map(as_mapping, fields):
         name = text_of(entry.get("id")) or text_of(entry.get("name"))
         kind = text_of(entry.get("type"))
         question = _question(entry, multiple=kind == "multiselect")
@@ -160,7 +156,7 @@ def read_form(props: Mapping[str, Any]) -> AskedQuestions | None:
     return AskedQuestions(
         request_id=request_id,
         session_id=text_of(form.get("sessionID")),
-        call_id=text_of(mapping(form.get("tool")).get("callID")) or text_of(form.get("callID")),
+        call_id=text_of(as_mapping(form.get("tool")).get("callID")) or text_of(form.get("callID")),
         questions=questions,
         fields=names,
     )
@@ -208,10 +204,8 @@ def read_permission(props: Mapping[str, Any]) -> PermissionAsked | None:
     request_id, permission = text_of(props.get("id")), text_of(props.get("permission"))
     if request_id is None or permission is None:
         return None
-    metadata = mapping(props.get("metadata"))
-    raw_patterns: object = props.get("patterns")
-    listed: list[object] = list(raw_patterns) if isinstance(raw_patterns, list) else []  # pyright: ignore[reportUnknownArgumentType]
-    patterns = [p for p in listed if isinstance(p, str)]
+    metadata = as_mapping(props.get("metadata"))
+    patterns = [p for p in as_list(props.get("patterns")) if isinstance(p, str)]
     tool = _PERMISSION_TOOLS.get(permission, permission)
     arguments: dict[str, Any]
     if tool == EXECUTE_COMMAND:
@@ -232,7 +226,7 @@ def read_permission(props: Mapping[str, Any]) -> PermissionAsked | None:
     return PermissionAsked(
         request_id=request_id,
         session_id=text_of(props.get("sessionID")),
-        call_id=text_of(mapping(props.get("tool")).get("callID")),
+        call_id=text_of(as_mapping(props.get("tool")).get("callID")),
         permission=permission,
         tool=tool,
         arguments=arguments,

@@ -23,6 +23,7 @@ import httpx2
 from hive_core.child_processes import SupervisedProcess, open_child
 from hive_protocol import excerpt
 from hive_providers.backends.kit.cli_process import CliProcess
+from hive_providers.backends.kit.json_values import as_object
 
 __all__ = ["OpenCodeServer", "ServerGone", "ServerReply"]
 
@@ -168,9 +169,9 @@ class OpenCodeServer:
                 async for line in response.aiter_lines():
                     if not line.startswith("data:"):
                         continue
-                    event = _json(line[5:].encode(), None)
-                    if isinstance(event, dict):
-                        yield event  # pyright: ignore[reportUnknownArgumentType]
+                    event = as_object(_json(line[5:].encode(), None))
+                    if event is not None:
+                        yield event
         except httpx2.HTTPError as exc:
             await self._settle()
             raise ServerGone(self.describe(f"the event stream of opencode serve broke: {exc}")) from exc

@@ -25,6 +25,7 @@ quoting the end of Pi's stderr.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -38,6 +39,7 @@ from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
 from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.process_turn import ProcessTurn
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
@@ -264,11 +266,9 @@ class PiTurn(ProcessTurn):
             what = "get_state" if request_id == self._state_id else "the prompt"
             raise BackendStartError(self.cli.describe(f"{self.name} refused {what}: {error}"))
         if request_id == self._state_id:
-            data = message.get("data")
-            if isinstance(data, dict):
-                session = text_of(data.get("sessionId"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-                if session is not None:
-                    self.mapper.session_id = session
+            session = text_of(as_mapping(message.get("data")).get("sessionId"))
+            if session is not None:
+                self.mapper.session_id = session
             self._started = True
 
     def _on_ui_request(self, group: TaskGroup, message: dict[str, Any]) -> None:
@@ -288,55 +288,52 @@ class PiTurn(ProcessTurn):
     async def _ask(self, dialog: QuestionDialog) -> None:
         questions = self.options.questions
         assert questions is not None
-        scope = anyio.CancelScope()
-        self._pending[dialog.request_id] = scope
-        reply = cancelled(dialog.request_id)
-        try:
-            with scope:
-                if dialog.questions:
-                    try:
-                        answers = await questions.ask(
-                            QuestionRequestEvent(
-                                id=dialog.tool_call_id or dialog.request_id,
-                                call_id=self._call_of(dialog.tool_call_id),
-                                questions=dialog.questions,
-                            )
-                        )
-                    except Exception:
-                        _log.exception("asking a Pi question failed")
-                        answers = None
-                    if answers is not None:
-                        reply = answer_value(dialog.request_id, dialog.questions, answers)
-        finally:
-            self._pending.pop(dialog.request_id, None)
-            with anyio.CancelScope(shield=True):
-                await self._send_quietly(reply)
+
+        async def answer() -> dict[str, Any] | None:
+            if not dialog.questions:
+                return None
+            try:
+                answers = await questions.ask(
+                    QuestionRequestEvent(
+                        id=dialog.tool_call_id or dialog.request_id,
+                        call_id=self.tracker.running_call_id(dialog.tool_call_id),
+                        questions=dialog.questions,
+                    )
+                )
+            except Exception:
+                _log.exception("asking a Pi question failed")
+                return None
+            return None if answers is None else answer_value(dialog.request_id, dialog.questions, answers)
+
+        await self._reply(dialog.request_id, answer)
 
     async def _approve(self, dialog: ApprovalDialog) -> None:
         """Judge one held call; cancelled or failing, the answer is ``cancelled`` (Pi blocks the call)."""
         judge = self.judge
         assert judge is not None
+
+        async def answer() -> dict[str, Any] | None:
+            try:
+                return await judge.judge(dialog)
+            except Exception:
+                _log.exception("judging a Pi tool call failed")
+                return None
+
+        await self._reply(dialog.request_id, answer)
+
+    async def _reply(self, request_id: str, answer: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
+        """Send dialog ``request_id`` what ``answer`` makes of it; ``cancelled`` when it makes nothing or is
+        cancelled (its scope waits in ``_pending``, where the turn's end cancels it)."""
         scope = anyio.CancelScope()
-        self._pending[dialog.request_id] = scope
-        reply = cancelled(dialog.request_id)
+        self._pending[request_id] = scope
+        reply = cancelled(request_id)
         try:
             with scope:
-                try:
-                    reply = await judge.judge(dialog)
-                except Exception:
-                    _log.exception("judging a Pi tool call failed")
+                reply = await answer() or reply
         finally:
-            self._pending.pop(dialog.request_id, None)
+            self._pending.pop(request_id, None)
             with anyio.CancelScope(shield=True):
                 await self._send_quietly(reply)
-
-    def _call_of(self, tool_call_id: str | None) -> str | None:
-        if tool_call_id is None:
-            return None
-        return next(
-            (call.call_id for call in self.tracker.calls if call.running and tool_call_id in call.acp_ids),
-            None,
-        )
 
     def _broken(self) -> Exception:
         if self._refused_at_start():

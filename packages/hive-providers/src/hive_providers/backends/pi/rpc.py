@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from hive_protocol import Question
 from hive_providers.backends.kit.ask_user_question import question_answers, questions_of
+from hive_providers.backends.kit.json_values import as_mapping, as_object
 from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = [
@@ -92,10 +93,8 @@ def _marked_body(request: Mapping[str, Any], marker: str) -> tuple[str, dict[str
         body: object = json.loads(title[len(marker) + 1 :])
     except ValueError:
         return None
-    if not isinstance(body, dict):
-        return None
-    payload: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
-    return request_id, payload
+    payload = as_object(body)
+    return None if payload is None else (request_id, payload)
 
 
 def read_dialog(request: Mapping[str, Any]) -> QuestionDialog | None:
@@ -113,12 +112,11 @@ def read_approval(request: Mapping[str, Any]) -> ApprovalDialog | None:
     if marked is None:
         return None
     request_id, payload = marked
-    tool_input = payload.get("input")
     return ApprovalDialog(
         request_id,
         text_of(payload.get("toolCallId")),
         text_of(payload.get("toolName")) or "tool",
-        dict(tool_input) if isinstance(tool_input, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
+        as_mapping(payload.get("input")),
     )
 
 
