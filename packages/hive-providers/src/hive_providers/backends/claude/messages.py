@@ -1,7 +1,7 @@
 """Claude Code's stream-json messages (its stdout, control messages aside) as typed values, decoded once at the edge.
 
 As claude-agent-sdk's ``message_parser``: a message's ``type`` picks its struct (:data:`MESSAGES`); what a newer
-CLI adds, or a message whose fields are not the wire's types, is an :class:`~..kit.wire_union.Unknown`, skipped. A
+CLI adds, or a message whose fields are not the wire's types, is an :class:`~..kit.wire.Unknown`, skipped. A
 ``result`` is the end of the turn whatever its fields say, so an unreadable one still decodes to a
 :class:`ResultMessage` (with nothing read from it). Nested values with a kind of their own (an assistant message's
 content blocks) are decoded where they are read, by their own union (:data:`BLOCKS`), so one block of a kind hive
@@ -17,7 +17,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown, WireUnion
 
 __all__ = [
     "BLOCKS",

@@ -31,7 +31,7 @@ from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
 from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.tool_use_permissions import TOOL_USE_KINDS
-from hive_providers.backends.kit.wire_union import Unknown
+from hive_providers.backends.kit.wire import Unknown
 
 from . import messages
 

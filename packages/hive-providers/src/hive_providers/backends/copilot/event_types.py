@@ -1,18 +1,18 @@
 """Copilot's ``session.event`` notifications, as hive reads them: frozen structs.
 
 A ``session.event`` carries ``{type, data, agentId?}``; :func:`decode_session_event` decodes its ``data`` by its
-``type`` (one a turn does not read, or a later version's, is :class:`UnknownData`, keeping its type) and returns
-a :class:`SessionEvent`. Decoding is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the
-wrong type reads as absent.
+``type`` (one a turn does not read, or a later version's, is an :class:`~..kit.wire.Unknown`, keeping its type)
+and returns a :class:`SessionEvent`. Decoding is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a
+field of the wrong type reads as absent.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
 
 __all__ = [
     "AssistantMessage",
@@ -30,7 +30,6 @@ __all__ = [
     "ToolExecutionComplete",
     "ToolExecutionStart",
     "ToolResult",
-    "UnknownData",
     "Usage",
     "UserInputRequested",
     "decode_session_event",
@@ -153,13 +152,7 @@ class SessionIdle(_Data, frozen=True, tag="session.idle"):
     aborted: bool | None = None
 
 
-class UnknownData(WireStruct, frozen=True):
-    """An event a turn does not read (or a later version's)."""
-
-    type: str | None = None
-
-
-EventData = (
+_Read: TypeAlias = (
     PermissionRequested
     | UserInputRequested
     | SubagentStarted
@@ -173,25 +166,13 @@ EventData = (
     | Usage
     | SessionError
     | SessionIdle
-    | UnknownData
 )
-"""An event's ``data``, decoded by its ``type``."""
 
-_KINDS: Final = tags_of(
-    PermissionRequested,
-    UserInputRequested,
-    SubagentStarted,
-    SubagentCompleted,
-    SubagentFailed,
-    MessageDelta,
-    ReasoningDelta,
-    AssistantMessage,
-    ToolExecutionStart,
-    ToolExecutionComplete,
-    Usage,
-    SessionError,
-    SessionIdle,
-)
+EventData = _Read | Unknown
+"""An event's ``data``, decoded by its ``type`` (an :class:`~..kit.wire.Unknown`: an event a turn does not read, or
+a later version's)."""
+
+_KINDS: Final = WireUnion[_Read].of("type", _Read, salvage=True)
 
 
 class _Envelope(_Camel, frozen=True):
@@ -216,6 +197,6 @@ def decode_session_event(event: object) -> SessionEvent:
     # The tag is the envelope's, not the data's: decode the data as if it carried it.
     data = {**(envelope.data or {}), "type": kind} if kind is not None else envelope.data
     return SessionEvent(
-        data=decode_tagged(data, "type", _KINDS, lambda other: UnknownData(type=other)),
+        data=_KINDS.decode(data),
         agent_id=envelope.agent_id or None,
     )

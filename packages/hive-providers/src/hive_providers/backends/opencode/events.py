@@ -34,7 +34,7 @@ from hive_providers.backends.kit.subagent_work import Subagent, stop_running, su
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
-from hive_providers.backends.kit.wire_union import Unknown
+from hive_providers.backends.kit.wire import Unknown
 
 from . import wire
 

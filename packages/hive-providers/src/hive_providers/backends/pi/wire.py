@@ -1,7 +1,7 @@
 """Pi's events (``--mode json`` lines, the events of ``--mode rpc``) as typed values, decoded once at the edge.
 
 An event's ``type`` picks its struct (:data:`EVENTS`); what a newer Pi adds, and the events hive has no use for
-(``turn_start``, ``queue_update``, compaction and retry notices), are an :class:`~..kit.wire_union.Unknown`,
+(``turn_start``, ``queue_update``, compaction and retry notices), are an :class:`~..kit.wire.Unknown`,
 skipped. A streamed piece (``message_update``, many a turn) is typed down to its ``assistantMessageEvent`` and
 decoded in one go (the piece reads as absent when it is of a kind hive does not read); a message's content blocks
 are decoded where they are read (:data:`BLOCKS`). Extra fields are ignored; a missing or ``null`` field takes its
@@ -15,7 +15,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown, WireUnion
 
 __all__ = [
     "BLOCKS",
