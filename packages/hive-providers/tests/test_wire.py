@@ -41,8 +41,8 @@ POLICIES: Final = {"strict": STRICT, "salvaging": SALVAGING}
 
 
 @pytest.fixture(params=list(POLICIES))
-def union(request: pytest.FixtureRequest) -> Iterator[WireUnion[Message]]:
-    yield POLICIES[request.param]
+def union(request: pytest.FixtureRequest) -> WireUnion[Message]:
+    return POLICIES[request.param]
 
 
 def test_a_message_that_fits_decodes_to_its_struct(union: WireUnion[Message]) -> None:
@@ -55,7 +55,9 @@ def test_an_unknown_kind_is_unknown_keeping_the_raw_object(union: WireUnion[Mess
     raw = {"kind": "from_v9", "text": "hi", "extra": {"x": 1}}
     decoded = union.decode(raw)
     assert decoded == Unknown("from_v9", raw)
-    assert isinstance(decoded, Unknown) and decoded.raw is raw and decoded.problem is None
+    assert isinstance(decoded, Unknown)
+    assert decoded.raw is raw
+    assert decoded.problem is None
 
 
 def test_a_kind_that_is_no_string_or_missing_is_unknown_without_a_kind(union: WireUnion[Message]) -> None:
@@ -96,8 +98,10 @@ def test_a_wrong_typed_known_kind_is_unknown_with_its_problem_by_default() -> No
     raw = {"kind": "said", "text": 7, "count": 2}
     decoded = STRICT.decode(raw)
     assert isinstance(decoded, Unknown)
-    assert decoded.kind == "said" and decoded.raw is raw
-    assert decoded.problem is not None and "$.text" in decoded.problem
+    assert decoded.kind == "said"
+    assert decoded.raw is raw
+    assert decoded.problem is not None
+    assert "$.text" in decoded.problem
 
 
 def test_a_wrong_typed_known_kind_is_salvaged_field_by_field_when_the_union_salvages() -> None:
@@ -119,7 +123,9 @@ def test_the_optional_field_reads_as_absent_when_it_alone_does_not_fit() -> None
 def test_the_optional_fallback_does_not_hide_another_wrong_field() -> None:
     raw = {"kind": "wrapped", "session": 9, "inner": {"type": "other_inner"}}
     decoded = STRICT.decode(raw)
-    assert isinstance(decoded, Unknown) and decoded.kind == "wrapped" and decoded.problem is not None
+    assert isinstance(decoded, Unknown)
+    assert decoded.kind == "wrapped"
+    assert decoded.problem is not None
     # Without an optional field a nested value that does not fit makes the message unknown.
     plain = WireUnion[Message].of("kind", Message)
     assert isinstance(plain.decode({"kind": "wrapped", "inner": {"type": "other_inner"}}), Unknown)
