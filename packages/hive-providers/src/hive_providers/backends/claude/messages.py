@@ -230,6 +230,6 @@ one go; one whose API event hive does not read (or cannot) decodes without it.""
 def decode_message(raw: Mapping[str, object]) -> Message | Unknown:
     """The typed message of one parsed stdout line; a ``result`` that cannot be read still ends the turn."""
     message = MESSAGES.decode(raw)
-    if isinstance(message, Unknown) and message.kind == "result":
+    if type(message) is Unknown and message.kind == "result":
         return ResultMessage()
     return message

@@ -82,7 +82,7 @@ class StreamMapper:
 
     def on_message(self, message: messages.Message | Unknown) -> None:
         """Map one stdout message (control messages are the channel's, not this mapper's)."""
-        if isinstance(message, Unknown):
+        if type(message) is Unknown:
             return
         session = message.session_id or None
         if session is not None and self.session_id is None:

@@ -131,7 +131,7 @@ class OpenCodeEventMapper:
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
-        if isinstance(event, Unknown):
+        if type(event) is Unknown:
             return
         props = event.properties
         session_id = props.session_id or None

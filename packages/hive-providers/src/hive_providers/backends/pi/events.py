@@ -75,7 +75,7 @@ class PiEventMapper:
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one event (responses and extension requests are the backend's, not this mapper's)."""
-        if isinstance(event, Unknown):
+        if type(event) is Unknown:
             return
         match event:
             case wire.SessionHeader(id=session_id):
