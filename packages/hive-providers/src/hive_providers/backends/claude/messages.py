@@ -175,18 +175,17 @@ class MessageBody(msgspec.Struct, frozen=True):
     """Its content: text, or content blocks (:data:`BLOCKS`)."""
 
 
-class AssistantMessage(_Message, frozen=True, tag="assistant"):
+class _BodyMessage(_Message, frozen=True):
+    message: MessageBody | None = None
+    """The API message."""
+
+
+class AssistantMessage(_BodyMessage, frozen=True, tag="assistant"):
     """A complete assistant message: its text (repeating the deltas) and its tool calls."""
 
-    message: MessageBody | None = None
-    """The API message."""
 
-
-class UserMessage(_Message, frozen=True, tag="user"):
+class UserMessage(_BodyMessage, frozen=True, tag="user"):
     """A user message: the tool results (and the prompt's echo)."""
-
-    message: MessageBody | None = None
-    """The API message."""
 
 
 class Usage(msgspec.Struct, frozen=True):

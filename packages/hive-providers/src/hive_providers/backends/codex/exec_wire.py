@@ -48,16 +48,17 @@ class _Item(WireStruct, frozen=True):
     """The item's id."""
 
 
-class ExecAgentMessage(_Item, frozen=True, tag_field="type", tag="agent_message"):
+class _TextItem(_Item, frozen=True):
+    text: str | None = None
+    """The item's whole text."""
+
+
+class ExecAgentMessage(_TextItem, frozen=True, tag_field="type", tag="agent_message"):
     """A message of the agent, whole."""
 
-    text: str | None = None
 
-
-class ExecReasoning(_Item, frozen=True, tag_field="type", tag="reasoning"):
+class ExecReasoning(_TextItem, frozen=True, tag_field="type", tag="reasoning"):
     """The agent's reasoning, whole."""
-
-    text: str | None = None
 
 
 class ExecCommand(_Item, frozen=True, tag_field="type", tag="command_execution"):

@@ -211,17 +211,19 @@ class _Params(_Camel, frozen=True):
     """The turn, when it names one."""
 
 
-class AgentMessageDelta(_Params, frozen=True):
+class _Delta(_Params, frozen=True):
+    delta: str | None = None
+    """The piece of text."""
+
+
+class AgentMessageDelta(_Delta, frozen=True):
     """``item/agentMessage/delta``: a piece of a message."""
 
     item_id: str | None = None
-    delta: str | None = None
 
 
-class ReasoningDelta(_Params, frozen=True):
+class ReasoningDelta(_Delta, frozen=True):
     """``item/reasoning/textDelta`` or ``item/reasoning/summaryTextDelta``: a piece of reasoning."""
-
-    delta: str | None = None
 
 
 class ItemNotification(_Params, frozen=True, kw_only=True):

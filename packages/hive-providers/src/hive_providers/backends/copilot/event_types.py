@@ -60,39 +60,43 @@ class UserInputRequested(_Data, frozen=True, tag="user_input.requested"):
     request_id: str | None = None
 
 
-class SubagentStarted(_Data, frozen=True, tag="subagent.started"):
+class _SubagentData(_Data, frozen=True):
+    tool_call_id: str | None = None
+    """The ``task`` call the subagent runs for."""
+
+
+class SubagentStarted(_SubagentData, frozen=True, tag="subagent.started"):
     """A subagent starts (the ``task`` tool)."""
 
-    tool_call_id: str | None = None
     agent_description: str | None = None
     agent_display_name: str | None = None
 
 
-class SubagentCompleted(_Data, frozen=True, tag="subagent.completed"):
+class SubagentCompleted(_SubagentData, frozen=True, tag="subagent.completed"):
     """A subagent ended."""
 
-    tool_call_id: str | None = None
     cancelled: bool | None = None
 
 
-class SubagentFailed(_Data, frozen=True, tag="subagent.failed"):
+class SubagentFailed(_SubagentData, frozen=True, tag="subagent.failed"):
     """A subagent failed."""
 
-    tool_call_id: str | None = None
     error: str | None = None
 
 
-class MessageDelta(_Data, frozen=True, tag="assistant.message_delta"):
+class _DeltaData(_Data, frozen=True):
+    delta_content: str | None = None
+    """The piece of text."""
+
+
+class MessageDelta(_DeltaData, frozen=True, tag="assistant.message_delta"):
     """A piece of a reply."""
 
-    delta_content: str | None = None
     message_id: str | None = None
 
 
-class ReasoningDelta(_Data, frozen=True, tag="assistant.reasoning_delta"):
+class ReasoningDelta(_DeltaData, frozen=True, tag="assistant.reasoning_delta"):
     """A piece of reasoning."""
-
-    delta_content: str | None = None
 
 
 class AssistantMessage(_Data, frozen=True, tag="assistant.message"):
