@@ -118,7 +118,7 @@ class WireUnion(Generic[T]):
     def _misfit(self, raw: Mapping[str, object], kind: str, variant: type[T], problem: str) -> T | Unknown:
         """A known kind whose fields are not the wire's types, read by this union's policy."""
         if self.salvage:
-            return decode(raw, variant)
+            return _salvaged(raw, variant)
         optional = self._optional.get(kind)
         if optional is not None and raw.get(optional) is not None:
             try:
@@ -144,7 +144,11 @@ def decode(value: object, cls: type[S]) -> S:
     try:
         return msgspec.convert(value, cls)
     except msgspec.ValidationError:
-        pass
+        return _salvaged(value, cls)
+
+
+def _salvaged(value: object, cls: type[S]) -> S:
+    """``value`` as a ``cls``, field by field (it does not fit as a whole)."""
     fields: dict[str, Any] = {}
     if isinstance(value, Mapping):
         raw = cast("Mapping[str, object]", value)
