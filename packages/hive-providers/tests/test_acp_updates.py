@@ -29,7 +29,6 @@ from hive_providers.backends.acp.update_types import (
     PromptResult,
     ThoughtChunk,
     ToolCallReport,
-    UnknownUpdate,
     UsageUpdate,
     chunk_text,
     decode_result,
@@ -37,6 +36,7 @@ from hive_providers.backends.acp.update_types import (
 )
 from hive_providers.backends.acp.updates import TurnMapper
 from hive_providers.backends.kit.tool_calls import OUTPUT_LIMIT, ToolCallTracker, normalise_id, tool_name
+from hive_providers.backends.kit.wire import Unknown
 
 
 class Turn:
@@ -446,7 +446,7 @@ def test_every_recorded_update_decodes_to_its_kind() -> None:
     assert {"agent_message_chunk", "tool_call", "tool_call_update"} <= kinds
     for update in updates:
         decoded = decode_update(update)
-        expected = _DECODED.get(update["sessionUpdate"], UnknownUpdate)
+        expected = _DECODED.get(update["sessionUpdate"], Unknown)
         assert type(decoded) is expected, update
         if isinstance(decoded, MessageChunk | ThoughtChunk):
             content = update["content"]
@@ -456,11 +456,11 @@ def test_every_recorded_update_decodes_to_its_kind() -> None:
 
 
 def test_unknown_and_malformed_updates_decode_to_the_unknown_value() -> None:
-    assert decode_update({"sessionUpdate": "something_from_v3", "x": 1}) == UnknownUpdate(
-        kind="something_from_v3"
+    assert decode_update({"sessionUpdate": "something_from_v3", "x": 1}) == Unknown(
+        "something_from_v3", {"sessionUpdate": "something_from_v3", "x": 1}
     )
-    assert decode_update({"sessionUpdate": 7}) == UnknownUpdate(kind=None)
-    assert decode_update([1, 2]) == UnknownUpdate(kind=None)
+    assert decode_update({"sessionUpdate": 7}) == Unknown(None, {"sessionUpdate": 7})
+    assert decode_update([1, 2]) == Unknown(None, {})
 
 
 def test_a_field_of_the_wrong_type_reads_as_absent_and_keeps_the_rest() -> None:

@@ -473,7 +473,7 @@ def test_every_recorded_message_decodes_to_its_struct() -> None:
 
 def test_an_unknown_or_unreadable_message_decodes_to_unknown_and_a_bad_result_still_ends() -> None:
     from hive_providers.backends.claude import messages
-    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.kit.wire import Unknown
 
     newer = decode_message({"type": "rate_limit_event", "info": {}})
     assert newer == Unknown("rate_limit_event", {"type": "rate_limit_event", "info": {}})

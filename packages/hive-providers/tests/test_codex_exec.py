@@ -41,7 +41,6 @@ from hive_providers.backends.codex.exec_wire import (
     ThreadUsage,
     TurnCompleted,
     TurnFailed,
-    UnknownExecEvent,
     UnknownExecItem,
     decode_exec_event,
 )
@@ -50,6 +49,7 @@ from hive_providers.backends.codex.wire import AgentState, CollabAgentToolCall
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.wire import Unknown
 from hive_providers.backends.registry import resolve_backend
 
 THREAD: Final = "01a2327d-c1da-77f3-8827-86754225cc36"
@@ -393,13 +393,15 @@ def test_every_recorded_line_decodes_to_its_kind() -> None:
             assert not isinstance(decoded.item, UnknownExecItem), line
             assert decoded.item.id == line["item"]["id"]
         else:
-            assert type(decoded) is kinds.get(kind, UnknownExecEvent), line
-    assert decode_exec_event({"type": "turn.started"}) == UnknownExecEvent(type="turn.started")
+            assert type(decoded) is kinds.get(kind, Unknown), line
+    assert decode_exec_event({"type": "turn.started"}) == Unknown("turn.started", {"type": "turn.started"})
 
 
 def test_unknown_and_malformed_lines_decode_to_the_unknown_values() -> None:
-    assert decode_exec_event({"type": "thread.archived"}) == UnknownExecEvent(type="thread.archived")
-    assert decode_exec_event([1]) == UnknownExecEvent()
+    assert decode_exec_event({"type": "thread.archived"}) == Unknown(
+        "thread.archived", {"type": "thread.archived"}
+    )
+    assert decode_exec_event([1]) == Unknown(None, {})
     event = decode_exec_event(
         {"type": "item.started", "item": {"type": "web_search", "id": "w", "query": "q"}}
     )

@@ -17,11 +17,11 @@ from hive_providers.backends.copilot.event_types import (
     ToolExecutionComplete,
     ToolExecutionStart,
     ToolResult,
-    UnknownData,
     Usage,
     UserInputRequested,
     decode_session_event,
 )
+from hive_providers.backends.kit.wire import Unknown
 
 _TRANSCRIPTS = Path(__file__).parent / "acp_transcripts"
 
@@ -62,10 +62,10 @@ def test_every_recorded_event_decodes_to_its_kind() -> None:
 
 def test_unknown_and_malformed_events_decode_to_the_unknown_value() -> None:
     assert decode_session_event({"type": "session.compaction_start", "data": {}}) == SessionEvent(
-        data=UnknownData(type="session.compaction_start")
+        data=Unknown("session.compaction_start", {"type": "session.compaction_start"})
     )
-    assert decode_session_event({"type": 3}) == SessionEvent(data=UnknownData())
-    assert decode_session_event("junk") == SessionEvent(data=UnknownData())
+    assert decode_session_event({"type": 3}) == SessionEvent(data=Unknown(None, {}))
+    assert decode_session_event("junk") == SessionEvent(data=Unknown(None, {}))
     idle = decode_session_event({"type": "session.idle", "data": "not an object", "agentId": "a1"})
     assert idle == SessionEvent(data=SessionIdle(), agent_id="a1")
 

@@ -409,7 +409,7 @@ def test_unreadable_dialogs_are_none() -> None:
 
 
 def test_ui_requests_decode_by_method_and_the_rest_to_unknown() -> None:
-    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.kit.wire import Unknown
     from hive_providers.backends.omp import wire
 
     ask = wire.UI_REQUESTS.decode(_DIALOG)

@@ -433,7 +433,7 @@ async def test_aclose_leaves_no_process(tmp_path: Path) -> None:
 
 
 def test_recorded_events_decode_to_their_structs_and_the_rest_to_unknown() -> None:
-    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.kit.wire import Unknown
     from hive_providers.backends.opencode import wire
 
     lines = [json.loads(line) for line in (TRANSCRIPTS / "text.jsonl").read_text().splitlines()]

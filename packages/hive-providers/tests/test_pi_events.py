@@ -277,7 +277,7 @@ async def test_missing_program_is_not_installed(tmp_path: Path) -> None:
 
 
 def test_recorded_events_decode_to_their_structs_and_the_rest_to_unknown() -> None:
-    from hive_providers.backends.kit.wire_union import Unknown
+    from hive_providers.backends.kit.wire import Unknown
     from hive_providers.backends.pi import wire
 
     decoded = {line["type"]: decode_event(line) for line in TOOL_TURN}

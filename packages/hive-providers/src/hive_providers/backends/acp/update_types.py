@@ -1,20 +1,22 @@
 """ACP's ``session/update`` notifications and ``session/prompt`` result, as hive reads them: frozen structs.
 
 :func:`decode_update` decodes one ``params.update`` by its ``sessionUpdate`` tag; a kind hive shows nothing of
-(``user_message_chunk``, ``available_commands_update``...) or one a newer ACP adds is an :class:`UnknownUpdate`.
+(``user_message_chunk``, ``available_commands_update``...) or one a newer ACP adds is an
+:class:`~..kit.wire.Unknown`.
 :func:`decode_result` decodes a prompt result, with the non-standard places agents put their text and usage.
-Decoding is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the wrong type reads as absent.
+Decoding is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a field of the wrong type reads as
+absent.
 These are hive's own structs, not the ``acp`` library's pydantic models: reading an update loads no ``acp``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypeAlias, cast
 
 import msgspec
 
-from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
 
 __all__ = [
     "ChunkContent",
@@ -27,7 +29,6 @@ __all__ = [
     "SessionUpdate",
     "ThoughtChunk",
     "ToolCallReport",
-    "UnknownUpdate",
     "UsageFigures",
     "UsageUpdate",
     "chunk_text",
@@ -96,34 +97,22 @@ class ToolCallReport(WireStruct, frozen=True):
     """The update as it came."""
 
 
-class UnknownUpdate(WireStruct, frozen=True):
-    """An update hive shows nothing of (a replay of the prompt, the commands, the mode, the session's title...),
-    or a kind a later ACP adds."""
+_Shown: TypeAlias = MessageChunk | ThoughtChunk | Plan | UsageUpdate
 
-    kind: str | None = None
-    """Its ``sessionUpdate`` (``None``: none, or not text)."""
+SessionUpdate = _Shown | ToolCallReport | Unknown
+"""One ``session/update``'s ``update``, decoded: an :class:`~..kit.wire.Unknown` is one hive shows nothing of (a
+replay of the prompt, the commands, the mode, the session's title...), or a kind a later ACP adds."""
 
-
-SessionUpdate = MessageChunk | ThoughtChunk | Plan | UsageUpdate | ToolCallReport | UnknownUpdate
-"""One ``session/update``'s ``update``, decoded."""
-
-_VARIANTS: Final = tags_of(MessageChunk, ThoughtChunk, Plan, UsageUpdate)
+_UPDATES: Final = WireUnion[_Shown].of("sessionUpdate", _Shown, salvage=True)
 _TOOL_CALLS: Final = frozenset({"tool_call", "tool_call_update"})
 
 
 def decode_update(update: object) -> SessionUpdate:
-    """Decode one raw ``params.update`` (anything that is not a JSON object is an :class:`UnknownUpdate`)."""
-    fields = _tool_call(update)
-    if fields is not None:
-        return ToolCallReport(fields=fields)
-    return decode_tagged(update, "sessionUpdate", _VARIANTS, lambda kind: UnknownUpdate(kind=kind))
-
-
-def _tool_call(update: object) -> Mapping[str, Any] | None:
-    if not isinstance(update, Mapping):
-        return None
-    fields = cast("Mapping[str, Any]", update)  # a JSON object: str keys
-    return fields if fields.get("sessionUpdate") in _TOOL_CALLS else None
+    """Decode one raw ``params.update`` (anything that is not a JSON object is an :class:`~..kit.wire.Unknown`)."""
+    decoded = _UPDATES.decode(update)
+    if type(decoded) is Unknown and decoded.kind in _TOOL_CALLS:
+        return ToolCallReport(fields=cast("Mapping[str, Any]", decoded.raw))
+    return decoded
 
 
 class UsageFigures(WireStruct, frozen=True):

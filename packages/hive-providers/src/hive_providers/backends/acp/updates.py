@@ -2,7 +2,7 @@
 
 :class:`TurnMapper` reads the updates of one turn, in the order they arrived, decoded by
 :func:`~.update_types.decode_update` (a field of the wrong type reads as absent, an unknown ``sessionUpdate``
-kind is an :class:`~.update_types.UnknownUpdate`, skipped); nothing raises.
+kind is an :class:`~..kit.wire.Unknown`, skipped); nothing raises.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from hive_protocol import (
     TurnEndEvent,
 )
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.wire import Unknown
 
 from .update_types import (
     MessageChunk,
@@ -34,7 +35,6 @@ from .update_types import (
     SessionUpdate,
     ThoughtChunk,
     ToolCallReport,
-    UnknownUpdate,
     UsageUpdate,
     chunk_text,
     count,
@@ -119,7 +119,7 @@ class TurnMapper:
                     self.usage_update = Usage(input_tokens=tokens)
                 if (window := count(size)) is not None:
                     self.context_size = window
-            case UnknownUpdate():
+            case Unknown():
                 # user_message_chunk (a replay of the prompt), available_commands_update, current_mode_update,
                 # config_option_update, session_info_update, and kinds of later versions: nothing to show.
                 pass

@@ -1,7 +1,7 @@
 """Claude Code's stream-json messages (its stdout, control messages aside) as typed values, decoded once at the edge.
 
 As claude-agent-sdk's ``message_parser``: a message's ``type`` picks its struct (:data:`MESSAGES`); what a newer
-CLI adds, or a message whose fields are not the wire's types, is an :class:`~..kit.wire_union.Unknown`, skipped. A
+CLI adds, or a message whose fields are not the wire's types, is an :class:`~..kit.wire.Unknown`, skipped. A
 ``result`` is the end of the turn whatever its fields say, so an unreadable one still decodes to a
 :class:`ResultMessage` (with nothing read from it). Nested values with a kind of their own (an assistant message's
 content blocks) are decoded where they are read, by their own union (:data:`BLOCKS`), so one block of a kind hive
@@ -17,7 +17,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown, WireUnion
 
 __all__ = [
     "BLOCKS",
@@ -175,18 +175,17 @@ class MessageBody(msgspec.Struct, frozen=True):
     """Its content: text, or content blocks (:data:`BLOCKS`)."""
 
 
-class AssistantMessage(_Message, frozen=True, tag="assistant"):
+class _BodyMessage(_Message, frozen=True):
+    message: MessageBody | None = None
+    """The API message."""
+
+
+class AssistantMessage(_BodyMessage, frozen=True, tag="assistant"):
     """A complete assistant message: its text (repeating the deltas) and its tool calls."""
 
-    message: MessageBody | None = None
-    """The API message."""
 
-
-class UserMessage(_Message, frozen=True, tag="user"):
+class UserMessage(_BodyMessage, frozen=True, tag="user"):
     """A user message: the tool results (and the prompt's echo)."""
-
-    message: MessageBody | None = None
-    """The API message."""
 
 
 class Usage(msgspec.Struct, frozen=True):
@@ -230,6 +229,6 @@ one go; one whose API event hive does not read (or cannot) decodes without it.""
 def decode_message(raw: Mapping[str, object]) -> Message | Unknown:
     """The typed message of one parsed stdout line; a ``result`` that cannot be read still ends the turn."""
     message = MESSAGES.decode(raw)
-    if isinstance(message, Unknown) and message.kind == "result":
+    if type(message) is Unknown and message.kind == "result":
         return ResultMessage()
     return message

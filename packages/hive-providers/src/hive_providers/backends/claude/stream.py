@@ -31,7 +31,7 @@ from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
 from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.tool_use_permissions import TOOL_USE_KINDS
-from hive_providers.backends.kit.wire_union import Unknown
+from hive_providers.backends.kit.wire import Unknown
 
 from . import messages
 
@@ -82,7 +82,7 @@ class StreamMapper:
 
     def on_message(self, message: messages.Message | Unknown) -> None:
         """Map one stdout message (control messages are the channel's, not this mapper's)."""
-        if isinstance(message, Unknown):
+        if type(message) is Unknown:
             return
         session = message.session_id or None
         if session is not None and self.session_id is None:

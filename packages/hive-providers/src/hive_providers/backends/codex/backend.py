@@ -50,7 +50,7 @@ from hive_providers.backends.kit.judging import judge_call, verdict_of
 from hive_providers.backends.kit.kept_connection import usable
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.kit.wire_decoding import decode
+from hive_providers.backends.kit.wire import decode
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable
 

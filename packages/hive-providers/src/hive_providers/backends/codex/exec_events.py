@@ -31,6 +31,7 @@ from hive_protocol import (
 )
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_updates import text_content
+from hive_providers.backends.kit.wire import Unknown
 
 from .exec_wire import (
     ExecAgentMessage,
@@ -48,7 +49,6 @@ from .exec_wire import (
     ThreadUsage,
     TurnCompleted,
     TurnFailed,
-    UnknownExecEvent,
 )
 from .items import CHANGE_KINDS, command_line, turn_end
 from .subagents import SubThreads
@@ -122,7 +122,7 @@ class ExecTurn:
                 self.failure = (error.message if error is not None else None) or self.failure
             case ExecErrorEvent(message=message):
                 self.failure = message or self.failure
-            case UnknownExecEvent():
+            case Unknown():
                 pass
 
     def finish(self, *, cancelled: bool = False) -> TurnEndEvent:

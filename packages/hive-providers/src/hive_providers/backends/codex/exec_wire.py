@@ -1,20 +1,20 @@
 """``codex exec --json``'s events and items, as hive reads them: frozen structs (snake_case, as exec prints them).
 
 :func:`decode_exec_event` decodes one line's event by its ``type`` (an unknown one is an
-:class:`UnknownExecEvent`); an item event's ``item`` is decoded by its ``type`` too (an unknown one is an
+:class:`~..kit.wire.Unknown`); an item event's ``item`` is decoded by its ``type`` too (an unknown one is an
 :class:`UnknownExecItem`). A ``collab_tool_call`` item is the app-server's ``collabAgentToolCall`` in snake case:
 it decodes to :class:`~.wire.CollabAgentToolCall`, so :class:`~.subagents.SubThreads` reads one shape. Decoding
-is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the wrong type reads as absent.
+is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a field of the wrong type reads as absent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypeAlias, cast
 
 import msgspec
 
-from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
 
 from .wire import CollabAgentToolCall, camel_case
 
@@ -38,7 +38,6 @@ __all__ = [
     "TodoEntry",
     "TurnCompleted",
     "TurnFailed",
-    "UnknownExecEvent",
     "UnknownExecItem",
     "decode_exec_event",
 ]
@@ -49,16 +48,17 @@ class _Item(WireStruct, frozen=True):
     """The item's id."""
 
 
-class ExecAgentMessage(_Item, frozen=True, tag_field="type", tag="agent_message"):
+class _TextItem(_Item, frozen=True):
+    text: str | None = None
+    """The item's whole text."""
+
+
+class ExecAgentMessage(_TextItem, frozen=True, tag_field="type", tag="agent_message"):
     """A message of the agent, whole."""
 
-    text: str | None = None
 
-
-class ExecReasoning(_Item, frozen=True, tag_field="type", tag="reasoning"):
+class ExecReasoning(_TextItem, frozen=True, tag_field="type", tag="reasoning"):
     """The agent's reasoning, whole."""
-
-    text: str | None = None
 
 
 class ExecCommand(_Item, frozen=True, tag_field="type", tag="command_execution"):
@@ -151,9 +151,10 @@ ExecItem = (
 )
 """One item of ``codex exec --json``, decoded."""
 
-_ITEMS: Final = tags_of(
-    ExecAgentMessage, ExecReasoning, ExecCommand, ExecFileChange, ExecMcpCall, ExecTodoList, ExecWarning
+_ExecKnownItem: TypeAlias = (
+    ExecAgentMessage | ExecReasoning | ExecCommand | ExecFileChange | ExecMcpCall | ExecTodoList | ExecWarning
 )
+_ITEMS: Final = WireUnion[_ExecKnownItem].of("type", _ExecKnownItem, salvage=True)
 
 
 class ThreadStarted(WireStruct, frozen=True, tag_field="type", tag="thread.started"):
@@ -196,16 +197,13 @@ class ExecErrorEvent(WireStruct, frozen=True, tag_field="type", tag="error"):
     message: str | None = None
 
 
-class UnknownExecEvent(WireStruct, frozen=True):
-    """An event hive does not read (``turn.started``, a later version's...)."""
+_Tagged: TypeAlias = ThreadStarted | TurnCompleted | TurnFailed | ExecErrorEvent
 
-    type: str | None = None
+ExecEvent = _Tagged | ExecItemEvent | Unknown
+"""One line's event, decoded (an :class:`~..kit.wire.Unknown`: one hive does not read, ``turn.started``, a later
+version's...)."""
 
-
-ExecEvent = ThreadStarted | ExecItemEvent | TurnCompleted | TurnFailed | ExecErrorEvent | UnknownExecEvent
-"""One line's event, decoded."""
-
-_EVENTS: Final = tags_of(ThreadStarted, TurnCompleted, TurnFailed, ExecErrorEvent)
+_EVENTS: Final = WireUnion[_Tagged].of("type", _Tagged, salvage=True)
 _ITEM_EVENTS: Final = frozenset({"item.started", "item.updated", "item.completed"})
 
 
@@ -215,7 +213,7 @@ def decode_exec_event(event: object) -> ExecEvent:
     kind = fields.get("type")
     if isinstance(kind, str) and kind in _ITEM_EVENTS:
         return ExecItemEvent(item=_decode_item(fields.get("item")), completed=kind == "item.completed")
-    return decode_tagged(event, "type", _EVENTS, lambda other: UnknownExecEvent(type=other))
+    return _EVENTS.decode(event)
 
 
 def _decode_item(item: object) -> ExecItem:
@@ -223,9 +221,10 @@ def _decode_item(item: object) -> ExecItem:
     if fields.get("type") == "collab_tool_call":
         camel = {camel_case(key): value for key, value in fields.items()}
         return decode({**camel, "type": "collabAgentToolCall"}, CollabAgentToolCall)
-    return decode_tagged(
-        item, "type", _ITEMS, lambda kind: UnknownExecItem(type=kind, id=decode(item, _Item).id)
-    )
+    decoded = _ITEMS.decode(item)
+    if isinstance(decoded, Unknown):
+        return UnknownExecItem(type=decoded.kind, id=decode(decoded.raw, _Item).id)
+    return decoded
 
 
 def _object(value: object) -> Mapping[str, object]:

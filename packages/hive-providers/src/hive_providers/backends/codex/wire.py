@@ -4,17 +4,17 @@
 :class:`UnknownNotification`); the ``item`` of ``item/started`` / ``item/completed`` is decoded by its ``type``
 with :func:`decode_item` (an item hive does not read, ``webSearch``, ``mcpToolCall``, a later version's, is an
 :class:`UnknownItem` that keeps its type). The shapes follow ``codex-rs/app-server-protocol`` (v2, camelCase),
-only the fields hive reads; decoding is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of
-the wrong type reads as absent.
+only the fields hive reads; decoding is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a
+field of the wrong type reads as absent.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
 
 __all__ = [
     "AgentMessage",
@@ -149,19 +149,20 @@ class UnknownItem(ThreadItem, frozen=True):
     """Its ``type``."""
 
 
-Item = AgentMessage | CommandExecution | FileChange | CollabAgentToolCall | SubAgentActivity | UnknownItem
+_KnownItem: TypeAlias = AgentMessage | CommandExecution | FileChange | CollabAgentToolCall | SubAgentActivity
+
+Item = _KnownItem | UnknownItem
 """One thread item, decoded."""
 
-_ITEMS: Final = tags_of(AgentMessage, CommandExecution, FileChange, CollabAgentToolCall, SubAgentActivity)
+_ITEMS: Final = WireUnion[_KnownItem].of("type", _KnownItem, salvage=True)
 
 
 def decode_item(item: object) -> Item:
-    """Decode one raw item by its ``type``."""
-    return decode_tagged(item, "type", _ITEMS, lambda kind: UnknownItem(type=kind, id=_id_of(item)))
-
-
-def _id_of(item: object) -> str | None:
-    return decode(item, ThreadItem).id
+    """Decode one raw item by its ``type`` (an unknown one keeps its id: it may be a tool call's)."""
+    decoded = _ITEMS.decode(item)
+    if isinstance(decoded, Unknown):
+        return UnknownItem(type=decoded.kind, id=decode(decoded.raw, ThreadItem).id)
+    return decoded
 
 
 # -- notifications ----------------------------------------------------------------------------------------------
@@ -210,17 +211,19 @@ class _Params(_Camel, frozen=True):
     """The turn, when it names one."""
 
 
-class AgentMessageDelta(_Params, frozen=True):
+class _Delta(_Params, frozen=True):
+    delta: str | None = None
+    """The piece of text."""
+
+
+class AgentMessageDelta(_Delta, frozen=True):
     """``item/agentMessage/delta``: a piece of a message."""
 
     item_id: str | None = None
-    delta: str | None = None
 
 
-class ReasoningDelta(_Params, frozen=True):
+class ReasoningDelta(_Delta, frozen=True):
     """``item/reasoning/textDelta`` or ``item/reasoning/summaryTextDelta``: a piece of reasoning."""
-
-    delta: str | None = None
 
 
 class ItemNotification(_Params, frozen=True, kw_only=True):

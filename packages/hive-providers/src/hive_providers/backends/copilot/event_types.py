@@ -1,18 +1,18 @@
 """Copilot's ``session.event`` notifications, as hive reads them: frozen structs.
 
 A ``session.event`` carries ``{type, data, agentId?}``; :func:`decode_session_event` decodes its ``data`` by its
-``type`` (one a turn does not read, or a later version's, is :class:`UnknownData`, keeping its type) and returns
-a :class:`SessionEvent`. Decoding is tolerant (:mod:`hive_providers.backends.kit.wire_decoding`): a field of the
-wrong type reads as absent.
+``type`` (one a turn does not read, or a later version's, is an :class:`~..kit.wire.Unknown`, keeping its type)
+and returns a :class:`SessionEvent`. Decoding is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a
+field of the wrong type reads as absent.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_decoding import WireStruct, decode, decode_tagged, tags_of
+from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
 
 __all__ = [
     "AssistantMessage",
@@ -30,7 +30,6 @@ __all__ = [
     "ToolExecutionComplete",
     "ToolExecutionStart",
     "ToolResult",
-    "UnknownData",
     "Usage",
     "UserInputRequested",
     "decode_session_event",
@@ -61,39 +60,43 @@ class UserInputRequested(_Data, frozen=True, tag="user_input.requested"):
     request_id: str | None = None
 
 
-class SubagentStarted(_Data, frozen=True, tag="subagent.started"):
+class _SubagentData(_Data, frozen=True):
+    tool_call_id: str | None = None
+    """The ``task`` call the subagent runs for."""
+
+
+class SubagentStarted(_SubagentData, frozen=True, tag="subagent.started"):
     """A subagent starts (the ``task`` tool)."""
 
-    tool_call_id: str | None = None
     agent_description: str | None = None
     agent_display_name: str | None = None
 
 
-class SubagentCompleted(_Data, frozen=True, tag="subagent.completed"):
+class SubagentCompleted(_SubagentData, frozen=True, tag="subagent.completed"):
     """A subagent ended."""
 
-    tool_call_id: str | None = None
     cancelled: bool | None = None
 
 
-class SubagentFailed(_Data, frozen=True, tag="subagent.failed"):
+class SubagentFailed(_SubagentData, frozen=True, tag="subagent.failed"):
     """A subagent failed."""
 
-    tool_call_id: str | None = None
     error: str | None = None
 
 
-class MessageDelta(_Data, frozen=True, tag="assistant.message_delta"):
+class _DeltaData(_Data, frozen=True):
+    delta_content: str | None = None
+    """The piece of text."""
+
+
+class MessageDelta(_DeltaData, frozen=True, tag="assistant.message_delta"):
     """A piece of a reply."""
 
-    delta_content: str | None = None
     message_id: str | None = None
 
 
-class ReasoningDelta(_Data, frozen=True, tag="assistant.reasoning_delta"):
+class ReasoningDelta(_DeltaData, frozen=True, tag="assistant.reasoning_delta"):
     """A piece of reasoning."""
-
-    delta_content: str | None = None
 
 
 class AssistantMessage(_Data, frozen=True, tag="assistant.message"):
@@ -153,13 +156,7 @@ class SessionIdle(_Data, frozen=True, tag="session.idle"):
     aborted: bool | None = None
 
 
-class UnknownData(WireStruct, frozen=True):
-    """An event a turn does not read (or a later version's)."""
-
-    type: str | None = None
-
-
-EventData = (
+_Read: TypeAlias = (
     PermissionRequested
     | UserInputRequested
     | SubagentStarted
@@ -173,25 +170,13 @@ EventData = (
     | Usage
     | SessionError
     | SessionIdle
-    | UnknownData
 )
-"""An event's ``data``, decoded by its ``type``."""
 
-_KINDS: Final = tags_of(
-    PermissionRequested,
-    UserInputRequested,
-    SubagentStarted,
-    SubagentCompleted,
-    SubagentFailed,
-    MessageDelta,
-    ReasoningDelta,
-    AssistantMessage,
-    ToolExecutionStart,
-    ToolExecutionComplete,
-    Usage,
-    SessionError,
-    SessionIdle,
-)
+EventData = _Read | Unknown
+"""An event's ``data``, decoded by its ``type`` (an :class:`~..kit.wire.Unknown`: an event a turn does not read, or
+a later version's)."""
+
+_KINDS: Final = WireUnion[_Read].of("type", _Read, salvage=True)
 
 
 class _Envelope(_Camel, frozen=True):
@@ -216,6 +201,6 @@ def decode_session_event(event: object) -> SessionEvent:
     # The tag is the envelope's, not the data's: decode the data as if it carried it.
     data = {**(envelope.data or {}), "type": kind} if kind is not None else envelope.data
     return SessionEvent(
-        data=decode_tagged(data, "type", _KINDS, lambda other: UnknownData(type=other)),
+        data=_KINDS.decode(data),
         agent_id=envelope.agent_id or None,
     )

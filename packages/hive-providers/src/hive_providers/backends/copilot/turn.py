@@ -52,6 +52,7 @@ from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
 from hive_providers.backends.kit.tool_updates import text_content
 from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions
+from hive_providers.backends.kit.wire import Unknown
 
 from .event_types import (
     AssistantMessage,
@@ -66,7 +67,6 @@ from .event_types import (
     SubagentStarted,
     ToolExecutionComplete,
     ToolExecutionStart,
-    UnknownData,
     Usage,
     UserInputRequested,
     decode_session_event,
@@ -181,7 +181,7 @@ class CopilotTurn:
                     self._announced.setdefault(text, []).append(ident)
             case SubagentStarted() | SubagentCompleted() | SubagentFailed():
                 self._subagent(data, agent)
-            case UnknownData(type=str(kind)) if kind.startswith("subagent."):
+            case Unknown(kind=str(kind)) if kind.startswith("subagent."):
                 pass  # another subagent event: not a subagent's own stream
             case _ if agent is not None:
                 self._subagent_progress(data, agent)  # a subagent's own stream: not the reply

@@ -2,7 +2,7 @@
 
 A request's ``method`` picks its struct (:data:`UI_REQUESTS`): the ``ask`` dialog hive answers and OMP's own
 ``cancel`` notice; the rest (``select``, ``confirm``, ``input``, notices such as ``notify``) and a request whose
-fields are not the wire's types are an :class:`~..kit.wire_union.Unknown`. Extra fields are ignored; a missing or
+fields are not the wire's types are an :class:`~..kit.wire.Unknown`. Extra fields are ignored; a missing or
 ``null`` field takes its default.
 """
 
@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import WireUnion
+from hive_providers.backends.kit.wire import WireUnion
 
 __all__ = ["UI_REQUESTS", "AskOption", "AskRequest", "CancelNotice", "UiRequest", "WireQuestion"]
 

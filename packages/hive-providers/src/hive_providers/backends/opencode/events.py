@@ -34,7 +34,7 @@ from hive_providers.backends.kit.subagent_work import Subagent, Subagents
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
-from hive_providers.backends.kit.wire_union import Unknown
+from hive_providers.backends.kit.wire import Unknown
 
 from . import wire
 
@@ -126,7 +126,7 @@ class OpenCodeEventMapper:
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one SSE event (questions and permissions are the backend's, not this mapper's)."""
-        if isinstance(event, Unknown):
+        if type(event) is Unknown:
             return
         props = event.properties
         session_id = props.session_id or None

@@ -3,7 +3,7 @@
 
 An event's ``type`` picks its struct (:data:`EVENTS`); its fields are under ``properties``. What a newer server
 adds (and every event hive has no use for: catalogs, other plugins' notices), or an event whose fields are not the
-wire's types, is an :class:`~..kit.wire_union.Unknown`, skipped. A message part is decoded where it is read, by its
+wire's types, is an :class:`~..kit.wire.Unknown`, skipped. A message part is decoded where it is read, by its
 own ``type`` (:data:`PARTS`), so a part of a kind hive does not know is skipped alone. Extra fields are ignored; a
 missing or ``null`` field takes its default.
 """
@@ -15,7 +15,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown, WireUnion
 
 __all__ = [
     "EVENTS",

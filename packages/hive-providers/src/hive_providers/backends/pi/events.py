@@ -29,7 +29,7 @@ from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind
 from hive_providers.backends.kit.tool_output import output_text
-from hive_providers.backends.kit.wire_union import Unknown
+from hive_providers.backends.kit.wire import Unknown
 
 from . import wire
 from .wire import RUN_ENDS
@@ -75,7 +75,7 @@ class PiEventMapper:
 
     def on_event(self, event: wire.Event | Unknown) -> None:
         """Map one event (responses and extension requests are the backend's, not this mapper's)."""
-        if isinstance(event, Unknown):
+        if type(event) is Unknown:
             return
         match event:
             case wire.SessionHeader(id=session_id):

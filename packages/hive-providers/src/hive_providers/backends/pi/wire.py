@@ -1,7 +1,7 @@
 """Pi's events (``--mode json`` lines, the events of ``--mode rpc``) as typed values, decoded once at the edge.
 
 An event's ``type`` picks its struct (:data:`EVENTS`); what a newer Pi adds, and the events hive has no use for
-(``turn_start``, ``queue_update``, compaction and retry notices), are an :class:`~..kit.wire_union.Unknown`,
+(``turn_start``, ``queue_update``, compaction and retry notices), are an :class:`~..kit.wire.Unknown`,
 skipped. A streamed piece (``message_update``, many a turn) is typed down to its ``assistantMessageEvent`` and
 decoded in one go (the piece reads as absent when it is of a kind hive does not read); a message's content blocks
 are decoded where they are read (:data:`BLOCKS`). Extra fields are ignored; a missing or ``null`` field takes its
@@ -15,7 +15,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire_union import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown, WireUnion
 
 __all__ = [
     "BLOCKS",
@@ -98,18 +98,17 @@ class PiMessage(msgspec.Struct, frozen=True, rename="camel"):
 # -- streamed pieces -----------------------------------------------------------------------------------------------
 
 
-class TextDelta(_Tagged, frozen=True, tag="text_delta"):
+class _Piece(_Tagged, frozen=True):
+    delta: str | None = None
+    """The piece."""
+
+
+class TextDelta(_Piece, frozen=True, tag="text_delta"):
     """A piece of streamed text."""
 
-    delta: str | None = None
-    """The piece."""
 
-
-class ThinkingDelta(_Tagged, frozen=True, tag="thinking_delta"):
+class ThinkingDelta(_Piece, frozen=True, tag="thinking_delta"):
     """A piece of streamed thinking."""
-
-    delta: str | None = None
-    """The piece."""
 
 
 Update: TypeAlias = TextDelta | ThinkingDelta
@@ -144,11 +143,14 @@ class MessageEnd(_Tagged, frozen=True, tag="message_end"):
     """The message."""
 
 
-class ToolExecutionStart(_Tagged, frozen=True, tag="tool_execution_start"):
-    """Pi starts running a tool (it asks no one)."""
-
+class _ToolExecution(_Tagged, frozen=True):
     tool_call_id: str | None = None
     """The call's id."""
+
+
+class ToolExecutionStart(_ToolExecution, frozen=True, tag="tool_execution_start"):
+    """Pi starts running a tool (it asks no one)."""
+
     tool_name: str | None = None
     """The tool (``bash``, ``read``, an extension's)."""
     args: dict[str, object] | None = None
@@ -162,11 +164,9 @@ class ToolResult(msgspec.Struct, frozen=True):
     """Its output blocks: text blocks, the others shown as JSON."""
 
 
-class ToolExecutionEnd(_Tagged, frozen=True, tag="tool_execution_end"):
+class ToolExecutionEnd(_ToolExecution, frozen=True, tag="tool_execution_end"):
     """A tool finished."""
 
-    tool_call_id: str | None = None
-    """The call's id."""
     result: ToolResult | None = None
     """Its outcome."""
     is_error: bool | None = None
