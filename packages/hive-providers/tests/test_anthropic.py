@@ -37,8 +37,7 @@ from hive_core import (
     UsageUpdate,
 )
 from hive_core.messages import system, user
-from hive_providers import ProviderSettings
-from hive_providers.anthropic import AnthropicChatClient, from_settings
+from hive_providers.anthropic import AnthropicChatClient
 
 pytestmark = pytest.mark.anyio
 
@@ -443,36 +442,6 @@ def test_capabilities_and_context_window() -> None:
         == 50_000
     )
     assert AnthropicChatClient(model="proxy-model", api_key="k").capabilities.context_window is None
-
-
-def test_from_settings_builds_a_client() -> None:
-    settings = ProviderSettings(
-        provider="anthropic",
-        model="claude-x",
-        api_key="k",
-        endpoint="https://gateway.example.test/v1/",
-        context_length=300_000,
-        idle_timeout=30.0,
-    )
-    client = from_settings(settings)
-    assert (client.model, client.api_key, client.base_url) == (
-        "claude-x",
-        "k",
-        "https://gateway.example.test",
-    )
-    assert (client.capabilities.context_window, client.idle_timeout) == (300_000, 30.0)
-
-
-@pytest.mark.parametrize(
-    ("settings", "named"),
-    [
-        (ProviderSettings(provider="anthropic", model="claude-x"), "'api_key'"),
-        (ProviderSettings(provider="anthropic", api_key="k"), "'model'"),
-    ],
-)
-def test_from_settings_names_what_is_missing_or_wrong(settings: ProviderSettings, named: str) -> None:
-    with pytest.raises(ValueError, match=named):
-        from_settings(settings)
 
 
 def test_the_sdk_is_imported_only_when_a_client_talks_to_the_api() -> None:

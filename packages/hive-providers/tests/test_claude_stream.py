@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from backend_harness import Questions, first_call, replay
 
 from hive_core.approvals import ApprovalDecision, Verdict
 from hive_core.failures import ChatError
@@ -23,7 +24,6 @@ from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
     Event,
-    QuestionRequestEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolEndEvent,
@@ -174,12 +174,7 @@ _TOOL_TURN = [
 
 
 def _map(messages: list[dict[str, Any]]) -> tuple[StreamMapper, list[Event]]:
-    events: list[Event] = []
-    mapper = StreamMapper(events.append, ToolCallTracker(events.append))
-    for message in messages:
-        mapper.on_message(decode_message(message))
-    events.append(mapper.finish())
-    return mapper, events
+    return replay(StreamMapper, lambda mapper, message: mapper.on_message(decode_message(message)), messages)
 
 
 def test_a_tool_turn_maps_to_one_call_and_the_streamed_text_once() -> None:
@@ -194,9 +189,7 @@ def test_a_tool_turn_maps_to_one_call_and_the_streamed_text_once() -> None:
         TextDeltaEvent,
         TurnEndEvent,
     ]
-    start, end = events[0], events[1]
-    assert isinstance(start, ToolStartEvent)
-    assert isinstance(end, ToolEndEvent)
+    start, end = first_call(events)
     assert (start.tool, start.input, start.call_id) == (
         "execute_command",
         {"command": "touch x"},
@@ -327,19 +320,6 @@ async def test_an_allowing_rule_runs_the_call_unasked() -> None:
     assert approvals.requests == []
 
 
-class _Questions:
-    def __init__(self, answers: dict[str, list[str]] | None, *, hang: bool = False) -> None:
-        self.answers = answers
-        self.hang = hang
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> dict[str, list[str]] | None:
-        self.asked.append(request)
-        if self.hang:
-            await anyio.sleep_forever()
-        return self.answers
-
-
 def _fake_backend(tmp_path: Path, mode: str, **options: Any) -> ClaudeCodeBackend:
     return ClaudeCodeBackend(
         resolve_backend("claude-code"),
@@ -361,7 +341,7 @@ def _result_json(events: list[Event]) -> dict[str, Any]:
 
 
 async def test_an_answered_question_writes_back_the_input_plus_answers(tmp_path: Path) -> None:
-    questions = _Questions({"Which database?": ["Postgres"], "Which extras?": ["Docs", "CI"]})
+    questions = Questions({"Which database?": ["Postgres"], "Which extras?": ["Docs", "CI"]})
     backend = _fake_backend(tmp_path, "ask", questions=questions)
     events = await _turn(backend)
     (asked,) = questions.asked
@@ -400,7 +380,7 @@ def _encode(event: Event) -> bytes:
 async def test_a_declined_or_incomplete_answer_is_a_deny(
     tmp_path: Path, answers: dict[str, list[str]] | None
 ) -> None:
-    events = await _turn(_fake_backend(tmp_path, "ask", questions=_Questions(answers)))
+    events = await _turn(_fake_backend(tmp_path, "ask", questions=Questions(answers)))
     response = _result_json(events)
     assert response == {"behavior": "deny", "message": DECLINED_QUESTION, "interrupt": False}
 
@@ -437,7 +417,7 @@ async def test_a_cli_printing_no_json_and_ending_is_an_error_naming_the_noise(tm
 
 
 async def test_a_cli_dying_with_a_question_pending_is_an_error_not_a_hang(tmp_path: Path) -> None:
-    questions = _Questions(None, hang=True)
+    questions = Questions(None, forever=True)
     backend = _fake_backend(tmp_path, "die_pending", questions=questions)
     with pytest.raises(ChatError, match="exited with code 9 during the turn"):
         with anyio.fail_after(30):

@@ -12,6 +12,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 import pytest
+from backend_harness import first_call
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
@@ -133,9 +134,7 @@ def test_a_recorded_tool_turn_maps_to_a_call_text_and_usage() -> None:
         TextDeltaEvent,
         TurnEndEvent,
     ]
-    start, end = events[0], events[1]
-    assert isinstance(start, ToolStartEvent)
-    assert isinstance(end, ToolEndEvent)
+    start, end = first_call(events)
     assert (start.tool, start.call_id, start.input) == (
         "execute_command",
         "call_hive0",

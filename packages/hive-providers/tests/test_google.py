@@ -36,12 +36,10 @@ from hive_core import (
     ToolSpec,
 )
 from hive_core.messages import system, user
-from hive_providers import ProviderSettings
 from hive_providers.google import (
     DEFAULT_BASE_URL,
     SKIP_SIGNATURE,
     GoogleChatClient,
-    from_settings,
     google_schema,
 )
 
@@ -443,29 +441,3 @@ def test_the_key_is_required_and_never_read_from_the_environment(monkeypatch: py
         monkeypatch.setenv(name, "from-env")
     with pytest.raises(ValueError, match="'api_key'"):
         GoogleChatClient(model="gemini-x")
-
-
-def test_from_settings_builds_a_client() -> None:
-    settings = ProviderSettings(
-        provider="google",
-        model="gemini-x",
-        api_key="k",
-        endpoint="https://gateway.example.test/",
-        context_length=200_000,
-        idle_timeout=30.0,
-    )
-    client = from_settings(settings)
-    assert (client.model, client.base_url) == ("gemini-x", "https://gateway.example.test/v1beta")
-    assert (client.capabilities.context_window, client.idle_timeout) == (200_000, 30.0)
-
-
-@pytest.mark.parametrize(
-    ("settings", "named"),
-    [
-        (ProviderSettings(provider="google", model="gemini-x"), "'api_key'"),
-        (ProviderSettings(provider="google", api_key="k"), "'model'"),
-    ],
-)
-def test_from_settings_names_what_is_missing_or_wrong(settings: ProviderSettings, named: str) -> None:
-    with pytest.raises(ValueError, match=named):
-        from_settings(settings)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -21,7 +19,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 import pytest
-from backend_harness import clean, end_of, of, text_of
+from backend_harness import Questions, clean, end_of, fake_cli_options, fake_program, of, text_of
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner
@@ -29,13 +27,11 @@ from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
     Event,
-    QuestionRequestEvent,
     ToolEndEvent,
     ToolStartEvent,
     UserMessageRequest,
 )
 from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend
 
@@ -75,45 +71,17 @@ class Approvals:
         return ApprovalDecision(approved=self.approve, always_approve=self.always)
 
 
-class Questions:
-    """Answers with ``answers`` (question text -> values); ``None`` declines; ``forever`` never answers."""
-
-    def __init__(self, answers: dict[str, list[str]] | None, *, forever: bool = False) -> None:
-        self.answers = answers
-        self.forever = forever
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> dict[str, list[str]] | None:
-        self.asked.append(request)
-        if self.forever:
-            await anyio.sleep_forever()
-        return self.answers
-
-
 class Fake:
     """One fake server's transcript, request log and the backend driving it."""
 
     def __init__(self, tmp: Path, transcript: Path, **options: Any) -> None:
         self.log = tmp / "requests.jsonl"
-        program = tmp / "opencode"
-        program.write_text(f"#!{sys.executable}\nimport opencode_fake\nopencode_fake.main()\n")
-        program.chmod(program.stat().st_mode | stat.S_IXUSR)
+        program = fake_program(tmp, "opencode", HERE / "opencode_fake.py")
+        environment = {"OPENCODE_FAKE_TRANSCRIPT": str(transcript), "OPENCODE_FAKE_LOG": str(self.log)}
         forms = options.pop("forms", False)
         self.backend = OpenCodeServeBackend(
             resolve_backend("opencode"),
-            BackendOptions(
-                cwd=tmp,
-                home=tmp / "home",
-                executable=str(program),
-                environment={
-                    "OPENCODE_FAKE_TRANSCRIPT": str(transcript),
-                    "OPENCODE_FAKE_LOG": str(self.log),
-                    "PYTHONPATH": str(HERE),
-                },
-                startup_timeout=20.0,
-                cancel_grace=2.0,
-                **options,
-            ),
+            fake_cli_options(tmp, program, environment, startup_timeout=20.0, **options),
             forms=forms,
         )
 

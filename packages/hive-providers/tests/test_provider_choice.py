@@ -4,13 +4,20 @@ without one, half-configured providers named in errors, and connection errors na
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
-from providers_harness import anthropic, collect, configuration, google, openai_chat, openai_responses
+from providers_harness import (
+    anthropic,
+    closed_port,
+    collect,
+    configuration,
+    google,
+    openai_chat,
+    openai_responses,
+)
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText
@@ -29,12 +36,6 @@ KEYS = {
     "GOOGLEAI_API_KEY": "g-key",
     "XAI_API_KEY": "xai-key",
 }
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # -- OPENAI_BASE_URL ------------------------------------------------------------------------------------------
