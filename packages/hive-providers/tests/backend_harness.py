@@ -1,6 +1,6 @@
 """Helpers for the coding-agent backend tests: the fake ACP agent's launch spec and options, a fake CLI program,
-a turn cancelled mid-way, a question service that records what it was asked, replaying decoded wire lines
-through a backend's mapper, and reading the events of a turn."""
+a turn cancelled mid-way, replaying decoded wire lines through a backend's mapper, and reading the events of a
+turn."""
 
 from __future__ import annotations
 
@@ -15,16 +15,7 @@ from acp_fake_agent import arguments
 
 from hive_core.backends import AgentBackend
 from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import (
-    Event,
-    QuestionRequestEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
-)
+from hive_protocol import Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest, verify
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
@@ -88,22 +79,6 @@ def fake_cli_options(tmp: Path, program: Path, environment: Mapping[str, str], *
     )
 
 
-class Questions:
-    """A question service answering every question with ``answers`` (question text -> values); ``None``
-    declines; ``forever`` never answers. ``asked`` keeps every request."""
-
-    def __init__(self, answers: dict[str, list[str]] | None, *, forever: bool = False) -> None:
-        self.answers = answers
-        self.forever = forever
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> dict[str, list[str]] | None:
-        self.asked.append(request)
-        if self.forever:
-            await anyio.sleep_forever()
-        return self.answers
-
-
 def replay(
     make: Callable[[Callable[[Event], None], ToolCallTracker], M],
     feed: Callable[[M, L], object],
@@ -157,14 +132,6 @@ def clean(events: list[Event], turns: int = 1) -> list[Event]:
 def text_of(events: list[Event]) -> str:
     """The text the turn streamed."""
     return "".join(event.content for event in events if isinstance(event, TextDeltaEvent))
-
-
-def first_call(events: list[Event]) -> tuple[ToolStartEvent, ToolEndEvent]:
-    """The first two events, asserted to be the start and the end of one call."""
-    start, end = events[0], events[1]
-    assert isinstance(start, ToolStartEvent), events
-    assert isinstance(end, ToolEndEvent), events
-    return start, end
 
 
 def kinds(events: list[Event]) -> list[type[Event]]:

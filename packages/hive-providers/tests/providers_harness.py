@@ -172,6 +172,11 @@ def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str 
     return calls
 
 
+def chat_tool_call(call_id: str, arguments: str, name: str = "read_file") -> dict[str, Any]:
+    """A tool call as Chat Completions carries it in an assistant message."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
 def tool_round(thinking: ThinkingPart, good: str, bad: str) -> list[HistoryMessage]:
     """A history round: the assistant thought, wrote, and called ``read_file`` twice (call ``good`` with JSON
     arguments, call ``bad`` with arguments that are not JSON); then the tool message answering both."""

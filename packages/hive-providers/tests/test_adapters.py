@@ -328,6 +328,12 @@ async def test_list_models_returns_the_names(adapter: Adapter) -> None:
 
 # -- the two OpenAI adapters, each with its own request fields ----------------------------------------------
 
+HISTORY: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are hive."},
+    {"role": "user", "content": "hi"},
+]
+"""The conversation of :func:`test_options_become_request_fields` as both OpenAI APIs carry it."""
+
 
 @pytest.mark.parametrize(
     ("make", "options", "fields"),
@@ -346,11 +352,7 @@ async def test_list_models_returns_the_names(adapter: Adapter) -> None:
                 "temperature": 0.25,
                 "max_completion_tokens": 321,
                 "reasoning_effort": "max",
-                "messages": [
-                    {"role": "system", "content": "Be brief."},
-                    {"role": "system", "content": "You are hive."},
-                    {"role": "user", "content": "hi"},
-                ],
+                "messages": [{"role": "system", "content": "Be brief."}, *HISTORY],
             },
             id="openai_chat",
         ),
@@ -362,10 +364,7 @@ async def test_list_models_returns_the_names(adapter: Adapter) -> None:
                 "temperature": 0.5,
                 "max_output_tokens": 77,
                 "instructions": "Be brief.",
-                "input": [
-                    {"role": "system", "content": "You are hive."},
-                    {"role": "user", "content": "hi"},
-                ],
+                "input": HISTORY,
             },
             id="openai_responses",
         ),

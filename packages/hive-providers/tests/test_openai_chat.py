@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from providers_harness import READ, assembled, collect, failing, openai_chat, scripted
+from providers_harness import READ, assembled, chat_tool_call, collect, failing, openai_chat, scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
@@ -140,14 +140,7 @@ async def test_history_sends_tool_calls_and_results_but_not_thinking() -> None:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
-                },
-                {"id": "call_2", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
-            ],
+            "tool_calls": [chat_tool_call("call_1", '{"path": "a.txt"}'), chat_tool_call("call_2", "{}")],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "contents of a"},
         {"role": "tool", "tool_call_id": "call_2", "content": "missing path"},
