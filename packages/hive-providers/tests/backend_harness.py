@@ -1,13 +1,14 @@
-"""Helpers for the coding-agent backend tests: the fake ACP agent's launch spec and options, a turn cancelled
-mid-way, and reading the events of a turn."""
+"""Helpers for the coding-agent backend tests: the fake ACP agent's launch spec and options, a fake CLI program,
+a turn cancelled mid-way, replaying decoded wire lines through a backend's mapper, and reading the events of a
+turn."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import anyio
 from acp_fake_agent import arguments
@@ -17,8 +18,21 @@ from hive_core.runners import SessionRunner, collect_turn
 from hive_protocol import Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest, verify
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 E = TypeVar("E", bound=Event)
+L = TypeVar("L")
+
+
+class Mapper(Protocol):
+    """What maps one CLI's decoded wire to hive events, as :func:`replay` drives it."""
+
+    def finish(self) -> TurnEndEvent:
+        """The event that ends the turn."""
+        ...
+
+
+M = TypeVar("M", bound=Mapper)
 
 WAIT: Final = 20.0
 """Seconds a turn may take before the test fails (a bound, not a synchronisation)."""
@@ -42,6 +56,42 @@ def options(tmp_path: Path, transcript: str | Path, *later: str | Path, **more: 
         arguments=(*arguments(transcript, tmp_path / "log.jsonl"), *extra),
         **settings,
     )
+
+
+def fake_program(tmp: Path, name: str, script: Path) -> Path:
+    """An executable ``tmp/name`` that runs ``script`` with this interpreter, passing its arguments on: a fake CLI
+    a backend starts as it would start the real one."""
+    program = tmp / name
+    program.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n', encoding="utf-8")
+    program.chmod(0o755)
+    return program
+
+
+def fake_cli_options(tmp: Path, program: Path, environment: Mapping[str, str], **more: Any) -> BackendOptions:
+    """Options that start the fake CLI ``program`` in ``tmp`` (its home ``tmp/home``) with ``environment``."""
+    return BackendOptions(
+        cwd=tmp,
+        home=tmp / "home",
+        executable=str(program),
+        environment=dict(environment),
+        cancel_grace=2.0,
+        **more,
+    )
+
+
+def replay(
+    make: Callable[[Callable[[Event], None], ToolCallTracker], M],
+    feed: Callable[[M, L], object],
+    lines: Iterable[L],
+) -> tuple[M, list[Event]]:
+    """The mapper ``make`` builds (emitting into one list, its calls tracked by a tracker emitting there too)
+    after ``feed`` gave it each of ``lines``, and every event it emitted, its ``finish`` last."""
+    events: list[Event] = []
+    mapper = make(events.append, ToolCallTracker(events.append))
+    for line in lines:
+        feed(mapper, line)
+    events.append(mapper.finish())
+    return mapper, events
 
 
 async def run_and_cancel(

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, Usage
+from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
 from hive_core import (
     Agent,
     ChatClient,
@@ -24,6 +24,8 @@ from hive_core import (
     ChatOptions,
     ChatUpdate,
     Message,
+    TextUpdate,
+    ThinkingUpdate,
     ToolCallUpdate,
     ToolSpec,
     collect_turn,
@@ -170,6 +172,51 @@ def assembled(updates: Sequence[ChatUpdate]) -> dict[int, tuple[str | None, str 
             call_id, name, arguments = calls.get(update.index, (None, None, ""))
             calls[update.index] = (update.id or call_id, update.name or name, arguments + update.arguments)
     return calls
+
+
+def chat_tool_call(call_id: str, arguments: str, name: str = "read_file") -> dict[str, Any]:
+    """A tool call as Chat Completions carries it in an assistant message."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def thought_then_text(signature: str) -> Round:
+    """A round that thinks ``Let me look.`` (signed ``signature``), then says ``Done.``."""
+    return Round(
+        parts=[ScriptThinking(chunks=["Let me ", "look."], signature=signature), ScriptText(chunks=["Done."])]
+    )
+
+
+def thought_then_text_updates(signature: str, provider: str) -> list[ChatUpdate]:
+    """What a client streams first for :func:`thought_then_text`: the thinking, its ``signature`` as the
+    ``provider`` keeps it, then the text."""
+    return [
+        ThinkingUpdate("Let me "),
+        ThinkingUpdate("look."),
+        ThinkingUpdate("", signature=signature, provider=provider),
+        TextUpdate("Done."),
+    ]
+
+
+def text_then_call(text: str, call_id: str) -> Round:
+    """A round that streams ``text``, then calls ``read_file`` on ``a`` (call ``call_id``)."""
+    return Round(
+        parts=[
+            ScriptText(chunks=[text]),
+            ScriptToolCall(id=call_id, name="read_file", arguments=['{"path": "a"}']),
+        ]
+    )
+
+
+def after_text_and_call(text: str, call_id: str, arguments: str = '{"path": "a"}') -> list[HistoryMessage]:
+    """A history: ``hi``; the assistant wrote ``text`` and called ``read_file`` on ``a`` (call ``call_id``, sent
+    as ``arguments``); the tool answered ``A``."""
+    return [
+        user("hi"),
+        HistoryMessage(
+            "assistant", [TextPart(text), ToolCallPart(call_id, "read_file", arguments, {"path": "a"})]
+        ),
+        HistoryMessage("tool", [ToolResultPart(call_id, "read_file", "A")]),
+    ]
 
 
 def tool_round(thinking: ThinkingPart, good: str, bad: str) -> list[HistoryMessage]:

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 import pytest
 from acp_fake_agent import read_log
-from backend_harness import SPEC, clean, kinds, options, run_and_cancel, text_of
+from backend_harness import SPEC, clean, kinds, one_turn, options, run_and_cancel, text_of
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner, collect_turn
@@ -48,11 +48,7 @@ def update(session_id: str, text: str) -> dict[str, Any]:
 
 async def test_a_basic_turn_maps_thoughts_text_tools_and_usage(tmp_path: Path) -> None:
     backend = AcpBackend(SPEC, options(tmp_path, "basic-turn"))
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "hello"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "hello"))
     assert kinds(events) == [
         ThinkingDeltaEvent,
         ToolStartEvent,
@@ -130,11 +126,7 @@ async def test_a_permission_request_is_answered_by_hives_approvals_choosing_the_
 ) -> None:
     approvals = RecordingApprovals(decision)
     backend = AcpBackend(SPEC, options(tmp_path, transcript, policy=AskEverything(), approvals=approvals))
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "create marker.txt"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "create marker.txt"))
     assert len(approvals.requests) == 1
     asked = approvals.requests[0]
     assert asked.tool_name == "execute_command"
@@ -252,11 +244,7 @@ async def test_a_faulted_process_is_replaced_and_the_session_resumed(tmp_path: P
 async def test_resume_continues_the_clis_own_session(tmp_path: Path, transcript: str, method: str) -> None:
     backend = AcpBackend(SPEC, options(tmp_path, transcript, resume="sess_resumable"))
     assert backend.session_id == "sess_resumable"
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "continue"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "continue"))
     assert "REPLAYED" not in text_of(events)
     assert text_of(events) in ("Continuing.", "Resumed.")
     assert backend.session_id == "sess_resumable"
@@ -268,11 +256,7 @@ async def test_a_refused_resume_runs_the_turn_in_a_new_session_and_says_so(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     backend = AcpBackend(SPEC, options(tmp_path, "resume-refused", resume="sess_gone"))
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "continue"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "continue"))
     assert text_of(events) == "Starting afresh."
     assert backend.session_id == "sess_fresh"  # what hive records, so the next resume asks for this one
     assert any("could not resume session sess_gone" in record.getMessage() for record in caplog.records)
@@ -400,11 +384,7 @@ async def test_the_session_is_put_in_its_asking_mode_and_configuration(tmp_path:
     )
     spec = msgspec.structs.replace(SPEC, ask_mode="ask", ask_config={"tool_approval": "read-only"})
     backend = AcpBackend(spec, options(tmp_path, path))
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "hello"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "hello"))
     assert text_of(events) == "ok"
     sent = {message.get("method"): message.get("params") for message in read_log(tmp_path / "log.jsonl")}
     assert sent["session/set_mode"] == {"sessionId": "sess_modes", "modeId": "ask"}
@@ -418,11 +398,7 @@ async def test_the_session_is_put_in_its_asking_mode_and_configuration(tmp_path:
 async def test_a_mode_the_session_is_already_in_is_not_set_again(tmp_path: Path) -> None:
     path = session_setup_transcript(tmp_path)
     backend = AcpBackend(msgspec.structs.replace(SPEC, ask_mode="normal"), options(tmp_path, path))
-    try:
-        with anyio.fail_after(WAIT):
-            clean(await collect_turn(backend, "hello"))
-    finally:
-        await backend.aclose()
+    clean(await one_turn(backend, "hello"))
     methods = [message.get("method") for message in read_log(tmp_path / "log.jsonl")]
     assert methods == ["initialize", "session/new", "session/prompt"]
 
@@ -430,11 +406,7 @@ async def test_a_mode_the_session_is_already_in_is_not_set_again(tmp_path: Path)
 async def test_a_mode_the_user_asked_for_that_the_cli_lacks_is_a_clear_error(tmp_path: Path) -> None:
     path = session_setup_transcript(tmp_path)
     backend = AcpBackend(SPEC, options(tmp_path, path, mode="bypass"))
-    try:
-        with anyio.fail_after(WAIT):
-            events = clean(await collect_turn(backend, "hello"))
-    finally:
-        await backend.aclose()
+    events = clean(await one_turn(backend, "hello"))
     error = events[-2]
     assert isinstance(error, ErrorEvent)
     assert error.code == "request_rejected"

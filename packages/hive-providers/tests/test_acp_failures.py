@@ -78,11 +78,19 @@ async def test_a_cli_that_dies_mid_turn_is_an_error_and_closes_the_started_tool(
     assert not marked_processes(child_supervisor().marker)
 
 
-async def test_a_cli_that_never_answers_initialize_times_out(tmp_path: Path) -> None:
-    error, took = await run_failing(tmp_path, "hang-at-start", startup_timeout=0.5)
+@pytest.mark.parametrize(
+    ("transcript", "method", "hint"),
+    [("hang-at-start", "initialize", "Please log in"), ("hang-at-session", "session/new", "model catalog")],
+    ids=["initialize", "session"],
+)
+async def test_a_cli_that_never_answers_a_start_request_times_out(
+    tmp_path: Path, transcript: str, method: str, hint: str
+) -> None:
+    """A CLI silent at ``initialize`` or at ``session/new`` times out, saying which request and what to check."""
+    error, took = await run_failing(tmp_path, transcript, startup_timeout=0.5)
     assert error.code == "timeout"
-    assert "did not answer initialize within 0.5 s" in error.message
-    assert "Please log in" in error.message
+    assert f"did not answer {method} within 0.5 s" in error.message
+    assert hint in error.message
     assert took < 5.0
 
 
@@ -114,14 +122,6 @@ async def test_noise_before_and_between_messages_and_json_rpc_dialects_are_toler
     finally:
         await backend.aclose()
     assert text_of(events) == "Fine."
-
-
-async def test_a_cli_that_never_opens_its_session_times_out(tmp_path: Path) -> None:
-    error, took = await run_failing(tmp_path, "hang-at-session", startup_timeout=0.5)
-    assert error.code == "timeout"
-    assert "did not answer session/new within 0.5 s" in error.message
-    assert "model catalog" in error.message
-    assert took < 5.0
 
 
 async def read_all(cap: int | None) -> tuple[list[dict[str, object]], ProcessTransport]:

@@ -25,8 +25,6 @@ from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 20.0
-
 
 async def test_update_before_create(tmp_path: Path) -> None:
     turn = Turn(tmp_path, "quirk-update-before-create")

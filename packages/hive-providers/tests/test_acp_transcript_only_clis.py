@@ -24,8 +24,6 @@ from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 20.0
-
 
 async def _turn(tmp_path: Path, name: str, transcript: str, *, approve: bool) -> list[Event]:
     return await Turn(tmp_path, transcript, spec=resolve_backend(name), approve=approve).run(

@@ -17,7 +17,9 @@ from providers_harness import (
     GOOGLE_QUOTA,
     READ,
     WAIT,
+    WRITE,
     anthropic,
+    assembled,
     closed_port,
     collect,
     failing,
@@ -34,12 +36,19 @@ from hive_conformance.script import (
     HttpFailure,
     MalformedStreamFailure,
     Round,
+    ScriptPart,
     ScriptText,
+    ScriptThinking,
+    ScriptToolCall,
     Usage,
 )
 from hive_core import ChatOptions, FinishUpdate, TextUpdate, UsageUpdate
 from hive_core.chat import FinishReason, RequiredTool, ToolChoice
+from hive_core.messages import system, user
+from hive_providers import ProviderSettings
 from hive_providers._client import RemoteChatClient
+from hive_providers.anthropic import from_settings as anthropic_from_settings
+from hive_providers.google import from_settings as google_from_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -315,3 +324,133 @@ async def test_list_models_returns_the_names(adapter: Adapter) -> None:
     assert models == ["scripted-model"]
     assert (request.method, request.path) == ("GET", adapter.models_path)
     assert request.headers[adapter.auth[0]] == adapter.auth[1]
+
+
+# -- the two OpenAI adapters, each with its own request fields ----------------------------------------------
+
+HISTORY: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are hive."},
+    {"role": "user", "content": "hi"},
+]
+"""The conversation of :func:`test_options_become_request_fields` as both OpenAI APIs carry it."""
+
+
+@pytest.mark.parametrize(
+    ("make", "options", "fields"),
+    [
+        pytest.param(
+            openai_chat,
+            ChatOptions(
+                temperature=0.25,
+                max_output_tokens=321,
+                reasoning_effort="extra_high",
+                instructions="Be brief.",
+                model="gpt-other",
+            ),
+            {
+                "model": "gpt-other",
+                "temperature": 0.25,
+                "max_completion_tokens": 321,
+                "reasoning_effort": "max",
+                "messages": [{"role": "system", "content": "Be brief."}, *HISTORY],
+            },
+            id="openai_chat",
+        ),
+        pytest.param(
+            openai_responses,
+            ChatOptions(temperature=0.5, max_output_tokens=77, instructions="Be brief.", model="gpt-other"),
+            {
+                "model": "gpt-other",
+                "temperature": 0.5,
+                "max_output_tokens": 77,
+                "instructions": "Be brief.",
+                "input": HISTORY,
+            },
+            id="openai_responses",
+        ),
+    ],
+)
+async def test_options_become_request_fields(
+    make: Callable[..., RemoteChatClient], options: ChatOptions, fields: dict[str, Any]
+) -> None:
+    async with scripted(make, Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
+        await collect(client, [system("You are hive."), user("hi")], options)
+        body = server.requests[0].body
+    assert {name: body[name] for name in fields} == fields
+
+
+@pytest.mark.parametrize(
+    ("make", "before"),
+    [
+        pytest.param(openai_chat, [], id="openai_chat"),
+        pytest.param(
+            openai_responses,
+            [ScriptThinking(chunks=["Both."], signature="enc"), ScriptText(chunks=["Reading."])],
+            id="openai_responses-after-thinking-and-text",
+        ),
+    ],
+)
+async def test_parallel_tool_calls_are_indexed_among_calls(
+    make: Callable[..., RemoteChatClient], before: list[ScriptPart]
+) -> None:
+    round_ = Round(
+        parts=[
+            *before,
+            ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
+            ScriptToolCall(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
+        ]
+    )
+    async with scripted(make, round_) as (_, client):
+        updates = await collect(client, options=ChatOptions(tools=[READ, WRITE]))
+    assert assembled(updates) == {
+        0: ("call_a", "read_file", '{"path": "a.txt"}'),
+        1: ("call_b", "write_file", '{"path": "b.txt"}'),
+    }
+    texts = [TextUpdate(part.chunks[0]) for part in before if isinstance(part, ScriptText)]
+    assert [u for u in updates if isinstance(u, TextUpdate)] == texts
+    assert updates[-1] == FinishUpdate("tool_calls")
+
+
+# -- from_settings: Anthropic and Gemini ---------------------------------------------------------------------
+
+FROM_SETTINGS = [
+    pytest.param(anthropic_from_settings, "anthropic", "claude-x", id="anthropic"),
+    pytest.param(google_from_settings, "google", "gemini-x", id="google"),
+]
+"""Each adapter's ``from_settings``, its provider and a model name."""
+
+
+GATEWAYS: dict[str, tuple[str, str, int]] = {
+    "anthropic": ("https://gateway.example.test/v1/", "https://gateway.example.test", 300_000),
+    "google": ("https://gateway.example.test/", "https://gateway.example.test/v1beta", 200_000),
+}
+"""Per provider: a gateway's endpoint, the base URL its client makes of it, and a context length."""
+
+
+@pytest.mark.parametrize(("build", "provider", "model"), FROM_SETTINGS)
+def test_from_settings_builds_a_client(
+    build: Callable[[ProviderSettings], RemoteChatClient], provider: str, model: str
+) -> None:
+    endpoint, base_url, window = GATEWAYS[provider]
+    settings = ProviderSettings(
+        provider=provider,
+        model=model,
+        api_key="k",
+        endpoint=endpoint,
+        context_length=window,
+        idle_timeout=30.0,
+    )
+    client = build(settings)
+    assert (client.model, client.api_key, client.base_url) == (model, "k", base_url)
+    assert (client.capabilities.context_window, client.idle_timeout) == (window, 30.0)
+
+
+@pytest.mark.parametrize(("build", "provider", "model"), FROM_SETTINGS)
+@pytest.mark.parametrize("missing", ["api_key", "model"])
+def test_from_settings_names_what_is_missing(
+    build: Callable[[ProviderSettings], RemoteChatClient], provider: str, model: str, missing: str
+) -> None:
+    given = {"model": model, "api_key": "k"}
+    del given[missing]
+    with pytest.raises(ValueError, match=f"'{missing}'"):
+        build(ProviderSettings(provider=provider, **given))

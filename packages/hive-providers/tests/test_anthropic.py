@@ -15,12 +15,16 @@ import pytest
 from providers_harness import (
     READ,
     WAIT,
+    after_text_and_call,
     anthropic,
     assembled,
     collect,
     failing,
     note_turn,
     scripted,
+    text_then_call,
+    thought_then_text,
+    thought_then_text_updates,
     tool_round,
 )
 
@@ -37,8 +41,7 @@ from hive_core import (
     UsageUpdate,
 )
 from hive_core.messages import system, user
-from hive_providers import ProviderSettings
-from hive_providers.anthropic import AnthropicChatClient, from_settings
+from hive_providers.anthropic import AnthropicChatClient
 
 pytestmark = pytest.mark.anyio
 
@@ -98,18 +101,10 @@ async def test_models_that_refuse_sampling_get_no_temperature() -> None:
 
 
 async def test_thinking_streams_its_text_then_its_signature() -> None:
-    round_ = Round(
-        parts=[ScriptThinking(chunks=["Let me ", "look."], signature="sig-1"), ScriptText(chunks=["Done."])]
-    )
-    async with serve(round_) as (server, client):
+    async with serve(thought_then_text("sig-1")) as (server, client):
         updates = await collect(client, options=ChatOptions(reasoning_effort="high", temperature=0.5))
         [request] = server.requests
-    assert updates[:4] == [
-        ThinkingUpdate("Let me "),
-        ThinkingUpdate("look."),
-        ThinkingUpdate("", signature="sig-1", provider="anthropic"),
-        TextUpdate("Done."),
-    ]
+    assert updates[:4] == thought_then_text_updates("sig-1", "anthropic")
     assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 12288}
     assert request.body["max_tokens"] == 4096 + 12288
     assert "temperature" not in request.body  # the API takes only its default temperature with thinking
@@ -283,28 +278,12 @@ async def test_parallel_tool_calls_are_told_apart_by_block_index() -> None:
 
 
 async def test_whitespace_text_before_a_tool_call_streams_but_is_not_sent_back() -> None:
-    round_ = Round(
-        parts=[
-            ScriptText(chunks=["\n\n"]),
-            ScriptToolCall(id="toolu_1", name="read_file", arguments=['{"path": "a"}']),
-        ]
-    )
+    round_ = text_then_call("\n\n", "toolu_1")
     async with serve(round_, Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         updates = await collect(client, options=ChatOptions(tools=[READ]))
         assert updates[0] == TextUpdate("\n\n")
         assert assembled(updates) == {1: ("toolu_1", "read_file", '{"path": "a"}')}
-        history = [
-            user("hi"),
-            hm.Message(
-                "assistant",
-                [
-                    hm.TextPart("\n\n"),
-                    hm.ToolCallPart("toolu_1", "read_file", '{"path": "a"}', {"path": "a"}),
-                ],
-            ),
-            hm.Message("tool", [hm.ToolResultPart("toolu_1", "read_file", "A")]),
-        ]
-        await collect(client, history, ChatOptions(tools=[READ]))
+        await collect(client, after_text_and_call("\n\n", "toolu_1"), ChatOptions(tools=[READ]))
         sent = server.requests[1].body["messages"]
     assert sent[1] == {
         "role": "assistant",
@@ -355,32 +334,31 @@ async def test_history_goes_back_in_the_api_shape() -> None:
     ]
 
 
-async def test_tools_used_earlier_are_declared_when_none_are_offered() -> None:
+async def _after_a_call(call_id: str, options: ChatOptions) -> dict[str, Any]:
+    """The body of the request sent after ``read_file`` call ``call_id`` ran, with ``options``."""
     history = [
         user("hi"),
-        hm.Message("assistant", [hm.ToolCallPart("toolu_a", "read_file", "{}", {})]),
-        hm.Message("tool", [hm.ToolResultPart("toolu_a", "read_file", "A")]),
+        hm.Message("assistant", [hm.ToolCallPart(call_id, "read_file", "{}", {})]),
+        hm.Message("tool", [hm.ToolResultPart(call_id, "read_file", "A")]),
     ]
     async with serve(Round(parts=[ScriptText(chunks=["ok"])]), prompt_caching=False) as (server, client):
-        await collect(client, history, ChatOptions(tool_choice="none"))
+        await collect(client, history, options)
         [request] = server.requests
-    assert request.body["tools"] == [
+    return request.body
+
+
+async def test_tools_used_earlier_are_declared_when_none_are_offered() -> None:
+    body = await _after_a_call("toolu_a", ChatOptions(tool_choice="none"))
+    assert body["tools"] == [
         {"name": "read_file", "description": "Not available now.", "input_schema": {"type": "object"}}
     ]
-    assert request.body["tool_choice"] == {"type": "none"}
+    assert body["tool_choice"] == {"type": "none"}
 
 
 async def test_call_ids_from_elsewhere_are_made_acceptable() -> None:
-    history = [
-        user("hi"),
-        hm.Message("assistant", [hm.ToolCallPart("fc:1/a", "read_file", "{}", {})]),
-        hm.Message("tool", [hm.ToolResultPart("fc:1/a", "read_file", "A")]),
-    ]
-    async with serve(Round(parts=[ScriptText(chunks=["ok"])]), prompt_caching=False) as (server, client):
-        await collect(client, history, ChatOptions(tools=[READ]))
-        [request] = server.requests
-    assert request.body["messages"][1]["content"][0]["id"] == "fc_1_a"
-    assert request.body["messages"][2]["content"][0]["tool_use_id"] == "fc_1_a"
+    body = await _after_a_call("fc:1/a", ChatOptions(tools=[READ]))
+    assert body["messages"][1]["content"][0]["id"] == "fc_1_a"
+    assert body["messages"][2]["content"][0]["tool_use_id"] == "fc_1_a"
 
 
 # -- usage and finish reasons ---------------------------------------------------------------------------------
@@ -443,36 +421,6 @@ def test_capabilities_and_context_window() -> None:
         == 50_000
     )
     assert AnthropicChatClient(model="proxy-model", api_key="k").capabilities.context_window is None
-
-
-def test_from_settings_builds_a_client() -> None:
-    settings = ProviderSettings(
-        provider="anthropic",
-        model="claude-x",
-        api_key="k",
-        endpoint="https://gateway.example.test/v1/",
-        context_length=300_000,
-        idle_timeout=30.0,
-    )
-    client = from_settings(settings)
-    assert (client.model, client.api_key, client.base_url) == (
-        "claude-x",
-        "k",
-        "https://gateway.example.test",
-    )
-    assert (client.capabilities.context_window, client.idle_timeout) == (300_000, 30.0)
-
-
-@pytest.mark.parametrize(
-    ("settings", "named"),
-    [
-        (ProviderSettings(provider="anthropic", model="claude-x"), "'api_key'"),
-        (ProviderSettings(provider="anthropic", api_key="k"), "'model'"),
-    ],
-)
-def test_from_settings_names_what_is_missing_or_wrong(settings: ProviderSettings, named: str) -> None:
-    with pytest.raises(ValueError, match=named):
-        from_settings(settings)
 
 
 def test_the_sdk_is_imported_only_when_a_client_talks_to_the_api() -> None:

@@ -4,6 +4,9 @@ anonymous entries and a disabled pool, with the counters checked after each step
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
 import anyio
 import pytest
 
@@ -60,8 +63,23 @@ def clock() -> Clock:
     return Clock()
 
 
-async def test_warm_hit_reuses_the_entry(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+@pytest.fixture
+def pool(clock: Clock) -> AcpSessionPool[Entry]:
+    """A pool of default settings on the test's clock."""
+    return AcpSessionPool[Entry](clock=clock)
+
+
+@asynccontextmanager
+async def leased(
+    pool: AcpSessionPool[Entry], seen: list[Entry], create: Callable[[], Awaitable[Entry]] = make
+) -> AsyncIterator[Entry]:
+    """A lease of key ``x``, its entry appended to ``seen``."""
+    async with pool.lease("x", "s", "fp", create) as entry:
+        seen.append(entry)
+        yield entry
+
+
+async def test_warm_hit_reuses_the_entry(pool: AcpSessionPool[Entry]) -> None:
     async with pool.lease("gemini", "s1", "fp", make) as first:
         assert pool.stats == stats(misses=1, active=1, leased=1, indexed=1)
     assert pool.stats == stats(misses=1, active=1, indexed=1)
@@ -79,8 +97,7 @@ async def test_warm_hit_reuses_the_entry(clock: Clock) -> None:
     assert pool.stats == stats(hits=1, misses=2)
 
 
-async def test_fingerprint_mismatch_closes_the_old_and_creates(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_fingerprint_mismatch_closes_the_old_and_creates(pool: AcpSessionPool[Entry]) -> None:
     async with pool.lease("gemini", "s1", "model-a", make) as old:
         pass
     async with pool.lease("gemini", "s1", "model-b", make) as new:
@@ -160,8 +177,7 @@ async def test_an_entry_held_long_is_not_reaped_while_held(clock: Clock) -> None
     assert pool.stats.reaped == 0
 
 
-async def test_a_faulted_entry_is_dropped_when_returned(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_a_faulted_entry_is_dropped_when_returned(pool: AcpSessionPool[Entry]) -> None:
     async with pool.lease("x", "s", "fp", make) as broken:
         broken.faulted = True
     assert broken.closed
@@ -171,8 +187,7 @@ async def test_a_faulted_entry_is_dropped_when_returned(clock: Clock) -> None:
     assert pool.stats == stats(misses=2, faults=1, active=1, indexed=1)
 
 
-async def test_an_entry_that_faults_while_idle_is_not_reused(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_an_entry_that_faults_while_idle_is_not_reused(pool: AcpSessionPool[Entry]) -> None:
     async with pool.lease("x", "s", "fp", make) as died:
         pass
     died.faulted = True  # its process died between turns
@@ -182,8 +197,7 @@ async def test_an_entry_that_faults_while_idle_is_not_reused(clock: Clock) -> No
     assert pool.stats == stats(misses=2, faults=1, active=1, indexed=1)
 
 
-async def test_an_exception_in_the_block_drops_the_entry(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_an_exception_in_the_block_drops_the_entry(pool: AcpSessionPool[Entry]) -> None:
     held: list[Entry] = []
     with pytest.raises(RuntimeError, match="turn failed"):
         await fail_inside(pool, held)
@@ -191,8 +205,9 @@ async def test_an_exception_in_the_block_drops_the_entry(clock: Clock) -> None:
     assert pool.stats == stats(misses=1, faults=1)
 
 
-async def test_a_cancelled_block_keeps_a_healthy_entry_and_drops_a_faulted_one(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_a_cancelled_block_keeps_a_healthy_entry_and_drops_a_faulted_one(
+    pool: AcpSessionPool[Entry],
+) -> None:
     held: list[Entry] = []
     with anyio.move_on_after(0.01):  # a cancel the CLI honoured: the process is still good
         async with pool.lease("x", "s", "fp", make) as entry:
@@ -210,8 +225,7 @@ async def test_a_cancelled_block_keeps_a_healthy_entry_and_drops_a_faulted_one(c
     assert pool.stats == stats(hits=1, misses=1, faults=1)
 
 
-async def test_a_failing_create_leaves_nothing_behind(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_a_failing_create_leaves_nothing_behind(pool: AcpSessionPool[Entry]) -> None:
 
     async def fail() -> Entry:
         raise OSError("no such program")
@@ -225,16 +239,14 @@ async def test_a_failing_create_leaves_nothing_behind(clock: Clock) -> None:
     assert pool.stats == stats(misses=2, active=1, indexed=1)
 
 
-async def test_one_execution_per_key_at_a_time(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_one_execution_per_key_at_a_time(pool: AcpSessionPool[Entry]) -> None:
     order: list[str] = []
     first_in = anyio.Event()
     release_first = anyio.Event()
     seen: list[Entry] = []
 
     async def first() -> None:
-        async with pool.lease("x", "s", "fp", make) as entry:
-            seen.append(entry)
+        async with leased(pool, seen):
             order.append("first in")
             first_in.set()
             await release_first.wait()
@@ -242,8 +254,7 @@ async def test_one_execution_per_key_at_a_time(clock: Clock) -> None:
 
     async def second() -> None:
         await first_in.wait()
-        async with pool.lease("x", "s", "fp", make) as entry:
-            seen.append(entry)
+        async with leased(pool, seen):
             order.append("second in")
 
     with anyio.fail_after(5):
@@ -262,22 +273,20 @@ async def test_one_execution_per_key_at_a_time(clock: Clock) -> None:
     assert pool.stats == stats(hits=1, misses=1, active=1, indexed=1)
 
 
-async def test_a_waiting_lease_creates_anew_when_the_holder_faulted(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_a_waiting_lease_creates_anew_when_the_holder_faulted(pool: AcpSessionPool[Entry]) -> None:
     first_in = anyio.Event()
     release_first = anyio.Event()
     seen: list[Entry] = []
 
     async def first() -> None:
-        async with pool.lease("x", "s", "fp", make) as entry:
-            seen.append(entry)
+        async with leased(pool, seen) as entry:
             first_in.set()
             await release_first.wait()
             entry.faulted = True
 
     async def second() -> None:
-        async with pool.lease("x", "s", "fp", make) as entry:
-            seen.append(entry)
+        async with leased(pool, seen):
+            pass
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tasks:
@@ -294,8 +303,7 @@ async def test_a_waiting_lease_creates_anew_when_the_holder_faulted(clock: Clock
     assert pool.stats == stats(misses=2, faults=1, active=1, indexed=1)
 
 
-async def test_a_second_lease_of_a_key_being_created_waits_for_it(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_a_second_lease_of_a_key_being_created_waits_for_it(pool: AcpSessionPool[Entry]) -> None:
     creating = anyio.Event()
     finish = anyio.Event()
     seen: list[Entry] = []
@@ -306,8 +314,8 @@ async def test_a_second_lease_of_a_key_being_created_waits_for_it(clock: Clock) 
         return Entry()
 
     async def lease(create: object) -> None:
-        async with pool.lease("x", "s", "fp", slow if create is slow else make) as entry:
-            seen.append(entry)
+        async with leased(pool, seen, slow if create is slow else make):
+            pass
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tasks:
@@ -322,8 +330,7 @@ async def test_a_second_lease_of_a_key_being_created_waits_for_it(clock: Clock) 
     assert pool.stats == stats(hits=1, misses=1, active=1, indexed=1)
 
 
-async def test_anonymous_entries_are_reused_by_fingerprint(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_anonymous_entries_are_reused_by_fingerprint(pool: AcpSessionPool[Entry]) -> None:
     # The first is held when the second is leased: another one.
     async with pool.lease("x", None, "fp", make) as first, pool.lease("x", None, "fp", make) as second:
         assert second is not first
@@ -362,8 +369,7 @@ async def test_a_disabled_pool_creates_and_closes_each_time(clock: Clock) -> Non
     assert pool.stats == stats(misses=3)
 
 
-async def test_closing_the_pool_closes_held_entries_once(clock: Clock) -> None:
-    pool = AcpSessionPool[Entry](clock=clock)
+async def test_closing_the_pool_closes_held_entries_once(pool: AcpSessionPool[Entry]) -> None:
     async with pool.lease("x", "s", "fp", make) as held:
         await pool.aclose()
         assert held.closed

@@ -14,16 +14,17 @@ from typing import Any
 
 import anyio
 import pytest
+from backend_harness import of, replay
+from question_fakes import NeverAnswers
 
 from hive_core.approvals import ApprovalDecision, Verdict
 from hive_core.failures import ChatError
 from hive_core.runners import SessionRunner
-from hive_core.testing import Approver
+from hive_core.testing import Answerer, Approver
 from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
     Event,
-    QuestionRequestEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolEndEvent,
@@ -174,12 +175,7 @@ _TOOL_TURN = [
 
 
 def _map(messages: list[dict[str, Any]]) -> tuple[StreamMapper, list[Event]]:
-    events: list[Event] = []
-    mapper = StreamMapper(events.append, ToolCallTracker(events.append))
-    for message in messages:
-        mapper.on_message(decode_message(message))
-    events.append(mapper.finish())
-    return mapper, events
+    return replay(StreamMapper, lambda mapper, message: mapper.on_message(decode_message(message)), messages)
 
 
 def test_a_tool_turn_maps_to_one_call_and_the_streamed_text_once() -> None:
@@ -194,9 +190,7 @@ def test_a_tool_turn_maps_to_one_call_and_the_streamed_text_once() -> None:
         TextDeltaEvent,
         TurnEndEvent,
     ]
-    start, end = events[0], events[1]
-    assert isinstance(start, ToolStartEvent)
-    assert isinstance(end, ToolEndEvent)
+    [start], [end] = of(events, ToolStartEvent), of(events, ToolEndEvent)
     assert (start.tool, start.input, start.call_id) == (
         "execute_command",
         {"command": "touch x"},
@@ -327,19 +321,6 @@ async def test_an_allowing_rule_runs_the_call_unasked() -> None:
     assert approvals.requests == []
 
 
-class _Questions:
-    def __init__(self, answers: dict[str, list[str]] | None, *, hang: bool = False) -> None:
-        self.answers = answers
-        self.hang = hang
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> dict[str, list[str]] | None:
-        self.asked.append(request)
-        if self.hang:
-            await anyio.sleep_forever()
-        return self.answers
-
-
 def _fake_backend(tmp_path: Path, mode: str, **options: Any) -> ClaudeCodeBackend:
     return ClaudeCodeBackend(
         resolve_backend("claude-code"),
@@ -361,10 +342,10 @@ def _result_json(events: list[Event]) -> dict[str, Any]:
 
 
 async def test_an_answered_question_writes_back_the_input_plus_answers(tmp_path: Path) -> None:
-    questions = _Questions({"Which database?": ["Postgres"], "Which extras?": ["Docs", "CI"]})
+    questions = Answerer({"Which database?": ["Postgres"], "Which extras?": ["Docs", "CI"]})
     backend = _fake_backend(tmp_path, "ask", questions=questions)
     events = await _turn(backend)
-    (asked,) = questions.asked
+    (asked,) = questions.requests
     assert [q.question for q in asked.questions] == ["Which database?", "Which extras?"]
     assert [q.multi_select for q in asked.questions] == [False, True]
     assert asked.questions[0].options[0].description == "the big one"
@@ -400,7 +381,7 @@ def _encode(event: Event) -> bytes:
 async def test_a_declined_or_incomplete_answer_is_a_deny(
     tmp_path: Path, answers: dict[str, list[str]] | None
 ) -> None:
-    events = await _turn(_fake_backend(tmp_path, "ask", questions=_Questions(answers)))
+    events = await _turn(_fake_backend(tmp_path, "ask", questions=Answerer(answers)))
     response = _result_json(events)
     assert response == {"behavior": "deny", "message": DECLINED_QUESTION, "interrupt": False}
 
@@ -437,12 +418,12 @@ async def test_a_cli_printing_no_json_and_ending_is_an_error_naming_the_noise(tm
 
 
 async def test_a_cli_dying_with_a_question_pending_is_an_error_not_a_hang(tmp_path: Path) -> None:
-    questions = _Questions(None, hang=True)
+    questions = NeverAnswers()
     backend = _fake_backend(tmp_path, "die_pending", questions=questions)
     with pytest.raises(ChatError, match="exited with code 9 during the turn"):
         with anyio.fail_after(30):
             await backend(UserMessageRequest(content="hi"), lambda event: None)
-    assert len(questions.asked) == 1
+    assert len(questions.requests) == 1
 
 
 async def test_a_missing_program_is_not_installed(tmp_path: Path) -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import pytest
-from backend_harness import clean, text_of
+from backend_harness import clean, replay, text_of
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
@@ -106,13 +107,13 @@ TOOL_RUN: Final[list[dict[str, Any]]] = [
 def mapped(
     lines: list[dict[str, Any]], *, before: tuple[int, int, int] | None = (0, 0, 0)
 ) -> tuple[list[Event], ExecTurn]:
-    events: list[Event] = []
-    subthreads = SubThreads()
-    subthreads.emit = events.append
-    turn = ExecTurn(events.append, ToolCallTracker(events.append), subthreads, usage_before=before)
-    for line in lines:
-        turn.on_event(decode_exec_event(line))
-    events.append(turn.finish())
+
+    def make(emit: Callable[[Event], None], tracker: ToolCallTracker) -> ExecTurn:
+        subthreads = SubThreads()
+        subthreads.emit = emit
+        return ExecTurn(emit, tracker, subthreads, usage_before=before)
+
+    turn, events = replay(make, lambda turn, line: turn.on_event(decode_exec_event(line)), lines)
     return events, turn
 
 

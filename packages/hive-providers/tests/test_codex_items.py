@@ -5,13 +5,14 @@ the backend's failures against fake app-servers: not installed, exits at start, 
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import msgspec
 import pytest
+from backend_harness import of
+from codex_fake_server import SERVER
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
@@ -133,9 +134,7 @@ def test_a_recorded_tool_turn_maps_to_a_call_text_and_usage() -> None:
         TextDeltaEvent,
         TurnEndEvent,
     ]
-    start, end = events[0], events[1]
-    assert isinstance(start, ToolStartEvent)
-    assert isinstance(end, ToolEndEvent)
+    [start], [end] = of(events, ToolStartEvent), of(events, ToolEndEvent)
     assert (start.tool, start.call_id, start.input) == (
         "execute_command",
         "call_hive0",
@@ -244,46 +243,13 @@ def test_command_lines_and_decisions() -> None:
 
 # -- failures against fake app-servers ----------------------------------------------------------------------
 
-FAKE_SERVER: Final = """
-import json, sys
-def send(m): sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-mode = sys.argv[1]
-if mode == "exit":
-    sys.stderr.write("fatal: no config\\n"); sys.exit(3)
-if mode == "noise":
-    print("Welcome to codex!"); sys.stdout.flush(); sys.exit(0)
-for line in sys.stdin:
-    m = json.loads(line)
-    method, id_ = m.get("method"), m.get("id")
-    if method == "initialize":
-        send({"id": id_, "result": {"userAgent": "fake"}})
-    elif method == "thread/start":
-        send({"id": id_, "result": {"thread": {"id": "thr_fake"}}})
-    elif method == "turn/start":
-        send({"id": id_, "result": {"turn": {"id": "turn_1", "status": "inProgress"}}})
-        t = {"threadId": "thr_fake", "turnId": "turn_1"}
-        send({"method": "item/agentMessage/delta", "params": {**t, "itemId": "m", "delta": "partial"}})
-        if mode == "die":
-            sys.stderr.write("panicked at the turn\\n"); sys.exit(101)
-        # An approval with a string id: answered verbatim.
-        send({"id": "req-7", "method": "item/commandExecution/requestApproval",
-              "params": {**t, "itemId": "c1", "command": "/bin/bash -lc 'touch x'"}})
-        answer = json.loads(sys.stdin.readline())
-        sys.stderr.write("ANSWER " + json.dumps(answer) + "\\n")
-        send({"method": "item/completed", "params": {**t, "item": {"type": "commandExecution", "id": "c1",
-              "command": "touch x", "status": "declined"}}})
-        send({"method": "turn/completed", "params": {"threadId": "thr_fake", "turn": {"id": "turn_1",
-              "status": "completed"}}})
-"""
-
 
 def fake(tmp_path: Path, mode: str, **more: Any) -> CodexBackend:
-    script = tmp_path / "fake_codex.py"
-    script.write_text(textwrap.dedent(FAKE_SERVER))
+    """The Codex backend on the fake app-server (``codex_fake_server.py``) in ``mode``."""
     options = BackendOptions(
         cwd=tmp_path,
         executable=sys.executable,
-        arguments=(str(script), mode),
+        arguments=(str(SERVER), mode),
         startup_timeout=10.0,
         cancel_grace=1.0,
         **more,

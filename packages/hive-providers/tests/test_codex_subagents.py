@@ -9,13 +9,13 @@ from __future__ import annotations
 import itertools
 import json
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import pytest
 from backend_harness import clean
+from codex_fake_server import SERVER
 
 from hive_core.runners import collect_turn
 from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent
@@ -131,32 +131,16 @@ RECORDED: Final[list[dict[str, Any]]] = [
     {"method": "turn/completed", "params": {"threadId": MAIN, "turn": {"id": TURN, "status": "completed"}}},
 ]
 
-FAKE_SERVER: Final = """
-import json, sys
-def send(m): sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-recorded = json.load(open(sys.argv[1]))
-for line in sys.stdin:
-    m = json.loads(line)
-    method, id_ = m.get("method"), m.get("id")
-    if method == "initialize":
-        send({"id": id_, "result": {"userAgent": "fake"}})
-    elif method == "thread/start":
-        send({"id": id_, "result": {"thread": {"id": "MAIN"}}})
-    elif method == "turn/start":
-        send({"id": id_, "result": {"turn": {"id": "TURN", "status": "inProgress"}}})
-        for notification in recorded:
-            send(notification)
-""".replace("MAIN", MAIN).replace("TURN", TURN)
-
 
 @pytest.mark.anyio
 async def test_a_spawned_agent_is_one_work_item_from_start_to_its_last_text(tmp_path: Path) -> None:
-    script = tmp_path / "fake_codex.py"
-    script.write_text(textwrap.dedent(FAKE_SERVER))
     recorded = tmp_path / "recorded.json"
-    recorded.write_text(json.dumps(RECORDED))
+    recorded.write_text(json.dumps({"thread": MAIN, "turn": TURN, "notifications": RECORDED}))
     options = BackendOptions(
-        cwd=tmp_path, executable=sys.executable, arguments=(str(script), str(recorded)), startup_timeout=10.0
+        cwd=tmp_path,
+        executable=sys.executable,
+        arguments=(str(SERVER), "replay", str(recorded)),
+        startup_timeout=10.0,
     )
     backend = CodexBackend(resolve_backend("codex"), options)
     try:

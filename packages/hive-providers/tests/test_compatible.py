@@ -203,40 +203,43 @@ def test_unset_endpoints_take_the_defaults(settings: ProviderSettings, base_url:
     assert str(from_settings(settings).sdk().base_url) == base_url
 
 
+COMPLETE: dict[str, dict[str, str]] = {
+    "azure": {"endpoint": "https://r", "api_key": "k", "model": "d"},
+    "xai": {"api_key": "k", "model": "grok"},
+    "gpustack": {"endpoint": "http://h", "api_key": "k", "model": "m"},
+}
+"""Per provider, settings it takes without complaint: each test leaves one out."""
+
+
+NAMED: dict[tuple[str, str], str] = {
+    ("azure", "endpoint"): "'endpoint'.*AZURE_OPENAI_ENDPOINT",
+    ("azure", "api_key"): "'api_key'.*AZURE_OPENAI_API_KEY",
+    ("azure", "model"): "'model'.*AZURE_OPENAI_DEPLOYMENT.*deploymentName",
+    ("xai", "api_key"): "'api_key'.*XAI_API_KEY",
+    ("xai", "model"): "'model'.*XAI_MODEL",
+    ("gpustack", "endpoint"): "'endpoint'.*GPUSTACK_ENDPOINT",
+    ("gpustack", "api_key"): "'api_key'.*GPUSTACK",
+    ("gpustack", "model"): "'model'.*GPUSTACK",
+}
+"""Per provider and setting left out of :data:`COMPLETE`, what the error says (the setting and its variable)."""
+
+
+@pytest.mark.parametrize(("case", "missing"), list(NAMED.items()), ids=["-".join(case) for case in NAMED])
+def test_a_setting_left_out_is_named(case: tuple[str, str], missing: str) -> None:
+    provider, left_out = case
+    given = {name: value for name, value in COMPLETE[provider].items() if name != left_out}
+    with pytest.raises(ValueError, match=missing):
+        from_settings(ProviderSettings(provider=provider, **given))
+
+
 @pytest.mark.parametrize(
     ("settings", "missing"),
     [
-        (
-            ProviderSettings(provider="azure", api_key="k", model="d"),
-            "'endpoint'.*AZURE_OPENAI_ENDPOINT",
-        ),
-        (
-            ProviderSettings(provider="azure", endpoint="https://r", model="d"),
-            "'api_key'.*AZURE_OPENAI_API_KEY",
-        ),
-        (
-            ProviderSettings(provider="azure", endpoint="https://r", api_key="k"),
-            "'model'.*AZURE_OPENAI_DEPLOYMENT.*deploymentName",
-        ),
-        (ProviderSettings(provider="xai", model="grok"), "'api_key'.*XAI_API_KEY"),
-        (ProviderSettings(provider="xai", api_key="k"), "'model'.*XAI_MODEL"),
         (ProviderSettings(provider="ollama"), "'model'.*OLLAMA_MODEL"),
         (ProviderSettings(provider="lmstudio", model="  "), "'model'.*LMSTUDIO_MODEL"),
-        (
-            ProviderSettings(provider="gpustack", api_key="k", model="m"),
-            "'endpoint'.*GPUSTACK_ENDPOINT",
-        ),
-        (
-            ProviderSettings(provider="gpustack", endpoint="http://h", model="m"),
-            "'api_key'.*GPUSTACK",
-        ),
-        (
-            ProviderSettings(provider="gpustack", endpoint="http://h", api_key="k"),
-            "'model'.*GPUSTACK",
-        ),
     ],
 )
-def test_a_missing_setting_is_named(settings: ProviderSettings, missing: str) -> None:
+def test_a_missing_or_blank_model_is_named(settings: ProviderSettings, missing: str) -> None:
     with pytest.raises(ValueError, match=missing):
         from_settings(settings)
 

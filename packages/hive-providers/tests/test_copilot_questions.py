@@ -32,7 +32,13 @@ from hive_protocol import (
 )
 from hive_providers.backends.copilot.backend import NO_ASK_USER, NO_AUTO_LOGIN, CopilotBackend
 from hive_providers.backends.copilot.transport import frame
-from hive_providers.backends.copilot.turn import DECLINED_QUESTION, CopilotTurn, question_of, validated_answer
+from hive_providers.backends.copilot.turn import (
+    DECLINED_QUESTION,
+    CopilotTurn,
+    Send,
+    question_of,
+    validated_answer,
+)
 from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
 
@@ -41,18 +47,22 @@ pytestmark = pytest.mark.anyio
 CHOICES: dict[str, Any] = {"question": "Which database?", "choices": ["SQLite", "PostgreSQL"]}
 
 
-def _turn(questions: Any) -> tuple[CopilotTurn, list[Event]]:
+def _turn(
+    questions: Any = None, *, approvals: Any = None, send: Send | None = None
+) -> tuple[CopilotTurn, list[Event]]:
+    """A turn of session ``sess-1`` with no policy, and the events it emits; ``send`` answers its requests
+    to the server (by default any request fails the test)."""
     events: list[Event] = []
 
-    async def send(method: str, params: dict[str, Any]) -> Any:
+    async def unexpected(method: str, params: dict[str, Any]) -> Any:
         raise AssertionError(f"unexpected request {method}")
 
     turn = CopilotTurn(
         emit=events.append,
         session_id="sess-1",
-        send=send,
+        send=send or unexpected,
         policy=None,
-        approvals=None,
+        approvals=approvals,
         questions=questions,
         taken=set(),
         question_numbers=lambda: 7,
@@ -394,16 +404,7 @@ async def test_a_permission_approved_with_changed_arguments_is_rejected_with_the
 
     for approvals, expected in ((_Changing(), "reject"), (_Plain(), "approve-once")):
         sent.clear()
-        turn = CopilotTurn(
-            emit=lambda _: None,
-            session_id="sess-1",
-            send=send,
-            policy=None,
-            approvals=approvals,
-            questions=None,
-            taken=set(),
-            question_numbers=lambda: 1,
-        )
+        turn, _ = _turn(approvals=approvals, send=send)
         work: list[Any] = []
         turn.on_event(
             {
@@ -455,16 +456,7 @@ async def test_several_questions_and_permissions_of_one_turn_wait_and_cancel_tog
     async def send(method: str, params: dict[str, Any]) -> Any:
         raise AssertionError(f"a cancelled permission was answered: {method} {params}")
 
-    turn = CopilotTurn(
-        emit=lambda _: None,
-        session_id="sess-1",
-        send=send,
-        policy=None,
-        approvals=held,
-        questions=held,
-        taken=set(),
-        question_numbers=lambda: 1,
-    )
+    turn, _ = _turn(held, approvals=held, send=send)
     errors: list[RequestError] = []
 
     async def asking(text: str) -> None:

@@ -13,11 +13,15 @@ from providers_harness import (
     GOOGLE_QUOTA,
     READ,
     WAIT,
+    after_text_and_call,
     collect,
     failing,
     google,
     note_turn,
     scripted,
+    text_then_call,
+    thought_then_text,
+    thought_then_text_updates,
     tool_round,
 )
 
@@ -36,12 +40,10 @@ from hive_core import (
     ToolSpec,
 )
 from hive_core.messages import system, user
-from hive_providers import ProviderSettings
 from hive_providers.google import (
     DEFAULT_BASE_URL,
     SKIP_SIGNATURE,
     GoogleChatClient,
-    from_settings,
     google_schema,
 )
 
@@ -96,21 +98,10 @@ async def test_a_model_override_changes_the_path() -> None:
 
 
 async def test_thoughts_stream_as_thinking_with_their_signature() -> None:
-    round_ = Round(
-        parts=[
-            ScriptThinking(chunks=["Let me ", "look."], signature="thought-sig"),
-            ScriptText(chunks=["Done."]),
-        ]
-    )
-    async with serve(round_, model="gemini-2.5-flash") as (server, client):
+    async with serve(thought_then_text("thought-sig"), model="gemini-2.5-flash") as (server, client):
         updates = await collect(client, options=ChatOptions(reasoning_effort="high", max_output_tokens=1000))
         [request] = server.requests
-    assert updates[:4] == [
-        ThinkingUpdate("Let me "),
-        ThinkingUpdate("look."),
-        ThinkingUpdate("", signature='{"thought":"thought-sig"}', provider="google"),
-        TextUpdate("Done."),
-    ]
+    assert updates[:4] == thought_then_text_updates('{"thought":"thought-sig"}', "google")
     assert request.body["generationConfig"] == {
         "maxOutputTokens": 1000 + 24576,
         "thinkingConfig": {"thinkingBudget": 24576, "includeThoughts": True},
@@ -208,26 +199,13 @@ async def test_a_call_signature_is_kept_for_its_call() -> None:
 
 
 async def test_whitespace_text_before_a_call_streams_but_is_not_sent_back() -> None:
-    round_ = Round(
-        parts=[
-            ScriptText(chunks=["\n"]),
-            ScriptToolCall(id="u", name="read_file", arguments=['{"path": "a"}']),
-        ]
-    )
+    round_ = text_then_call("\n", "u")
     async with serve(round_, Round(parts=[ScriptText(chunks=["ok"])])) as (server, client):
         updates = await collect(client, options=ChatOptions(tools=[READ]))
         assert updates[0] == TextUpdate("\n")
         [call] = calls_of(updates)
         assert call.id is not None
-        history = [
-            user("hi"),
-            hm.Message(
-                "assistant",
-                [hm.TextPart("\n"), hm.ToolCallPart(call.id, "read_file", call.arguments, {"path": "a"})],
-            ),
-            hm.Message("tool", [hm.ToolResultPart(call.id, "read_file", "A")]),
-        ]
-        await collect(client, history, ChatOptions(tools=[READ]))
+        await collect(client, after_text_and_call("\n", call.id, call.arguments), ChatOptions(tools=[READ]))
         contents = server.requests[1].body["contents"]
     assert contents[1] == {
         "role": "model",
@@ -443,29 +421,3 @@ def test_the_key_is_required_and_never_read_from_the_environment(monkeypatch: py
         monkeypatch.setenv(name, "from-env")
     with pytest.raises(ValueError, match="'api_key'"):
         GoogleChatClient(model="gemini-x")
-
-
-def test_from_settings_builds_a_client() -> None:
-    settings = ProviderSettings(
-        provider="google",
-        model="gemini-x",
-        api_key="k",
-        endpoint="https://gateway.example.test/",
-        context_length=200_000,
-        idle_timeout=30.0,
-    )
-    client = from_settings(settings)
-    assert (client.model, client.base_url) == ("gemini-x", "https://gateway.example.test/v1beta")
-    assert (client.capabilities.context_window, client.idle_timeout) == (200_000, 30.0)
-
-
-@pytest.mark.parametrize(
-    ("settings", "named"),
-    [
-        (ProviderSettings(provider="google", model="gemini-x"), "'api_key'"),
-        (ProviderSettings(provider="google", api_key="k"), "'model'"),
-    ],
-)
-def test_from_settings_names_what_is_missing_or_wrong(settings: ProviderSettings, named: str) -> None:
-    with pytest.raises(ValueError, match=named):
-        from_settings(settings)

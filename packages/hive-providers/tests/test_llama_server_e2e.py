@@ -14,11 +14,11 @@ import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
+from backend_harness import end_of, text_of
 
 from hive_core import Agent, ChatOptions, FinishUpdate, TextUpdate, UsageUpdate, collect_turn
 from hive_core.approvals import ALLOW_ALL
 from hive_core.messages import user
-from hive_protocol import TextDeltaEvent, TurnEndEvent
 from hive_providers import ProviderSettings
 from hive_providers.local import default_model_path
 from hive_providers.openai_chat import OpenAIChatClient
@@ -146,8 +146,6 @@ async def test_agent_turn_through_llama_server_and_the_registry() -> None:
         agent = Agent(create_client(settings), max_output_tokens=16, temperature=0.0, policy=ALLOW_ALL)
         with anyio.fail_after(WAIT):
             events = await collect_turn(agent.session(), "Say hello.")
-    text = "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-    assert text.strip()
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent)
+    assert text_of(events).strip()
+    end = end_of(events)
     assert end.stop_reason in ("completed", "output_limit")

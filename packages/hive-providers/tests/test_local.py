@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from backend_harness import end_of
+from backend_harness import text_of as streamed_text
 
 from hive_core import (
     Agent,
@@ -37,7 +39,6 @@ from hive_core.chat import RequiredTool, ToolChoice
 from hive_core.messages import system, user
 from hive_protocol import (
     ErrorEvent,
-    TextDeltaEvent,
     ToolEndEvent,
     ToolStartEvent,
     TurnEndEvent,
@@ -241,10 +242,8 @@ async def test_smollm2_answers_through_the_agent_loop(client: LocalChatClient) -
     )
     with anyio.fail_after(WAIT):
         events = await collect_turn(agent.session(), "Say hello to the user.")
-    text = "".join(e.content for e in events if isinstance(e, TextDeltaEvent))
-    assert text.strip()
-    end = events[-1]
-    assert isinstance(end, TurnEndEvent)
+    assert streamed_text(events).strip()
+    end = end_of(events)
     assert end.stop_reason in ("completed", "output_limit")
     assert end.input_tokens is not None
     assert end.input_tokens > 0

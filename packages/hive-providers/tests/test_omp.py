@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 import pytest
-from backend_harness import end_of, of, text_of
+from backend_harness import end_of, fake_cli_options, fake_program, of, text_of
 
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
@@ -37,7 +36,7 @@ from hive_protocol import (
     verify,
 )
 from hive_providers.backends.kit.errors import BackendUnavailable
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.omp import OmpBackend
 from hive_providers.backends.omp.ask import answer_frame, read_ask
 from hive_providers.backends.registry import resolve_backend
@@ -67,9 +66,7 @@ class _Session:
         question_timeout: float = _WAIT,
         cancel_on_question: bool = False,
     ) -> None:
-        program = tmp / "omp"
-        program.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{_FAKE}" "$@"\n', encoding="utf-8")
-        program.chmod(0o755)
+        program = fake_program(tmp, "omp", _FAKE)
         self.log = tmp / "fake-omp.log"
         self.reply = reply
         self.cancel_on_question = cancel_on_question
@@ -77,18 +74,16 @@ class _Session:
         self.asked: list[QuestionRequestEvent] = []
         self.backend = OmpBackend(
             resolve_backend("omp"),
-            BackendOptions(
-                cwd=tmp,
-                home=tmp / "home",
-                executable=str(program),
-                environment={
+            fake_cli_options(
+                tmp,
+                program,
+                {
                     "FAKE_OMP_TRANSCRIPT": str(_TRANSCRIPTS / f"{transcript}.jsonl"),
                     "FAKE_OMP_LOG": str(self.log),
                     "FAKE_OMP_VERSION": _VERSION,
                 },
                 questions=self.questions,
                 startup_timeout=_WAIT,
-                cancel_grace=2.0,
             ),
         )
         self.runner = SessionRunner(self.backend, questions=self.questions)

@@ -89,53 +89,61 @@ def policies(project: Path) -> dict[str, ToolCallPolicy | None]:
     }
 
 
-async def through_the_gate(
-    policy: ToolCallPolicy | None,
-    decision: ApprovalDecision | None,
-    tool: str,
-    arguments: dict[str, Any],
-    root: Path,
-) -> Answer:
-    approver = None if decision is None else Approver(decision)
+@dataclass
+class Call:
+    """One call sent down one road: the tool and its arguments under ``policy`` in the project ``root``, asked
+    about to an :class:`Approver` giving ``decision`` (none: no approver)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    policy: ToolCallPolicy | None
+    decision: ApprovalDecision | None
+    root: Path
+    approver: Approver | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.approver = None if self.decision is None else Approver(self.decision)
+
+    def answer(self, ran: bool, refusal: RefusalKind | None, arguments: dict[str, Any] | None) -> Answer:
+        """What the road did (``arguments``: those the call ran with), and what the approver was asked."""
+        return (
+            ran,
+            refusal,
+            arguments if ran else None,
+            self.approver.asked if self.approver is not None else [],
+        )
+
+
+async def through_the_gate(call: Call) -> Answer:
     ran: list[dict[str, Any]] = []
 
     async def run(invocation: Invocation) -> ToolOutcome:
         ran.append(invocation.arguments)
         return ToolOutcome(content="ran")
 
-    call = ToolCallPart("c1", tool, "{}", arguments)
-    invocation = Invocation(call, None, dict(arguments), ToolContext("c1", tool, root, lambda event: None))
+    part = ToolCallPart("c1", call.tool, "{}", call.arguments)
+    context = ToolContext("c1", call.tool, call.root, lambda event: None)
+    invocation = Invocation(part, None, dict(call.arguments), context)
     with anyio.fail_after(10):
-        outcome = await ApprovalGate(policy, approver)(invocation, run)
-    return (
-        bool(ran),
-        outcome.refusal,
-        ran[0] if ran else None,
-        approver.asked if approver is not None else [],
-    )
+        outcome = await ApprovalGate(call.policy, call.approver)(invocation, run)
+    return call.answer(bool(ran), outcome.refusal, ran[0] if ran else None)
 
 
-async def through_a_backend(
-    policy: ToolCallPolicy | None,
-    decision: ApprovalDecision | None,
-    tool: str,
-    arguments: dict[str, Any],
-    root: Path,
-) -> Answer:
-    approver = None if decision is None else Approver(decision)
+async def through_a_backend(call: Call) -> Answer:
     events: list[Event] = []
     tracker = ToolCallTracker(events.append)
-    call_id = tracker.start_local(tool, arguments)
+    call_id = tracker.start_local(call.tool, call.arguments)
     with anyio.fail_after(10):
         judged = await judge_call(
-            call_id, tool, dict(arguments), policy=policy, approvals=approver, tracker=tracker, project=root
+            call_id,
+            call.tool,
+            dict(call.arguments),
+            policy=call.policy,
+            approvals=call.approver,
+            tracker=tracker,
+            project=call.root,
         )
-    return (
-        judged.runs,
-        judged.refusal,
-        judged.arguments if judged.runs else None,
-        approver.asked if approver is not None else [],
-    )
+    return call.answer(judged.runs, judged.refusal, judged.arguments)
 
 
 @pytest.mark.parametrize("approver", list(APPROVERS))
@@ -146,8 +154,8 @@ async def test_the_gate_and_a_backend_give_one_call_one_answer(
     policy = policies(project)[rules]
     decision = APPROVERS[approver]
     for tool, arguments in CALLS:
-        gate = await through_the_gate(policy, decision, tool, arguments, project)
-        backend = await through_a_backend(policy, decision, tool, arguments, project)
+        gate = await through_the_gate(Call(tool, arguments, policy, decision, project))
+        backend = await through_a_backend(Call(tool, arguments, policy, decision, project))
         assert gate == backend, (tool, arguments)
 
 
@@ -158,21 +166,21 @@ async def test_the_calls_cover_every_answer(project: Path) -> None:
     seen: set[tuple[bool, RefusalKind | None]] = set()
     for decision in APPROVERS.values():
         for tool, arguments in CALLS:
-            ran, refusal, _, _ = await through_the_gate(policy, decision, tool, arguments, project)
+            ran, refusal, _, _ = await through_the_gate(Call(tool, arguments, policy, decision, project))
             seen.add((ran, refusal))
     assert seen == {(True, None), (False, "denied"), (False, "rejected"), (False, "approval_unavailable")}
 
 
 async def test_without_a_policy_a_call_is_asked_about_never_run_by_omission(project: Path) -> None:
     for road in (through_the_gate, through_a_backend):
-        assert await road(None, None, "execute_command", {"command": "ls"}, project) == (
+        assert await road(Call("execute_command", {"command": "ls"}, None, None, project)) == (
             False,
             "approval_unavailable",
             None,
             [],
         )
         approved = await road(
-            None, ApprovalDecision(approved=True), "execute_command", {"command": "ls"}, project
+            Call("execute_command", {"command": "ls"}, None, ApprovalDecision(approved=True), project)
         )
         assert approved == (True, None, {"command": "ls"}, [("execute_command", NO_RULES, {"command": "ls"})])
 
@@ -182,4 +190,4 @@ async def test_allow_everything_runs_every_call_unasked(project: Path) -> None:
     assert not ALLOW_ALL.is_read_only("write_file")
     for road in (through_the_gate, through_a_backend):
         for tool, arguments in CALLS:
-            assert await road(ALLOW_ALL, None, tool, arguments, project) == (True, None, arguments, [])
+            assert await road(Call(tool, arguments, ALLOW_ALL, None, project)) == (True, None, arguments, [])

@@ -8,13 +8,13 @@ from typing import Any
 import httpx2
 import msgspec
 import pytest
-from providers_harness import READ, WRITE, assembled, collect, failing, openai_responses, scripted
+from providers_harness import READ, assembled, collect, failing, openai_responses, scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall
 from hive_core import ChatOptions, FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
-from hive_core.messages import system, user
+from hive_core.messages import user
 from hive_providers import ProviderSettings
 from hive_providers.openai_responses import OpenAIResponsesChatClient, from_settings
 
@@ -137,25 +137,6 @@ async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
     ]
 
 
-async def test_parallel_calls_after_thinking_and_text_are_indexed_among_calls() -> None:
-    round_ = Round(
-        parts=[
-            ScriptThinking(chunks=["Both."], signature="enc"),
-            ScriptText(chunks=["Reading."]),
-            ScriptToolCall(id="call_a", name="read_file", arguments=['{"path": ', '"a.txt"}']),
-            ScriptToolCall(id="call_b", name="write_file", arguments=['{"path": "b', '.txt"}']),
-        ]
-    )
-    async with serving(round_) as (_, client):
-        updates = await collect(client, options=ChatOptions(tools=[READ, WRITE]))
-    assert assembled(updates) == {
-        0: ("call_a", "read_file", '{"path": "a.txt"}'),
-        1: ("call_b", "write_file", '{"path": "b.txt"}'),
-    }
-    assert TextUpdate("Reading.") in updates
-    assert updates[-1] == FinishUpdate("tool_calls")
-
-
 async def test_whitespace_before_a_tool_call_is_not_sent_as_text() -> None:
     round_ = Round(
         parts=[ScriptText(chunks=["\n\n"]), ScriptToolCall(id="call_1", name="read_file", arguments=["{}"])]
@@ -173,21 +154,6 @@ async def test_an_incomplete_response_finishes_with_its_reason(scripted: Any, ex
     async with serving(Round(parts=[ScriptText(chunks=["x"])], finish_reason=scripted)) as (_, client):
         updates = await collect(client)
     assert updates[-1] == FinishUpdate(expected)  # type: ignore[arg-type]
-
-
-async def test_options_become_request_fields() -> None:
-    options = ChatOptions(temperature=0.5, max_output_tokens=77, instructions="Be brief.", model="gpt-other")
-    async with serving(Round(parts=[ScriptText(chunks=["x"])])) as (server, client):
-        await collect(client, [system("You are hive."), user("hi")], options)
-        body = server.requests[0].body
-    assert body["model"] == "gpt-other"
-    assert body["temperature"] == 0.5
-    assert body["max_output_tokens"] == 77
-    assert body["instructions"] == "Be brief."
-    assert body["input"] == [
-        {"role": "system", "content": "You are hive."},
-        {"role": "user", "content": "hi"},
-    ]
 
 
 # Events the scripted server does not send, through the SDK over a mock transport.

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from providers_harness import chat_tool_call
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
@@ -93,13 +94,7 @@ async def test_a_tool_round_then_a_text_round(
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
-                    }
-                ],
+                "tool_calls": [chat_tool_call("call_1", '{"path": "a.txt"}')],
             },
             {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
         ]

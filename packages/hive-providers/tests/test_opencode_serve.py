@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -21,21 +19,21 @@ from typing import Any, Final
 import anyio
 import msgspec
 import pytest
-from backend_harness import clean, end_of, of, text_of
+from backend_harness import clean, end_of, fake_cli_options, fake_program, of, text_of
+from question_fakes import NeverAnswers
 
 from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
 from hive_core.runners import SessionRunner
+from hive_core.testing import Answerer
 from hive_protocol import (
     AgentWorkEvent,
     ErrorEvent,
     Event,
-    QuestionRequestEvent,
     ToolEndEvent,
     ToolStartEvent,
     UserMessageRequest,
 )
 from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend
 
@@ -75,45 +73,17 @@ class Approvals:
         return ApprovalDecision(approved=self.approve, always_approve=self.always)
 
 
-class Questions:
-    """Answers with ``answers`` (question text -> values); ``None`` declines; ``forever`` never answers."""
-
-    def __init__(self, answers: dict[str, list[str]] | None, *, forever: bool = False) -> None:
-        self.answers = answers
-        self.forever = forever
-        self.asked: list[QuestionRequestEvent] = []
-
-    async def ask(self, request: QuestionRequestEvent) -> dict[str, list[str]] | None:
-        self.asked.append(request)
-        if self.forever:
-            await anyio.sleep_forever()
-        return self.answers
-
-
 class Fake:
     """One fake server's transcript, request log and the backend driving it."""
 
     def __init__(self, tmp: Path, transcript: Path, **options: Any) -> None:
         self.log = tmp / "requests.jsonl"
-        program = tmp / "opencode"
-        program.write_text(f"#!{sys.executable}\nimport opencode_fake\nopencode_fake.main()\n")
-        program.chmod(program.stat().st_mode | stat.S_IXUSR)
+        program = fake_program(tmp, "opencode", HERE / "opencode_fake.py")
+        environment = {"OPENCODE_FAKE_TRANSCRIPT": str(transcript), "OPENCODE_FAKE_LOG": str(self.log)}
         forms = options.pop("forms", False)
         self.backend = OpenCodeServeBackend(
             resolve_backend("opencode"),
-            BackendOptions(
-                cwd=tmp,
-                home=tmp / "home",
-                executable=str(program),
-                environment={
-                    "OPENCODE_FAKE_TRANSCRIPT": str(transcript),
-                    "OPENCODE_FAKE_LOG": str(self.log),
-                    "PYTHONPATH": str(HERE),
-                },
-                startup_timeout=20.0,
-                cancel_grace=2.0,
-                **options,
-            ),
+            fake_cli_options(tmp, program, environment, startup_timeout=20.0, **options),
             forms=forms,
         )
 
@@ -210,10 +180,10 @@ async def test_a_refused_permission(tmp_path: Path, policy: str, refusal: str, r
 
 
 async def test_a_question_is_answered_with_its_labels(tmp_path: Path) -> None:
-    questions = Questions({"Which database?": ["SQLite"]})
+    questions = Answerer({"Which database?": ["SQLite"]})
     fake = Fake(tmp_path, TRANSCRIPTS / "question_answered.jsonl", questions=questions)
     events = await fake.turn("ASKME go")
-    [asked] = questions.asked
+    [asked] = questions.requests
     assert asked.id == "que_2327dfdb7001KivM5e5X1Rmm5o"
     [question] = asked.questions
     assert (question.question, question.header, question.multi_select) == (
@@ -260,7 +230,7 @@ async def test_a_question_not_answered(
         lines[0]["responses"] = responses
 
     transcript = derived(tmp_path, "question_rejected.jsonl", configure)
-    fake = Fake(tmp_path, transcript, questions=Questions(answers))
+    fake = Fake(tmp_path, transcript, questions=Answerer(answers))
     events = await fake.turn("ASKME go")
     assert [p.rsplit("/", 1)[1] for p, _ in fake.answers()] == sent
     [end] = of(events, ToolEndEvent)
@@ -275,16 +245,16 @@ async def test_a_label_not_offered_is_declined_when_free_text_is_not_allowed(tmp
                 line["properties"]["questions"][0]["custom"] = False
 
     transcript = derived(tmp_path, "question_rejected.jsonl", no_free_text)
-    questions = Questions({"Which database?": ["Redis"]})
+    questions = Answerer({"Which database?": ["Redis"]})
     fake = Fake(tmp_path, transcript, questions=questions)
     await fake.turn("ASKME go")
-    assert questions.asked[0].questions[0].allow_free_text is False
+    assert questions.requests[0].questions[0].allow_free_text is False
     assert [p.rsplit("/", 1)[1] for p, _ in fake.answers()] == ["reject"]
 
 
 async def test_free_text_is_sent_where_allowed(tmp_path: Path) -> None:
     fake = Fake(
-        tmp_path, TRANSCRIPTS / "question_answered.jsonl", questions=Questions({"Which database?": ["Redis"]})
+        tmp_path, TRANSCRIPTS / "question_answered.jsonl", questions=Answerer({"Which database?": ["Redis"]})
     )
     await fake.turn("ASKME go")
     assert fake.answers() == [("/question/que_2327dfdb7001KivM5e5X1Rmm5o/reply", {"answers": [["Redis"]]})]
@@ -301,7 +271,7 @@ async def test_a_server_that_dies_with_a_question_pending_fails_the_turn(tmp_pat
         lines[0]["die_after"] = "question.asked"
 
     transcript = derived(tmp_path, "question_answered.jsonl", die)
-    fake = Fake(tmp_path, transcript, questions=Questions(None, forever=True))
+    fake = Fake(tmp_path, transcript, questions=NeverAnswers())
     events = await fake.turn("ASKME go")
     [error] = of(events, ErrorEvent)
     assert "opencode serve" in error.message, error.message
@@ -371,10 +341,10 @@ async def test_resuming_an_unknown_session_is_a_clear_error(tmp_path: Path) -> N
 
 
 async def test_forms_v2_answers_single_choice_as_a_string_and_multi_select_as_a_list(tmp_path: Path) -> None:
-    questions = Questions({"Which database?": ["SQLite"], "Which features?": ["auth", "my own"]})
+    questions = Answerer({"Which database?": ["SQLite"], "Which features?": ["auth", "my own"]})
     fake = Fake(tmp_path, TRANSCRIPTS / "forms_v2.jsonl", questions=questions, forms=True)
     events = await fake.turn()
-    [asked] = questions.asked  # the MCP form is left alone
+    [asked] = questions.requests  # the MCP form is left alone
     assert asked.id == "frm_q1"
     assert [(q.question, q.multi_select) for q in asked.questions] == [
         ("Which database?", False),
@@ -400,7 +370,7 @@ async def test_forms_v2_refused_answers(tmp_path: Path, status: int, sent: list[
         lines[0]["responses"] = {"POST /api/session/.*/form/.*/reply": [[status, {"name": "FormError"}]]}
 
     transcript = derived(tmp_path, "forms_v2.jsonl", configure)
-    questions = Questions({"Which database?": ["SQLite"]})
+    questions = Answerer({"Which database?": ["SQLite"]})
     fake = Fake(tmp_path, transcript, questions=questions, forms=True)
     await fake.turn()
     assert [p.rsplit("/", 1)[1] for p, _ in fake.answers()] == sent
@@ -412,7 +382,7 @@ async def test_forms_v2_interrupted_is_terminal(tmp_path: Path) -> None:
     fake = Fake(
         tmp_path,
         TRANSCRIPTS / "forms_v2_interrupted.jsonl",
-        questions=Questions({"Which database?": ["Redis"]}),
+        questions=Answerer({"Which database?": ["Redis"]}),
         forms=True,
     )
     events = await fake.turn()

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import anyio
 import pytest
-from backend_harness import text_of
+from backend_harness import replay, text_of
 
 from hive_core.testing import Answerer
 from hive_protocol import (
@@ -25,7 +25,6 @@ from hive_protocol import (
 )
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
-from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi import PiBackend, PiEventMapper
 from hive_providers.backends.pi.rpc import QUESTION_MARKER, answer_value, read_dialog
 from hive_providers.backends.pi.wire import decode_event
@@ -108,12 +107,7 @@ TOOL_TURN: Final[list[dict[str, Any]]] = [
 
 
 def _map(lines: list[dict[str, Any]]) -> tuple[PiEventMapper, list[Event]]:
-    events: list[Event] = []
-    mapper = PiEventMapper(events.append, ToolCallTracker(events.append))
-    for line in lines:
-        mapper.on_event(decode_event(line))
-    events.append(mapper.finish())
-    return mapper, events
+    return replay(PiEventMapper, lambda mapper, line: mapper.on_event(decode_event(line)), lines)
 
 
 def test_text_turn_streams_once_and_counts_usage() -> None:

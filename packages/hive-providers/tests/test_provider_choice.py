@@ -4,13 +4,20 @@ without one, half-configured providers named in errors, and connection errors na
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
-from providers_harness import anthropic, collect, configuration, google, openai_chat, openai_responses
+from providers_harness import (
+    anthropic,
+    closed_port,
+    collect,
+    configuration,
+    google,
+    openai_chat,
+    openai_responses,
+)
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round, ScriptText
@@ -29,12 +36,6 @@ KEYS = {
     "GOOGLEAI_API_KEY": "g-key",
     "XAI_API_KEY": "xai-key",
 }
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # -- OPENAI_BASE_URL ------------------------------------------------------------------------------------------
@@ -107,24 +108,29 @@ def test_an_unknown_api_is_refused(tmp_path: Path) -> None:
 # -- -m: the provider inferred, aliases resolved --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("model", "provider", "resolved"),
-    [
-        ("gpt-4o-mini", "openai", "gpt-4o-mini"),
-        ("o3-mini", "openai", "o3-mini"),
-        ("o1", "openai", "o1"),
-        ("o4-mini", "openai", "o4-mini"),
-        ("claude-opus-4-1", "anthropic", "claude-opus-4-1"),
-        ("gemini-2.5-pro", "google", "gemini-2.5-pro"),
-        ("grok-4-fast", "xai", "grok-4-fast"),
-        ("sonnet", "anthropic", MODEL_ALIASES["sonnet"][1]),
-        ("Opus", "anthropic", MODEL_ALIASES["opus"][1]),
-        ("haiku", "anthropic", MODEL_ALIASES["haiku"][1]),
-    ],
-)
-def test_the_model_name_picks_its_provider(tmp_path: Path, model: str, provider: str, resolved: str) -> None:
+PROVIDER_OF: dict[str, str] = {
+    "gpt-4o-mini": "openai",
+    "o3-mini": "openai",
+    "o1": "openai",
+    "o4-mini": "openai",
+    "claude-opus-4-1": "anthropic",
+    "gemini-2.5-pro": "google",
+    "grok-4-fast": "xai",
+}
+"""Model names whose provider the name tells, and that provider."""
+
+
+@pytest.mark.parametrize(("model", "provider"), list(PROVIDER_OF.items()))
+def test_the_model_name_picks_its_provider(tmp_path: Path, model: str, provider: str) -> None:
     choice = choose_provider(configuration(tmp_path, KEYS), model=model)
-    assert (choice.settings.provider, choice.settings.model) == (provider, resolved)
+    assert (choice.settings.provider, choice.settings.model) == (provider, model)
+    assert choice.notices == ()
+
+
+@pytest.mark.parametrize(("alias", "name"), [("sonnet", "sonnet"), ("Opus", "opus"), ("haiku", "haiku")])
+def test_an_alias_picks_anthropic_and_the_model_it_stands_for(tmp_path: Path, alias: str, name: str) -> None:
+    choice = choose_provider(configuration(tmp_path, KEYS), model=alias)
+    assert (choice.settings.provider, choice.settings.model) == ("anthropic", MODEL_ALIASES[name][1])
     assert choice.notices == ()
 
 
@@ -167,18 +173,18 @@ def test_the_default_provider_takes_a_model_whose_provider_is_not_set_up(tmp_pat
 # -- a key without a model ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("variable", "provider", "model_variable"),
-    [
-        ("OPENAI_API_KEY", "openai", "OPENAI_MODEL"),
-        ("ANTHROPIC_API_KEY", "anthropic", "ANTHROPIC_MODEL"),
-        ("GOOGLE_API_KEY", "google", "GOOGLEAI_MODEL"),
-        ("XAI_API_KEY", "xai", "XAI_MODEL"),
-    ],
-)
-def test_a_key_without_a_model_uses_the_current_default_and_says_so(
-    tmp_path: Path, variable: str, provider: str, model_variable: str
-) -> None:
+VARIABLES: dict[str, tuple[str, str]] = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_MODEL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"),
+    "google": ("GOOGLE_API_KEY", "GOOGLEAI_MODEL"),
+    "xai": ("XAI_API_KEY", "XAI_MODEL"),
+}
+"""Per provider, the variable of its key and the one of its model."""
+
+
+@pytest.mark.parametrize("provider", list(VARIABLES))
+def test_a_key_without_a_model_uses_the_current_default_and_says_so(tmp_path: Path, provider: str) -> None:
+    variable, model_variable = VARIABLES[provider]
     choice = choose_provider(configuration(tmp_path, {variable: "k"}))
     assert (choice.settings.provider, choice.settings.model) == (provider, DEFAULT_MODELS[provider])
     [notice] = choice.notices
