@@ -74,6 +74,10 @@ class Invocation:
     """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
     analysed as the program's own, but the bash rules judge the command as written, not these."""
 
+    def not_fixed_text(self, where: str, word: ShellWord) -> None:
+        """Note that ``word``, ``where`` in the command (``an argument of git``), is not fixed text."""
+        self.problems.append(f"{where} ({word.source!r}) is not fixed text")
+
 
 @dataclass(frozen=True)
 class _Spec:
@@ -548,7 +552,7 @@ def _scan(program: str, arguments: Sequence[ShellWord], spec: _Spec, found: Invo
         if not word.literal:
             if word.substitution:
                 continue
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         if text == "--":
@@ -637,7 +641,7 @@ def _wrapper(program: str, command: SimpleCommand, found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         if text == "--":
@@ -711,7 +715,7 @@ def _shell(program: str, command: SimpleCommand, found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         index += 1
@@ -761,7 +765,7 @@ def _find(command: SimpleCommand, found: Invocation) -> None:
         if word.literal and (word.value.startswith("-") or word.value in ("(", "!", ",")):
             break
         if not word.literal:
-            found.problems.append(f"a starting point of find ({word.source!r}) is not fixed text")
+            found.not_fixed_text("a starting point of find", word)
             return
         roots.append(word)
         index += 1
@@ -773,7 +777,7 @@ def _find(command: SimpleCommand, found: Invocation) -> None:
         index += 1
         if not word.literal:
             if not word.substitution:
-                found.problems.append(f"an expression of find ({word.source!r}) is not fixed text")
+                found.not_fixed_text("an expression of find", word)
                 return
             continue
         text = word.value
@@ -808,7 +812,7 @@ def _find(command: SimpleCommand, found: Invocation) -> None:
 def _dd(arguments: Sequence[ShellWord], found: Invocation) -> None:
     for word in arguments:
         if not word.literal:
-            found.problems.append(f"an argument of dd ({word.source!r}) is not fixed text")
+            found.not_fixed_text("an argument of dd", word)
             return
         key, _, value = word.value.partition("=")
         if key in ("if", "of") and value:
@@ -859,7 +863,7 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of git ({word.source!r}) is not fixed text")
+            found.not_fixed_text("an argument of git", word)
             return
         text = word.value
         if not text.startswith("-"):
@@ -893,7 +897,7 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
         position += 1
         if not word.literal:
             if not word.substitution:
-                found.problems.append(f"an argument of git ({word.source!r}) is not fixed text")
+                found.not_fixed_text("an argument of git", word)
                 return
             continue
         text = word.value
