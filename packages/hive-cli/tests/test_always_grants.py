@@ -10,12 +10,19 @@ from pathlib import Path
 from cli_harness import Terminal, Workspace, calls, text
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import Round
 
 _PANEL_END = "[s] reject and stop"
 
 
-def _command(call_id: str, command: str) -> tuple[str, str, dict[str, str]]:
-    return (call_id, "execute_command", {"command": command})
+def _commands(*steps: tuple[str, str]) -> list[Round]:
+    """The model's script: for each ``(command, reply)``, a round that runs ``command`` (call ids ``c1``, ``c2``, ...)
+    and one that says ``reply``."""
+    return [
+        step
+        for number, (command, reply) in enumerate(steps, 1)
+        for step in (calls((f"c{number}", "execute_command", {"command": command})), text(reply))
+    ]
 
 
 def _git_project(project: Path) -> None:
@@ -43,10 +50,10 @@ def test_always_on_python_c_still_asks_before_git_reset_hard(
 ) -> None:
     _git_project(ws.project)
     server.add(
-        calls(_command("c1", "python3 -c 'print(6*7)'")),
-        text("Printed."),
-        calls(_command("c2", "git reset --hard")),
-        text("Reset refused."),
+        *_commands(
+            ("python3 -c 'print(6*7)'", "Printed."),
+            ("git reset --hard", "Reset refused."),
+        )
     )
     with ws.use(server).prompt() as term:
         term.type("compute\r")
@@ -73,12 +80,11 @@ def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(
     # pytest is allowed by the default rules; this project asks before it, as a project may.
     ws.permissions('permissions:\n  bash:\n    - pattern: "pytest*"\n      action: ask\n')
     server.add(
-        calls(_command("c1", "pytest -q")),
-        text("Ran the tests."),
-        calls(_command("c2", "pytest tests/x.py")),
-        text("Ran one file."),
-        calls(_command("c3", "pytest tests/y.py")),
-        text("Not run."),
+        *_commands(
+            ("pytest -q", "Ran the tests."),
+            ("pytest tests/x.py", "Ran one file."),
+            ("pytest tests/y.py", "Not run."),
+        )
     )
     with ws.use(server).prompt() as term:
         term.type("test\r")
@@ -109,12 +115,11 @@ def test_a_prefix_grant_is_shown_listed_revoked_and_asked_again(
 
 def test_a_grant_survives_continue_in_a_new_process(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(
-        calls(_command("c1", "ruff check -q")),
-        text("Checked."),
-        calls(_command("c2", "ruff format --check")),
-        text("Formatted check."),
-        calls(_command("c3", "git reset --hard")),
-        text("Asked."),
+        *_commands(
+            ("ruff check -q", "Checked."),
+            ("ruff format --check", "Formatted check."),
+            ("git reset --hard", "Asked."),
+        )
     )
     ws.use(server)
     with ws.prompt() as term:
@@ -140,14 +145,12 @@ def test_always_approve_over_the_wire_allows_the_same_command_asks_for_another_a
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(
-        calls(_command("c1", "ruff check -q")),
-        text("One."),
-        calls(_command("c2", "ruff check -q")),
-        text("Two."),
-        calls(_command("c3", "mypy .")),
-        text("Three."),
-        calls(_command("c4", "ruff format --check")),
-        text("Four."),
+        *_commands(
+            ("ruff check -q", "One."),
+            ("ruff check -q", "Two."),
+            ("mypy .", "Three."),
+            ("ruff format --check", "Four."),
+        )
     )
     with ws.use(server).start("run", "--server", "--session-id", "wire-always") as proc:
         assert proc.next_event()["type"] == "session_started"

@@ -110,14 +110,24 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture
+def user(tmp_path: Path) -> Path:
+    """``<tmp>/user``: the home directory of the user who installs hive."""
+    (tmp_path / "user").mkdir()
+    return tmp_path / "user"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``<tmp>/project``: the project the installed ``hive`` runs in."""
+    (tmp_path / "project").mkdir()
+    return tmp_path / "project"
+
+
 def test_hive_agent_host_installed_like_pipx_answers_from_the_local_model(
-    wheels: Path, tmp_path: Path
+    wheels: Path, tmp_path: Path, user: Path, project: Path
 ) -> None:
     assert UV is not None
-    user = tmp_path / "user"
-    project = tmp_path / "project"
-    project.mkdir(parents=True)
-    user.mkdir()
     env = user_env(user, UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(tmp_path / "bin"))
     installed = install(
         [UV, "tool", "install", "--python", sys.executable, "--find-links", str(wheels), "hive-agent-host"],
@@ -158,12 +168,10 @@ def test_hive_agent_host_installed_like_pipx_answers_from_the_local_model(
     assert "could not check for updates" in offline.stderr
 
 
-def test_the_cli_alone_says_in_one_line_what_brings_the_local_model(wheels: Path, tmp_path: Path) -> None:
+def test_the_cli_alone_says_in_one_line_what_brings_the_local_model(
+    wheels: Path, tmp_path: Path, user: Path, project: Path
+) -> None:
     assert UV is not None
-    user = tmp_path / "user"
-    project = tmp_path / "project"
-    project.mkdir(parents=True)
-    user.mkdir()
     env = user_env(user)
     venv = tmp_path / "venv"
     created = run([UV, "venv", "--python", sys.executable, str(venv)], env, project, RUN_TIMEOUT)
@@ -191,12 +199,10 @@ def test_the_cli_alone_says_in_one_line_what_brings_the_local_model(wheels: Path
 
 
 @pytest.mark.skipif(PIPX is None, reason="needs pipx (the dev group's)")
-def test_the_cli_installed_with_pipx_would_upgrade_itself_with_pipx(wheels: Path, tmp_path: Path) -> None:
+def test_the_cli_installed_with_pipx_would_upgrade_itself_with_pipx(
+    wheels: Path, tmp_path: Path, user: Path, project: Path
+) -> None:
     assert PIPX is not None
-    user = tmp_path / "user"
-    project = tmp_path / "project"
-    project.mkdir(parents=True)
-    user.mkdir()
     pipx_home = tmp_path / "pipx"
     env = user_env(
         user,

@@ -8,7 +8,17 @@ from __future__ import annotations
 import json
 import signal
 
-from cli_harness import MODEL, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
+from cli_harness import (
+    MODEL,
+    Proc,
+    Workspace,
+    calls,
+    input_items,
+    model_requests,
+    text,
+    user_texts,
+    wait_until,
+)
 from turn_shapes import START_KEYS, TURN_KEYS
 
 from hive_conformance.model_server import ScriptedModelServer
@@ -251,12 +261,18 @@ def test_an_empty_stdin_prompt_is_exit_1(ws: Workspace, server: ScriptedModelSer
     assert "empty" in result.stderr
 
 
+def _talking_slowly(ws: Workspace, server: ScriptedModelServer, output: str) -> Proc:
+    """A ``-p`` run printing ``-o output``, nothing piped in, whose reply streams a word every half second."""
+    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
+    proc = ws.use(server).start("-p", "talk slowly", "-o", output)
+    proc.close_stdin()  # nothing is piped in: -p need not wait for it
+    return proc
+
+
 def test_ctrl_c_during_a_json_run_prints_the_cancelled_shape_and_exits_130(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
-    with ws.use(server).start("-p", "talk slowly", "-o", "json") as proc:
-        proc.close_stdin()  # nothing is piped in: -p need not wait for it
+    with _talking_slowly(ws, server, "json") as proc:
         wait_until(lambda: model_requests(server), what="the model request")
         proc.signal(signal.SIGINT)
         code = proc.wait()
@@ -270,9 +286,7 @@ def test_ctrl_c_during_a_json_run_prints_the_cancelled_shape_and_exits_130(
 def test_ctrl_c_during_a_jsonl_run_ends_with_a_cancelled_error_record(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    server.add(text(*[f"w{i} " for i in range(40)], delay=0.5))
-    with ws.use(server).start("-p", "talk slowly", "-o", "jsonl") as proc:
-        proc.close_stdin()  # nothing is piped in: -p need not wait for it
+    with _talking_slowly(ws, server, "jsonl") as proc:
         first = proc.next_event()
         assert first["type"] == "start"
         assert proc.next_event()["type"] == "text"

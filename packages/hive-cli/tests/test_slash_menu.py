@@ -4,9 +4,10 @@ model, which must never see a command."""
 
 from __future__ import annotations
 
+import pytest
 from cli_harness import Terminal, Workspace, model_requests
 
-from hive_cli.slash_commands import help_text, unknown_command_message
+from hive_cli.slash_commands import ask_pick, help_text, listed_number, unknown_command_message
 from hive_cli.slash_menu import typing_a_command
 from hive_conformance.model_server import ScriptedModelServer
 
@@ -54,3 +55,30 @@ def test_help_says_what_ctrl_c_does() -> None:
     assert "twice: leave" not in shown
     assert "at the prompt: clear the line" in shown
     assert "Ctrl+D, /exit" in shown
+
+
+@pytest.mark.parametrize(
+    ("answer", "index"), [("1", 0), ("3", 2), ("0", None), ("4", None), ("-1", None), ("x", None), ("", None)]
+)
+def test_a_listed_number_names_an_entry_only_within_the_list(answer: str, index: int | None) -> None:
+    assert listed_number(answer, 3) == index
+
+
+def test_a_pick_is_asked_with_its_range_and_a_cancel_is_an_empty_answer() -> None:
+    asked: list[str] = []
+
+    def ask(question: str) -> str:
+        asked.append(question)
+        return " 2 \n"
+
+    assert ask_pick(ask, "resume which", 5) == "2"
+    assert asked == ["resume which (1-5, empty to cancel)? "]
+
+    def cancel(question: str) -> str:
+        raise KeyboardInterrupt
+
+    def end(question: str) -> str:
+        raise EOFError
+
+    assert ask_pick(cancel, "resume which", 5) == ""
+    assert ask_pick(end, "resume which", 5) == ""

@@ -33,6 +33,13 @@ def ready(term: Terminal) -> str:
     return term.expect(PROMPT_MARK if term.term != "dumb" else "> ")
 
 
+def leave(term: Terminal) -> None:
+    """At the next prompt, end the session with Ctrl+D: hive exits with 0."""
+    ready(term)
+    term.type("\x04")
+    assert term.wait() == 0
+
+
 def xterm(ws: Workspace, *args: str) -> Terminal:
     return ws.terminal(*args, term="xterm-256color")
 
@@ -54,9 +61,7 @@ def test_a_paste_of_three_lines_is_one_message_and_alt_enter_inserts_a_new_line(
         ready(term)
         term.type(f"first line{ALT_ENTER}second line\r")
         term.expect("Got two lines.")
-        ready(term)
-        term.type("\x04")
-        assert term.wait() == 0
+        leave(term)
     requests = model_requests(server)
     assert len(requests) == 2
     assert user_texts(requests[1]) == ["def f():\n    return 1\nprint(f())", "first line\nsecond line"]
@@ -71,9 +76,7 @@ def test_history_is_kept_in_the_hive_home_and_up_recalls_it(
         ready(term)
         term.type("remember this line\r")
         term.expect("One.")
-        ready(term)
-        term.type("\x04")
-        assert term.wait() == 0
+        leave(term)
     assert "remember this line" in (ws.home / "history").read_text(encoding="utf-8")
     with xterm(ws) as term:  # a new process: the history comes from the file
         ready(term)
@@ -81,9 +84,7 @@ def test_history_is_kept_in_the_hive_home_and_up_recalls_it(
         term.expect("remember this line")
         term.type("\r")
         term.expect("Again.")
-        ready(term)
-        term.type("\x04")
-        assert term.wait() == 0
+        leave(term)
     assert user_texts(model_requests(server)[1]) == ["remember this line"]
 
 
@@ -104,9 +105,7 @@ def test_tab_completes_commands_and_project_paths(ws: Workspace, server: Scripte
         term.expect("tes-on-design.md")
         term.type("\r")
         term.expect("Read them.")
-        ready(term)
-        term.type("\x04")
-        assert term.wait() == 0
+        leave(term)
     [request] = model_requests(server)
     [sent] = user_texts(request)
     assert sent.startswith("summarise @docs/notes-on-design.md")
@@ -282,8 +281,6 @@ def test_a_history_that_cannot_be_read_or_written_is_no_traceback(
         ready(term)
         term.type("hi\r")
         term.expect("Fine.")
-        ready(term)
-        term.type("\x04")
-        assert term.wait() == 0
+        leave(term)
     assert "Traceback" not in term.output
     assert user_texts(model_requests(server)[0]) == ["hi"]

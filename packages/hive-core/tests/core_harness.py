@@ -16,6 +16,9 @@ from hive_core.runners.session import Incoming
 from hive_protocol import (
     Event,
     HitlRequestEvent,
+    Question,
+    QuestionOption,
+    QuestionRequestEvent,
     RefusalKind,
     RiskLevel,
     StopReason,
@@ -100,6 +103,19 @@ def asked_event(start: ToolStartEvent, *, action: str, target: str, level: RiskL
         arguments=start.input,
         call_id=start.call_id,
         level=level,
+    )
+
+
+def one_question(
+    request_id: str, question: str, labels: Sequence[str], *, free_text: bool
+) -> QuestionRequestEvent:
+    """A question request of one single-choice ``question`` offering ``labels`` (and free text, when asked)."""
+    options = [QuestionOption(label=label) for label in labels]
+    return QuestionRequestEvent(
+        id=request_id,
+        questions=[
+            Question(question=question, multi_select=False, options=options, allow_free_text=free_text)
+        ],
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from core_harness import one_question
 
 from hive_core import (
     Agent,
@@ -20,8 +21,6 @@ from hive_core.approvals import ALLOW_ALL
 from hive_core.testing import ScriptedChatClient, reply
 from hive_protocol import (
     Event,
-    Question,
-    QuestionOption,
     QuestionRequestEvent,
     QuestionResponseRequest,
     TextDeltaEvent,
@@ -49,17 +48,7 @@ class _Client:
 
 
 def _question(request_id: str = "ask-1") -> QuestionRequestEvent:
-    return QuestionRequestEvent(
-        id=request_id,
-        questions=[
-            Question(
-                question="Which database?",
-                multi_select=False,
-                options=[QuestionOption(label="SQLite"), QuestionOption(label="PostgreSQL")],
-                allow_free_text=False,
-            )
-        ],
-    )
+    return one_question(request_id, "Which database?", ["SQLite", "PostgreSQL"], free_text=False)
 
 
 async def _asked(

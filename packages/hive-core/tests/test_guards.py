@@ -10,7 +10,17 @@ import anyio
 import pytest
 from core_harness import WAIT, assert_ended, assert_verified, kinds, of_type, refused
 
-from hive_core import Agent, AgentSession, Message, Pipeline, ToolCallPart, ToolResultPart, collect_turn, tool
+from hive_core import (
+    Agent,
+    AgentSession,
+    Message,
+    Pipeline,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    collect_turn,
+    tool,
+)
 from hive_core.approvals import ALLOW_ALL
 from hive_core.pipeline import (
     ArgumentParseFailureGuard,
@@ -34,6 +44,11 @@ def fixed_clock() -> float:
 def repeat(name: str, arguments: dict[str, Any] | str, times: int, prefix: str = "c") -> list[ScriptedRound]:
     """``times`` rounds, each calling ``name`` once with the same arguments (call ids unique in the turn)."""
     return [call((name, arguments, f"{prefix}{i + 1}")) for i in range(times)]
+
+
+def allowed_session(client: ScriptedChatClient, *tools: Tool) -> AgentSession:
+    """A session of an agent with ``tools``, every call allowed, on a clock that stands still."""
+    return Agent(client, tools=list(tools), clock=fixed_clock, policy=ALLOW_ALL).session()
 
 
 async def turn(session: AgentSession, content: str = "go") -> list[Event]:
@@ -62,7 +77,7 @@ def lookup_tool(counter: Counter) -> Any:
 async def test_three_identical_successful_calls_all_run() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("lookup", {"key": "a"}, 3), reply("done")])
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    session = allowed_session(client, lookup_tool(counter))
 
     events = await turn(session)
 
@@ -75,7 +90,7 @@ async def test_three_identical_successful_calls_all_run() -> None:
 async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("lookup", {"key": "a"}, 4), reply("using what I have")])
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    session = allowed_session(client, lookup_tool(counter))
 
     events = await turn(session)
 
@@ -98,7 +113,7 @@ async def test_fourth_identical_call_is_refused_and_the_turn_goes_on() -> None:
 async def test_fifth_identical_call_ends_the_turn() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("lookup", {"key": "a"}, 5))
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    session = allowed_session(client, lookup_tool(counter))
 
     events = await turn(session)
 
@@ -123,7 +138,7 @@ async def test_changed_arguments_or_another_call_break_the_streak() -> None:
             reply("done"),
         ]
     )
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    session = allowed_session(client, lookup_tool(counter))
 
     events = await turn(session)
 
@@ -148,7 +163,7 @@ async def test_the_streak_spans_turns() -> None:
             reply("x"),
         ]
     )
-    session = Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
+    session = allowed_session(client, lookup_tool(counter))
 
     await turn(session, "one")
     events = await turn(session, "two")
@@ -172,7 +187,7 @@ async def test_a_failure_resets_the_repeat_streak() -> None:
         return "fine"
 
     client = ScriptedChatClient([*repeat("flaky", {"key": "a"}, 5), reply("done")])
-    events = await turn(Agent(client, tools=[flaky], clock=fixed_clock, policy=ALLOW_ALL).session())
+    events = await turn(allowed_session(client, flaky))
 
     assert runs == ["ok", "fail", "ok", "ok", "ok"]
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [None] * 5
@@ -197,9 +212,7 @@ def failing_tool(counter: Counter, messages: list[str] | None = None) -> Any:
 async def test_the_same_error_twice_still_runs_and_the_model_reads_it() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("deploy", {"target": "prod"}, 2), reply("giving up")])
-    events = await turn(
-        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, failing_tool(counter)))
 
     assert counter.runs == 2
     ends = of_type(events, ToolEndEvent)
@@ -210,9 +223,7 @@ async def test_the_same_error_twice_still_runs_and_the_model_reads_it() -> None:
 async def test_the_same_error_a_third_time_ends_the_turn() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("deploy", {"target": "prod"}, 3))
-    events = await turn(
-        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, failing_tool(counter)))
 
     assert counter.runs == 3
     third = of_type(events, ToolEndEvent)[2]
@@ -230,7 +241,7 @@ async def test_different_errors_do_not_add_up() -> None:
     counter = Counter()
     client = ScriptedChatClient([*repeat("deploy", {"target": "prod"}, 3), reply("hmm")])
     tools = [failing_tool(counter, ["disk full", "network down", "disk full"])]
-    events = await turn(Agent(client, tools=tools, clock=fixed_clock, policy=ALLOW_ALL).session())
+    events = await turn(allowed_session(client, *tools))
 
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [None, None, None]
     assert events[-1] == TurnEndEvent(stop_reason="completed", duration_ms=0)
@@ -245,9 +256,7 @@ async def test_same_error_with_other_arguments_still_counts() -> None:
             call(("deploy", {"target": "c"}, "c3")),
         ]
     )
-    events = await turn(
-        Agent(client, tools=[failing_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, failing_tool(counter)))
 
     assert of_type(events, ToolEndEvent)[2].refusal == "repeated_error"
     assert events[-1] == TurnEndEvent(stop_reason="tool_terminated", duration_ms=0)
@@ -266,9 +275,7 @@ async def test_same_error_with_other_arguments_still_counts() -> None:
 async def test_unparseable_arguments_are_refused_and_the_tool_never_runs(raw: str, reason: str) -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", raw)), reply("retrying")])
-    events = await turn(
-        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, lookup_tool(counter)))
 
     assert counter.runs == 0
     # tool_start carries the argument text as the model wrote it.
@@ -291,16 +298,14 @@ async def test_empty_argument_text_counts_as_an_empty_object() -> None:
         return "pong"
 
     client = ScriptedChatClient([call(("ping", "")), reply("ok")])
-    events = await turn(Agent(client, tools=[ping], clock=fixed_clock, policy=ALLOW_ALL).session())
+    events = await turn(allowed_session(client, ping))
     assert of_type(events, ToolEndEvent)[0].output == "pong"
 
 
 async def test_a_missing_argument_gets_a_recovery_directive() -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", {})), reply("which key?")])
-    events = await turn(
-        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, lookup_tool(counter)))
 
     assert counter.runs == 0
     end = of_type(events, ToolEndEvent)[0]
@@ -319,9 +324,7 @@ async def test_a_missing_argument_gets_a_recovery_directive() -> None:
 async def test_a_model_looping_on_empty_arguments_is_stopped_after_three_directives() -> None:
     counter = Counter()
     client = ScriptedChatClient(repeat("lookup", {}, 5))
-    events = await turn(
-        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, lookup_tool(counter)))
 
     assert counter.runs == 0
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == [
@@ -341,9 +344,7 @@ async def test_a_model_looping_on_empty_arguments_is_stopped_after_three_directi
 async def test_arguments_that_do_not_fit_get_a_directive(arguments: dict[str, Any], detail: str) -> None:
     counter = Counter()
     client = ScriptedChatClient([call(("lookup", arguments)), reply("ok")])
-    events = await turn(
-        Agent(client, tools=[lookup_tool(counter)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, lookup_tool(counter)))
 
     assert counter.runs == 0
     output = of_type(events, ToolEndEvent)[0].output
@@ -371,9 +372,7 @@ def slow_tool(started: list[str], *, timeout: float | None = None) -> Any:
 async def test_a_call_over_its_timeout_is_stopped() -> None:
     started: list[str] = []
     client = ScriptedChatClient([call(("crawl", {"site": "x"})), reply("too slow")])
-    events = await turn(
-        Agent(client, tools=[slow_tool(started, timeout=0.05)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, slow_tool(started, timeout=0.05)))
 
     assert started == ["x"]
     assert of_type(events, ToolEndEvent) == [
@@ -398,7 +397,7 @@ async def test_a_call_within_its_timeout_finishes() -> None:
         return "done"
 
     client = ScriptedChatClient([call(("quick", {})), reply("ok")])
-    events = await turn(Agent(client, tools=[quick], clock=fixed_clock, policy=ALLOW_ALL).session())
+    events = await turn(allowed_session(client, quick))
     assert of_type(events, ToolEndEvent)[0] == ToolEndEvent(
         tool="quick", success=True, output="done", call_id="call_1"
     )
@@ -407,9 +406,7 @@ async def test_a_call_within_its_timeout_finishes() -> None:
 async def test_the_same_slow_call_three_times_ends_the_turn() -> None:
     started: list[str] = []
     client = ScriptedChatClient(repeat("crawl", {"site": "x"}, 3))
-    events = await turn(
-        Agent(client, tools=[slow_tool(started, timeout=0.02)], clock=fixed_clock, policy=ALLOW_ALL).session()
-    )
+    events = await turn(allowed_session(client, slow_tool(started, timeout=0.02)))
 
     assert [e.refusal for e in of_type(events, ToolEndEvent)] == ["timed_out", "timed_out", "repeated_error"]
     assert_ended(events, "tool_terminated")
@@ -499,9 +496,7 @@ async def test_a_sync_tool_over_its_timeout_is_abandoned_not_awaited() -> None:
     client = ScriptedChatClient([call(("blocking", {})), reply("gave up")])
     try:
         with anyio.fail_after(WAIT):
-            events = await turn(
-                Agent(client, tools=[blocking], clock=fixed_clock, policy=ALLOW_ALL).session()
-            )
+            events = await turn(allowed_session(client, blocking))
     finally:
         release.set()
     assert entered.is_set()
@@ -516,6 +511,6 @@ async def test_default_call_ids_stay_unique_over_several_tool_rounds() -> None:
         return "pong"
 
     client = ScriptedChatClient([call(("ping", {})), call(("ping", {}), ("ping", {"x": 1})), reply("done")])
-    events = await turn(Agent(client, tools=[ping], clock=fixed_clock, policy=ALLOW_ALL).session())
+    events = await turn(allowed_session(client, ping))
     assert [e.call_id for e in of_type(events, ToolStartEvent)] == ["call_1", "call_2", "call_3"]
     assert_verified(events, turns=1)

@@ -9,18 +9,22 @@ drawn are dropped, and nothing is chosen by default: at a terminal that can draw
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
-
-import anyio
 
 from hive_cli.cells import clip
 from hive_cli.diffs import Change, diff_preview, proposed_change
 from hive_cli.render import Held, no_color
-from hive_cli.terminal_prompt import KEYS, Choice, can_draw, choose, discard_typeahead, read_line
+from hive_cli.terminal_prompt import (
+    KEYS,
+    Choice,
+    TerminalAsker,
+    can_draw,
+    choose,
+    discard_typeahead,
+    read_line,
+)
 from hive_core import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: not on a one-shot run's way to the model
@@ -34,7 +38,7 @@ CANCELLED = "the operator cancelled the approval (Esc or Ctrl+C) and stopped the
 """Why a call is rejected when its approval was cancelled rather than answered."""
 
 
-class TerminalApprover:
+class TerminalApprover(TerminalAsker):
     """Asks the person at the terminal: approve once, always (a rule no wider than the call), reject (with a
     reason the model reads), or reject and stop; Esc or Ctrl+C rejects and stops.
 
@@ -52,20 +56,12 @@ class TerminalApprover:
         on_stop: Callable[[], object] | None = None,
         root: Path | None = None,
     ) -> None:
-        self._stdin = stdin or sys.stdin
-        self._stderr = stderr or sys.stderr
-        self.interactive = (
-            interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
-        )
-        """Whether a person can be asked."""
+        super().__init__(stdin=stdin, stderr=stderr, interactive=interactive)
         self.grants: SessionGrants | None = None
         """Where an "always" answer is remembered, as rules no wider than the call (the session's grants)."""
         self.on_stop = on_stop
-        self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
-        """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
         self.root = root or Path.cwd()
         """Where relative paths of file tools start (the working directory), to read the file a diff is of."""
-        self._lock = anyio.Lock()
 
     async def request(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask about ``request`` (one question at a time) and return the answer."""

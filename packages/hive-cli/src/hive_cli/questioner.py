@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 import anyio
 
-from hive_cli.terminal_prompt import ask_line, can_draw, discard_typeahead, read_line
+from hive_cli.terminal_prompt import TerminalAsker, ask_line, can_draw, discard_typeahead, read_line
 from hive_core.config import LoadedConfig
 from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers, question_deadline
 from hive_protocol import Question, QuestionRequestEvent
@@ -43,7 +41,7 @@ def question_timeout(config: LoadedConfig) -> float | None:
     return float(value) if value > 0 else None
 
 
-class TerminalQuestioner:
+class TerminalQuestioner(TerminalAsker):
     """Asks the person at the terminal each question in turn: its options numbered, a choice (or several, for a
     multiple-choice question) read by number, or free text where the question allows it.
 
@@ -60,12 +58,7 @@ class TerminalQuestioner:
         interactive: bool | None = None,
         timeout: float | None = DEFAULT_QUESTION_TIMEOUT,
     ) -> None:
-        self._stdin = stdin or sys.stdin
-        self._stderr = stderr or sys.stderr
-        self.interactive = (
-            interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
-        )
-        """Whether a person can be asked."""
+        super().__init__(stdin=stdin, stderr=stderr, interactive=interactive)
         self.timeout = timeout
         """Seconds a request waits for its answers (``chatBehavior.questionTimeoutSeconds``); ``None`` or ``0``
         waits as long as the turn runs."""
@@ -73,9 +66,6 @@ class TerminalQuestioner:
         """Told of each request before it is asked or declined (the ``-o jsonl`` record)."""
         self.on_settled: Settled | None = None
         """Told how each request ended (the ``-o`` records of its answers or its decline)."""
-        self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
-        """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
-        self._lock = anyio.Lock()
 
     async def ask(self, request: QuestionRequestEvent) -> Answers | None:
         """Ask the questions of ``request`` (one request at a time); ``None`` when declined or not asked."""

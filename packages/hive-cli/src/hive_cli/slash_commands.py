@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["COMMANDS", "SlashCommand", "command_of", "help_text", "parse_command", "unknown_command_message"]
+__all__ = [
+    "COMMANDS",
+    "SlashCommand",
+    "ask_pick",
+    "command_of",
+    "help_text",
+    "listed_number",
+    "parse_command",
+    "unknown_command_message",
+]
 
 
 @dataclass(frozen=True)
@@ -106,3 +116,18 @@ def help_text() -> str:
         "(start the line with a space to send it as it is).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def ask_pick(ask: Callable[[str], str], question: str, count: int) -> str:
+    """Ask which of ``count`` listed entries a command is for (``question``: ``resume which``); the answer,
+    stripped, or ``""`` when the person cancels (an empty line, the end of input or Ctrl+C)."""
+    try:
+        return ask(f"{question} (1-{count}, empty to cancel)? ").strip()
+    except (EOFError, KeyboardInterrupt):
+        return ""
+
+
+def listed_number(answer: str, count: int) -> int | None:
+    """The index (from 0) of the entry ``answer`` names by its number in a list of ``count``; ``None`` when it is
+    no such number."""
+    return int(answer) - 1 if answer.isdigit() and 1 <= int(answer) <= count else None

@@ -16,13 +16,24 @@ import io
 import os
 import sys
 import termios
-from contextlib import suppress
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Final, Literal, TextIO
 
 import anyio
 
-__all__ = ["Choice", "Picked", "ask_line", "can_draw", "choose", "discard_typeahead", "page", "read_line"]
+__all__ = [
+    "Choice",
+    "Picked",
+    "TerminalAsker",
+    "ask_line",
+    "can_draw",
+    "choose",
+    "discard_typeahead",
+    "page",
+    "read_line",
+]
 
 Picked = Literal["once", "always", "reject", "stop"]
 """An approval's answer: approve once, always, reject, reject and stop the turn."""
@@ -41,6 +52,23 @@ class Choice:
     """The reason given with a refusal (empty when none was typed)."""
     cancelled: bool = False
     """Esc or Ctrl+C (or the input closed) rather than a key of the choice: rejected, and the turn stops."""
+
+
+class TerminalAsker:
+    """What asks the person at the terminal during a turn (the approver, the questioner) holds: the streams it
+    asks on, whether a person is there to ask, the screen it holds while asking, and a lock so that one question
+    is on the terminal at a time."""
+
+    def __init__(self, *, stdin: TextIO | None, stderr: TextIO | None, interactive: bool | None) -> None:
+        self._stdin = stdin or sys.stdin
+        self._stderr = stderr or sys.stderr
+        self.interactive = (
+            interactive if interactive is not None else (sys.stdin.isatty() and sys.stdout.isatty())
+        )
+        """Whether a person can be asked (by default: when stdin and stdout are both terminals)."""
+        self.screen: Callable[[], AbstractContextManager[object]] = nullcontext
+        """Held while a question is on the terminal, so whatever draws progress there stops drawing."""
+        self._lock = anyio.Lock()
 
 
 def _fileno(stream: TextIO) -> int | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hive_cli.diffs import change_counts, counts
 from hive_cli.opening import OpenSession
+from hive_cli.slash_commands import ask_pick, listed_number
 from hive_core.sessions.checkpoints import (
     ABSENT,
     FileState,
@@ -64,15 +65,12 @@ def rewind(session: OpenSession, argument: str, ask: Ask, say: Say) -> str:
         return _nothing(session)
     if not argument:
         say("\n".join(_listing(session, turns)))
-        try:
-            argument = ask(f"rewind to before which turn (1-{len(turns)}, empty to cancel)? ").strip()
-        except (EOFError, KeyboardInterrupt):
-            argument = ""
+        argument = ask_pick(ask, "rewind to before which turn", len(turns))
         if not argument:
             return "not rewound"
-    if not (argument.isdigit() and 1 <= int(argument) <= len(turns)):
+    if (number := listed_number(argument, len(turns))) is None:
         return f"no turn {argument!r}: give a number from 1 to {len(turns)} (/rewind lists them)"
-    picked = turns[int(argument) - 1]
+    picked = turns[number]
     plan = plan_rewind(session.store, session.session_id, picked.turn)
     if plan is None:
         return f"nothing to restore: no turn from {picked.number} on changed a file that is not restored yet"

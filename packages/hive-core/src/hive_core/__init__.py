@@ -6,6 +6,8 @@ JSON Lines over stdio (:class:`StdioRunner`, :func:`run_stdio`) or to a host ove
 :func:`run_http`). Events are the structs of :mod:`hive_protocol`.
 """
 
+from hive_protocol.package_version import version_attribute as _version_attribute
+
 from .approvals import (
     ALLOW_ALL,
     AllowEverything,
@@ -116,10 +118,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> str:
-    # ``__version__`` is read from the installed metadata when asked for: importing importlib.metadata costs
-    # ~25 ms, more than the rest of ``hive --help``, and only ``--version`` and ``doctor`` need it.
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("hive-core")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _version_attribute(__name__, "hive-core", name)

@@ -26,67 +26,43 @@ async def _found(project: Project, pattern: str) -> list[str]:
     return sorted(line.strip() for line in reply.splitlines()[1:] if line.startswith("  "))
 
 
+_DEPTH = ("a.py", "src/b.py", "src/deep/c.py")
+
+
 @pytest.mark.parametrize(
-    ("pattern", "names"),
+    ("files", "pattern", "names"),
     [
-        ("*.py", ["a.py"]),
-        ("**/*.py", ["a.py", "src/b.py", "src/deep/c.py"]),
-        ("src/*.py", ["src/b.py"]),
-        ("src/**/*.py", ["src/b.py", "src/deep/c.py"]),
-        ("src/?.py", ["src/b.py"]),
+        # ``*`` and ``?`` stay in one segment, ``**/`` spans any depth.
+        (_DEPTH, "*.py", ["a.py"]),
+        (_DEPTH, "**/*.py", ["a.py", "src/b.py", "src/deep/c.py"]),
+        (_DEPTH, "src/*.py", ["src/b.py"]),
+        (_DEPTH, "src/**/*.py", ["src/b.py", "src/deep/c.py"]),
+        (_DEPTH, "src/?.py", ["src/b.py"]),
+        # Brackets are a set and match themselves: a deny rule for Next.js's "pages/[id].tsx" must keep denying
+        # that very file; a search for it must find it.
+        (
+            ("pages/[id].tsx", "pages/i.tsx", "pages/x.tsx"),
+            "pages/[id].tsx",
+            ["pages/[id].tsx", "pages/i.tsx"],
+        ),
+        (("app/[slug]/page.tsx",), "app/[slug]/*.tsx", ["app/[slug]/page.tsx"]),
+        # Braces expand.
+        (("a.js", "a.ts", "a.py"), "a.{js,ts}", ["a.js", "a.ts"]),
+        (("f1.txt", "f2.txt", "f9.txt"), "f{1..3}.txt", ["f1.txt", "f2.txt"]),
+        # A backslash escapes.
+        (("a*b.md", "axb.md"), "a\\*b.md", ["a*b.md"]),
+        # A globstar joined to a name is one star (the rules file refuses this spelling: a deny rule would silently
+        # cover less than its author meant).
+        (("a.pem", "keys/b.pem"), "**.pem", ["a.pem"]),
     ],
 )
-async def test_both_agree_on_segments_and_depth(project: Project, pattern: str, names: list[str]) -> None:
-    for name in ("a.py", "src/b.py", "src/deep/c.py"):
+async def test_both_find_the_same_names(
+    project: Project, files: tuple[str, ...], pattern: str, names: list[str]
+) -> None:
+    for name in files:
         project.write(name, "")
     assert await _found(project, pattern) == names
-    assert [name for name in ("a.py", "src/b.py", "src/deep/c.py") if glob_matches(pattern, name)] == names
-
-
-async def test_brackets_are_a_set_and_match_themselves_in_both(project: Project) -> None:
-    # A deny rule for Next.js's "pages/[id].tsx" must keep denying that very file; a search for it must find it.
-    project.write("pages/[id].tsx", "")
-    project.write("pages/i.tsx", "")
-    project.write("pages/x.tsx", "")
-    project.write("app/[slug]/page.tsx", "")
-    assert await _found(project, "pages/[id].tsx") == ["pages/[id].tsx", "pages/i.tsx"]
-    assert [
-        name
-        for name in ("pages/[id].tsx", "pages/i.tsx", "pages/x.tsx")
-        if glob_matches("pages/[id].tsx", name)
-    ] == [
-        "pages/[id].tsx",
-        "pages/i.tsx",
-    ]
-    assert await _found(project, "app/[slug]/*.tsx") == ["app/[slug]/page.tsx"]
-    assert glob_matches("app/[slug]/*.tsx", "app/[slug]/page.tsx")
-
-
-async def test_braces_expand_in_both(project: Project) -> None:
-    for name in ("a.js", "a.ts", "a.py", "f1.txt", "f2.txt", "f9.txt"):
-        project.write(name, "")
-    assert await _found(project, "a.{js,ts}") == ["a.js", "a.ts"]
-    assert [name for name in ("a.js", "a.ts", "a.py") if glob_matches("a.{js,ts}", name)] == ["a.js", "a.ts"]
-    assert await _found(project, "f{1..3}.txt") == ["f1.txt", "f2.txt"]
-    assert glob_matches("f{1..3}.txt", "f2.txt")
-    assert not glob_matches("f{1..3}.txt", "f9.txt")
-
-
-async def test_a_backslash_escapes_in_both(project: Project) -> None:
-    project.write("a*b.md", "")
-    project.write("axb.md", "")
-    assert await _found(project, "a\\*b.md") == ["a*b.md"]
-    assert glob_matches("a\\*b.md", "a*b.md")
-    assert not glob_matches("a\\*b.md", "axb.md")
-
-
-async def test_a_globstar_joined_to_a_name_is_one_star_in_both(project: Project) -> None:
-    # The rules file refuses this spelling (a deny rule would silently cover less than its author meant).
-    project.write("a.pem", "")
-    project.write("keys/b.pem", "")
-    assert await _found(project, "**.pem") == ["a.pem"]
-    assert glob_matches("**.pem", "a.pem")
-    assert not glob_matches("**.pem", "keys/b.pem")
+    assert [name for name in files if glob_matches(pattern, name)] == names
 
 
 async def test_case_counts_in_glob_files_not_in_rules(project: Project) -> None:

@@ -44,6 +44,16 @@ ASKED = {".env", "sub/.env.local", "a/b/c/.env.prod", "x.env"}
 """The paths of :data:`SECRETS` the default rules ask about (the rest are denied)."""
 
 
+PRIVATE_DATA_DENIED = PermissionRules(
+    read=(
+        *PermissionRules.default().read,
+        PermissionRule(pattern="data/private/**", action="deny", priority=30),
+    ),
+    default_action=PermissionRules.default().default_action,
+)
+"""The default rules and a user's rule that denies reading ``data/private``."""
+
+
 def plant(project: Project) -> None:
     for name, secret in SECRETS.items():
         project.write(name, secret + "\n")
@@ -133,12 +143,7 @@ def test_a_hard_link_of_a_refused_file_is_refused_as_it_is(project: Project) -> 
 def test_a_user_rule_hides_its_folder(project: Project) -> None:
     project.write("data/private/people.csv", "x")
     project.write("data/public/open.csv", "x")
-    default = PermissionRules.default()
-    rules = PermissionRules(
-        read=(*default.read, PermissionRule(pattern="data/private/**", action="deny", priority=30)),
-        default_action=default.default_action,
-    )
-    found = find_refused(project.root, by_rules(policy_for(project.root, rules)))
+    found = find_refused(project.root, by_rules(policy_for(project.root, PRIVATE_DATA_DENIED)))
     assert found.denied == ("data/private",)
 
 
@@ -304,12 +309,7 @@ async def test_hidden_stays_hidden_whatever_the_command_tries(project: Project) 
 async def test_a_user_deny_rule_hides_its_folder_from_commands(project: Project) -> None:
     project.write("data/private/people.csv", "PRIVATE-ROW-7d8e\n")
     project.write("data/public/open.csv", "PUBLIC-ROW\n")
-    default = PermissionRules.default()
-    rules = PermissionRules(
-        read=(*default.read, PermissionRule(pattern="data/private/**", action="deny", priority=30)),
-        default_action=default.default_action,
-    )
-    policy = policy_for(project.root, rules)
+    policy = policy_for(project.root, PRIVATE_DATA_DENIED)
     output = await run(project, "cat data/*/*.csv 2>&1", judge=policy)
     assert "PRIVATE-ROW" not in output
     assert "PUBLIC-ROW" in output

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from hive_core.approvals import PermissionAction
+from hive_core.approvals import PermissionAction, Verdict
 from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
 
 Build = Callable[..., PermissionPolicy]
@@ -32,3 +33,8 @@ PERMISSIVE = PermissionRules(
 )
 """Everything allowed, except what the deny rules name: what a user who trusts the model but not ``rm -rf``
 writes."""
+
+
+def default_verdict(root: Path, command: str) -> Verdict:
+    """How the default rules judge the shell ``command`` run in the project at ``root``."""
+    return PermissionPolicy(PermissionRules.default(), root).evaluate("execute_command", {"command": command})

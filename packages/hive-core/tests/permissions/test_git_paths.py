@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from permissions_harness import default_verdict
 
 from hive_core.permissions import PermissionPolicy, PermissionRules
 
@@ -76,9 +77,7 @@ def test_git_prints_the_file_and_the_judge_does_not_allow_it(
 ) -> None:
     shown = _git(repository, *shlex.split(command)[1:])
     assert secret in shown.stdout, (command, shown)
-    verdict = PermissionPolicy(PermissionRules.default(), repository).evaluate(
-        "execute_command", {"command": command}
-    )
+    verdict = default_verdict(repository, command)
     assert verdict.action != "allow", (command, verdict)
 
 
@@ -107,7 +106,5 @@ def test_a_secret_operand_is_denied_and_an_outside_one_asked(repository: Path) -
     ],
 )
 def test_reading_the_project_stays_allowed(command: str, repository: Path) -> None:
-    verdict = PermissionPolicy(PermissionRules.default(), repository).evaluate(
-        "execute_command", {"command": command}
-    )
+    verdict = default_verdict(repository, command)
     assert verdict.action == "allow", (command, verdict)

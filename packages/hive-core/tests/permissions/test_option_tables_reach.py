@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from permissions_harness import rule
+from permissions_harness import default_verdict, rule
 
 from hive_core.permissions import PermissionPolicy, PermissionRules
 
@@ -99,9 +99,7 @@ def test_every_spelling_runs_the_tests_inside_the_project(spelling: str, project
     ],
 )
 def test_the_default_test_rules_no_longer_let_a_table_be_skipped(command: str, project: Path) -> None:
-    verdict = PermissionPolicy(PermissionRules.default(), project).evaluate(
-        "execute_command", {"command": command}
-    )
+    verdict = default_verdict(project, command)
     assert verdict.action == "ask", (command, verdict)
 
 

@@ -285,6 +285,9 @@ UNRESOLVED = [
     ("echo $'\\q'", "ANSI-C"),
     ("r\\\nm -rf x", "backslash-newline"),
     ("cat $FILE", "not fixed text"),
+    # find's expression and git's arguments pass a process substitution over and stop at any other unfixed word.
+    ("find . -name x <(ls) $REF", "an expression of find ('$REF') is not fixed text"),
+    ("git diff <(cat a) $REV", "an argument of git ('$REV') is not fixed text"),
     ("xargs cat < list.txt", "xargs"),
     ("env -S 'rm -rf x'", "env -S"),
     ("cd - && ls", "cd -"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import Wire
+from core_harness import Wire, one_question
 
 from hive_core import SessionRunner
 from hive_core.backends import BackendProbe
@@ -24,8 +24,6 @@ from hive_core.turn_request import TurnRequest
 from hive_protocol import (
     ContextUpdateRequest,
     ErrorEvent,
-    Question,
-    QuestionOption,
     QuestionRequestEvent,
     QuestionResponseRequest,
     TextDeltaEvent,
@@ -79,17 +77,7 @@ class ScriptedBackend:
 
 
 def _question() -> QuestionRequestEvent:
-    return QuestionRequestEvent(
-        id="q-1",
-        questions=[
-            Question(
-                question="Which file?",
-                multi_select=False,
-                options=[QuestionOption(label="a.txt"), QuestionOption(label="b.txt")],
-                allow_free_text=True,
-            )
-        ],
-    )
+    return one_question("q-1", "Which file?", ["a.txt", "b.txt"], free_text=True)
 
 
 def _store(tmp_path: Path) -> tuple[SqliteSessionStore, str]:

@@ -32,6 +32,7 @@ from .events import (
 from .limits import MAX_NESTING_DEPTH, MAX_QUOTED_CHARS, excerpt, nested_too_deep
 from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong, aiter_lines, iter_lines
 from .options import InvalidTurnOptions, validate_tool_mode, validate_turn_options
+from .package_version import version_attribute as _version_attribute
 from .requests import (
     CancelRequest,
     ContextUpdateRequest,
@@ -146,10 +147,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> str:
-    # ``__version__`` is read from the installed metadata when asked for: importing importlib.metadata costs
-    # ~25 ms, more than the rest of ``hive --help``, and only ``--version`` and ``doctor`` need it.
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("hive-protocol")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _version_attribute(__name__, "hive-protocol", name)

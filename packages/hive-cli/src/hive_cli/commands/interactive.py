@@ -32,7 +32,14 @@ from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
 from hive_cli.session_documents import transcript_items
 from hive_cli.session_listing import listed_sessions, resolve_session_id
-from hive_cli.slash_commands import command_of, help_text, parse_command, unknown_command_message
+from hive_cli.slash_commands import (
+    ask_pick,
+    command_of,
+    help_text,
+    listed_number,
+    parse_command,
+    unknown_command_message,
+)
 from hive_cli.transcript_text import recent_exchanges, transcript_lines
 from hive_cli.undo import rewind, undo
 from hive_core import ChatError
@@ -200,7 +207,7 @@ def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
         argument = ""
     ids, listing = _sessions_listing(live, everything=everything)
     if argument:
-        picked = ids[int(argument) - 1] if argument.isdigit() and 1 <= int(argument) <= len(ids) else argument
+        picked = argument if (number := listed_number(argument, len(ids))) is None else ids[number]
         if picked not in ids:
             try:
                 picked = resolve_session_id(live.session.store, picked)
@@ -210,15 +217,12 @@ def _resume(live: LiveSession, editor: LineEditor, argument: str) -> str:
         if not ids:
             return "no sessions in this project yet"
         _say(listing)
-        try:
-            answer = editor.ask(f"resume which (1-{len(ids)}, empty to cancel)? ").strip()
-        except (EOFError, KeyboardInterrupt):
-            answer = ""
+        answer = ask_pick(editor.ask, "resume which", len(ids))
         if not answer:
             return "not resumed"
-        if not (answer.isdigit() and 1 <= int(answer) <= len(ids)):
+        if (number := listed_number(answer, len(ids))) is None:
             return f"no session {answer!r} in the list: not resumed"
-        picked = ids[int(answer) - 1]
+        picked = ids[number]
     if picked == live.session.session_id:
         return f"already in session {picked}"
     if picked not in ids and live.session.store.get(picked) is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +23,9 @@ from .shell_syntax import ShellWord, SimpleCommand, dangerous_variable
 __all__ = ["SHELLS", "Invocation", "analyse", "program_name"]
 
 Access = Literal["read", "edit"]
+
+_Operands = Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]]
+"""Which of a command's operands are files, and how it uses each, from the operands and the options given."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox"})
 """Programs that run a shell script: from ``-c``, from a file, or from their input."""
@@ -74,6 +77,32 @@ class Invocation:
     """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
     analysed as the program's own, but the bash rules judge the command as written, not these."""
 
+    def not_fixed_text(self, where: str, word: ShellWord) -> None:
+        """Note that ``word``, ``where`` in the command (``an argument of git``), is not fixed text."""
+        self.problems.append(f"{where} ({word.source!r}) is not fixed text")
+
+
+@dataclass
+class _Words:
+    """A command's words, read in order by an analyser that may also take the word after one (an option's value)
+    by moving :attr:`index` on."""
+
+    words: Sequence[ShellWord]
+    index: int = 0
+    """Where the next word to read stands."""
+
+    def fixed(self, where: str, found: Invocation) -> Iterator[ShellWord]:
+        """Each word of fixed text in turn from :attr:`index`. A process substitution (a pipe's path) is passed
+        over; any other word that is not fixed text ends the reading, noted in ``found`` as ``where``."""
+        while self.index < len(self.words):
+            word = self.words[self.index]
+            self.index += 1
+            if word.literal:
+                yield word
+            elif not word.substitution:
+                found.not_fixed_text(where, word)
+                return
+
 
 @dataclass(frozen=True)
 class _Spec:
@@ -89,9 +118,7 @@ class _Spec:
     """Options whose value is a file written."""
     asks: Mapping[str, str] = field(default_factory=dict[str, str])
     """Options that make the command run something or write where it cannot be judged, with the reason."""
-    operands: (
-        Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]] | None
-    ) = None
+    operands: _Operands | None = None
     """Which operands are read or written; ``None`` means every operand is read."""
     abbreviations: bool = True
     """Whether long options may be shortened to a unique prefix (GNU getopt_long)."""
@@ -101,15 +128,11 @@ class _Spec:
     """Whether, reading recursively with no file operand, it reads the working directory."""
 
 
-def _all(
-    access: Access,
-) -> Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]]:
+def _all(access: Access) -> _Operands:
     return lambda operands, _options: [(access, word) for word in operands]
 
 
-def _after_first(
-    access: Access,
-) -> Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]]:
+def _after_first(access: Access) -> _Operands:
     # grep PATTERN FILE..., chmod MODE FILE...: the first operand is not a file (unless an option gave it).
     def operands(
         words: list[ShellWord], options: Mapping[str, list[ShellWord]]
@@ -120,9 +143,7 @@ def _after_first(
     return operands
 
 
-def _copy(
-    source: Access,
-) -> Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]]:
+def _copy(source: Access) -> _Operands:
     # cp/mv/ln SOURCE... DEST, or with -t DIR every operand is a source.
     def operands(
         words: list[ShellWord], options: Mapping[str, list[ShellWord]]
@@ -157,8 +178,7 @@ def _spec(
     reads: Sequence[str] = (),
     edits: Sequence[str] = (),
     asks: Mapping[str, str] | None = None,
-    operands: Callable[[list[ShellWord], Mapping[str, list[ShellWord]]], list[tuple[Access, ShellWord]]]
-    | None = None,
+    operands: _Operands | None = None,
     *,
     abbreviations: bool = True,
     recursive: Sequence[str] | None = None,
@@ -548,7 +568,7 @@ def _scan(program: str, arguments: Sequence[ShellWord], spec: _Spec, found: Invo
         if not word.literal:
             if word.substitution:
                 continue
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         if text == "--":
@@ -637,7 +657,7 @@ def _wrapper(program: str, command: SimpleCommand, found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         if text == "--":
@@ -711,7 +731,7 @@ def _shell(program: str, command: SimpleCommand, found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of {program} ({word.source!r}) is not fixed text")
+            found.not_fixed_text(f"an argument of {program}", word)
             return
         text = word.value
         index += 1
@@ -761,54 +781,48 @@ def _find(command: SimpleCommand, found: Invocation) -> None:
         if word.literal and (word.value.startswith("-") or word.value in ("(", "!", ",")):
             break
         if not word.literal:
-            found.problems.append(f"a starting point of find ({word.source!r}) is not fixed text")
+            found.not_fixed_text("a starting point of find", word)
             return
         roots.append(word)
         index += 1
     if not roots:
         roots = [ShellWord(".", True, ".")]
     found.paths.extend(("read", root) for root in roots)
-    while index < len(arguments):
-        word = arguments[index]
-        index += 1
-        if not word.literal:
-            if not word.substitution:
-                found.problems.append(f"an expression of find ({word.source!r}) is not fixed text")
-                return
-            continue
+    words = _Words(arguments, index)
+    for word in words.fixed("an expression of find", found):
         text = word.value
         if text in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = index
+            end = words.index
             while end < len(arguments) and not (
                 arguments[end].literal and arguments[end].value in (";", "+")
             ):
                 end += 1
             wrapped = [
                 root if word.literal and word.value == "{}" else word
-                for word in arguments[index:end]
+                for word in arguments[words.index : end]
                 for root in (roots if word.literal and word.value == "{}" else [word])
             ]
             if wrapped:
                 found.nested.append(
-                    SimpleCommand(wrapped, [], " ".join(w.source for w in arguments[index:end]), None)
+                    SimpleCommand(wrapped, [], " ".join(w.source for w in arguments[words.index : end]), None)
                 )
-            index = end + 1
+            words.index = end + 1
         elif text == "-delete":
             found.paths.extend(("edit", root) for root in roots)
         elif text in ("-fprint", "-fprint0", "-fls", "-fprintf"):
-            if index < len(arguments):
-                found.paths.append(("edit", arguments[index]))
-        elif (text in ("-newer", "-anewer", "-cnewer", "-samefile") and index < len(arguments)) or (
-            text == "-files0-from" and index < len(arguments)
+            if words.index < len(arguments):
+                found.paths.append(("edit", arguments[words.index]))
+        elif (text in ("-newer", "-anewer", "-cnewer", "-samefile") and words.index < len(arguments)) or (
+            text == "-files0-from" and words.index < len(arguments)
         ):
-            found.paths.append(("read", arguments[index]))
-            index += 1
+            found.paths.append(("read", arguments[words.index]))
+            words.index += 1
 
 
 def _dd(arguments: Sequence[ShellWord], found: Invocation) -> None:
     for word in arguments:
         if not word.literal:
-            found.problems.append(f"an argument of dd ({word.source!r}) is not fixed text")
+            found.not_fixed_text("an argument of dd", word)
             return
         key, _, value = word.value.partition("=")
         if key in ("if", "of") and value:
@@ -859,7 +873,7 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
     while index < len(arguments):
         word = arguments[index]
         if not word.literal:
-            found.problems.append(f"an argument of git ({word.source!r}) is not fixed text")
+            found.not_fixed_text("an argument of git", word)
             return
         text = word.value
         if not text.startswith("-"):
@@ -886,16 +900,9 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
     reads = _GIT_READ_OPTIONS.get(subcommand, frozenset())
     no_index = any(word.literal and word.value == "--no-index" for word in rest)
     content = subcommand in _GIT_CONTENT_READERS
-    position = 0
     pathspecs = False
-    while position < len(rest):
-        word = rest[position]
-        position += 1
-        if not word.literal:
-            if not word.substitution:
-                found.problems.append(f"an argument of git ({word.source!r}) is not fixed text")
-                return
-            continue
+    words = _Words(rest)
+    for word in words.fixed("an argument of git", found):
         text = word.value
         if pathspecs or (text == "--" and not no_index):
             if pathspecs and content:
@@ -906,8 +913,8 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
             found.repository_paths.append((word, False))
         if subcommand in ("log", "whatchanged") and text.startswith("-L"):
             # `git log -L<range>:<file>` prints the history of part of a file.
-            spec = text[2:] or (rest[position].value if position < len(rest) else "")
-            position += 0 if text[2:] else 1
+            spec = text[2:] or (rest[words.index].value if words.index < len(rest) else "")
+            words.index += 0 if text[2:] else 1
             inside = spec.rsplit(":", 1)[1] if ":" in spec else ""
             if inside:
                 found.repository_paths.append((ShellWord(inside, True, inside), True))
@@ -916,12 +923,12 @@ def _git(arguments: Sequence[ShellWord], found: Invocation) -> None:
         if (name.startswith("--") and len(name) >= 5 and "--output".startswith(name)) or (
             subcommand == "format-patch" and (name in ("-o", "--output-directory"))
         ):
-            target = value if equals else (rest[position].value if position < len(rest) else "")
-            position += 0 if equals else 1
+            target = value if equals else (rest[words.index].value if words.index < len(rest) else "")
+            words.index += 0 if equals else 1
             found.paths.append(("edit", ShellWord(target, True, target)))
         elif name in reads:
-            target = value if equals else (rest[position].value if position < len(rest) else "")
-            position += 0 if equals else 1
+            target = value if equals else (rest[words.index].value if words.index < len(rest) else "")
+            words.index += 0 if equals else 1
             found.paths.append(("read", ShellWord(target, True, target)))
         elif text.startswith("-O") and len(text) > 2 and subcommand in ("diff", "log", "show"):
             found.paths.append(("read", ShellWord(text[2:], True, text[2:])))
