@@ -47,35 +47,40 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import anyio
-from acp import RequestPermissionResponse, spawn_agent_process, text_block
-from acp.schema import (
-    ClientCapabilities,
-    DeniedOutcome,
-    FileSystemCapabilities,
-    Implementation,
-    ReadTextFileResponse,
-    WriteTextFileResponse,
-)
+from acp import RequestPermissionResponse
+from acp import spawn_agent_process
+from acp import text_block
+from acp.schema import ClientCapabilities
+from acp.schema import DeniedOutcome
+from acp.schema import FileSystemCapabilities
+from acp.schema import Implementation
+from acp.schema import ReadTextFileResponse
+from acp.schema import WriteTextFileResponse
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.agent_cli import agent_cli_responder
-from hive_core.runners import SessionRunner, open_turn
-from hive_protocol import ErrorEvent, TextDeltaEvent, TurnEndEvent, UserMessageRequest
-from hive_providers.backends import (
-    AcpBackend,
-    AcpSessionPool,
-    BackendOptions,
-    LaunchSpec,
-    ModelEndpoint,
-    resolve_backend,
-)
+from hive_core.runners import SessionRunner
+from hive_core.runners import open_turn
+from hive_protocol import ErrorEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_providers.backends import AcpBackend
+from hive_providers.backends import AcpSessionPool
+from hive_providers.backends import BackendOptions
+from hive_providers.backends import LaunchSpec
+from hive_providers.backends import ModelEndpoint
+from hive_providers.backends import resolve_backend
 from hive_providers.backends.claude import ClaudeCodeBackend
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.offline import prepare_offline
@@ -424,7 +429,8 @@ def claude_sdk_options(vendor: Vendor, home: str) -> Any:
 
 async def claude_sdk_count(messages: Any, start: float) -> tuple[float, int, int]:
     """Read one turn's SDK messages: seconds to the ``ResultMessage``, messages, text deltas."""
-    from claude_agent_sdk import ResultMessage, StreamEvent
+    from claude_agent_sdk import ResultMessage
+    from claude_agent_sdk import StreamEvent
 
     result: float | None = None
     events = deltas = 0
@@ -445,7 +451,8 @@ async def claude_sdk_count(messages: Any, start: float) -> tuple[float, int, int
 @asynccontextmanager
 async def claude_sides(vendor: Vendor) -> AsyncGenerator[dict[str, Side]]:
     """Claude Code: hive and ``query`` with a new process and session per turn; ``ClaudeSDKClient`` warm."""
-    from claude_agent_sdk import ClaudeSDKClient, query
+    from claude_agent_sdk import ClaudeSDKClient
+    from claude_agent_sdk import query
 
     async def hive() -> Sample:
         return await timed_hive_turn(ClaudeCodeBackend(vendor.spec, vendor.options("hive-home")))
@@ -478,7 +485,10 @@ async def claude_sides(vendor: Vendor) -> AsyncGenerator[dict[str, Side]]:
 @asynccontextmanager
 async def codex_sides(vendor: Vendor) -> AsyncGenerator[dict[str, Side]]:
     """Codex: hive's backend and the SDK, each one warm app-server and one thread."""
-    from openai_codex import ApprovalMode, AsyncCodex, CodexConfig, Sandbox
+    from openai_codex import ApprovalMode
+    from openai_codex import AsyncCodex
+    from openai_codex import CodexConfig
+    from openai_codex import Sandbox
 
     backend = CodexBackend(vendor.spec, vendor.options("hive-home"))
     runner_backend = CodexBackend(vendor.spec, vendor.options("runner-home"))

@@ -18,10 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from permission_judging import corpus, median_us, project
+from permission_judging import corpus
+from permission_judging import median_us
+from permission_judging import project
 
 from hive_core.approvals import ApprovalRequest
-from hive_core.permissions import PermissionPolicy, PermissionRules, derive_grants
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import derive_grants
 
 PREFIXES = [f"tool{n} run" for n in range(20)]
 EXACT = [f"python3 -c 'print({n}*{n})'" for n in range(20)]

@@ -19,19 +19,24 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import anyio
 
 from hive_core.approvals import ALLOW_ALL
-from hive_core.builtin_tools import read_file, write_file
+from hive_core.builtin_tools import read_file
+from hive_core.builtin_tools import write_file
 from hive_core.messages import ToolCallPart
-from hive_core.pipeline import Invocation, Pipeline, default_middlewares
+from hive_core.pipeline import Invocation
+from hive_core.pipeline import Pipeline
+from hive_core.pipeline import default_middlewares
 from hive_core.sessions import SqliteSessionStore
 from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
-from hive_core.tools import Tool, ToolContext
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 from hive_core.turn_request import TurnRequest
 
 REPEATS = 7

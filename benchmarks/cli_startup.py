@@ -22,11 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, Usage
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import Usage
 
 HIVE = Path(sys.executable).with_name("hive")
 

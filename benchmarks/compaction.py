@@ -19,14 +19,27 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import anyio
 import msgspec
 
-from hive_core.chat import Capabilities, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate
-from hive_core.context import ContextManager, estimate_tokens
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, system, user
+from hive_core.chat import Capabilities
+from hive_core.chat import ChatOptions
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.context import ContextManager
+from hive_core.context import estimate_tokens
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
+from hive_core.messages import user
 
 OPTIONS = ChatOptions()
 

@@ -19,11 +19,17 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from hive_core import Agent, SessionRunner, StdioRunner, TextUpdate
+from hive_core import Agent
+from hive_core import SessionRunner
+from hive_core import StdioRunner
+from hive_core import TextUpdate
 from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import FinishUpdate
-from hive_core.testing import ScriptedChatClient, ScriptedRound
-from hive_protocol import TextDeltaEvent, UserMessageRequest, encode
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_protocol import TextDeltaEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import encode
 
 DELTAS = 20_000
 REPEATS = 7

@@ -27,8 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hive_core.builtin_tools import read_file
-from hive_core.builtin_tools._open import judge_of, open_judged
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.builtin_tools._open import judge_of
+from hive_core.builtin_tools._open import open_judged
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 from hive_core.tools import ToolContext
 
 DEPTHS = (1, 4, 8)

@@ -27,9 +27,11 @@ from typing import Any
 
 import anyio
 
-from hive_core import ChatOptions, UsageUpdate
+from hive_core import ChatOptions
+from hive_core import UsageUpdate
 from hive_core.messages import user
-from hive_providers.local import LocalChatClient, default_model_path
+from hive_providers.local import LocalChatClient
+from hive_providers.local import default_model_path
 
 PROMPT = "Write a long story about a cat who learns to sail."
 CONTEXT = 2048

@@ -25,19 +25,30 @@ import pstats
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from hive_core import Agent, SessionRunner
+from hive_core import Agent
+from hive_core import SessionRunner
 from hive_core.builtin_tools import builtin_tools
-from hive_core.chat import Capabilities, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate, ToolCallUpdate
-from hive_core.context import CompactionSettings, ContextManager
+from hive_core.chat import Capabilities
+from hive_core.chat import ChatOptions
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.chat import ToolCallUpdate
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
 from hive_core.messages import Message
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
-from hive_protocol import Event, UserMessageRequest
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_protocol import Event
+from hive_protocol import UserMessageRequest
 
 WINDOW = 100
 WINDOW_TOKENS = 8_000

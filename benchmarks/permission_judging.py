@@ -23,7 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hive_core.approvals import Verdict
-from hive_core.permissions import PermissionPolicy, PermissionRules, glob_matches, parse_command
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import glob_matches
+from hive_core.permissions import parse_command
 
 REPEATS = 5
 SIZE = 1_000

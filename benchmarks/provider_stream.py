@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -31,10 +32,16 @@ import httpx2
 import msgspec
 from openai import AsyncOpenAI
 
-from hive_conformance.script import Round, ScriptText, Usage, encode_script
-from hive_core import Agent, SessionRunner, StdioRunner
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import Usage
+from hive_conformance.script import encode_script
+from hive_core import Agent
+from hive_core import SessionRunner
+from hive_core import StdioRunner
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import ChatOptions, TextUpdate
+from hive_core.chat import ChatOptions
+from hive_core.chat import TextUpdate
 from hive_core.messages import user
 from hive_protocol import UserMessageRequest
 from hive_providers.openai_chat import OpenAIChatClient

@@ -25,9 +25,15 @@ import anyio
 
 from hive_core.approvals import PermissionAction
 from hive_core.builtin_tools import execute_command_tool
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.sandbox import RefusedFinder, SandboxMode, SandboxSettings, probe_bubblewrap, refused_paths
-from hive_core.tools import Tool, ToolContext
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.sandbox import RefusedFinder
+from hive_core.sandbox import SandboxMode
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import probe_bubblewrap
+from hive_core.sandbox import refused_paths
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 
 ROUNDS = 10
 

@@ -19,8 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hive_core.approvals import PathJudge
-from hive_core.builtin_tools import glob_files, grep_files
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.builtin_tools import glob_files
+from hive_core.builtin_tools import grep_files
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 from hive_core.tools import ToolContext
 
 DIRECTORIES = 100

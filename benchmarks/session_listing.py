@@ -18,7 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hive_cli.session_listing import listed_sessions
-from hive_core.messages import Message, TextPart, user
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import user
 from hive_core.sessions import SqliteSessionStore
 
 

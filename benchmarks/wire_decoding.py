@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import time
 import timeit
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import Final
 
-from hive_protocol import Event, TextDeltaEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
 from hive_providers.backends.acp.update_types import decode_update
 from hive_providers.backends.acp.updates import TurnMapper
 from hive_providers.backends.claude.messages import decode_message

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
 from hive_providers import CONFIG_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,9 @@ _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from test_walls import ROOT, STDLIB, imports_of  # noqa: E402
+from test_walls import ROOT  # noqa: E402
+from test_walls import STDLIB  # noqa: E402
+from test_walls import imports_of  # noqa: E402
 
 DISTRIBUTIONS: dict[str, Path] = {
     "hive-protocol": ROOT / "packages/hive-protocol",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hive_protocol import ToolEndEvent, TurnEndEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -8,10 +8,15 @@ from typing import Any
 import httpx2
 import pytest
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer, agent_cli_responder
-from hive_conformance.model_server.agent_cli import DEFAULT_COMMAND, read_conversation
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server import agent_cli_responder
+from hive_conformance.model_server.agent_cli import DEFAULT_COMMAND
+from hive_conformance.model_server.agent_cli import read_conversation
 from hive_conformance.model_server.recording import Endpoint
-from hive_conformance.script import Round, ScriptText, ScriptToolCall
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptToolCall
 
 COMMAND_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hive_conformance.compare import diff_lines, mask_line, same_lines
+from hive_conformance.compare import diff_lines
+from hive_conformance.compare import mask_line
+from hive_conformance.compare import same_lines
 
 TURN_END = b'{"type":"turn_end","input_tokens":3,"output_tokens":1,"total_tokens":4,"stop_reason":"completed","duration_ms":0}\n'
 

@@ -11,21 +11,24 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from hive_conformance.compare import MEASURED_FIELDS, RUNNER_CHOSEN_FIELDS
-from hive_conformance.fixtures import (
-    AwaitStep,
-    FixtureError,
-    RawStep,
-    Scenario,
-    SendStep,
-    decode_steps,
-    default_fixtures_dir,
-    load_scenario,
-    load_scenarios,
-    substitute,
-)
+from hive_conformance.compare import MEASURED_FIELDS
+from hive_conformance.compare import RUNNER_CHOSEN_FIELDS
+from hive_conformance.fixtures import AwaitStep
+from hive_conformance.fixtures import FixtureError
+from hive_conformance.fixtures import RawStep
+from hive_conformance.fixtures import Scenario
+from hive_conformance.fixtures import SendStep
+from hive_conformance.fixtures import decode_steps
+from hive_conformance.fixtures import default_fixtures_dir
+from hive_conformance.fixtures import load_scenario
+from hive_conformance.fixtures import load_scenarios
+from hive_conformance.fixtures import substitute
 from hive_conformance.workspace import SESSION_ID
-from hive_protocol import SessionStartedEvent, UnknownEvent, decode_event, encode, verify
+from hive_protocol import SessionStartedEvent
+from hive_protocol import UnknownEvent
+from hive_protocol import decode_event
+from hive_protocol import encode
+from hive_protocol import verify
 
 SCENARIOS = load_scenarios()
 IDS = [scenario.name for scenario in SCENARIOS]

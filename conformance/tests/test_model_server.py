@@ -10,11 +10,17 @@ import anyio
 import anyio.to_thread
 import httpx2
 import pytest
-from openai import APIStatusError, APITimeoutError, AsyncOpenAI, OpenAI
+from openai import APIStatusError
+from openai import APITimeoutError
+from openai import AsyncOpenAI
+from openai import OpenAI
 
 from hive_conformance import model_server
-from hive_conformance.model_server import EXHAUSTED_STATUS, ScriptedModelServer
-from hive_conformance.script import DropConnectionFailure, Round, ScriptText
+from hive_conformance.model_server import EXHAUSTED_STATUS
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 

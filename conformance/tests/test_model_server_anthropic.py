@@ -9,27 +9,23 @@ from typing import Any
 
 import httpx2
 import pytest
-from anthropic import (
-    Anthropic,
-    APIConnectionError,
-    APIStatusError,
-    BadRequestError,
-    InternalServerError,
-    RateLimitError,
-)
+from anthropic import Anthropic
+from anthropic import APIConnectionError
+from anthropic import APIStatusError
+from anthropic import BadRequestError
+from anthropic import InternalServerError
+from anthropic import RateLimitError
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 REQUEST: dict[str, Any] = {
     "model": "claude-test",

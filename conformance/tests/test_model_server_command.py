@@ -13,7 +13,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from hive_conformance.script import ContextLengthFailure, Round, ScriptText, encode_script
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import encode_script
 
 pytestmark = pytest.mark.slow
 

@@ -11,17 +11,15 @@ import httpx2
 import pytest
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 STREAM = "/v1beta/models/gemini-test:streamGenerateContent"
 WHOLE = "/v1beta/models/gemini-test:generateContent"

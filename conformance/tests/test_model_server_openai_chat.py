@@ -8,20 +8,22 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from openai import APIConnectionError, BadRequestError, InternalServerError, OpenAI, RateLimitError
+from openai import APIConnectionError
+from openai import BadRequestError
+from openai import InternalServerError
+from openai import OpenAI
+from openai import RateLimitError
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
 

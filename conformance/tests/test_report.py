@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
-from hive_conformance.report import Finding, Report, ScenarioResult, build_report, render_text
+from hive_conformance.report import Finding
+from hive_conformance.report import Report
+from hive_conformance.report import ScenarioResult
+from hive_conformance.report import build_report
+from hive_conformance.report import render_text
 from hive_conformance.requirements import REQUIREMENTS
 
 MANDATORY = [rid for rid, requirement in REQUIREMENTS.items() if requirement.tier == "mandatory"]

@@ -3,19 +3,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import msgspec
 import pytest
 
-from hive_conformance.requirements import (
-    CAPABILITIES,
-    REQUIREMENTS,
-    RULE_REQUIREMENTS,
-    TIERS,
-    Requirement,
-    requirement,
-)
+from hive_conformance.requirements import CAPABILITIES
+from hive_conformance.requirements import REQUIREMENTS
+from hive_conformance.requirements import RULE_REQUIREMENTS
+from hive_conformance.requirements import TIERS
+from hive_conformance.requirements import Requirement
+from hive_conformance.requirements import requirement
 from hive_protocol import RULES
 
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

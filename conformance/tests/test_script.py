@@ -5,25 +5,24 @@ from types import FunctionType
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from hive_conformance import script
-from hive_conformance.script import (
-    SCRIPT_FINISH_REASONS,
-    ContextLengthFailure,
-    DropConnectionFailure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-    decode_script,
-    encode_script,
-    load_script,
-)
+from hive_conformance.script import SCRIPT_FINISH_REASONS
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_conformance.script import decode_script
+from hive_conformance.script import encode_script
+from hive_conformance.script import load_script
 
 _text = st.text(max_size=8)
 _chunks = st.lists(_text, max_size=4)

@@ -14,10 +14,13 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
+from mcp.types import TextContent
 
 from hive_conformance import tool_server
-from hive_conformance.tool_server import SERVER_NAME, TOOL_NAMES, FixtureToolServer
+from hive_conformance.tool_server import SERVER_NAME
+from hive_conformance.tool_server import TOOL_NAMES
+from hive_conformance.tool_server import FixtureToolServer
 
 WAIT = 20
 """Seconds any one test may take: generous, since a failure to answer shows as a hang."""

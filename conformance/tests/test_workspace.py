@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from hive_conformance.fixtures import Meta
-from hive_conformance.workspace import MCP_SERVERS_VARIABLE, SESSION_ID, prepare_workspace
+from hive_conformance.workspace import MCP_SERVERS_VARIABLE
+from hive_conformance.workspace import SESSION_ID
+from hive_conformance.workspace import prepare_workspace
 
 CALLER = {
     "PATH": "/usr/bin",

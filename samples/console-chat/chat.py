@@ -17,13 +17,23 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from hive_core import Agent, AgentSession, open_turn, tool
+from hive_core import Agent
+from hive_core import AgentSession
+from hive_core import open_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.config import ConfigError, find_project_root, load_config
+from hive_core.config import ConfigError
+from hive_core.config import find_project_root
+from hive_core.config import load_config
 from hive_core.tool_retrieval import ToolRetrieval
-from hive_protocol import ErrorEvent, TextDeltaEvent, ToolStartEvent, TurnEndEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 from hive_providers import CONFIG_SCHEMA
-from hive_providers.registry import ProviderSelectionError, choose_provider, create_client
+from hive_providers.registry import ProviderSelectionError
+from hive_providers.registry import choose_provider
+from hive_providers.registry import create_client
 
 INSTRUCTIONS = "You are a friendly assistant in a terminal chat. Answer briefly and plainly."
 

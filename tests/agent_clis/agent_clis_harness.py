@@ -16,15 +16,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import IO, Any, Final, TypeVar
+from typing import IO
+from typing import Any
+from typing import Final
+from typing import TypeVar
 
 import pytest
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.model_server.agent_cli import DEFAULT_COMMAND, agent_cli_responder
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import DEFAULT_COMMAND
+from hive_conformance.model_server.agent_cli import agent_cli_responder
 from hive_providers import CONFIG_SCHEMA
 
 T = TypeVar("T")

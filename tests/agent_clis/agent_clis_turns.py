@@ -8,37 +8,49 @@ Every wait is bounded (:data:`~agent_clis_harness.TIMEOUT`) and fails saying wha
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any
+from typing import Final
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
 
 import anyio
 import msgspec
-from agent_clis_harness import MODEL, TIMEOUT, owned_processes, require_cli, wait_until
+from agent_clis_harness import MODEL
+from agent_clis_harness import TIMEOUT
+from agent_clis_harness import owned_processes
+from agent_clis_harness import require_cli
+from agent_clis_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.model_server.agent_cli import ANSWERED_REPLY, QUESTION_OPTIONS, QUESTION_TEXT
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
+from hive_conformance.model_server.agent_cli import ANSWERED_REPLY
+from hive_conformance.model_server.agent_cli import QUESTION_OPTIONS
+from hive_conformance.model_server.agent_cli import QUESTION_TEXT
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import Verdict
 from hive_core.backends import AgentBackend
 from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
-from hive_protocol import (
-    PROTOCOL_VERSION,
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    SessionStartedEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
-)
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_protocol import PROTOCOL_VERSION
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import SessionStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
 
 
 class CliBackend(AgentBackend, Protocol):

@@ -12,16 +12,14 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from agent_clis_harness import (
-    SLOW_PROMPT,
-    TOOL_PROMPT,
-    ModelServers,
-    Project,
-    assert_every_tool_closed,
-    assert_nothing_left,
-    owned_processes,
-    require_cli,
-)
+from agent_clis_harness import SLOW_PROMPT
+from agent_clis_harness import TOOL_PROMPT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import Project
+from agent_clis_harness import assert_every_tool_closed
+from agent_clis_harness import assert_nothing_left
+from agent_clis_harness import owned_processes
+from agent_clis_harness import require_cli
 
 from hive_protocol import verify
 

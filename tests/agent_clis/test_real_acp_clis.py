@@ -10,21 +10,20 @@ Each CLI is skipped, saying why, when it is not installed (``.ci/agent-clis`` in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import pytest
-from agent_clis_harness import (
-    AGENT_CLIS,
-    TOOL_FILE,
-    TOOL_PROMPT,
-    ModelServers,
-    Project,
-    assert_every_tool_closed,
-    assert_nothing_left,
-    model_requests,
-    request_text,
-    require_cli,
-)
+from agent_clis_harness import AGENT_CLIS
+from agent_clis_harness import TOOL_FILE
+from agent_clis_harness import TOOL_PROMPT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import Project
+from agent_clis_harness import assert_every_tool_closed
+from agent_clis_harness import assert_nothing_left
+from agent_clis_harness import model_requests
+from agent_clis_harness import request_text
+from agent_clis_harness import require_cli
 
 from hive_protocol import verify
 

@@ -13,19 +13,19 @@ from typing import Any
 
 import anyio
 import pytest
-from agent_clis_harness import (
-    TIMEOUT,
-    ModelServers,
-    model_requests,
-    owned_processes,
-    request_text,
-    require_cli,
-)
+from agent_clis_harness import TIMEOUT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import model_requests
+from agent_clis_harness import owned_processes
+from agent_clis_harness import request_text
+from agent_clis_harness import require_cli
 
 from hive_core.runners import collect_turn
-from hive_protocol import TextDeltaEvent, verify
+from hive_protocol import TextDeltaEvent
+from hive_protocol import verify
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -14,21 +14,23 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from agent_clis_harness import TIMEOUT, ModelServers
-from agent_clis_turns import (
-    BackendSession,
-    answer_the_question,
-    assert_gone,
-    offline_options,
-    reply_text,
-    stop_of,
-    the_question,
-)
+from agent_clis_harness import TIMEOUT
+from agent_clis_harness import ModelServers
+from agent_clis_turns import BackendSession
+from agent_clis_turns import answer_the_question
+from agent_clis_turns import assert_gone
+from agent_clis_turns import offline_options
+from agent_clis_turns import reply_text
+from agent_clis_turns import stop_of
+from agent_clis_turns import the_question
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.model_server.agent_cli import ANSWERED_REPLY, QUESTION_TEXT
+from hive_conformance.model_server.agent_cli import ANSWERED_REPLY
+from hive_conformance.model_server.agent_cli import QUESTION_TEXT
 from hive_core.questions import QuestionBridge
-from hive_protocol import QuestionRequestEvent, QuestionResponseRequest, verify
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import verify
 from hive_providers.backends.claude import ClaudeCodeBackend
 from hive_providers.backends.claude.control import DECLINED_QUESTION
 from hive_providers.backends.registry import resolve_backend

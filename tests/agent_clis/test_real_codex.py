@@ -12,42 +12,39 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
-from agent_clis_harness import (
-    DEFAULT_COMMAND,
-    MODEL,
-    SLOW_PROMPT,
-    TOOL_FILE,
-    TOOL_PROMPT,
-    ModelServers,
-    Project,
-    assert_nothing_left,
-    model_requests,
-    request_text,
-    require_cli,
-    wait_until,
-)
-from agent_clis_turns import (
-    Approvals,
-    AskEverything,
-    CancelLater,
-    cancelled_at_first_text,
-    checked,
-    end_of,
-    reply_text,
-    the_call,
-    turn_events,
-)
+from agent_clis_harness import DEFAULT_COMMAND
+from agent_clis_harness import MODEL
+from agent_clis_harness import SLOW_PROMPT
+from agent_clis_harness import TOOL_FILE
+from agent_clis_harness import TOOL_PROMPT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import Project
+from agent_clis_harness import assert_nothing_left
+from agent_clis_harness import model_requests
+from agent_clis_harness import request_text
+from agent_clis_harness import require_cli
+from agent_clis_harness import wait_until
+from agent_clis_turns import Approvals
+from agent_clis_turns import AskEverything
+from agent_clis_turns import CancelLater
+from agent_clis_turns import cancelled_at_first_text
+from agent_clis_turns import checked
+from agent_clis_turns import end_of
+from agent_clis_turns import reply_text
+from agent_clis_turns import the_call
+from agent_clis_turns import turn_events
 
-from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import (
-    Event,
-)
+from hive_core.runners import SessionRunner
+from hive_core.runners import collect_turn
+from hive_protocol import Event
 from hive_providers.backends.codex import CodexBackend
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -19,17 +19,29 @@ from typing import Final
 import anyio
 import msgspec
 import pytest
-from agent_clis_harness import DEFAULT_COMMAND, MODEL, TOOL_FILE, Project, assert_nothing_left, require_cli
-from agent_clis_turns import Approvals, checked, end_of
+from agent_clis_harness import DEFAULT_COMMAND
+from agent_clis_harness import MODEL
+from agent_clis_harness import TOOL_FILE
+from agent_clis_harness import Project
+from agent_clis_harness import assert_nothing_left
+from agent_clis_harness import require_cli
+from agent_clis_turns import Approvals
+from agent_clis_turns import checked
+from agent_clis_turns import end_of
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.model_server.agent_cli import agent_cli_responder, read_conversation
-from hive_conformance.script import Round, ScriptPart, ScriptToolCall
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import agent_cli_responder
+from hive_conformance.model_server.agent_cli import read_conversation
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptPart
+from hive_conformance.script import ScriptToolCall
 from hive_core.permissions import PermissionPolicy
 from hive_core.permissions.loading import load_permission_rules
 from hive_core.runners import collect_turn
 from hive_providers.backends.codex import CodexBackend
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

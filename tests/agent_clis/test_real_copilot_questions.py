@@ -14,45 +14,42 @@ installed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
-from agent_clis_harness import (
-    SLOW_PROMPT,
-    TIMEOUT,
-    TOOL_FILE,
-    TOOL_PROMPT,
-    ModelServers,
-    model_requests,
-    request_text,
-)
-from agent_clis_turns import (
-    BackendSession,
-    answer_the_question,
-    assert_gone,
-    of_type,
-    offline_options,
-    reply_text,
-    stop_of,
-    the_question,
-)
+from agent_clis_harness import SLOW_PROMPT
+from agent_clis_harness import TIMEOUT
+from agent_clis_harness import TOOL_FILE
+from agent_clis_harness import TOOL_PROMPT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import model_requests
+from agent_clis_harness import request_text
+from agent_clis_turns import BackendSession
+from agent_clis_turns import answer_the_question
+from agent_clis_turns import assert_gone
+from agent_clis_turns import of_type
+from agent_clis_turns import offline_options
+from agent_clis_turns import reply_text
+from agent_clis_turns import stop_of
+from agent_clis_turns import the_question
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.model_server.agent_cli import ANSWERED_REPLY, QUESTION_TEXT
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
+from hive_conformance.model_server.agent_cli import ANSWERED_REPLY
+from hive_conformance.model_server.agent_cli import QUESTION_TEXT
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
 from hive_core.questions import QuestionBridge
 from hive_core.runners import collect_turn
-from hive_protocol import (
-    Event,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
 from hive_providers.backends.copilot import CopilotBackend
 from hive_providers.backends.registry import resolve_backend
 

@@ -18,32 +18,33 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from agent_clis_harness import (
-    SLOW_PROMPT,
-    TIMEOUT,
-    TOOL_FILE,
-    TOOL_PROMPT,
-    ModelServers,
-    model_requests,
-    request_text,
-)
-from agent_clis_turns import BackendSession, assert_gone, of_type, offline_options, reply_text, stop_of
+from agent_clis_harness import SLOW_PROMPT
+from agent_clis_harness import TIMEOUT
+from agent_clis_harness import TOOL_FILE
+from agent_clis_harness import TOOL_PROMPT
+from agent_clis_harness import ModelServers
+from agent_clis_harness import model_requests
+from agent_clis_harness import request_text
+from agent_clis_turns import BackendSession
+from agent_clis_turns import assert_gone
+from agent_clis_turns import of_type
+from agent_clis_turns import offline_options
+from agent_clis_turns import reply_text
+from agent_clis_turns import stop_of
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
 from hive_providers.backends.pi import PiBackend
 from hive_providers.backends.registry import resolve_backend
 

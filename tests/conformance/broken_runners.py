@@ -31,11 +31,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from typing import IO, Any, Final
+from typing import IO
+from typing import Any
+from typing import Final
 
 import msgspec
 
-from hive_protocol import ToolEndEvent, TurnEndEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
 HIVE_SERVER: Final = [
     shutil.which("hive", path=os.path.dirname(sys.executable)) or "hive",

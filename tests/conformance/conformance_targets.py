@@ -6,17 +6,25 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Generator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Generator
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 
 from hive_cli.assemble import HostOptions
 from hive_cli.serving import open_server_session
 from hive_conformance.targets import Connection
-from hive_conformance.workspace import SESSION_ID, Workspace
-from hive_protocol import Event, LineSplitter, LineTooLong, encode
+from hive_conformance.workspace import SESSION_ID
+from hive_conformance.workspace import Workspace
+from hive_protocol import Event
+from hive_protocol import LineSplitter
+from hive_protocol import LineTooLong
+from hive_protocol import encode
 
 __all__ = ["HIVE_SERVER", "InProcessTarget"]
 

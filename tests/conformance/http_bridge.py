@@ -28,12 +28,17 @@ import os
 import signal
 import socket
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from subprocess import PIPE
 from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any
+from typing import Final
+from typing import Self
+from typing import cast
 
 import anyio
 import anyio.abc
@@ -44,10 +49,14 @@ from anyio.abc import Process
 from conformance_targets import HIVE_SERVER
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse
+from starlette.responses import PlainTextResponse
+from starlette.responses import Response
+from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from hive_conformance.workspace import ScenarioSettings, write_hive_home
+from hive_conformance.workspace import ScenarioSettings
+from hive_conformance.workspace import write_hive_home
 
 __all__ = ["HttpBridge"]
 

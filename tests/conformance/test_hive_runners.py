@@ -15,10 +15,14 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conformance_targets import HIVE_SERVER, InProcessTarget
+from conformance_targets import HIVE_SERVER
+from conformance_targets import InProcessTarget
 
-from hive_conformance.fixtures import default_fixtures_dir, load_scenarios
-from hive_conformance.harness import Suite, normalize_recording, run_suite
+from hive_conformance.fixtures import default_fixtures_dir
+from hive_conformance.fixtures import load_scenarios
+from hive_conformance.harness import Suite
+from hive_conformance.harness import normalize_recording
+from hive_conformance.harness import run_suite
 from hive_conformance.report import Report
 
 pytestmark = pytest.mark.slow

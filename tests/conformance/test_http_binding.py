@@ -14,9 +14,12 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Generator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -28,19 +31,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hive_conformance.cli import main
-from hive_conformance.fixtures import Scenario, default_fixtures_dir, load_scenarios
-from hive_conformance.harness import Suite, normalize_recording, run_suite
-from hive_conformance.http import HttpTarget, sse_payloads
+from hive_conformance.fixtures import Scenario
+from hive_conformance.fixtures import default_fixtures_dir
+from hive_conformance.fixtures import load_scenarios
+from hive_conformance.harness import Suite
+from hive_conformance.harness import normalize_recording
+from hive_conformance.harness import run_suite
+from hive_conformance.http import HttpTarget
+from hive_conformance.http import sse_payloads
 from hive_conformance.targets import RunnerStartError
 from hive_conformance.tool_server import SERVER_NAME
-from hive_conformance.workspace import (
-    API_KEY,
-    MODEL,
-    PASSED_VARIABLES,
-    SESSION_ID,
-    SETTINGS_FILE_NAME,
-    prepare_workspace,
-)
+from hive_conformance.workspace import API_KEY
+from hive_conformance.workspace import MODEL
+from hive_conformance.workspace import PASSED_VARIABLES
+from hive_conformance.workspace import SESSION_ID
+from hive_conformance.workspace import SETTINGS_FILE_NAME
+from hive_conformance.workspace import prepare_workspace
 
 TRANSPORT_SCENARIOS = (
     "text_plain",

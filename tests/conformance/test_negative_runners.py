@@ -18,9 +18,14 @@ import anyio
 import msgspec
 import pytest
 
-from hive_conformance.fixtures import Scenario, default_fixtures_dir, load_scenarios
-from hive_conformance.harness import STREAM_REQUIREMENTS, Suite, run_suite
-from hive_conformance.report import Report, render_text
+from hive_conformance.fixtures import Scenario
+from hive_conformance.fixtures import default_fixtures_dir
+from hive_conformance.fixtures import load_scenarios
+from hive_conformance.harness import STREAM_REQUIREMENTS
+from hive_conformance.harness import Suite
+from hive_conformance.harness import run_suite
+from hive_conformance.report import Report
+from hive_conformance.report import render_text
 from hive_conformance.targets import StdioTarget
 
 pytestmark = pytest.mark.slow

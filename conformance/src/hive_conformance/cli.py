@@ -21,16 +21,21 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from hive_conformance.fixtures import (
-    FixtureError,
-    Scenario,
-    default_fixtures_dir,
-    load_scenarios,
-)
-from hive_conformance.harness import DEFAULT_TIMEOUT, Suite, run_suite
-from hive_conformance.report import Report, ScenarioResult, render_text
-from hive_conformance.requirements import CAPABILITIES, REQUIREMENTS
-from hive_conformance.targets import RunnerStartError, StdioTarget, Target
+from hive_conformance.fixtures import FixtureError
+from hive_conformance.fixtures import Scenario
+from hive_conformance.fixtures import default_fixtures_dir
+from hive_conformance.fixtures import load_scenarios
+from hive_conformance.harness import DEFAULT_TIMEOUT
+from hive_conformance.harness import Suite
+from hive_conformance.harness import run_suite
+from hive_conformance.report import Report
+from hive_conformance.report import ScenarioResult
+from hive_conformance.report import render_text
+from hive_conformance.requirements import CAPABILITIES
+from hive_conformance.requirements import REQUIREMENTS
+from hive_conformance.targets import RunnerStartError
+from hive_conformance.targets import StdioTarget
+from hive_conformance.targets import Target
 
 __all__ = ["main"]
 

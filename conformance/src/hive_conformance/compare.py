@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import difflib
 import zlib
-from collections.abc import Iterable, Sequence
-from typing import Any, Final, cast
+from collections.abc import Iterable
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import cast
 
 import msgspec
 

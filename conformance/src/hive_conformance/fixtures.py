@@ -14,14 +14,18 @@ A directory whose name starts with ``_`` or that has no ``meta.json`` (such as `
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated
+from typing import Any
+from typing import cast
 
 import msgspec
 
 from hive_conformance.requirements import Capability
-from hive_conformance.script import Round, decode_script
+from hive_conformance.script import Round
+from hive_conformance.script import decode_script
 
 __all__ = [
     "AwaitStep",

@@ -10,20 +10,37 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any
+from typing import Final
+from typing import cast
 
 import anyio
 import msgspec
 
-from hive_conformance.compare import MEASURED_FIELDS, RUNNER_CHOSEN_FIELDS, diff_lines, same_lines
-from hive_conformance.fixtures import AwaitStep, FixtureError, RawStep, Scenario, SendStep, substitute
+from hive_conformance.compare import MEASURED_FIELDS
+from hive_conformance.compare import RUNNER_CHOSEN_FIELDS
+from hive_conformance.compare import diff_lines
+from hive_conformance.compare import same_lines
+from hive_conformance.fixtures import AwaitStep
+from hive_conformance.fixtures import FixtureError
+from hive_conformance.fixtures import RawStep
+from hive_conformance.fixtures import Scenario
+from hive_conformance.fixtures import SendStep
+from hive_conformance.fixtures import substitute
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.report import Finding, Report, ScenarioResult, build_report
+from hive_conformance.report import Finding
+from hive_conformance.report import Report
+from hive_conformance.report import ScenarioResult
+from hive_conformance.report import build_report
 from hive_conformance.requirements import RULE_REQUIREMENTS
-from hive_conformance.targets import Connection, Target
-from hive_conformance.tool_server import SERVER_NAME, FixtureToolServer
+from hive_conformance.targets import Connection
+from hive_conformance.targets import Target
+from hive_conformance.tool_server import SERVER_NAME
+from hive_conformance.tool_server import FixtureToolServer
 from hive_conformance.workspace import prepare_workspace
 from hive_protocol import verify
 

@@ -19,16 +19,21 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
+from typing import cast
 from urllib.parse import quote
 
 import anyio
 import httpx2
 
-from hive_conformance.targets import Connection, RunnerStartError
-from hive_conformance.workspace import SESSION_ID, SETTINGS_FILE_NAME, Workspace
+from hive_conformance.targets import Connection
+from hive_conformance.targets import RunnerStartError
+from hive_conformance.workspace import SESSION_ID
+from hive_conformance.workspace import SETTINGS_FILE_NAME
+from hive_conformance.workspace import Workspace
 
 __all__ = ["HttpTarget", "sse_payloads"]
 

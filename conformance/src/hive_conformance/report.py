@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from hive_conformance.requirements import REQUIREMENTS, Requirement, Tier
+from hive_conformance.requirements import REQUIREMENTS
+from hive_conformance.requirements import Requirement
+from hive_conformance.requirements import Tier
 
 __all__ = [
     "STATUS_ORDER",

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from subprocess import PIPE
 from typing import Protocol
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream
+from anyio.abc import Process
 
 from hive_conformance.workspace import Workspace
 

@@ -29,8 +29,14 @@ import anyio.from_thread
 import anyio.to_thread
 import uvicorn
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from mcp.types import CallToolResult
+from mcp.types import TextContent
+from mcp.types import ToolAnnotations
+from starlette.types import ASGIApp
+from starlette.types import Message
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 from hive_conformance import __version__
 

@@ -12,7 +12,8 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from cli_harness import Workspace
 

@@ -20,25 +20,35 @@ import tempfile
 import termios
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import IO, Any, Final, TypeVar, cast
+from typing import IO
+from typing import Any
+from typing import Final
+from typing import TypeVar
+from typing import cast
 
-from hive_cli.session_documents import encode_document, session_summaries
+from hive_cli.session_documents import encode_document
+from hive_cli.session_documents import session_summaries
 from hive_cli.session_store import session_store_path
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.script import (
-    Round,
-    ScriptFinishReason,
-    ScriptPart,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
-from hive_core.config import TrustStore, find_project_root, user_home
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptFinishReason
+from hive_conformance.script import ScriptPart
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core.config import TrustStore
+from hive_core.config import find_project_root
+from hive_core.config import user_home
 from hive_core.sessions import SqliteSessionStore
 from hive_providers import CONFIG_SCHEMA
 

@@ -21,7 +21,10 @@ _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from cli_harness import LOCAL_PROMPT, Background, Workspace, scripted_server  # noqa: E402
+from cli_harness import LOCAL_PROMPT  # noqa: E402
+from cli_harness import Background  # noqa: E402
+from cli_harness import Workspace  # noqa: E402
+from cli_harness import scripted_server  # noqa: E402
 
 from hive_conformance.model_server import ScriptedModelServer  # noqa: E402
 

@@ -15,8 +15,13 @@ from cli_harness import Workspace
 
 from hive_cli.questioner import TerminalQuestioner
 from hive_cli.session_store import session_store_path
-from hive_core.sessions import BackendSession, SqliteSessionStore, last_backend_session
-from hive_protocol import Question, QuestionOption, QuestionRequestEvent, verify
+from hive_core.sessions import BackendSession
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import last_backend_session
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import verify
 
 
 @pytest.fixture

@@ -16,11 +16,16 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from agent_cli_harness import FAKE_AGENT, TRANSCRIPTS, FakeCli
-from cli_harness import Terminal, Workspace
+from agent_cli_harness import FAKE_AGENT
+from agent_cli_harness import TRANSCRIPTS
+from agent_cli_harness import FakeCli
+from cli_harness import Terminal
+from cli_harness import Workspace
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.model_server.agent_cli import OK_REPLY, agent_cli_responder
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import OK_REPLY
+from hive_conformance.model_server.agent_cli import agent_cli_responder
 
 REMEMBERED: Final = "PINEAPPLE-7319"
 """A word of the first turn that the second turn's model request must still carry."""

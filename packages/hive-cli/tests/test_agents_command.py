@@ -3,7 +3,8 @@ offline and how to install what is missing; ``--verbose`` adds the program, the 
 
 from __future__ import annotations
 
-from agent_cli_harness import VERSION, FakeCli
+from agent_cli_harness import VERSION
+from agent_cli_harness import FakeCli
 from cli_harness import Workspace
 
 

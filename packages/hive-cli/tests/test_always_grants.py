@@ -7,7 +7,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from cli_harness import Terminal, Workspace, calls, text
+from cli_harness import Terminal
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round

@@ -16,13 +16,25 @@ import re
 from typing import Any
 
 import anyio
-from agent_cli_harness import ASK_TRANSCRIPT, FakeCli
-from cli_harness import Terminal, Workspace, calls, input_items, model_requests, text, user_texts, wait_until
+from agent_cli_harness import ASK_TRANSCRIPT
+from agent_cli_harness import FakeCli
+from cli_harness import Terminal
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
+from cli_harness import wait_until
 
 from hive_cli.approver import TerminalApprover
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
-from hive_core import ApprovalDecision, ApprovalRequest
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import ApprovalDecision
+from hive_core import ApprovalRequest
 
 PROMPT_MARK = "\x1b[?2004h"
 """prompt_toolkit turning bracketed paste on: the line editor (or the approval's choice) is reading."""

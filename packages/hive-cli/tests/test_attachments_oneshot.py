@@ -5,7 +5,11 @@ message still goes. A file the rules deny stops the run before anything is sent.
 from __future__ import annotations
 
 import pytest
-from cli_harness import SECRET_AND_PRIVATE, Workspace, model_requests, text, user_texts
+from cli_harness import SECRET_AND_PRIVATE
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -12,7 +12,12 @@ import json
 import subprocess
 from typing import Any
 
-from cli_harness import ALLOW_ALL, Workspace, calls, input_items, model_requests, text
+from cli_harness import ALLOW_ALL
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

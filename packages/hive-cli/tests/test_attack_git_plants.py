@@ -16,7 +16,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_harness import Result, Workspace, calls, input_items, model_requests, text
+from cli_harness import Result
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.sandbox import probe_bubblewrap

@@ -12,7 +12,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_harness import ALLOW_ALL, MODEL, Workspace, calls, model_requests, scripted_server, text
+from cli_harness import ALLOW_ALL
+from cli_harness import MODEL
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import scripted_server
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.sandbox import probe_bubblewrap

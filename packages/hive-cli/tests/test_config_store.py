@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hive_cli.config_store import get_value, set_value, unset_value
-from hive_core.config import ConfigError, load_config
+from hive_cli.config_store import get_value
+from hive_cli.config_store import set_value
+from hive_cli.config_store import unset_value
+from hive_core.config import ConfigError
+from hive_core.config import load_config
 from hive_providers import CONFIG_SCHEMA
 from hive_providers.registry import configured_providers
 

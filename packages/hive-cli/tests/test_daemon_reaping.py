@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from cli_harness import Workspace, calls, text, wait_until
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import text
+from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
 

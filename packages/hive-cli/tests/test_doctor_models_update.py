@@ -9,11 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_harness import MODEL, Workspace
+from cli_harness import MODEL
+from cli_harness import Workspace
 from providers_metadata import metadata_server
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_core.context import DEFAULT_CONTEXT_WINDOW, ContextWindow
+from hive_core.context import DEFAULT_CONTEXT_WINDOW
+from hive_core.context import ContextWindow
 from hive_core.sandbox import probe_bubblewrap
 
 DEFAULT_WINDOW = ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli_harness import Workspace, calls, input_items, model_requests, text
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_protocol import verify

@@ -10,12 +10,15 @@ from collections.abc import Callable
 import click
 import pytest
 
-from hive_cli.cli import cli, run_cli
+from hive_cli.cli import cli
+from hive_cli.cli import run_cli
 from hive_cli.conversation import SessionChoiceError
 from hive_cli.errors import USER_ERRORS
 from hive_core.config import ConfigError
-from hive_core.errors import HiveError, UserError
-from hive_providers.registry import ProviderSelectionError, UnknownProviderError
+from hive_core.errors import HiveError
+from hive_core.errors import UserError
+from hive_providers.registry import ProviderSelectionError
+from hive_providers.registry import UnknownProviderError
 
 _BUG_LINE = "hive: this is a bug in hive; run it again with --debug for the traceback, and report it\n"
 

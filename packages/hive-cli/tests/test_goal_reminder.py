@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_harness import Workspace, calls, model_requests, scripted_server, text
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import scripted_server
+from cli_harness import text
 
 from hive_conformance.model_server import RecordedRequest
 

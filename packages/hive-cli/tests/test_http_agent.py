@@ -8,7 +8,11 @@ from contextlib import contextmanager
 
 import anyio.from_thread
 from agent_host import AgentHost
-from cli_harness import TIMEOUT, Workspace, calls, model_requests, text
+from cli_harness import TIMEOUT
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -3,7 +3,12 @@ keyboard, Ctrl+C cancelling a turn, and leaving."""
 
 from __future__ import annotations
 
-from cli_harness import APPROVAL_PANEL_END, Workspace, calls, model_requests, text, user_texts
+from cli_harness import APPROVAL_PANEL_END
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 

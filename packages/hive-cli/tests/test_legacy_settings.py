@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 
 import yaml
-from cli_harness import MODEL, Workspace, model_requests, text
+from cli_harness import MODEL
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

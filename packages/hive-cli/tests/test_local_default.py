@@ -8,7 +8,9 @@ The ``hive`` process is started early by ``conftest.local_default_run``, in a wo
 from __future__ import annotations
 
 import pytest
-from cli_harness import Background, Workspace, clean_env
+from cli_harness import Background
+from cli_harness import Workspace
+from cli_harness import clean_env
 
 LOCAL_TIMEOUT = 300.0
 

@@ -13,20 +13,21 @@ from typing import Any
 
 import msgspec
 import pytest
-from cli_harness import (
-    Proc,
-    Workspace,
-    calls,
-    input_items,
-    model_requests,
-    scripted_server,
-    text,
-    user_texts,
-)
+from cli_harness import Proc
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import scripted_server
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_cli.session_store import session_store_path
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.script import ContextLengthFailure, Round, ScriptText
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
 from hive_core.budget import BUDGET_EXHAUSTED_TEXT
 from hive_core.messages import ToolResultPart
 from hive_core.sessions import SqliteSessionStore

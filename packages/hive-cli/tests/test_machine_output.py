@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 import re
 import signal
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import pytest
-from cli_harness import LOCAL_PROMPT, Workspace, calls, model_requests, text, wait_until
+from cli_harness import LOCAL_PROMPT
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import wait_until
 
 from hive_cli.local_notice import LOCAL_MODEL_NOTICE
 from hive_conformance.model_server import ScriptedModelServer

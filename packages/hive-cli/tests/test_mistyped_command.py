@@ -4,7 +4,10 @@ model; a prompt that merely starts with a word like a command (``hive model this
 from __future__ import annotations
 
 import pytest
-from cli_harness import Workspace, model_requests, text, user_texts
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 

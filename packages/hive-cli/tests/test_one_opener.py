@@ -6,30 +6,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
 
 import anyio
 import pytest
 from agent_cli_harness import FakeCli
-from cli_harness import Workspace, calls, text
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import text
 
 from hive_cli.assemble import HostOptions
-from hive_cli.opening import OpenSession, Prompts, open_session
+from hive_cli.opening import OpenSession
+from hive_cli.opening import Prompts
+from hive_cli.opening import open_session
 from hive_cli.session_store import session_store_path
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core import TokenBudgetChatClient
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
-from hive_core.backends import HIVE_BACKEND, HiveBackend
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.backends import HIVE_BACKEND
+from hive_core.backends import HiveBackend
 from hive_core.permissions import SessionGrants
 from hive_core.questions import Answers
 from hive_core.sessions import SqliteSessionStore
-from hive_protocol import (
-    Event,
-    QuestionRequestEvent,
-    TextDeltaEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.openai_responses import OpenAIResponsesChatClient
 
 

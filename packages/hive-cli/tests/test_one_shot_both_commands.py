@@ -12,12 +12,21 @@ import signal
 from typing import Any
 
 import pytest
-from cli_harness import Workspace, calls, model_requests, text, wait_until
-from turn_shapes import ERROR_RECORD_KEYS, FAILURE_KEYS, START_KEYS, TURN_KEYS
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import wait_until
+from turn_shapes import ERROR_RECORD_KEYS
+from turn_shapes import FAILURE_KEYS
+from turn_shapes import START_KEYS
+from turn_shapes import TURN_KEYS
 
 from hive_cli.piped_input import MAX_PIPED_BYTES
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import HttpFailure, Round, ScriptFinishReason
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptFinishReason
 
 COMMANDS = {"-p": ("-p",), "run": ("run", "-p")}
 """The two one-shot commands, each followed by the prompt."""

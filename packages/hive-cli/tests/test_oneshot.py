@@ -8,21 +8,24 @@ from __future__ import annotations
 import json
 import signal
 
-from cli_harness import (
-    MODEL,
-    Proc,
-    Workspace,
-    calls,
-    input_items,
-    model_requests,
-    text,
-    user_texts,
-    wait_until,
-)
-from turn_shapes import START_KEYS, TURN_KEYS
+from cli_harness import MODEL
+from cli_harness import Proc
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
+from cli_harness import wait_until
+from turn_shapes import START_KEYS
+from turn_shapes import TURN_KEYS
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import ContextLengthFailure, HttpFailure, Round, ScriptText, Usage
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import Usage
 
 
 def test_json_is_one_document_with_content_session_and_usage(

@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from hive_cli.errors import report_failure
-from hive_cli.piped_input import MAX_PIPED_BYTES, PipedInputTooLarge, combine, read_piped
-from hive_core.errors import HiveError, UserError
+from hive_cli.piped_input import MAX_PIPED_BYTES
+from hive_cli.piped_input import PipedInputTooLarge
+from hive_cli.piped_input import combine
+from hive_cli.piped_input import read_piped
+from hive_core.errors import HiveError
+from hive_core.errors import UserError
 
 
 def _file(tmp_path: Path, data: bytes) -> io.BufferedReader:

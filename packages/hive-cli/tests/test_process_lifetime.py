@@ -19,10 +19,17 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import pytest
-from cli_harness import Proc, Workspace, calls, input_items, model_requests, text, wait_until
+from cli_harness import Proc
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_protocol import verify

@@ -4,10 +4,14 @@ announced on stderr, and a half-configured provider refused instead of falling b
 
 from __future__ import annotations
 
-from cli_harness import Workspace, model_requests, text
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_providers.catalog import DEFAULT_MODELS, MODEL_ALIASES
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_providers.catalog import DEFAULT_MODELS
+from hive_providers.catalog import MODEL_ALIASES
 
 
 def anthropic_requests(server: ScriptedModelServer) -> list[RecordedRequest]:

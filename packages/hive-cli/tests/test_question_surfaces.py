@@ -14,20 +14,24 @@ from typing import cast
 
 import anyio
 import pytest
-from agent_cli_harness import ASK_TRANSCRIPT, FakeCli
+from agent_cli_harness import ASK_TRANSCRIPT
+from agent_cli_harness import FakeCli
 from cli_harness import Workspace
 
-from hive_cli.output import jsonl_record, question_outcome, question_record
-from hive_cli.questioner import (
-    DECLINED_AT_TERMINAL,
-    NO_TERMINAL,
-    QUESTION_TIMEOUT_KEY,
-    TerminalQuestioner,
-    question_timeout,
-)
+from hive_cli.output import jsonl_record
+from hive_cli.output import question_outcome
+from hive_cli.output import question_record
+from hive_cli.questioner import DECLINED_AT_TERMINAL
+from hive_cli.questioner import NO_TERMINAL
+from hive_cli.questioner import QUESTION_TIMEOUT_KEY
+from hive_cli.questioner import TerminalQuestioner
+from hive_cli.questioner import question_timeout
 from hive_core.config import LoadedConfig
-from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers
-from hive_protocol import Question, QuestionOption, QuestionRequestEvent
+from hive_core.questions import DEFAULT_QUESTION_TIMEOUT
+from hive_core.questions import Answers
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
 
 PROMPT = "ASKME which database should I use?"
 QUESTION = Question(

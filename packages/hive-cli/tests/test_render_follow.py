@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+from typing import cast
 
 from hive_cli.render import TextRenderer
 

@@ -13,7 +13,8 @@ from hive_cli.approver import TerminalApprover
 from hive_cli.render import TextRenderer
 from hive_cli.spinner import Spinner
 from hive_core import ApprovalRequest
-from hive_protocol import TextDeltaEvent, ToolStartEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolStartEvent
 
 
 class RecordingSpinner(Spinner):

@@ -10,11 +10,18 @@ import subprocess
 from typing import Any
 
 import pytest
-from cli_harness import Workspace, calls, model_requests, text, user_texts, wait_until
-from turn_shapes import FAILURE_KEYS, TURN_KEYS
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
+from cli_harness import wait_until
+from turn_shapes import FAILURE_KEYS
+from turn_shapes import TURN_KEYS
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import HttpFailure, Round
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
 
 
 def _document(stdout: str) -> dict[str, Any]:

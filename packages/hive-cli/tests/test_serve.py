@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx2
 import pytest
-from cli_harness import TIMEOUT, Proc, Workspace, calls, model_requests, text, user_texts
+from cli_harness import TIMEOUT
+from cli_harness import Proc
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_protocol import ServerSentEvent, SseDecoder
+from hive_protocol import ServerSentEvent
+from hive_protocol import SseDecoder
 
 TOKEN = "test-token-0123456789"
 READY = re.compile(r"^hive serve: (http://127\.0\.0\.1:(\d+))/\?token=(\S+)$")

@@ -6,7 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cli_harness import Workspace, calls, input_items, model_requests, text, user_texts
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -15,28 +15,37 @@ import subprocess
 import termios
 import threading
 import time
-from collections.abc import Callable, Generator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextlib import suppress
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import msgspec
 import pytest
-from cli_harness import HIVE, TIMEOUT, Workspace, text, wait_until
+from cli_harness import HIVE
+from cli_harness import TIMEOUT
+from cli_harness import Workspace
+from cli_harness import text
+from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
-from hive_protocol import (
-    MAX_NESTING_DEPTH,
-    LineSplitter,
-    LineTooLong,
-    ShutdownRequest,
-    UnreadableRequest,
-    UserMessageRequest,
-    decode_request,
-    verify,
-)
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_protocol import MAX_NESTING_DEPTH
+from hive_protocol import LineSplitter
+from hive_protocol import LineTooLong
+from hive_protocol import ShutdownRequest
+from hive_protocol import UnreadableRequest
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_request
+from hive_protocol import verify
 
 MIB: Final = 1024 * 1024
 DEPTHS: Final = (1_000, 10_000, 100_000)

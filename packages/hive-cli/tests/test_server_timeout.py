@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from cli_harness import Workspace, model_requests, text
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_protocol import verify

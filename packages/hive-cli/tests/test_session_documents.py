@@ -6,16 +6,17 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from hive_cli.session_documents import (
-    CommandError,
-    SessionDeleted,
-    encode_document,
-    iso_time,
-    session_summaries,
-    summarise,
-)
-from hive_core.messages import Message, TextPart, user
-from hive_core.sessions import SessionInfo, SqliteSessionStore
+from hive_cli.session_documents import CommandError
+from hive_cli.session_documents import SessionDeleted
+from hive_cli.session_documents import encode_document
+from hive_cli.session_documents import iso_time
+from hive_cli.session_documents import session_summaries
+from hive_cli.session_documents import summarise
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import user
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import SqliteSessionStore
 
 
 def test_times_are_iso_8601_round_trip_in_utc() -> None:

@@ -3,7 +3,8 @@ first does not lock the session for good."""
 
 from __future__ import annotations
 
-from cli_harness import Workspace, text
+from cli_harness import Workspace
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -11,11 +11,17 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cli_harness import TIMEOUT, Workspace, calls, model_requests, text
+from cli_harness import TIMEOUT
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_cli.session_store import session_store_path
 from hive_conformance.model_server import ScriptedModelServer
-from hive_core.messages import Message, TextPart, user
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import user
 from hive_core.sessions import SqliteSessionStore
 
 _DIE_HOLDING: str = """

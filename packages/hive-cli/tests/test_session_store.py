@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hive_cli.session_store import open_session_store, session_store_path
+from hive_cli.session_store import open_session_store
+from hive_cli.session_store import session_store_path
 
 
 def test_the_database_lives_in_the_hive_home(tmp_path: Path) -> None:

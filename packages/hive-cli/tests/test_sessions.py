@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import re
 
-from cli_harness import (
-    MODEL,
-    Workspace,
-    assistant_texts,
-    calls,
-    input_items,
-    model_requests,
-    text,
-    user_texts,
-)
+from cli_harness import MODEL
+from cli_harness import Workspace
+from cli_harness import assistant_texts
+from cli_harness import calls
+from cli_harness import input_items
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
 from hive_core.sessions import INTERRUPTED_NOTE
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$")

@@ -4,7 +4,10 @@ merged view with each value's origin."""
 from __future__ import annotations
 
 import yaml
-from cli_harness import MODEL, Workspace, model_requests, text
+from cli_harness import MODEL
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

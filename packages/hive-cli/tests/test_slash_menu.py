@@ -5,9 +5,14 @@ model, which must never see a command."""
 from __future__ import annotations
 
 import pytest
-from cli_harness import Terminal, Workspace, model_requests
+from cli_harness import Terminal
+from cli_harness import Workspace
+from cli_harness import model_requests
 
-from hive_cli.slash_commands import ask_pick, help_text, listed_number, unknown_command_message
+from hive_cli.slash_commands import ask_pick
+from hive_cli.slash_commands import help_text
+from hive_cli.slash_commands import listed_number
+from hive_cli.slash_commands import unknown_command_message
 from hive_cli.slash_menu import typing_a_command
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -22,7 +22,8 @@ from cli_harness import Workspace
 from hive_cli.session_store import session_store_path
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.messages import user
-from hive_core.sessions import SCHEMA_VERSION, SqliteSessionStore
+from hive_core.sessions import SCHEMA_VERSION
+from hive_core.sessions import SqliteSessionStore
 
 
 def _filled(db: Path, sessions: int) -> None:

@@ -11,11 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli_harness import FakeCli
-from cli_harness import SECRET_AND_PRIVATE, Terminal, Workspace, model_requests, text, user_texts
+from cli_harness import SECRET_AND_PRIVATE
+from cli_harness import Terminal
+from cli_harness import Workspace
+from cli_harness import model_requests
+from cli_harness import text
+from cli_harness import user_texts
 
 from hive_cli.attachments import mentions
 from hive_cli.line_editor import HiveCompleter
-from hive_cli.slash_commands import COMMANDS, help_text
+from hive_cli.slash_commands import COMMANDS
+from hive_cli.slash_commands import help_text
 from hive_conformance.model_server import ScriptedModelServer
 
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"

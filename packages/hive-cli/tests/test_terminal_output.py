@@ -11,18 +11,29 @@ from pathlib import Path
 
 import anyio
 import pytest
-from cli_harness import Terminal, Workspace, calls, model_requests, text
+from cli_harness import Terminal
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import model_requests
+from cli_harness import text
 from rich.cells import cell_len
 from rich.console import Console
 
 from hive_cli.approver import TerminalApprover
 from hive_cli.cells import clip
-from hive_cli.diffs import Change, counts, diff_preview, proposed_change
+from hive_cli.diffs import Change
+from hive_cli.diffs import counts
+from hive_cli.diffs import diff_preview
+from hive_cli.diffs import proposed_change
 from hive_cli.markdown_stream import MarkdownStream
-from hive_cli.render import Held, TextRenderer
+from hive_cli.render import Held
+from hive_cli.render import TextRenderer
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core import ApprovalRequest
-from hive_protocol import TextDeltaEvent, ToolEndEvent, ToolStartEvent, TurnEndEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 _ESCAPE = re.compile(r"\x1b\[")
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -4,7 +4,9 @@ a command's own changes are named as not covered, and a file someone else change
 
 from __future__ import annotations
 
-from cli_harness import Workspace, calls, text
+from cli_harness import Workspace
+from cli_harness import calls
+from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
 

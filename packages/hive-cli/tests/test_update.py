@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
 import pytest
-from cli_fake_index import FakeIndex, fake_index
+from cli_fake_index import FakeIndex
+from cli_fake_index import fake_index
 from cli_harness import Workspace
 
-from hive_cli.commands.update import index_url, index_urls, update_main
-from hive_providers.installation import Installation, detect_installation, local_runtime_advice
+from hive_cli.commands.update import index_url
+from hive_cli.commands.update import index_urls
+from hive_cli.commands.update import update_main
+from hive_providers.installation import Installation
+from hive_providers.installation import detect_installation
+from hive_providers.installation import local_runtime_advice
 
 INSTALLED = metadata.version("hive-agent-host")
 """The version of the workspace's hive-agent-host (what the dev environment's ``hive`` checks)."""

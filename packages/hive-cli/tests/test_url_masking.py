@@ -7,12 +7,16 @@ import json
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 
-from cli_harness import MODEL, Workspace, model_requests
+from cli_harness import MODEL
+from cli_harness import Workspace
+from cli_harness import model_requests
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import HttpFailure, Round
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
 
 PASSWORD = "hunter2-very-secret"
 QUERY_KEY = "query-key-0123456789"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from hive_core.redaction import mask_url, mask_urls
+from hive_core.redaction import mask_url
+from hive_core.redaction import mask_urls
 
 _NAMES = [
     "api_key",

@@ -4,32 +4,36 @@ from __future__ import annotations
 
 import math
 import subprocess
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final, TypeVar
+from typing import Any
+from typing import Final
+from typing import TypeVar
 
 import anyio
 
-from hive_core import SessionRunner, Tool
+from hive_core import SessionRunner
+from hive_core import Tool
 from hive_core.approvals import Verdict
 from hive_core.runners.session import Incoming
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    Question,
-    QuestionOption,
-    QuestionRequestEvent,
-    RefusalKind,
-    RiskLevel,
-    StopReason,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    TurnOptions,
-    UserMessageRequest,
-    encode,
-    verify,
-)
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import RefusalKind
+from hive_protocol import RiskLevel
+from hive_protocol import StopReason
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
+from hive_protocol import encode
+from hive_protocol import verify
 
 E = TypeVar("E")
 

@@ -7,41 +7,40 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import (
-    WAIT,
-    Rules,
-    Wire,
-    asked_event,
-    assert_ended,
-    assert_verified,
-    kinds,
-    message,
-    of_type,
-    refused,
-)
+from core_harness import WAIT
+from core_harness import Rules
+from core_harness import Wire
+from core_harness import asked_event
+from core_harness import assert_ended
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
+from core_harness import refused
 
-from hive_core import (
-    Agent,
-    ApprovalDecision,
-    ApprovalRequest,
-    HitlBridge,
-    SessionRunner,
-    collect_turn,
-    tool,
-)
-from hive_core.approvals import PermissionAction, Verdict
-from hive_core.testing import Approver, ScriptedChatClient, ScriptedRound, call, reply
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    SessionStartedEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_core import Agent
+from hive_core import ApprovalDecision
+from hive_core import ApprovalRequest
+from hive_core import HitlBridge
+from hive_core import SessionRunner
+from hive_core import collect_turn
+from hive_core import tool
+from hive_core.approvals import PermissionAction
+from hive_core.approvals import Verdict
+from hive_core.testing import Approver
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import SessionStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 pytestmark = pytest.mark.anyio
 

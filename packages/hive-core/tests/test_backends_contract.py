@@ -9,24 +9,21 @@ import anyio
 import pytest
 from core_harness import one_question
 
-from hive_core import (
-    Agent,
-    AgentBackend,
-    HiveBackend,
-    QuestionBridge,
-    QuestionService,
-    collect_turn,
-)
+from hive_core import Agent
+from hive_core import AgentBackend
+from hive_core import HiveBackend
+from hive_core import QuestionBridge
+from hive_core import QuestionService
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
-from hive_core.testing import ScriptedChatClient, reply
-from hive_protocol import (
-    Event,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    TextDeltaEvent,
-    TurnEndEvent,
-    verify,
-)
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
 
 pytestmark = pytest.mark.anyio
 

@@ -13,22 +13,36 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import WAIT, Rules, Wire, assert_verified, of_type
+from core_harness import WAIT
+from core_harness import Rules
+from core_harness import Wire
+from core_harness import assert_verified
+from core_harness import of_type
 
-from hive_core import Agent, ChatOptions, HitlBridge, Message, SessionRunner, collect_turn, tool
-from hive_core.approvals import ALLOW_ALL, Verdict
-from hive_core.messages import ToolCallPart, ToolResultPart
-from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core import Agent
+from hive_core import ChatOptions
+from hive_core import HitlBridge
+from hive_core import Message
+from hive_core import SessionRunner
+from hive_core import collect_turn
+from hive_core import tool
+from hive_core.approvals import ALLOW_ALL
+from hive_core.approvals import Verdict
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,20 @@ import anyio
 import pytest
 from core_harness import WAIT
 
-from hive_core import Agent, Capabilities, FallbackChatClient, TokenBudgetChatClient, collect_turn, tool
+from hive_core import Agent
+from hive_core import Capabilities
+from hive_core import FallbackChatClient
+from hive_core import TokenBudgetChatClient
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import AsyncClosable, ChatClient, ModelLister
-from hive_core.testing import ScriptedChatClient, reply
-from hive_protocol import TurnOptions, UserMessageRequest
+from hive_core.chat import AsyncClosable
+from hive_core.chat import ChatClient
+from hive_core.chat import ModelLister
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import reply
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,8 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -23,7 +24,9 @@ import anyio
 import pytest
 from core_harness import stop_process
 
-from hive_core.child_processes import OWNER_VARIABLE, ChildSupervisor, open_child
+from hive_core.child_processes import OWNER_VARIABLE
+from hive_core.child_processes import ChildSupervisor
+from hive_core.child_processes import open_child
 from hive_core.child_processes._watchdog import marked_processes  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and sessions")

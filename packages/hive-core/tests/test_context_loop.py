@@ -4,36 +4,48 @@ addendum of its turn."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_verified
+from core_harness import WAIT
+from core_harness import assert_verified
 
-from hive_core import (
-    Agent,
-    Capabilities,
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    TokenBudgetChatClient,
-    ToolCallPart,
-    ToolCallUpdate,
-    ToolResultPart,
-    UsageUpdate,
-    collect_turn,
-    tool,
-)
+from hive_core import Agent
+from hive_core import Capabilities
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import FinishUpdate
+from hive_core import Message
+from hive_core import TextPart
+from hive_core import TextUpdate
+from hive_core import TokenBudgetChatClient
+from hive_core import ToolCallPart
+from hive_core import ToolCallUpdate
+from hive_core import ToolResultPart
+from hive_core import UsageUpdate
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
 from hive_core.budget import BUDGET_EXHAUSTED_TEXT
-from hive_core.context import CompactionSettings, ContextManager, ContextWindow, estimate_tokens
-from hive_core.failures import context_overflowed, is_context_overflow
-from hive_core.testing import ScriptedChatClient, ScriptedRound, fail, reply
-from hive_protocol import AddendumEvent, ErrorEvent, Event, StopReason, TextDeltaEvent, TurnEndEvent
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
+from hive_core.context import ContextWindow
+from hive_core.context import estimate_tokens
+from hive_core.failures import context_overflowed
+from hive_core.failures import is_context_overflow
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import fail
+from hive_core.testing import reply
+from hive_protocol import AddendumEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import StopReason
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
 
 pytestmark = pytest.mark.anyio
 

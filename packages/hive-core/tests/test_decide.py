@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
 
-from hive_core.approvals import (
-    ALLOW_ALL,
-    NO_RULES,
-    ApprovalDecision,
-    ApprovalRequest,
-    ToolCallPolicy,
-    Verdict,
-    decide,
-)
+from hive_core.approvals import ALLOW_ALL
+from hive_core.approvals import NO_RULES
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import ToolCallPolicy
+from hive_core.approvals import Verdict
+from hive_core.approvals import decide
 
 pytestmark = pytest.mark.anyio
 

@@ -4,38 +4,42 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from core_harness import WAIT, Wire, assert_verified, kinds, of_type
+from core_harness import WAIT
+from core_harness import Wire
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import of_type
 
-from hive_core import (
-    Agent,
-    Capabilities,
-    ChatClient,
-    ChatError,
-    ChatOptions,
-    FallbackChatClient,
-    Message,
-    SessionRunner,
-    TextPart,
-    TokenBudgetChatClient,
-    ToolCallPart,
-    ToolResultPart,
-    collect_turn,
-)
+from hive_core import Agent
+from hive_core import Capabilities
+from hive_core import ChatClient
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import FallbackChatClient
+from hive_core import Message
+from hive_core import SessionRunner
+from hive_core import TextPart
+from hive_core import TokenBudgetChatClient
+from hive_core import ToolCallPart
+from hive_core import ToolResultPart
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
-from hive_core.budget import BUDGET_EXHAUSTED_TEXT, estimate_tokens
+from hive_core.budget import BUDGET_EXHAUSTED_TEXT
+from hive_core.budget import estimate_tokens
 from hive_core.chat import probed_capabilities
 from hive_core.context import ContextWindow
-from hive_core.testing import ScriptedChatClient, ScriptedRound, fail, reply
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    FallbackCategory,
-    FallbackEvent,
-    FallbackKind,
-    TextDeltaEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import fail
+from hive_core.testing import reply
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import FallbackCategory
+from hive_protocol import FallbackEvent
+from hive_protocol import FallbackKind
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

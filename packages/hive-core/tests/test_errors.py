@@ -6,19 +6,20 @@ from typing import Any
 
 import pytest
 
-from hive_core import ChatError, ToolArgumentError
+from hive_core import ChatError
+from hive_core import ToolArgumentError
 from hive_core.config import ConfigError
-from hive_core.errors import HiveError, UserError
-from hive_core.mcp import McpServerError, PluginConfigError
+from hive_core.errors import HiveError
+from hive_core.errors import UserError
+from hive_core.mcp import McpServerError
+from hive_core.mcp import PluginConfigError
 from hive_core.permissions import PermissionConfigError
-from hive_core.sessions import (
-    InvalidSessionId,
-    SessionExists,
-    SessionInUse,
-    SessionNotFound,
-    SessionStoreError,
-    UnsupportedSchema,
-)
+from hive_core.sessions import InvalidSessionId
+from hive_core.sessions import SessionExists
+from hive_core.sessions import SessionInUse
+from hive_core.sessions import SessionNotFound
+from hive_core.sessions import SessionStoreError
+from hive_core.sessions import UnsupportedSchema
 
 USER_ERRORS: list[tuple[type[UserError], type[Exception]]] = [
     (ConfigError, ValueError),

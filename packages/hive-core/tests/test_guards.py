@@ -8,31 +8,38 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_ended, assert_verified, kinds, of_type, refused
+from core_harness import WAIT
+from core_harness import assert_ended
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import of_type
+from core_harness import refused
 
-from hive_core import (
-    Agent,
-    AgentSession,
-    Message,
-    Pipeline,
-    Tool,
-    ToolCallPart,
-    ToolResultPart,
-    collect_turn,
-    tool,
-)
+from hive_core import Agent
+from hive_core import AgentSession
+from hive_core import Message
+from hive_core import Pipeline
+from hive_core import Tool
+from hive_core import ToolCallPart
+from hive_core import ToolResultPart
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.pipeline import (
-    ArgumentParseFailureGuard,
-    Invocation,
-    RepeatedCallGuard,
-    RepeatedErrorGuard,
-    Timeout,
-    call_key,
-)
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.pipeline import ArgumentParseFailureGuard
+from hive_core.pipeline import Invocation
+from hive_core.pipeline import RepeatedCallGuard
+from hive_core.pipeline import RepeatedErrorGuard
+from hive_core.pipeline import Timeout
+from hive_core.pipeline import call_key
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
 from hive_core.tools import ToolContext
-from hive_protocol import Event, ToolEndEvent, ToolStartEvent, TurnEndEvent
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 pytestmark = pytest.mark.anyio
 

@@ -8,20 +8,25 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from agent_host import WAIT, AgentHost
+from agent_host import WAIT
+from agent_host import AgentHost
 
-from hive_core import Agent, HitlBridge, Processor, SessionRunner, tool
+from hive_core import Agent
+from hive_core import HitlBridge
+from hive_core import Processor
+from hive_core import SessionRunner
+from hive_core import tool
 from hive_core.approvals import Verdict
 from hive_core.runners.http import HttpRunner
-from hive_core.testing import ScriptedChatClient, call, reply
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
 from hive_core.tools import EventSink
-from hive_protocol import (
-    FallbackEvent,
-    TextDeltaEvent,
-    UserMessageRequest,
-    decode_event,
-    verify,
-)
+from hive_protocol import FallbackEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_event
+from hive_protocol import verify
 from hive_protocol.events import Event
 
 pytestmark = pytest.mark.anyio

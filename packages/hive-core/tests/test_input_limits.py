@@ -11,29 +11,37 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from core_harness import WAIT, Wire, assert_verified, kinds, message, of_type
+from core_harness import WAIT
+from core_harness import Wire
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
 from protocol_strategies import depth_of
 
-from hive_core import Agent, SessionRunner, StdioRunner, tool
+from hive_core import Agent
+from hive_core import SessionRunner
+from hive_core import StdioRunner
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
 from hive_core.context import ContextManager
 from hive_core.runners.session import Incoming
-from hive_core.testing import ScriptedChatClient, call, reply
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
 from hive_core.tools import EventSink
-from hive_protocol import (
-    DEFAULT_MAX_LINE_BYTES,
-    MAX_NESTING_DEPTH,
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    decode_event,
-    encode,
-    verify,
-)
+from hive_protocol import DEFAULT_MAX_LINE_BYTES
+from hive_protocol import MAX_NESTING_DEPTH
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_event
+from hive_protocol import encode
+from hive_protocol import verify
 
 pytestmark = pytest.mark.anyio
 

@@ -11,22 +11,43 @@ context manager's check of what it had seen, the copy of the history the guards 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, SupportsIndex, overload
+from typing import Any
+from typing import SupportsIndex
+from typing import overload
 
 import pytest
 
-from hive_core import Agent, SessionRunner
+from hive_core import Agent
+from hive_core import SessionRunner
 from hive_core.builtin_tools import builtin_tools
-from hive_core.chat import Capabilities, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate, ToolCallUpdate
-from hive_core.context import CompactionSettings, ContextManager
-from hive_core.messages import Message, ToolCallPart, ToolResultPart
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.pipeline import Invocation, RepeatedCallGuard, RepeatedErrorGuard
-from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
-from hive_core.tools import ToolContext, ToolOutcome
-from hive_protocol import ErrorEvent, Event, ToolEndEvent, UserMessageRequest
+from hive_core.chat import Capabilities
+from hive_core.chat import ChatOptions
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.chat import ToolCallUpdate
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.pipeline import Invocation
+from hive_core.pipeline import RepeatedCallGuard
+from hive_core.pipeline import RepeatedErrorGuard
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_core.tools import ToolContext
+from hive_core.tools import ToolOutcome
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -11,38 +11,48 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, assert_ended, assert_verified, kinds, message, of_type, recording_tool, refused
+from core_harness import WAIT
+from core_harness import assert_ended
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
+from core_harness import recording_tool
+from core_harness import refused
 
-from hive_core import (
-    Agent,
-    ChatError,
-    ChatOptions,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    ThinkingPart,
-    ToolCallPart,
-    ToolResultPart,
-    UsageUpdate,
-    collect_turn,
-    open_turn,
-    tool,
-)
+from hive_core import Agent
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import Message
+from hive_core import TextPart
+from hive_core import TextUpdate
+from hive_core import ThinkingPart
+from hive_core import ToolCallPart
+from hive_core import ToolResultPart
+from hive_core import UsageUpdate
+from hive_core import collect_turn
+from hive_core import open_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import FinishReason, RequiredTool
-from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, ScriptError, call, fail, reply
+from hive_core.chat import FinishReason
+from hive_core.chat import RequiredTool
+from hive_core.testing import Block
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import ScriptError
+from hive_core.testing import call
+from hive_core.testing import fail
+from hive_core.testing import reply
 from hive_core.tool_round import TOOL_OUTPUT_EVENT_CAP
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

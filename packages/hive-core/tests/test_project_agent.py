@@ -9,18 +9,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core_harness import Wire, assert_ended, assert_verified, message, of_type
+from core_harness import Wire
+from core_harness import assert_ended
+from core_harness import assert_verified
+from core_harness import message
+from core_harness import of_type
 
-from hive_core import Agent, HitlBridge, SessionRunner, collect_turn
+from hive_core import Agent
+from hive_core import HitlBridge
+from hive_core import SessionRunner
+from hive_core import collect_turn
 from hive_core.builtin_tools import BUILTIN_TOOLS
-from hive_core.permissions import PermissionPolicy, PermissionRules, load_permission_rules
-from hive_core.testing import ScriptedChatClient, call, reply
-from hive_protocol import (
-    HitlRequestEvent,
-    HitlResponseRequest,
-    ToolEndEvent,
-    TurnEndEvent,
-)
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import load_permission_rules
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
 pytestmark = pytest.mark.anyio
 

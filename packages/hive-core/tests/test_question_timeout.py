@@ -9,29 +9,32 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, QuestionBridge, answer_refusal, question_deadline
+from hive_core.questions import DEFAULT_QUESTION_TIMEOUT
+from hive_core.questions import QuestionBridge
+from hive_core.questions import answer_refusal
+from hive_core.questions import question_deadline
 from hive_core.runners import SessionRunner
 from hive_core.tools import EventSink
-from hive_core.turn_deadline import PausingQuestions, TurnDeadline
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    Question,
-    QuestionOption,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    Request,
-    TextDeltaEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core.turn_deadline import PausingQuestions
+from hive_core.turn_deadline import TurnDeadline
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import Request
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

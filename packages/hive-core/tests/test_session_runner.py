@@ -9,51 +9,51 @@ from typing import Any
 
 import anyio
 import pytest
-from core_harness import (
-    WAIT,
-    Rules,
-    Wire,
-    assert_verified,
-    kinds,
-    message,
-    of_type,
-    recording_tool,
-    wire_bytes,
-)
+from core_harness import WAIT
+from core_harness import Rules
+from core_harness import Wire
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
+from core_harness import recording_tool
+from core_harness import wire_bytes
 
-from hive_core import (
-    Agent,
-    ChatError,
-    FallbackChatClient,
-    HitlBridge,
-    SessionRunner,
-    StdioRunner,
-    TextUpdate,
-    open_turn,
-    tool,
-)
-from hive_core.approvals import ALLOW_ALL, Verdict
-from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, fail, reply
+from hive_core import Agent
+from hive_core import ChatError
+from hive_core import FallbackChatClient
+from hive_core import HitlBridge
+from hive_core import SessionRunner
+from hive_core import StdioRunner
+from hive_core import TextUpdate
+from hive_core import open_turn
+from hive_core import tool
+from hive_core.approvals import ALLOW_ALL
+from hive_core.approvals import Verdict
+from hive_core.testing import Block
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import fail
+from hive_core.testing import reply
 from hive_core.tools import EventSink
-from hive_protocol import (
-    PROTOCOL_VERSION,
-    CancelRequest,
-    ContextUpdateRequest,
-    ErrorEvent,
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    QuestionResponseRequest,
-    SessionStartedEvent,
-    ShutdownRequest,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    encode,
-    verify,
-)
+from hive_protocol import PROTOCOL_VERSION
+from hive_protocol import CancelRequest
+from hive_protocol import ContextUpdateRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import SessionStartedEvent
+from hive_protocol import ShutdownRequest
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import encode
+from hive_protocol import verify
 
 pytestmark = pytest.mark.anyio
 

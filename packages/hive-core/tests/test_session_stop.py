@@ -11,7 +11,10 @@ import pytest
 from hive_core import SessionRunner
 from hive_core.runners.session import Incoming
 from hive_core.tools import EventSink
-from hive_protocol import Event, SessionStartedEvent, TurnEndEvent, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import SessionStartedEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

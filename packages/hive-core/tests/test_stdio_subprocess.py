@@ -5,33 +5,35 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 import pytest
-from core_harness import WAIT, asked_event, message, stop_process
+from core_harness import WAIT
+from core_harness import asked_event
+from core_harness import message
+from core_harness import stop_process
 
-from hive_protocol import (
-    CancelRequest,
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    LineTooLong,
-    Request,
-    SessionStartedEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UnknownEvent,
-    decode_event,
-    encode,
-    iter_lines,
-    verify,
-)
+from hive_protocol import CancelRequest
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import LineTooLong
+from hive_protocol import Request
+from hive_protocol import SessionStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UnknownEvent
+from hive_protocol import decode_event
+from hive_protocol import encode
+from hive_protocol import iter_lines
+from hive_protocol import verify
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

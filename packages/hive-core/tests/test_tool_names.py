@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from hive_core.builtin_tools import BUILTIN_TOOLS
-from hive_core.tool_names import BUILTIN_TOOL_NAMES, EXECUTE_COMMAND, READ_FILE
+from hive_core.tool_names import BUILTIN_TOOL_NAMES
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import READ_FILE
 
 
 def test_every_built_in_tool_is_named_by_the_constants_in_offer_order() -> None:

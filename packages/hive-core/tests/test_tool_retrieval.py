@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from hive_core import Agent, Message, TextPart, ToolCallPart, collect_turn, tool
+from hive_core import Agent
+from hive_core import Message
+from hive_core import TextPart
+from hive_core import ToolCallPart
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import builtin_tools
-from hive_core.testing import ScriptedChatClient, call, reply
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
 from hive_core.tool_retrieval import ToolRetrieval
-from hive_protocol import TurnOptions, UserMessageRequest
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

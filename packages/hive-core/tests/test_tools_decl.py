@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import anyio
 import anyio.lowlevel
 import pytest
-from core_harness import WAIT, assert_verified, of_type
+from core_harness import WAIT
+from core_harness import assert_verified
+from core_harness import of_type
 
-from hive_core import (
-    Agent,
-    Tool,
-    ToolArgumentError,
-    ToolContext,
-    ToolOutcome,
-    ToolSpec,
-    collect_turn,
-    tool,
-)
+from hive_core import Agent
+from hive_core import Tool
+from hive_core import ToolArgumentError
+from hive_core import ToolContext
+from hive_core import ToolOutcome
+from hive_core import ToolSpec
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.testing import ScriptedChatClient, call, reply
-from hive_protocol import Event, PlanCreatedEvent, ToolEndEvent
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import ToolEndEvent
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,8 @@ import typing
 import msgspec
 import pytest
 
-from hive_core.approvals import Verdict, strictest
+from hive_core.approvals import Verdict
+from hive_core.approvals import strictest
 
 
 def test_constructors_set_the_usual_levels() -> None:

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse
+from starlette.responses import Response
+from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 WAIT = 20.0

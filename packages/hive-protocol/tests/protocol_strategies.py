@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import types
 from collections.abc import Iterable
-from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any
+from typing import Literal
+from typing import Union
+from typing import cast
+from typing import get_args
+from typing import get_origin
+from typing import get_type_hints
 
 import msgspec
 from hypothesis import strategies as st

@@ -1,34 +1,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any
+from typing import get_args
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from protocol_strategies import for_struct
 
 import hive_protocol as hp
-from hive_protocol import (
-    ContextUpdateRequest,
-    ErrorEvent,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    ProtocolError,
-    SessionStartedEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    TurnOptions,
-    UnknownEvent,
-    UnreadableRequest,
-    UserMessageRequest,
-    decode_event,
-    decode_request,
-    encode,
-)
+from hive_protocol import ContextUpdateRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import ProtocolError
+from hive_protocol import SessionStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UnknownEvent
+from hive_protocol import UnreadableRequest
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_event
+from hive_protocol import decode_request
+from hive_protocol import encode
 
 EVENT_TYPES = get_args(hp.Event)
 REQUEST_TYPES = get_args(hp.Request)

@@ -9,7 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hive_protocol import LineSplitter, LineTooLong, aiter_lines, iter_lines
+from hive_protocol import LineSplitter
+from hive_protocol import LineTooLong
+from hive_protocol import aiter_lines
+from hive_protocol import iter_lines
 
 
 def split(chunks: list[bytes], limit: int = 1024) -> list[bytes | LineTooLong]:

@@ -11,26 +11,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 from protocol_strategies import depth_of
 
-from hive_protocol import (
-    DEFAULT_MAX_LINE_BYTES,
-    MAX_NESTING_DEPTH,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    InvalidTurnOptions,
-    ProtocolError,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnOptions,
-    UnknownEvent,
-    UnreadableRequest,
-    decode_event,
-    decode_request,
-    encode,
-    excerpt,
-    nested_too_deep,
-    validate_turn_options,
-    verify,
-)
+from hive_protocol import DEFAULT_MAX_LINE_BYTES
+from hive_protocol import MAX_NESTING_DEPTH
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import InvalidTurnOptions
+from hive_protocol import ProtocolError
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UnknownEvent
+from hive_protocol import UnreadableRequest
+from hive_protocol import decode_event
+from hive_protocol import decode_request
+from hive_protocol import encode
+from hive_protocol import excerpt
+from hive_protocol import nested_too_deep
+from hive_protocol import validate_turn_options
+from hive_protocol import verify
 
 DEPTHS = [1_000, 10_000, 100_000]
 """Depths of the issue's attack lines: each one crashed a decoder with RecursionError."""

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from hive_protocol import InvalidTurnOptions, TurnOptions, validate_tool_mode, validate_turn_options
+from hive_protocol import InvalidTurnOptions
+from hive_protocol import TurnOptions
+from hive_protocol import validate_tool_mode
+from hive_protocol import validate_turn_options
 
 TOOLS = ["write_file", "read_file", "grep_files"]
 

@@ -7,7 +7,11 @@ import msgspec
 import pytest
 
 import hive_protocol as hp
-from hive_protocol._schema import SCHEMA_PATH, build_schema, field_docstrings, main, render
+from hive_protocol._schema import SCHEMA_PATH
+from hive_protocol._schema import build_schema
+from hive_protocol._schema import field_docstrings
+from hive_protocol._schema import main
+from hive_protocol._schema import render
 
 STRUCTS = [
     *get_args(hp.Event),

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hive_protocol import LineTooLong, ServerSentEvent, SseDecoder, sse_event
+from hive_protocol import LineTooLong
+from hive_protocol import ServerSentEvent
+from hive_protocol import SseDecoder
+from hive_protocol import sse_event
 
 
 def decode_in_pieces(stream: bytes, size: int, **options: int) -> list[ServerSentEvent | LineTooLong]:

@@ -2,24 +2,22 @@ from __future__ import annotations
 
 import pytest
 
-from hive_protocol import (
-    RULES,
-    AddendumEvent,
-    ErrorEvent,
-    Event,
-    FallbackEvent,
-    HitlRequestEvent,
-    QuestionRequestEvent,
-    SessionStartedEvent,
-    StreamVerifier,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    encode,
-    verify,
-)
+from hive_protocol import RULES
+from hive_protocol import AddendumEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import FallbackEvent
+from hive_protocol import HitlRequestEvent
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import SessionStartedEvent
+from hive_protocol import StreamVerifier
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import encode
+from hive_protocol import verify
 
 S = SessionStartedEvent(session_id="s1")
 END = TurnEndEvent(stop_reason="completed")

@@ -41,7 +41,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any
+from typing import NoReturn
+from typing import TextIO
 
 _EOF = object()
 

@@ -23,7 +23,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 __all__ = ["Recorder", "main", "scrub"]
 

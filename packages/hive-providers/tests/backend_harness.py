@@ -6,18 +6,29 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any
+from typing import Final
+from typing import Protocol
+from typing import TypeVar
 
 import anyio
 from acp_fake_agent import arguments
 
 from hive_core.backends import AgentBackend
-from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import Event, TextDeltaEvent, TurnEndEvent, UserMessageRequest, verify
+from hive_core.runners import SessionRunner
+from hive_core.runners import collect_turn
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
 from hive_providers.backends.acp.backend import AcpBackend
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 E = TypeVar("E", bound=Event)

@@ -4,17 +4,27 @@ HITL bridge: the whole road a recorded transcript takes through the backend."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import anyio
 from acp_fake_agent import read_log
-from backend_harness import SPEC, WAIT, clean, end_of, of, options
+from backend_harness import SPEC
+from backend_harness import WAIT
+from backend_harness import clean
+from backend_harness import end_of
+from backend_harness import of
+from backend_harness import options
 
 from hive_core.hitl import HitlBridge
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 from hive_core.questions import QuestionService
 from hive_core.runners import SessionRunner
-from hive_protocol import Event, HitlRequestEvent, HitlResponseRequest, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.specs import LaunchSpec
 

@@ -7,42 +7,53 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any
+from typing import Final
+from typing import TypeVar
 
 import anyio
 import pytest
 
-from hive_conformance.model_server import RecordedRequest, ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
-from hive_core import (
-    Agent,
-    ChatClient,
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    Message,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    ToolSpec,
-    collect_turn,
-    tool,
-)
+from hive_conformance.model_server import RecordedRequest
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import Agent
+from hive_core import ChatClient
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import Message
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
+from hive_core import ToolSpec
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.config import LoadedConfig, load_config
+from hive_core.config import LoadedConfig
+from hive_core.config import load_config
 from hive_core.messages import Message as HistoryMessage
-from hive_core.messages import TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
-from hive_protocol import (
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
 from hive_providers import CONFIG_SCHEMA
 from hive_providers._client import RemoteChatClient
 from hive_providers.anthropic import AnthropicChatClient

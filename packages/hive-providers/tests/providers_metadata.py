@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
+from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from dataclasses import field
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 

@@ -6,7 +6,8 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,27 @@ import anyio
 import msgspec
 import pytest
 from acp_fake_agent import read_log
-from backend_harness import SPEC, clean, kinds, one_turn, options, run_and_cancel, text_of
+from backend_harness import SPEC
+from backend_harness import clean
+from backend_harness import kinds
+from backend_harness import one_turn
+from backend_harness import options
+from backend_harness import run_and_cancel
+from backend_harness import text_of
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
-from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import Verdict
+from hive_core.runners import SessionRunner
+from hive_core.runners import collect_turn
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.pool import AcpSessionPool
 

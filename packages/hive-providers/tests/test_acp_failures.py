@@ -9,11 +9,17 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_fake_agent import marked_processes
-from backend_harness import SPEC, clean, options, text_of
+from backend_harness import SPEC
+from backend_harness import clean
+from backend_harness import options
+from backend_harness import text_of
 
-from hive_core.child_processes import child_supervisor, open_child
+from hive_core.child_processes import child_supervisor
+from hive_core.child_processes import open_child
 from hive_core.runners import collect_turn
-from hive_protocol import ErrorEvent, Event, TurnEndEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.errors import BackendNotInstalled
 from hive_providers.backends.kit.specs import BackendOptions

@@ -9,10 +9,16 @@ from typing import Any
 import anyio
 import pytest
 from acp_fake_agent import read_log
-from backend_harness import SPEC, one_turn, options, text_of
+from backend_harness import SPEC
+from backend_harness import one_turn
+from backend_harness import options
+from backend_harness import text_of
 
 from hive_core.runners import collect_turn
-from hive_protocol import ErrorEvent, TurnEndEvent, UserMessageRequest, verify
+from hive_protocol import ErrorEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.kit.errors import BackendUnavailable
 

@@ -9,10 +9,19 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_fake_agent import marked_processes
-from backend_harness import SPEC, clean, end_of, options, run_and_cancel, text_of
+from backend_harness import SPEC
+from backend_harness import clean
+from backend_harness import end_of
+from backend_harness import options
+from backend_harness import run_and_cancel
+from backend_harness import text_of
 
-from hive_core.runners import SessionRunner, collect_turn
-from hive_protocol import ErrorEvent, Event, TextDeltaEvent, UserMessageRequest
+from hive_core.runners import SessionRunner
+from hive_core.runners import collect_turn
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.acp.backend import AcpBackend
 from hive_providers.backends.acp.connection import AcpConnection
 

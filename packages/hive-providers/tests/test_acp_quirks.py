@@ -14,13 +14,11 @@ from hitl_turn import Turn
 
 from hive_core.questions import Answers
 from hive_core.testing import Answerer
-from hive_protocol import (
-    HitlRequestEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_protocol import HitlRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio

@@ -13,22 +13,24 @@ import pytest
 from acp import RequestError
 
 from hive_core.hitl import HitlBridge
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.questions import Answers, QuestionBridge
-from hive_core.sandbox import SandboxSettings, sandbox_status
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    QuestionOption,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
-from hive_providers.backends.acp.permissions import REFUSED, Option
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.questions import Answers
+from hive_core.questions import QuestionBridge
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import sandbox_status
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
+from hive_providers.backends.acp.permissions import REFUSED
+from hive_providers.backends.acp.permissions import Option
 from hive_providers.backends.acp.questions import is_question
 from hive_providers.backends.acp.services import AcpClientServices
 from hive_providers.backends.kit.permission_arguments import permission_arguments

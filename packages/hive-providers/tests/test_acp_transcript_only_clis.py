@@ -11,15 +11,13 @@ import pytest
 from acp_fake_agent import read_log
 from hitl_turn import Turn
 
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    HitlRequestEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio

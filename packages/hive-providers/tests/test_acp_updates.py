@@ -9,33 +9,32 @@ from typing import Any
 
 import pytest
 
-from hive_protocol import (
-    Event,
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    PlanStepStartedEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
-from hive_providers.backends.acp.update_types import (
-    MessageChunk,
-    Plan,
-    PlanEntry,
-    PromptResult,
-    ThoughtChunk,
-    ToolCallReport,
-    UsageUpdate,
-    chunk_text,
-    decode_result,
-    decode_update,
-)
+from hive_protocol import Event
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import PlanStepStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
+from hive_providers.backends.acp.update_types import MessageChunk
+from hive_providers.backends.acp.update_types import Plan
+from hive_providers.backends.acp.update_types import PlanEntry
+from hive_providers.backends.acp.update_types import PromptResult
+from hive_providers.backends.acp.update_types import ThoughtChunk
+from hive_providers.backends.acp.update_types import ToolCallReport
+from hive_providers.backends.acp.update_types import UsageUpdate
+from hive_providers.backends.acp.update_types import chunk_text
+from hive_providers.backends.acp.update_types import decode_result
+from hive_providers.backends.acp.update_types import decode_update
 from hive_providers.backends.acp.updates import TurnMapper
-from hive_providers.backends.kit.tool_calls import OUTPUT_LIMIT, ToolCallTracker, normalise_id, tool_name
+from hive_providers.backends.kit.tool_calls import OUTPUT_LIMIT
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import normalise_id
+from hive_providers.backends.kit.tool_calls import tool_name
 from hive_providers.backends.kit.wire import Unknown
 
 

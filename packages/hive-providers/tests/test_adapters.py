@@ -12,39 +12,41 @@ from typing import Any
 
 import anyio
 import pytest
-from providers_harness import (
-    GOOGLE_INVALID_KEY,
-    GOOGLE_QUOTA,
-    READ,
-    WAIT,
-    WRITE,
-    anthropic,
-    assembled,
-    closed_port,
-    collect,
-    failing,
-    google,
-    openai_chat,
-    openai_responses,
-    scripted,
-)
+from providers_harness import GOOGLE_INVALID_KEY
+from providers_harness import GOOGLE_QUOTA
+from providers_harness import READ
+from providers_harness import WAIT
+from providers_harness import WRITE
+from providers_harness import anthropic
+from providers_harness import assembled
+from providers_harness import closed_port
+from providers_harness import collect
+from providers_harness import failing
+from providers_harness import google
+from providers_harness import openai_chat
+from providers_harness import openai_responses
+from providers_harness import scripted
 
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    Failure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-    ScriptPart,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
-from hive_core import ChatOptions, FinishUpdate, TextUpdate, UsageUpdate
-from hive_core.chat import FinishReason, RequiredTool, ToolChoice
-from hive_core.messages import system, user
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import Failure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptPart
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import UsageUpdate
+from hive_core.chat import FinishReason
+from hive_core.chat import RequiredTool
+from hive_core.chat import ToolChoice
+from hive_core.messages import system
+from hive_core.messages import user
 from hive_providers import ProviderSettings
 from hive_providers._client import RemoteChatClient
 from hive_providers.anthropic import from_settings as anthropic_from_settings

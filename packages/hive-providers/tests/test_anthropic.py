@@ -7,40 +7,42 @@ import json
 import subprocess
 import sys
 from collections.abc import AsyncGenerator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import pytest
-from providers_harness import (
-    READ,
-    WAIT,
-    after_text_and_call,
-    anthropic,
-    assembled,
-    collect,
-    failing,
-    note_turn,
-    scripted,
-    text_then_call,
-    thought_then_text,
-    thought_then_text_updates,
-    tool_round,
-)
+from providers_harness import READ
+from providers_harness import WAIT
+from providers_harness import after_text_and_call
+from providers_harness import anthropic
+from providers_harness import assembled
+from providers_harness import collect
+from providers_harness import failing
+from providers_harness import note_turn
+from providers_harness import scripted
+from providers_harness import text_then_call
+from providers_harness import thought_then_text
+from providers_harness import thought_then_text_updates
+from providers_harness import tool_round
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
-from hive_core import (
-    Capabilities,
-    ChatOptions,
-    FinishUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-)
-from hive_core.messages import system, user
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import Capabilities
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
+from hive_core import UsageUpdate
+from hive_core.messages import system
+from hive_core.messages import user
 from hive_providers.anthropic import AnthropicChatClient
 
 pytestmark = pytest.mark.anyio

@@ -4,15 +4,21 @@ anonymous entries and a disabled pool, with the counters checked after each step
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 import anyio
 import pytest
 
 from hive_core.errors import UserError
-from hive_providers.backends import AcpSessionPool, PoolSettings, PoolStats, default_pool
-from hive_providers.backends.pool import PoolExhausted, fingerprint
+from hive_providers.backends import AcpSessionPool
+from hive_providers.backends import PoolSettings
+from hive_providers.backends import PoolStats
+from hive_providers.backends import default_pool
+from hive_providers.backends.pool import PoolExhausted
+from hive_providers.backends.pool import fingerprint
 
 pytestmark = pytest.mark.anyio
 

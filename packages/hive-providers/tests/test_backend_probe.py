@@ -10,9 +10,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hive_providers.backends import BackendOptions, LaunchSpec, probe_backend, resolve_backend
+from hive_providers.backends import BackendOptions
+from hive_providers.backends import LaunchSpec
+from hive_providers.backends import probe_backend
+from hive_providers.backends import resolve_backend
 from hive_providers.backends.offline import OFFLINE_RECIPES
-from hive_providers.backends.probe import check_identity, find_executable, parse_version
+from hive_providers.backends.probe import check_identity
+from hive_providers.backends.probe import find_executable
+from hive_providers.backends.probe import parse_version
 from hive_providers.backends.registry import BUILTIN_SPECS
 
 pytestmark = pytest.mark.anyio

@@ -12,20 +12,20 @@ import pytest
 
 from hive_core.backends import AgentBackend
 from hive_core.errors import UserError
-from hive_providers.backends import (
-    AcpBackend,
-    BackendDefinition,
-    BackendNotInstalled,
-    BackendOptions,
-    BackendUnavailable,
-    LaunchSpec,
-    UnknownBackend,
-    backend_specs,
-    create_backend,
-    resolve_backend,
-)
+from hive_providers.backends import AcpBackend
+from hive_providers.backends import BackendDefinition
+from hive_providers.backends import BackendNotInstalled
+from hive_providers.backends import BackendOptions
+from hive_providers.backends import BackendUnavailable
+from hive_providers.backends import LaunchSpec
+from hive_providers.backends import UnknownBackend
+from hive_providers.backends import backend_specs
+from hive_providers.backends import create_backend
+from hive_providers.backends import resolve_backend
 from hive_providers.backends.opencode.backend import OpenCodeServeBackend
-from hive_providers.backends.registry import BUILTIN_SPECS, backend_problems, reload_backends
+from hive_providers.backends.registry import BUILTIN_SPECS
+from hive_providers.backends.registry import backend_problems
+from hive_providers.backends.registry import reload_backends
 
 # seeds-upstream §E.3 and seed 002: canonical name -> the aliases that must resolve to it.
 SEED_NAMES: dict[str, tuple[str, ...]] = {

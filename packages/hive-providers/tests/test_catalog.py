@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hive_providers.anthropic import AnthropicChatClient
-from hive_providers.catalog import CATALOG, catalog_window
+from hive_providers.catalog import CATALOG
+from hive_providers.catalog import catalog_window
 from hive_providers.google import GoogleChatClient
 from hive_providers.openai_chat import OpenAIChatClient
 from hive_providers.openai_responses import OpenAIResponsesChatClient

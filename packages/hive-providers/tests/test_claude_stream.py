@@ -14,29 +14,33 @@ from typing import Any
 
 import anyio
 import pytest
-from backend_harness import of, replay
+from backend_harness import of
+from backend_harness import replay
 from question_fakes import NeverAnswers
 
-from hive_core.approvals import ApprovalDecision, Verdict
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import Verdict
 from hive_core.failures import ChatError
 from hive_core.runners import SessionRunner
-from hive_core.testing import Answerer, Approver
-from hive_protocol import (
-    AgentWorkEvent,
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
-)
-from hive_providers.backends.claude import ClaudeCodeBackend, StreamMapper
-from hive_providers.backends.claude.control import DECLINED_QUESTION, PermissionResponder
+from hive_core.testing import Answerer
+from hive_core.testing import Approver
+from hive_protocol import AgentWorkEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
+from hive_providers.backends.claude import ClaudeCodeBackend
+from hive_providers.backends.claude import StreamMapper
+from hive_providers.backends.claude.control import DECLINED_QUESTION
+from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.claude.messages import decode_message
-from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.registry import resolve_backend

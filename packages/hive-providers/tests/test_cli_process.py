@@ -13,7 +13,8 @@ from hive_core.backends import BackendProbe
 from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import CliProcess
 from hive_providers.backends.kit.errors import BackendStartError
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and signals")
 

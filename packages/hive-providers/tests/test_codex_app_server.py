@@ -11,16 +11,19 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
 from hive_core.runners import collect_turn
 from hive_protocol import TurnEndEvent
 from hive_providers.backends.codex import CodexBackend
-from hive_providers.backends.codex.app_server import AppServerConnection, RpcError
+from hive_providers.backends.codex.app_server import AppServerConnection
+from hive_providers.backends.codex.app_server import RpcError
 from hive_providers.backends.codex.backend import CANCEL_DECISION
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend

@@ -11,42 +11,43 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
-from backend_harness import clean, replay, text_of
+from backend_harness import clean
+from backend_harness import replay
+from backend_harness import text_of
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
-from hive_protocol import (
-    AgentWorkEvent,
-    ErrorEvent,
-    Event,
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_protocol import AgentWorkEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.exec_events import ExecTurn
-from hive_providers.backends.codex.exec_mode import APPROVAL_WARNING, exec_arguments
-from hive_providers.backends.codex.exec_wire import (
-    ExecItemEvent,
-    ThreadStarted,
-    ThreadUsage,
-    TurnCompleted,
-    TurnFailed,
-    UnknownExecItem,
-    decode_exec_event,
-)
+from hive_providers.backends.codex.exec_mode import APPROVAL_WARNING
+from hive_providers.backends.codex.exec_mode import exec_arguments
+from hive_providers.backends.codex.exec_wire import ExecItemEvent
+from hive_providers.backends.codex.exec_wire import ThreadStarted
+from hive_providers.backends.codex.exec_wire import ThreadUsage
+from hive_providers.backends.codex.exec_wire import TurnCompleted
+from hive_providers.backends.codex.exec_wire import TurnFailed
+from hive_providers.backends.codex.exec_wire import UnknownExecItem
+from hive_providers.backends.codex.exec_wire import decode_exec_event
 from hive_providers.backends.codex.subagents import SubThreads
-from hive_providers.backends.codex.wire import AgentState, CollabAgentToolCall
+from hive_providers.backends.codex.wire import AgentState
+from hive_providers.backends.codex.wire import CollabAgentToolCall
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker

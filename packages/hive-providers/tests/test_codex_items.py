@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
@@ -16,38 +17,37 @@ from codex_fake_server import SERVER
 
 from hive_core.failures import ChatError
 from hive_core.runners import collect_turn
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
-)
-from hive_providers.backends.codex import CodexBackend, TurnItems
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
+from hive_providers.backends.codex import CodexBackend
+from hive_providers.backends.codex import TurnItems
 from hive_providers.backends.codex.backend import approval_decision
-from hive_providers.backends.codex.items import command_line, error_code
-from hive_providers.backends.codex.wire import (
-    AgentMessageDelta,
-    CommandExecution,
-    ErrorNotification,
-    FileChange,
-    FileUpdate,
-    ItemNotification,
-    ReasoningDelta,
-    TokenBreakdown,
-    TokenUsage,
-    TokenUsageUpdated,
-    TurnNotification,
-    UnknownItem,
-    UnknownNotification,
-    decode_item,
-    decode_notification,
-)
-from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.codex.items import command_line
+from hive_providers.backends.codex.items import error_code
+from hive_providers.backends.codex.wire import AgentMessageDelta
+from hive_providers.backends.codex.wire import CommandExecution
+from hive_providers.backends.codex.wire import ErrorNotification
+from hive_providers.backends.codex.wire import FileChange
+from hive_providers.backends.codex.wire import FileUpdate
+from hive_providers.backends.codex.wire import ItemNotification
+from hive_providers.backends.codex.wire import ReasoningDelta
+from hive_providers.backends.codex.wire import TokenBreakdown
+from hive_providers.backends.codex.wire import TokenUsage
+from hive_providers.backends.codex.wire import TokenUsageUpdated
+from hive_providers.backends.codex.wire import TurnNotification
+from hive_providers.backends.codex.wire import UnknownItem
+from hive_providers.backends.codex.wire import UnknownNotification
+from hive_providers.backends.codex.wire import decode_item
+from hive_providers.backends.codex.wire import decode_notification
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.registry import resolve_backend

@@ -10,7 +10,8 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
@@ -18,16 +19,17 @@ from backend_harness import clean
 from codex_fake_server import SERVER
 
 from hive_core.runners import collect_turn
-from hive_protocol import AgentWorkEvent, Event, TextDeltaEvent, TurnEndEvent
+from hive_protocol import AgentWorkEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.codex.subagents import SubThreads
-from hive_providers.backends.codex.wire import (
-    ItemNotification,
-    UnknownItem,
-    UnknownNotification,
-    decode_item,
-    decode_notification,
-)
+from hive_providers.backends.codex.wire import ItemNotification
+from hive_providers.backends.codex.wire import UnknownItem
+from hive_providers.backends.codex.wire import UnknownNotification
+from hive_providers.backends.codex.wire import decode_item
+from hive_providers.backends.codex.wire import decode_notification
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.registry import resolve_backend
 

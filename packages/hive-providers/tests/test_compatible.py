@@ -7,21 +7,27 @@ from dataclasses import dataclass
 
 import anyio
 import pytest
-from providers_harness import READ, collect
+from providers_harness import READ
+from providers_harness import collect
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import HttpFailure, Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    FinishUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-)
-from hive_providers import PROVIDERS, ProviderSettings
-from hive_providers.compatible import AZURE_API_VERSION, from_settings
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
+from hive_core import UsageUpdate
+from hive_providers import PROVIDERS
+from hive_providers import ProviderSettings
+from hive_providers.compatible import AZURE_API_VERSION
+from hive_providers.compatible import from_settings
 
 pytestmark = pytest.mark.anyio
 

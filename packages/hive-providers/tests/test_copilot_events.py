@@ -7,20 +7,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hive_providers.backends.copilot.event_types import (
-    AssistantMessage,
-    MessageDelta,
-    PermissionRequested,
-    SessionEvent,
-    SessionIdle,
-    ToolError,
-    ToolExecutionComplete,
-    ToolExecutionStart,
-    ToolResult,
-    Usage,
-    UserInputRequested,
-    decode_session_event,
-)
+from hive_providers.backends.copilot.event_types import AssistantMessage
+from hive_providers.backends.copilot.event_types import MessageDelta
+from hive_providers.backends.copilot.event_types import PermissionRequested
+from hive_providers.backends.copilot.event_types import SessionEvent
+from hive_providers.backends.copilot.event_types import SessionIdle
+from hive_providers.backends.copilot.event_types import ToolError
+from hive_providers.backends.copilot.event_types import ToolExecutionComplete
+from hive_providers.backends.copilot.event_types import ToolExecutionStart
+from hive_providers.backends.copilot.event_types import ToolResult
+from hive_providers.backends.copilot.event_types import Usage
+from hive_providers.backends.copilot.event_types import UserInputRequested
+from hive_providers.backends.copilot.event_types import decode_session_event
 from hive_providers.backends.kit.wire import Unknown
 
 _TRANSCRIPTS = Path(__file__).parent / "acp_transcripts"

@@ -12,34 +12,35 @@ from typing import Any
 import anyio
 import pytest
 from acp.exceptions import RequestError
-from acp_fake_agent import AGENT, read_log
+from acp_fake_agent import AGENT
+from acp_fake_agent import read_log
 from acp_fake_agent import transcript as transcript_path
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
 from hive_core.questions import Answers
 from hive_core.runners import collect_turn
 from hive_core.testing import Answerer
-from hive_protocol import (
-    AgentWorkEvent,
-    ErrorEvent,
-    Event,
-    QuestionRequestEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
-from hive_providers.backends.copilot.backend import NO_ASK_USER, NO_AUTO_LOGIN, CopilotBackend
+from hive_protocol import AgentWorkEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
+from hive_providers.backends.copilot.backend import NO_ASK_USER
+from hive_providers.backends.copilot.backend import NO_AUTO_LOGIN
+from hive_providers.backends.copilot.backend import CopilotBackend
 from hive_providers.backends.copilot.transport import frame
-from hive_providers.backends.copilot.turn import (
-    DECLINED_QUESTION,
-    CopilotTurn,
-    Send,
-    question_of,
-    validated_answer,
-)
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
+from hive_providers.backends.copilot.turn import DECLINED_QUESTION
+from hive_providers.backends.copilot.turn import CopilotTurn
+from hive_providers.backends.copilot.turn import Send
+from hive_providers.backends.copilot.turn import question_of
+from hive_providers.backends.copilot.turn import validated_answer
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio

@@ -9,43 +9,43 @@ from typing import Any
 
 import anyio
 import pytest
-from providers_harness import (
-    GOOGLE_QUOTA,
-    READ,
-    WAIT,
-    after_text_and_call,
-    collect,
-    failing,
-    google,
-    note_turn,
-    scripted,
-    text_then_call,
-    thought_then_text,
-    thought_then_text_updates,
-    tool_round,
-)
+from providers_harness import GOOGLE_QUOTA
+from providers_harness import READ
+from providers_harness import WAIT
+from providers_harness import after_text_and_call
+from providers_harness import collect
+from providers_harness import failing
+from providers_harness import google
+from providers_harness import note_turn
+from providers_harness import scripted
+from providers_harness import text_then_call
+from providers_harness import thought_then_text
+from providers_harness import thought_then_text_updates
+from providers_harness import tool_round
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import HttpFailure, Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
-from hive_core import (
-    Capabilities,
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    ToolSpec,
-)
-from hive_core.messages import system, user
-from hive_providers.google import (
-    DEFAULT_BASE_URL,
-    SKIP_SIGNATURE,
-    GoogleChatClient,
-    google_schema,
-)
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import Capabilities
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
+from hive_core import ToolSpec
+from hive_core.messages import system
+from hive_core.messages import user
+from hive_providers.google import DEFAULT_BASE_URL
+from hive_providers.google import SKIP_SIGNATURE
+from hive_providers.google import GoogleChatClient
+from hive_providers.google import google_schema
 
 pytestmark = pytest.mark.anyio
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from hive_providers.backends.kit.json_values import (
-    as_array,
-    as_count,
-    as_list,
-    as_mapping,
-    as_object,
-    as_texts,
-)
+from hive_providers.backends.kit.json_values import as_array
+from hive_providers.backends.kit.json_values import as_count
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.json_values import as_object
+from hive_providers.backends.kit.json_values import as_texts
 
 _WRONG: list[object] = [None, "text", 3, 2.5, True, b"bytes"]
 

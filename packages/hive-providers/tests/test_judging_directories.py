@@ -9,8 +9,10 @@ rules deny that file, asked about otherwise, even when the rules allow the whole
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +20,17 @@ import anyio
 import pytest
 from acp import RequestError
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
 from hive_core.permissions import PermissionPolicy
 from hive_core.permissions.loading import load_permission_rules
 from hive_providers.backends.acp.services import AcpClientServices
 from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.copilot.turn import CopilotTurn
-from hive_providers.backends.kit.judging import judge_call, verdict_of, working_directory
+from hive_providers.backends.kit.judging import judge_call
+from hive_providers.backends.kit.judging import verdict_of
+from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.opencode.questions import read_permission

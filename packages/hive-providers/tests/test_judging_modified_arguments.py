@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 from hive_protocol import Event
 from hive_providers.backends.kit.judging import judge_call
 from hive_providers.backends.kit.tool_calls import ToolCallTracker

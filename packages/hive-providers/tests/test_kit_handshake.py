@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -13,7 +15,8 @@ import pytest
 from acp.exceptions import RequestError
 
 from hive_providers.backends.kit.cli_process import CliProcess
-from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
+from hive_providers.backends.kit.errors import AgentProcessError
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.handshake import handshake
 from hive_providers.backends.kit.kept_connection import usable
 

@@ -11,9 +11,11 @@ from typing import cast
 import pytest
 
 from hive_core.child_processes import SupervisedProcess
-from hive_protocol import AgentWorkEvent, Event
+from hive_protocol import AgentWorkEvent
+from hive_protocol import Event
 from hive_providers.backends.copilot.transport import FramedTransport
-from hive_providers.backends.kit.subagent_work import Subagent, Subagents
+from hive_providers.backends.kit.subagent_work import Subagent
+from hive_providers.backends.kit.subagent_work import Subagents
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.transport import ProcessTransport
 

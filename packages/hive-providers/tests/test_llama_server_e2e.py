@@ -14,15 +14,22 @@ import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
-from backend_harness import end_of, text_of
+from backend_harness import end_of
+from backend_harness import text_of
 
-from hive_core import Agent, ChatOptions, FinishUpdate, TextUpdate, UsageUpdate, collect_turn
+from hive_core import Agent
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import UsageUpdate
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
 from hive_core.messages import user
 from hive_providers import ProviderSettings
 from hive_providers.local import default_model_path
 from hive_providers.openai_chat import OpenAIChatClient
-from hive_providers.registry import create_client, list_models
+from hive_providers.registry import create_client
+from hive_providers.registry import list_models
 
 SERVER_MODULES = (
     "llama_cpp",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -17,46 +18,42 @@ import pytest
 from backend_harness import end_of
 from backend_harness import text_of as streamed_text
 
-from hive_core import (
-    Agent,
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    Message,
-    TextPart,
-    TextUpdate,
-    ToolCallPart,
-    ToolCallUpdate,
-    ToolResultPart,
-    ToolSpec,
-    UsageUpdate,
-    collect_turn,
-    tool,
-)
+from hive_core import Agent
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import FinishUpdate
+from hive_core import Message
+from hive_core import TextPart
+from hive_core import TextUpdate
+from hive_core import ToolCallPart
+from hive_core import ToolCallUpdate
+from hive_core import ToolResultPart
+from hive_core import ToolSpec
+from hive_core import UsageUpdate
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import RequiredTool, ToolChoice
-from hive_core.messages import system, user
-from hive_protocol import (
-    ErrorEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    TurnOptions,
-    UserMessageRequest,
-)
+from hive_core.chat import RequiredTool
+from hive_core.chat import ToolChoice
+from hive_core.messages import system
+from hive_core.messages import user
+from hive_protocol import ErrorEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
 from hive_providers import ProviderSettings
-from hive_providers.local import (
-    LocalChatClient,
-    ToolCallParser,
-    context_length_for_memory,
-    default_model_path,
-    from_settings,
-    gguf_context_length,
-    is_tool_aware,
-    tool_prompt,
-)
+from hive_providers.local import LocalChatClient
+from hive_providers.local import ToolCallParser
+from hive_providers.local import context_length_for_memory
+from hive_providers.local import default_model_path
+from hive_providers.local import from_settings
+from hive_providers.local import gguf_context_length
+from hive_providers.local import is_tool_aware
 from hive_providers.local import models as local_models
+from hive_providers.local import tool_prompt
 from hive_providers.local.prompt import template_messages
 
 CONTEXT = 2048

@@ -14,11 +14,19 @@ from typing import Any
 import anyio
 import pytest
 
-from hive_core import ChatOptions, ChatUpdate, Message, TextUpdate, UsageUpdate
-from hive_core.messages import system, user
-from hive_providers.local import LocalChatClient, default_model_path
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import Message
+from hive_core import TextUpdate
+from hive_core import UsageUpdate
+from hive_core.messages import system
+from hive_core.messages import user
+from hive_providers.local import LocalChatClient
+from hive_providers.local import default_model_path
 from hive_providers.local import models as local_models
-from hive_providers.local.prefix_cache import MIN_PREFIX_TOKENS, PrefixCache, default_prefix_cache_dir
+from hive_providers.local.prefix_cache import MIN_PREFIX_TOKENS
+from hive_providers.local.prefix_cache import PrefixCache
+from hive_providers.local.prefix_cache import default_prefix_cache_dir
 
 WAIT = 240  # seconds: a model load plus a few dozen tokens on a slow, busy machine
 QUESTION = "Say hello in five words"

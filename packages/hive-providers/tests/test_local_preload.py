@@ -12,9 +12,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hive_core import ChatError, ChatOptions, TextUpdate
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import TextUpdate
 from hive_core.messages import user
-from hive_providers.local import LocalChatClient, default_model_path
+from hive_providers.local import LocalChatClient
+from hive_providers.local import default_model_path
 from hive_providers.local import models as local_models
 from hive_providers.local.load_log import load_log
 

@@ -12,8 +12,11 @@ import pytest
 import yaml
 
 from hive_providers.backends.kit.errors import BackendUnavailable
-from hive_providers.backends.kit.specs import BackendOptions, ModelEndpoint
-from hive_providers.backends.offline import OFFLINE_RECIPES, OfflineContext, prepare_offline
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import ModelEndpoint
+from hive_providers.backends.offline import OFFLINE_RECIPES
+from hive_providers.backends.offline import OfflineContext
+from hive_providers.backends.offline import prepare_offline
 from hive_providers.backends.registry import resolve_backend
 
 ENDPOINT = ModelEndpoint(base_url="http://127.0.0.1:4567/v1", model="tiny-model", api_key="k-123")

@@ -14,31 +14,35 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
 import pytest
-from backend_harness import end_of, fake_cli_options, fake_program, of, text_of
+from backend_harness import end_of
+from backend_harness import fake_cli_options
+from backend_harness import fake_program
+from backend_harness import of
+from backend_harness import text_of
 
 from hive_core.questions import QuestionBridge
 from hive_core.runners import SessionRunner
-from hive_protocol import (
-    PROTOCOL_VERSION,
-    ErrorEvent,
-    Event,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    SessionStartedEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    UserMessageRequest,
-    verify,
-)
+from hive_protocol import PROTOCOL_VERSION
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import SessionStartedEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
 from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.kit.specs import ModelEndpoint
 from hive_providers.backends.omp import OmpBackend
-from hive_providers.backends.omp.ask import answer_frame, read_ask
+from hive_providers.backends.omp.ask import answer_frame
+from hive_providers.backends.omp.ask import read_ask
 from hive_providers.backends.registry import resolve_backend
 
 pytestmark = pytest.mark.anyio

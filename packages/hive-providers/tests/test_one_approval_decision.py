@@ -8,26 +8,29 @@ whether it runs, the refusal recorded, the arguments it runs with and what the a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from hive_core.approvals import (
-    ALLOW_ALL,
-    NO_RULES,
-    AllowEverything,
-    ApprovalDecision,
-    ApprovalRequest,
-    ToolCallPolicy,
-)
+from hive_core.approvals import ALLOW_ALL
+from hive_core.approvals import NO_RULES
+from hive_core.approvals import AllowEverything
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import ToolCallPolicy
 from hive_core.messages import ToolCallPart
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.pipeline import ApprovalGate, Invocation
-from hive_core.tools import ToolContext, ToolOutcome
-from hive_protocol import Event, RefusalKind
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.pipeline import ApprovalGate
+from hive_core.pipeline import Invocation
+from hive_core.tools import ToolContext
+from hive_core.tools import ToolOutcome
+from hive_protocol import Event
+from hive_protocol import RefusalKind
 from hive_providers.backends.kit.judging import judge_call
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 

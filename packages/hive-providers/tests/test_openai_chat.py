@@ -5,28 +5,36 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from providers_harness import READ, assembled, chat_tool_call, collect, failing, openai_chat, scripted
+from providers_harness import READ
+from providers_harness import assembled
+from providers_harness import chat_tool_call
+from providers_harness import collect
+from providers_harness import failing
+from providers_harness import openai_chat
+from providers_harness import scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall
-from hive_core import (
-    ChatError,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-)
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
+from hive_core import UsageUpdate
 from hive_core.messages import user
 from hive_providers.openai_chat import OpenAIChatClient
 

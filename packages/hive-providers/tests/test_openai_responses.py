@@ -8,15 +8,28 @@ from typing import Any
 import httpx2
 import msgspec
 import pytest
-from providers_harness import READ, assembled, collect, failing, openai_responses, scripted
+from providers_harness import READ
+from providers_harness import assembled
+from providers_harness import collect
+from providers_harness import failing
+from providers_harness import openai_responses
+from providers_harness import scripted
 
 import hive_core.messages as hm
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall
-from hive_core import ChatOptions, FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_core import ChatOptions
+from hive_core import FinishUpdate
+from hive_core import TextUpdate
+from hive_core import ThinkingUpdate
+from hive_core import ToolCallUpdate
 from hive_core.messages import user
 from hive_providers import ProviderSettings
-from hive_providers.openai_responses import OpenAIResponsesChatClient, from_settings
+from hive_providers.openai_responses import OpenAIResponsesChatClient
+from hive_providers.openai_responses import from_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -9,17 +9,22 @@ import pytest
 from providers_harness import chat_tool_call
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
-from hive_core import Agent, ChatClient, collect_turn, tool
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
+from hive_core import Agent
+from hive_core import ChatClient
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_protocol import (
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    verify,
-)
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import verify
 from hive_providers.openai_chat import OpenAIChatClient
 from hive_providers.openai_responses import OpenAIResponsesChatClient
 

@@ -12,27 +12,34 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
 import pytest
-from backend_harness import clean, end_of, fake_cli_options, fake_program, of, text_of
+from backend_harness import clean
+from backend_harness import end_of
+from backend_harness import fake_cli_options
+from backend_harness import fake_program
+from backend_harness import of
+from backend_harness import text_of
 from question_fakes import NeverAnswers
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest, Verdict
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import Verdict
 from hive_core.runners import SessionRunner
 from hive_core.testing import Answerer
-from hive_protocol import (
-    AgentWorkEvent,
-    ErrorEvent,
-    Event,
-    ToolEndEvent,
-    ToolStartEvent,
-    UserMessageRequest,
-)
+from hive_protocol import AgentWorkEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.opencode import OpenCodeServeBackend
 from hive_providers.backends.registry import resolve_backend

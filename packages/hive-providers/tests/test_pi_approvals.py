@@ -11,12 +11,18 @@ from typing import Any
 
 import pytest
 
-from hive_core.approvals import ApprovalDecision, Verdict
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import Verdict
 from hive_core.testing import Approver
-from hive_protocol import Event, ToolEndEvent, ToolStartEvent
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
-from hive_providers.backends.pi.approvals import ToolJudge, hive_arguments
-from hive_providers.backends.pi.rpc import APPROVAL_MARKER, read_approval, read_dialog
+from hive_providers.backends.pi.approvals import ToolJudge
+from hive_providers.backends.pi.approvals import hive_arguments
+from hive_providers.backends.pi.rpc import APPROVAL_MARKER
+from hive_providers.backends.pi.rpc import read_approval
+from hive_providers.backends.pi.rpc import read_dialog
 
 pytestmark = pytest.mark.anyio
 

@@ -8,25 +8,28 @@ import json
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import pytest
-from backend_harness import replay, text_of
+from backend_harness import replay
+from backend_harness import text_of
 
 from hive_core.testing import Answerer
-from hive_protocol import (
-    Event,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.specs import BackendOptions
-from hive_providers.backends.pi import PiBackend, PiEventMapper
-from hive_providers.backends.pi.rpc import QUESTION_MARKER, answer_value, read_dialog
+from hive_providers.backends.pi import PiBackend
+from hive_providers.backends.pi import PiEventMapper
+from hive_providers.backends.pi.rpc import QUESTION_MARKER
+from hive_providers.backends.pi.rpc import answer_value
+from hive_providers.backends.pi.rpc import read_dialog
 from hive_providers.backends.pi.wire import decode_event
 from hive_providers.backends.registry import resolve_backend
 

@@ -9,26 +9,33 @@ from pathlib import Path
 
 import anyio
 import pytest
-from providers_harness import (
-    anthropic,
-    closed_port,
-    collect,
-    configuration,
-    google,
-    openai_chat,
-    openai_responses,
-)
+from providers_harness import anthropic
+from providers_harness import closed_port
+from providers_harness import collect
+from providers_harness import configuration
+from providers_harness import google
+from providers_harness import openai_chat
+from providers_harness import openai_responses
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_conformance.script import Round, ScriptText
-from hive_core import AsyncClosable, ChatError, TextUpdate
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_core import AsyncClosable
+from hive_core import ChatError
+from hive_core import TextUpdate
 from hive_core.config import ConfigError
 from hive_providers.anthropic import AnthropicChatClient
-from hive_providers.catalog import DEFAULT_MODELS, MODEL_ALIASES, catalog_window, resolve_model
+from hive_providers.catalog import DEFAULT_MODELS
+from hive_providers.catalog import MODEL_ALIASES
+from hive_providers.catalog import catalog_window
+from hive_providers.catalog import resolve_model
 from hive_providers.google import GoogleChatClient
 from hive_providers.openai_chat import OpenAIChatClient
 from hive_providers.openai_responses import OpenAIResponsesChatClient
-from hive_providers.registry import ProviderSelectionError, choose_provider, create_client, select_provider
+from hive_providers.registry import ProviderSelectionError
+from hive_providers.registry import choose_provider
+from hive_providers.registry import create_client
+from hive_providers.registry import select_provider
 
 KEYS = {
     "OPENAI_API_KEY": "sk-test",

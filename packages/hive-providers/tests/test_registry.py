@@ -10,24 +10,26 @@ from typing import Literal
 
 import anyio
 import pytest
-from providers_harness import configuration, run_isolated
+from providers_harness import configuration
+from providers_harness import run_isolated
 
-from hive_core import Capabilities, ChatClient
+from hive_core import Capabilities
+from hive_core import ChatClient
 from hive_core.config import ConfigError
-from hive_providers import PROVIDERS, ProviderSettings
-from hive_providers.local import LocalChatClient, default_model_path
-from hive_providers.registry import (
-    MissingSettingError,
-    ProviderSelectionError,
-    UnknownProviderError,
-    configured_providers,
-    create_client,
-    list_models,
-    provider_settings,
-    provider_spec,
-    required_setting,
-    select_provider,
-)
+from hive_providers import PROVIDERS
+from hive_providers import ProviderSettings
+from hive_providers.local import LocalChatClient
+from hive_providers.local import default_model_path
+from hive_providers.registry import MissingSettingError
+from hive_providers.registry import ProviderSelectionError
+from hive_providers.registry import UnknownProviderError
+from hive_providers.registry import configured_providers
+from hive_providers.registry import create_client
+from hive_providers.registry import list_models
+from hive_providers.registry import provider_settings
+from hive_providers.registry import provider_spec
+from hive_providers.registry import required_setting
+from hive_providers.registry import select_provider
 
 # Enough environment to configure every provider.
 EVERYTHING: dict[str, str] = {

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hive_providers.sse import ServerSentEvent, iter_sse
+from hive_providers.sse import ServerSentEvent
+from hive_providers.sse import iter_sse
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,12 @@ from providers_harness import configuration
 from providers_metadata import metadata_server
 
 from hive_core import Capabilities
-from hive_core.chat import CapabilityProbe, probed_capabilities
-from hive_core.context import DEFAULT_CONTEXT_WINDOW, CompactionSettings, ContextWindow, resolve_window
+from hive_core.chat import CapabilityProbe
+from hive_core.chat import probed_capabilities
+from hive_core.context import DEFAULT_CONTEXT_WINDOW
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextWindow
+from hive_core.context import resolve_window
 from hive_core.testing import ScriptedChatClient
 from hive_providers import ProviderSettings
 from hive_providers.compatible import from_settings

@@ -4,13 +4,18 @@ are not the wire's types (an :class:`Unknown`, or field-by-field salvage)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Final, TypeAlias
+from collections.abc import Iterator
+from collections.abc import Mapping
+from typing import Final
+from typing import TypeAlias
 
 import msgspec
 import pytest
 
-from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
+from hive_providers.backends.kit.wire import Unknown
+from hive_providers.backends.kit.wire import WireStruct
+from hive_providers.backends.kit.wire import WireUnion
+from hive_providers.backends.kit.wire import decode
 
 
 class Part(WireStruct, frozen=True):

@@ -5,8 +5,12 @@ Run it from a shell with ``python -m hive_conformance.model_server SCRIPT.jsonl 
 """
 
 from .agent_cli import agent_cli_responder
-from .recording import Endpoint, RecordedRequest
-from .server import DEFAULT_MODEL, EXHAUSTED_STATUS, Responder, ScriptedModelServer
+from .recording import Endpoint
+from .recording import RecordedRequest
+from .server import DEFAULT_MODEL
+from .server import EXHAUSTED_STATUS
+from .server import Responder
+from .server import ScriptedModelServer
 
 __all__ = [
     "DEFAULT_MODEL",

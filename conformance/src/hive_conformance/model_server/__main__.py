@@ -17,7 +17,8 @@ import msgspec
 
 from hive_conformance.script import decode_script
 
-from .server import DEFAULT_MODEL, ScriptedModelServer
+from .server import DEFAULT_MODEL
+from .server import ScriptedModelServer
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,11 +21,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from hive_conformance.script import Round, ScriptText, ScriptToolCall, Usage
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 from .recording import RecordedRequest
 

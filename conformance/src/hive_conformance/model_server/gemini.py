@@ -4,19 +4,23 @@ thinking parts carry ``thought: true``; a final chunk holds the ``finishReason``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from hive_conformance.script import (
-    Round,
-    ScriptFinishReason,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptFinishReason
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 from .recording import Endpoint
-from .wire import Call, Frame, WireApi, arguments_value, dumps, joined
+from .wire import Call
+from .wire import Frame
+from .wire import WireApi
+from .wire import arguments_value
+from .wire import dumps
+from .wire import joined
 
 __all__ = ["GeminiApi"]
 

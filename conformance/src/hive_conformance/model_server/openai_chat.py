@@ -3,19 +3,24 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any
+from typing import ClassVar
+from typing import cast
 
-from hive_conformance.script import (
-    Round,
-    ScriptFinishReason,
-    ScriptText,
-    ScriptThinking,
-    ScriptToolCall,
-    Usage,
-)
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptFinishReason
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 from .recording import Endpoint
-from .wire import CREATED, Call, Frame, WireApi, joined, sse_event
+from .wire import CREATED
+from .wire import Call
+from .wire import Frame
+from .wire import WireApi
+from .wire import joined
+from .wire import sse_event
 
 __all__ = ["OpenAIChatApi", "openai_error_body", "openai_usage"]
 

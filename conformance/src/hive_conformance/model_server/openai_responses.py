@@ -3,13 +3,23 @@ filled with deltas and closed, or one ``response`` body. Thinking is a ``reasoni
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from hive_conformance.script import Round, ScriptText, ScriptThinking, ScriptToolCall, Usage
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_conformance.script import ScriptThinking
+from hive_conformance.script import ScriptToolCall
+from hive_conformance.script import Usage
 
 from .openai_chat import openai_error_body
 from .recording import Endpoint
-from .wire import CREATED, Call, Frame, WireApi, joined, sse_event
+from .wire import CREATED
+from .wire import Call
+from .wire import Frame
+from .wire import WireApi
+from .wire import joined
+from .wire import sse_event
 
 __all__ = ["OpenAIResponsesApi"]
 

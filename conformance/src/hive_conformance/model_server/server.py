@@ -11,29 +11,39 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, NoReturn, Self, cast
+from typing import Any
+from typing import NoReturn
+from typing import Self
+from typing import cast
 from urllib.parse import parse_qsl
 
 import anyio.to_thread
 import msgspec
 
-from hive_conformance.script import (
-    ContextLengthFailure,
-    DropConnectionFailure,
-    HttpFailure,
-    MalformedStreamFailure,
-    Round,
-)
+from hive_conformance.script import ContextLengthFailure
+from hive_conformance.script import DropConnectionFailure
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import MalformedStreamFailure
+from hive_conformance.script import Round
 
 from .anthropic import AnthropicMessagesApi
-from .gemini import GeminiApi, model_from_path
-from .openai_chat import OpenAIChatApi, openai_error_body
+from .gemini import GeminiApi
+from .gemini import model_from_path
+from .openai_chat import OpenAIChatApi
+from .openai_chat import openai_error_body
 from .openai_responses import OpenAIResponsesApi
-from .recording import Endpoint, RecordedRequest
-from .wire import CREATED, Call, WireApi, dumps, stock_message
+from .recording import Endpoint
+from .recording import RecordedRequest
+from .wire import CREATED
+from .wire import Call
+from .wire import WireApi
+from .wire import dumps
+from .wire import stock_message
 
 __all__ = ["DEFAULT_MODEL", "EXHAUSTED_STATUS", "Responder", "ScriptedModelServer"]
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import http
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any
+from typing import ClassVar
+from typing import cast
 
 import msgspec
 
-from hive_conformance.script import Round, ScriptToolCall
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptToolCall
 
 from .recording import Endpoint
 

@@ -11,16 +11,23 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import create_input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyPressEvent
 from prompt_toolkit.key_binding.bindings.scroll import scroll_page_down
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
-from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout import ConditionalContainer
+from prompt_toolkit.layout import HSplit
+from prompt_toolkit.layout import Layout
+from prompt_toolkit.layout import Window
+from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import create_output
 from prompt_toolkit.widgets import TextArea
 
-from hive_cli.terminal_prompt import KEYS, Choice, Picked
+from hive_cli.terminal_prompt import KEYS
+from hive_cli.terminal_prompt import Choice
+from hive_cli.terminal_prompt import Picked
 
 __all__ = ["ask_line", "choice", "page"]
 

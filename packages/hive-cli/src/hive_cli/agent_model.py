@@ -8,7 +8,8 @@ hive's own providers, and each CLI has aliases of its own (Claude Code's ``sonne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+from typing import cast
 
 from .live_session import LiveSession
 

@@ -11,21 +11,24 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
+from typing import TextIO
 
 from hive_cli.cells import clip
-from hive_cli.diffs import Change, diff_preview, proposed_change
-from hive_cli.render import Held, no_color
-from hive_cli.terminal_prompt import (
-    KEYS,
-    Choice,
-    TerminalAsker,
-    can_draw,
-    choose,
-    discard_typeahead,
-    read_line,
-)
-from hive_core import ApprovalDecision, ApprovalRequest
+from hive_cli.diffs import Change
+from hive_cli.diffs import diff_preview
+from hive_cli.diffs import proposed_change
+from hive_cli.render import Held
+from hive_cli.render import no_color
+from hive_cli.terminal_prompt import KEYS
+from hive_cli.terminal_prompt import Choice
+from hive_cli.terminal_prompt import TerminalAsker
+from hive_cli.terminal_prompt import can_draw
+from hive_cli.terminal_prompt import choose
+from hive_cli.terminal_prompt import discard_typeahead
+from hive_cli.terminal_prompt import read_line
+from hive_core import ApprovalDecision
+from hive_core import ApprovalRequest
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: not on a one-shot run's way to the model
     from hive_core.permissions import SessionGrants

@@ -9,24 +9,27 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hive_core import (
-    Agent,
-    ApprovalService,
-    ChatClient,
-    TokenBudgetChatClient,
-    Tool,
-)
-from hive_core.config import LoadedConfig, find_project_root
-from hive_core.context import CompactionSettings, ContextManager
+from hive_core import Agent
+from hive_core import ApprovalService
+from hive_core import ChatClient
+from hive_core import TokenBudgetChatClient
+from hive_core import Tool
+from hive_core.config import LoadedConfig
+from hive_core.config import find_project_root
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
-from hive_providers import CONFIG_SCHEMA, ProviderSettings
+from hive_providers import CONFIG_SCHEMA
+from hive_providers import ProviderSettings
 
-from .project_trust import check_project_root, load_trusted_config
+from .project_trust import check_project_root
+from .project_trust import load_trusted_config
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
@@ -163,7 +166,8 @@ def build_host(
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
     """
-    from hive_providers.registry import choose_provider, create_client
+    from hive_providers.registry import choose_provider
+    from hive_providers.registry import create_client
 
     root = find_project_root(options.cwd)
     check_project_root(root, ask=ask)
@@ -198,7 +202,9 @@ def build_host(
     # Imported only now, so that a local model preloaded above loads while they are.
     from hive_core.builtin_tools import builtin_tools
     from hive_core.mcp import McpPlugins
-    from hive_core.permissions import PermissionPolicy, load_permission_rules, with_allowed
+    from hive_core.permissions import PermissionPolicy
+    from hive_core.permissions import load_permission_rules
+    from hive_core.permissions import with_allowed
     from hive_core.pipeline import default_middlewares
     from hive_core.sandbox import SandboxSettings
     from hive_core.sessions.checkpoint_keeper import CheckpointKeeper

@@ -11,11 +11,15 @@ mode, ``-p`` and ``hive run`` expand mentions alike (:func:`attach_for`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+from typing import Final
 
-from hive_core import ApprovalService, ToolCallPolicy, ToolContext
+from hive_core import ApprovalService
+from hive_core import ToolCallPolicy
+from hive_core import ToolContext
 from hive_core.approvals import decide
 from hive_core.builtin_tools import read_file
 from hive_core.permissions import resolve_path

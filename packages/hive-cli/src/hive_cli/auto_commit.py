@@ -13,12 +13,19 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
-from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from collections.abc import Callable
+from collections.abc import Iterable
+from pathlib import Path
+from pathlib import PurePosixPath
+from typing import Any
+from typing import Final
 
-from hive_cli.git_commands import HiveGit, UnsafeRepository
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, MOVE_FILE, WRITE_FILE
+from hive_cli.git_commands import HiveGit
+from hive_cli.git_commands import UnsafeRepository
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import WRITE_FILE
 
 __all__ = ["auto_commit", "is_secret_path", "written_paths"]
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from hive_core.approvals import ApprovalService
-from hive_core.backends import HIVE_BACKEND, AgentBackend
+from hive_core.backends import HIVE_BACKEND
+from hive_core.backends import AgentBackend
 from hive_core.errors import UserError
 from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 
-from .assemble import Host, HostOptions
+from .assemble import Host
+from .assemble import HostOptions
 
 __all__ = ["AgentOptionError", "build_backend", "canonical_agent", "close_backend"]
 
@@ -66,9 +68,12 @@ def build_backend(
     drive yet, cannot run against a model endpoint, or is not installed (with the command that installs it).
     """
     from hive_providers.backends.kit.errors import BackendUnavailable
-    from hive_providers.backends.kit.specs import ENDPOINT_MODEL, BackendOptions, ModelEndpoint
+    from hive_providers.backends.kit.specs import ENDPOINT_MODEL
+    from hive_providers.backends.kit.specs import BackendOptions
+    from hive_providers.backends.kit.specs import ModelEndpoint
     from hive_providers.backends.pool import default_pool
-    from hive_providers.backends.registry import create_backend, resolve_backend
+    from hive_providers.backends.registry import create_backend
+    from hive_providers.backends.registry import resolve_backend
 
     spec = resolve_backend(name)
     endpoint = None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
+from rich.cells import set_cell_size
 
 __all__ = ["clip"]
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
-from hive_core.config import DEFAULT_ORIGIN, LoadedConfig, Origin, display_value, flatten
+from hive_core.config import DEFAULT_ORIGIN
+from hive_core.config import LoadedConfig
+from hive_core.config import Origin
+from hive_core.config import display_value
+from hive_core.config import flatten
 
 __all__ = ["ConfigEntry", "config_entries"]
 

@@ -19,9 +19,16 @@ import msgspec
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from hive_core.config import ConfigError, FieldSpec, SectionSpec, display_value, flatten, global_config_path
-from hive_core.config._values import infer_value, parse_for_field
-from hive_core.config.structured import Document, read_document
+from hive_core.config import ConfigError
+from hive_core.config import FieldSpec
+from hive_core.config import SectionSpec
+from hive_core.config import display_value
+from hive_core.config import flatten
+from hive_core.config import global_config_path
+from hive_core.config._values import infer_value
+from hive_core.config._values import parse_for_field
+from hive_core.config.structured import Document
+from hive_core.config.structured import read_document
 from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["SetResult", "get_value", "set_value", "unset_value"]

@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 from hive_core.backends import HIVE_BACKEND
 from hive_core.errors import UserError
-from hive_core.sessions import (
-    BackendSession,
-    SessionInfo,
-    SqliteSessionStore,
-    last_backend_session,
-)
+from hive_core.sessions import BackendSession
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import last_backend_session
 
 from .assemble import Host
 

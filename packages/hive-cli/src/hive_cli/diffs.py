@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Final
 
 from hive_cli.cells import clip
-from hive_core.tool_names import EDIT_FILE, WRITE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import WRITE_FILE
 
 __all__ = ["FILE_TOOLS", "Change", "change_counts", "counts", "diff_preview", "proposed_change", "read_text"]
 

@@ -9,9 +9,11 @@ from collections.abc import Callable
 import anyio
 
 from hive_core import SessionRunner
-from hive_protocol import Event, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import UserMessageRequest
 
-from .signals import STOP_SIGNALS, exit_code_for
+from .signals import STOP_SIGNALS
+from .signals import exit_code_for
 from .summary import TurnSummary
 
 __all__ = ["ForcedExit", "drive_turn"]

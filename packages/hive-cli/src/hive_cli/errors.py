@@ -9,7 +9,9 @@ prints its traceback too.
 from __future__ import annotations
 
 import traceback
-from typing import Final, TextIO, cast
+from typing import Final
+from typing import TextIO
+from typing import cast
 
 from hive_core.errors import UserError
 

@@ -14,7 +14,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO, cast
+from typing import Final
+from typing import TextIO
+from typing import cast
 
 from hive_core.config import hive_home
 
@@ -83,8 +85,11 @@ def migrate(legacy: Path, home: Path) -> Migration:
     when ``config.yaml`` itself is malformed (nothing is written then).
     """
     # ruamel.yaml and the schema are needed only when there is something to migrate.
-    from hive_cli.config_store import get_value, set_value
-    from hive_core.config import ConfigError, flatten, global_config_path
+    from hive_cli.config_store import get_value
+    from hive_cli.config_store import set_value
+    from hive_core.config import ConfigError
+    from hive_core.config import flatten
+    from hive_core.config import global_config_path
     from hive_providers import CONFIG_SCHEMA
 
     try:

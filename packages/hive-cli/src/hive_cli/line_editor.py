@@ -13,16 +13,24 @@ from __future__ import annotations
 import os
 import sys
 import termios
-from collections.abc import Generator, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from collections.abc import Generator
+from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
+from typing import Protocol
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.completion import Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyPressEvent
 from prompt_toolkit.utils import is_dumb_terminal
 
 from .attachments import MENTION_START

@@ -14,10 +14,13 @@ from dataclasses import replace
 from anyio.from_thread import BlockingPortal
 
 from .assemble import HostOptions
-from .conversation import SessionChoice, SessionChoiceError
+from .conversation import SessionChoice
+from .conversation import SessionChoiceError
 from .errors import USER_ERRORS
 from .local_notice import say_local_model_notice
-from .opening import OpenSession, open_session, terminal_prompts
+from .opening import OpenSession
+from .opening import open_session
+from .opening import terminal_prompts
 from .render import TextRenderer
 
 __all__ = ["LiveSession"]

@@ -3,7 +3,8 @@ real one. A user with no key gets answers from a 135M-parameter demo model and s
 
 from __future__ import annotations
 
-from typing import Final, TextIO
+from typing import Final
+from typing import TextIO
 
 from .opening import OpenSession
 

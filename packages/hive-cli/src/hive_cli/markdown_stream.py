@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console
+from rich.console import ConsoleOptions
+from rich.console import RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.segment import Segment

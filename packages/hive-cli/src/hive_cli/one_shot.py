@@ -21,14 +21,21 @@ from hive_protocol import UserMessageRequest
 
 from .assemble import HostOptions
 from .conversation import SessionChoice
-from .driver import ForcedExit, drive_turn
+from .driver import ForcedExit
+from .driver import drive_turn
 from .errors import USER_ERRORS
 from .local_notice import say_local_model_notice
-from .opening import OpenSession, open_session, terminal_prompts
-from .piped_input import PipedInputTooLarge, combine, read_piped
+from .opening import OpenSession
+from .opening import open_session
+from .opening import terminal_prompts
+from .piped_input import PipedInputTooLarge
+from .piped_input import combine
+from .piped_input import read_piped
 from .questioner import TerminalQuestioner
-from .summary import TurnSummary, exit_code
-from .turn_output import TurnOutput, attached_prompt
+from .summary import TurnSummary
+from .summary import exit_code
+from .turn_output import TurnOutput
+from .turn_output import attached_prompt
 
 __all__ = ["Completed", "OneShot", "message_with_stdin", "run_one_shot"]
 

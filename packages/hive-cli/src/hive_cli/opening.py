@@ -10,32 +10,51 @@ a restart. Nothing of the terminal is built here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractContextManager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+from typing import Protocol
 
-from hive_core import AgentSession, ApprovalService, SessionRunner
-from hive_core.backends import HIVE_BACKEND, AgentBackend, HiveBackend
+from hive_core import AgentSession
+from hive_core import ApprovalService
+from hive_core import SessionRunner
+from hive_core.backends import HIVE_BACKEND
+from hive_core.backends import AgentBackend
+from hive_core.backends import HiveBackend
 from hive_core.config import find_project_root
-from hive_core.questions import QuestionBridge, QuestionService
-from hive_core.runners.session import Processor, Resume
+from hive_core.questions import QuestionBridge
+from hive_core.questions import QuestionService
+from hive_core.runners.session import Processor
+from hive_core.runners.session import Resume
 from hive_core.session_id import new_session_id
-from hive_core.sessions import (
-    BackendRecorder,
-    DurableHitlBridge,
-    SqliteSessionStore,
-    SuspendedTurn,
-    TranscriptRecorder,
-    keep_grants,
-    validate_session_id,
-)
-from hive_core.turn_deadline import PausingQuestions, TurnDeadline
+from hive_core.sessions import BackendRecorder
+from hive_core.sessions import DurableHitlBridge
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SuspendedTurn
+from hive_core.sessions import TranscriptRecorder
+from hive_core.sessions import keep_grants
+from hive_core.sessions import validate_session_id
+from hive_core.turn_deadline import PausingQuestions
+from hive_core.turn_deadline import TurnDeadline
 
-from .assemble import Host, HostOptions, build_host, plugins_for
-from .backend_host import AgentOptionError, build_backend, canonical_agent, close_backend
-from .conversation import ChosenSession, Conversation, SessionChoice, choose_session, open_conversation
+from .assemble import Host
+from .assemble import HostOptions
+from .assemble import build_host
+from .assemble import plugins_for
+from .backend_host import AgentOptionError
+from .backend_host import build_backend
+from .backend_host import canonical_agent
+from .backend_host import close_backend
+from .conversation import ChosenSession
+from .conversation import Conversation
+from .conversation import SessionChoice
+from .conversation import choose_session
+from .conversation import open_conversation
 from .questioner import question_timeout
 from .session_store import open_session_store
 

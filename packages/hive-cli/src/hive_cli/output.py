@@ -11,20 +11,21 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
-from typing import Any, Final, Literal
+from typing import Any
+from typing import Final
+from typing import Literal
 
 from hive_core.questions import Answers
-from hive_protocol import (
-    AddendumEvent,
-    Event,
-    QuestionRequestEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-)
+from hive_protocol import AddendumEvent
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
 
-from .summary import CallRecord, TurnSummary
+from .summary import CallRecord
+from .summary import TurnSummary
 
 __all__ = [
     "OUTPUT_FORMATS",

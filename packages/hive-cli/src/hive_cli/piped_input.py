@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import IO, Final
+from typing import IO
+from typing import Final
 
 from hive_core.errors import UserError
 

@@ -8,20 +8,19 @@ else the settings are ignored with one line on stderr naming them and ``hive tru
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
-from hive_core.config import (
-    HIVE_DIR_NAME,
-    RULES_FILE_NAMES,
-    ConfigSchema,
-    IgnoredSetting,
-    LoadedConfig,
-    TrustStore,
-    hive_home,
-    home_project_problem,
-    load_config,
-)
+from hive_core.config import HIVE_DIR_NAME
+from hive_core.config import RULES_FILE_NAMES
+from hive_core.config import ConfigSchema
+from hive_core.config import IgnoredSetting
+from hive_core.config import LoadedConfig
+from hive_core.config import TrustStore
+from hive_core.config import hive_home
+from hive_core.config import home_project_problem
+from hive_core.config import load_config
 from hive_core.errors import UserError
 
 __all__ = [

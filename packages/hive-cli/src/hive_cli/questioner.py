@@ -7,10 +7,17 @@ from typing import TextIO
 
 import anyio
 
-from hive_cli.terminal_prompt import TerminalAsker, ask_line, can_draw, discard_typeahead, read_line
+from hive_cli.terminal_prompt import TerminalAsker
+from hive_cli.terminal_prompt import ask_line
+from hive_cli.terminal_prompt import can_draw
+from hive_cli.terminal_prompt import discard_typeahead
+from hive_cli.terminal_prompt import read_line
 from hive_core.config import LoadedConfig
-from hive_core.questions import DEFAULT_QUESTION_TIMEOUT, Answers, question_deadline
-from hive_protocol import Question, QuestionRequestEvent
+from hive_core.questions import DEFAULT_QUESTION_TIMEOUT
+from hive_core.questions import Answers
+from hive_core.questions import question_deadline
+from hive_protocol import Question
+from hive_protocol import QuestionRequestEvent
 
 __all__ = [
     "DECLINED_AT_TERMINAL",

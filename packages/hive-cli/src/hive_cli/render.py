@@ -14,27 +14,34 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO, cast
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import TextIO
+from typing import cast
 
 import msgspec
 
 from hive_cli.cells import clip
-from hive_cli.diffs import FILE_TOOLS, Change, change_counts, counts, diff_preview, read_text
+from hive_cli.diffs import FILE_TOOLS
+from hive_cli.diffs import Change
+from hive_cli.diffs import change_counts
+from hive_cli.diffs import counts
+from hive_cli.diffs import diff_preview
+from hive_cli.diffs import read_text
 from hive_cli.spinner import Spinner
 from hive_core.context import PreparedRequest
 from hive_core.tool_names import EXECUTE_COMMAND
-from hive_protocol import (
-    AddendumEvent,
-    ErrorEvent,
-    Event,
-    FallbackEvent,
-    HitlRequestEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_protocol import AddendumEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import FallbackEvent
+from hive_protocol import HitlRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 if TYPE_CHECKING:
     from hive_cli.markdown_stream import MarkdownStream

@@ -6,7 +6,8 @@ session in process, which is how they show both transports write the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 from hive_cli.assemble import HostOptions

@@ -9,14 +9,22 @@ json`` is :class:`SessionDeleted`, or :class:`CommandError` when the id is missi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Final, Literal
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from hive_core.sessions import SessionInfo, cut_title
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import cut_title
 
 __all__ = [
     "CommandError",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from hive_core.sessions import SessionInfo, SqliteSessionStore
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import SqliteSessionStore
 
 from .conversation import SessionChoiceError
 from .session_documents import ListedStatus

@@ -11,9 +11,11 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Final, NoReturn
+from typing import Final
+from typing import NoReturn
 
 import anyio
 import anyio.abc

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Final
 
 from prompt_toolkit.application.current import get_app
-from prompt_toolkit.filters import Condition, Filter
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Filter
 
 __all__ = ["TYPING_A_COMMAND", "typing_a_command"]
 

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from hive_protocol import (
-    AddendumEvent,
-    ErrorEvent,
-    Event,
-    RefusalKind,
-    StopReason,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_protocol import AddendumEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import RefusalKind
+from hive_protocol import StopReason
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 __all__ = ["CallRecord", "TurnSummary", "exit_code"]
 

@@ -17,9 +17,13 @@ import os
 import sys
 import termios
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Final, Literal, TextIO
+from typing import Final
+from typing import Literal
+from typing import TextIO
 
 import anyio
 

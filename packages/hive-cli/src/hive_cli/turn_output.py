@@ -5,30 +5,32 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
 
 from hive_core.questions import Answers
-from hive_protocol import Event, QuestionRequestEvent
+from hive_protocol import Event
+from hive_protocol import QuestionRequestEvent
 
-from .output import (
-    OutputFormat,
-    done_record,
-    error_record,
-    jsonl_record,
-    print_document,
-    print_records,
-    question_outcome,
-    question_record,
-    start_record,
-    turn_document,
-)
+from .output import OutputFormat
+from .output import done_record
+from .output import error_record
+from .output import jsonl_record
+from .output import print_document
+from .output import print_records
+from .output import question_outcome
+from .output import question_record
+from .output import start_record
+from .output import turn_document
 from .questioner import TerminalQuestioner
 from .render import TextRenderer
 
 if TYPE_CHECKING:
     from .opening import OpenSession
-from .summary import TurnSummary, exit_code
+from .summary import TurnSummary
+from .summary import exit_code
 
 __all__ = ["TurnOutput", "attached_prompt"]
 
@@ -144,7 +146,8 @@ async def attached_prompt(session: OpenSession, prompt: str, printer: TurnOutput
     (nothing was sent) and its exit code returned instead."""
     # Imported here: attaching loads the permission engine and the file tools, which a one-shot on the local model
     # imports while the model loads, not before.
-    from .attachments import AttachmentError, attach_for
+    from .attachments import AttachmentError
+    from .attachments import attach_for
 
     try:
         attached = await attach_for(session, prompt)

@@ -11,20 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from hive_cli.diffs import change_counts, counts
+from hive_cli.diffs import change_counts
+from hive_cli.diffs import counts
 from hive_cli.opening import OpenSession
-from hive_cli.slash_commands import ask_pick, listed_number
-from hive_core.sessions.checkpoints import (
-    ABSENT,
-    FileState,
-    Restore,
-    TurnChanges,
-    UndoPlan,
-    apply_undo,
-    plan_rewind,
-    plan_undo,
-    session_turns,
-)
+from hive_cli.slash_commands import ask_pick
+from hive_cli.slash_commands import listed_number
+from hive_core.sessions.checkpoints import ABSENT
+from hive_core.sessions.checkpoints import FileState
+from hive_core.sessions.checkpoints import Restore
+from hive_core.sessions.checkpoints import TurnChanges
+from hive_core.sessions.checkpoints import UndoPlan
+from hive_core.sessions.checkpoints import apply_undo
+from hive_core.sessions.checkpoints import plan_rewind
+from hive_core.sessions.checkpoints import plan_undo
+from hive_core.sessions.checkpoints import session_turns
 
 __all__ = ["rewind", "undo"]
 

@@ -11,13 +11,21 @@ read-only (:meth:`ToolCallPolicy.is_read_only`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
+from typing import Any
+from typing import Final
+from typing import Literal
+from typing import Protocol
+from typing import get_args
+from typing import runtime_checkable
 
 import msgspec
 
-from hive_protocol import RefusalKind, RiskLevel
+from hive_protocol import RefusalKind
+from hive_protocol import RiskLevel
 
 __all__ = [
     "ALLOW_ALL",

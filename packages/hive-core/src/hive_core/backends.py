@@ -10,7 +10,8 @@ named ``hive`` (:class:`HiveBackend`).
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol
+from typing import runtime_checkable
 
 import msgspec
 
@@ -91,7 +92,8 @@ class HiveBackend:
 
     async def probe(self) -> BackendProbe:
         """Always installed: it is hive itself."""
-        from importlib.metadata import PackageNotFoundError, version  # 15 ms of import, for this call alone
+        from importlib.metadata import PackageNotFoundError  # 15 ms of import, for this call alone
+        from importlib.metadata import version  # 15 ms of import, for this call alone
 
         try:
             found = version("hive-core")

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Final, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
+from typing import Final
+from typing import Protocol
+from typing import runtime_checkable
 
-from .chat import (
-    Capabilities,
-    ChatClient,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    TextUpdate,
-    probed_capabilities,
-)
+from .chat import Capabilities
+from .chat import ChatClient
+from .chat import ChatOptions
+from .chat import ChatUpdate
+from .chat import FinishUpdate
+from .chat import TextUpdate
+from .chat import probed_capabilities
 from .context.tokens import estimate_tokens
-from .context.window import DEFAULT_CONTEXT_WINDOW, ContextWindow, resolve_window
+from .context.window import DEFAULT_CONTEXT_WINDOW
+from .context.window import ContextWindow
+from .context.window import resolve_window
 from .messages import Message
 
 __all__ = ["BUDGET_EXHAUSTED_TEXT", "RequestBudget", "TokenBudgetChatClient", "admits", "estimate_tokens"]

@@ -4,12 +4,17 @@ says what it can do (:class:`Capabilities`); :class:`CapabilityProbe`, :class:`M
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
+from typing import Protocol
+from typing import runtime_checkable
 
 import msgspec
 
-from hive_protocol import FallbackEvent, ReasoningEffort
+from hive_protocol import FallbackEvent
+from hive_protocol import ReasoningEffort
 
 from .messages import Message
 

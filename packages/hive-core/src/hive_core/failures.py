@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from hive_protocol import ErrorCode, FallbackCategory
+from hive_protocol import ErrorCode
+from hive_protocol import FallbackCategory
 
 from .errors import HiveError
 from .redaction import mask_urls

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import anyio
 
-from hive_protocol import FallbackCategory, FallbackEvent, FallbackKind
+from hive_protocol import FallbackCategory
+from hive_protocol import FallbackEvent
+from hive_protocol import FallbackKind
 
-from .chat import Capabilities, ChatClient, ChatOptions, ChatUpdate, NoticeUpdate, probed_capabilities
-from .failures import ChatError, classify, fallback_category
+from .chat import Capabilities
+from .chat import ChatClient
+from .chat import ChatOptions
+from .chat import ChatUpdate
+from .chat import NoticeUpdate
+from .chat import probed_capabilities
+from .failures import ChatError
+from .failures import classify
+from .failures import fallback_category
 from .messages import Message
 
 __all__ = ["FallbackChatClient"]

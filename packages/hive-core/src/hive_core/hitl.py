@@ -7,14 +7,18 @@ rejection: no client attached, the timeout, the client going away, or the bridge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 import msgspec
 
-from hive_protocol import HitlRequestEvent, HitlResponseRequest
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
 
-from .approvals import ApprovalDecision, ApprovalRequest, GrantRecorder
+from .approvals import ApprovalDecision
+from .approvals import ApprovalRequest
+from .approvals import GrantRecorder
 from .tools import EventSink
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT", "HitlBridge", "hitl_id"]

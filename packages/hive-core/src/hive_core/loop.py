@@ -9,52 +9,65 @@ sink with no task switch in between, which is what keeps the per-delta cost near
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Final, cast
+from typing import Final
+from typing import cast
 
 import anyio
 import msgspec
 
-from hive_protocol import (
-    MAX_NESTING_DEPTH,
-    AddendumEvent,
-    ErrorEvent,
-    InvalidTurnOptions,
-    ReasoningEffort,
-    StopReason,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-    TurnOptions,
-    UserMessageRequest,
-    excerpt,
-    nested_too_deep,
-    validate_turn_options,
-)
+from hive_protocol import MAX_NESTING_DEPTH
+from hive_protocol import AddendumEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import InvalidTurnOptions
+from hive_protocol import ReasoningEffort
+from hive_protocol import StopReason
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
+from hive_protocol import excerpt
+from hive_protocol import nested_too_deep
+from hive_protocol import validate_turn_options
 
-from .approvals import ApprovalService, ToolCallPolicy
+from .approvals import ApprovalService
+from .approvals import ToolCallPolicy
 from .budget import admits
-from .chat import (
-    ChatClient,
-    ChatOptions,
-    FinishReason,
-    FinishUpdate,
-    NoticeUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-    probed_capabilities,
-)
-from .context import CompactionReport, ContextManager, PreparedRequest
+from .chat import ChatClient
+from .chat import ChatOptions
+from .chat import FinishReason
+from .chat import FinishUpdate
+from .chat import NoticeUpdate
+from .chat import TextUpdate
+from .chat import ThinkingUpdate
+from .chat import ToolCallUpdate
+from .chat import UsageUpdate
+from .chat import probed_capabilities
+from .context import CompactionReport
+from .context import ContextManager
+from .context import PreparedRequest
 from .failures import context_overflowed
-from .messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from .pipeline import Middleware, Pipeline, default_middlewares
+from .messages import Message
+from .messages import Part
+from .messages import TextPart
+from .messages import ThinkingPart
+from .messages import ToolCallPart
+from .messages import ToolResultPart
+from .pipeline import Middleware
+from .pipeline import Pipeline
+from .pipeline import default_middlewares
 from .tool_retrieval import ToolSelector
-from .tool_round import ToolOffer, offer_tools, run_tool_round
-from .tools import EventSink, Tool
+from .tool_round import ToolOffer
+from .tool_round import offer_tools
+from .tool_round import run_tool_round
+from .tools import EventSink
+from .tools import Tool
 from .turn_request import TurnRequest
 
 __all__ = ["DEFAULT_MAX_ITERATIONS", "Agent", "AgentSession"]

@@ -8,16 +8,28 @@ conversation, so one pipeline serves any number of sessions and a streak spans r
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
+from typing import Any
+from typing import Protocol
 
 import anyio
 import msgspec
 
-from .approvals import ApprovalService, ToolCallPolicy, decide
-from .messages import Message, ToolCallPart, ToolResultPart
-from .tools import Tool, ToolArgumentError, ToolContext, ToolOutcome
+from .approvals import ApprovalService
+from .approvals import ToolCallPolicy
+from .approvals import decide
+from .messages import Message
+from .messages import ToolCallPart
+from .messages import ToolResultPart
+from .tools import Tool
+from .tools import ToolArgumentError
+from .tools import ToolContext
+from .tools import ToolOutcome
 
 __all__ = [
     "ApprovalGate",

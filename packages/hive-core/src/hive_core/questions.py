@@ -9,12 +9,15 @@ asks the runner's client over the wire; the terminal's questioner lives in the C
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Protocol
+from typing import runtime_checkable
 
 import anyio
 
-from hive_protocol import QuestionRequestEvent, QuestionResponseRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
 
 from .tools import EventSink
 

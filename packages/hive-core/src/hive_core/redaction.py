@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from typing import Final
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import SplitResult
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
 __all__ = ["is_secret_name", "mask_secret", "mask_url", "mask_urls"]
 

@@ -8,27 +8,30 @@ answer for every question, each request kept.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
 
 from hive_protocol import QuestionRequestEvent
 
-from .approvals import ApprovalDecision, ApprovalRequest
-from .chat import (
-    Capabilities,
-    ChatOptions,
-    ChatUpdate,
-    FinishReason,
-    FinishUpdate,
-    TextUpdate,
-    ThinkingUpdate,
-    ToolCallUpdate,
-    UsageUpdate,
-)
+from .approvals import ApprovalDecision
+from .approvals import ApprovalRequest
+from .chat import Capabilities
+from .chat import ChatOptions
+from .chat import ChatUpdate
+from .chat import FinishReason
+from .chat import FinishUpdate
+from .chat import TextUpdate
+from .chat import ThinkingUpdate
+from .chat import ToolCallUpdate
+from .chat import UsageUpdate
 from .messages import Message
 from .questions import Answers
 

@@ -10,20 +10,22 @@ conversation already used — and none for a plain question. Frontier models kee
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, Protocol
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Final
+from typing import Protocol
 
-from hive_core.tool_names import (
-    EDIT_FILE,
-    EXECUTE_COMMAND,
-    GLOB_FILES,
-    GREP_FILES,
-    LIST_DIRECTORY,
-    READ_FILE,
-    WRITE_FILE,
-)
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import LIST_DIRECTORY
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 
-from .messages import Message, ToolCallPart
+from .messages import Message
+from .messages import ToolCallPart
 from .tools import Tool
 
 __all__ = ["BUILTIN_TOOL_WORDS", "ToolRetrieval", "ToolSelector"]

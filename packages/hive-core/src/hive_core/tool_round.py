@@ -8,19 +8,34 @@ with every call's result in call order. :func:`offer_tools` says which tools a t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, overload
+from typing import TYPE_CHECKING
+from typing import Final
+from typing import overload
 
 import anyio
 
-from hive_protocol import ToolEndEvent, ToolStartEvent, TurnOptions
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnOptions
 
 from .approvals import PathJudge
-from .chat import RequiredTool, ToolChoice
-from .messages import Message, Part, ToolCallPart, ToolResultPart
+from .chat import RequiredTool
+from .chat import ToolChoice
+from .messages import Message
+from .messages import Part
+from .messages import ToolCallPart
+from .messages import ToolResultPart
 from .pipeline import Invocation
-from .tools import EventSink, ToolContext, ToolOutcome
+from .tools import EventSink
+from .tools import ToolContext
+from .tools import ToolOutcome
 
 if TYPE_CHECKING:
     from .loop import AgentSession

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, get_type_hints, overload
+from typing import Any
+from typing import get_type_hints
+from typing import overload
 
 import anyio
 import anyio.to_thread
 import msgspec
 
-from hive_protocol import Event, RefusalKind
+from hive_protocol import Event
+from hive_protocol import RefusalKind
 
 from .approvals import PathJudge
 from .chat import ToolSpec

@@ -16,7 +16,8 @@ import anyio
 
 from hive_protocol import QuestionRequestEvent
 
-from .questions import Answers, QuestionService
+from .questions import Answers
+from .questions import QuestionService
 
 __all__ = ["PausingQuestions", "TurnDeadline"]
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hive_core.tools import Tool, ToolContext
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 from hive_protocol import Event
 
 

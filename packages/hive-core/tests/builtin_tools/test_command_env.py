@@ -9,9 +9,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hive_core.builtin_tools import builtin_tools, execute_command_tool
-from hive_core.config import SCHEMA, ConfigError, ConfigSchema, FieldSpec, SectionSpec, load_config
-from hive_core.sandbox import SandboxMode, SandboxSettings, command_environment, probe_bubblewrap
+from hive_core.builtin_tools import builtin_tools
+from hive_core.builtin_tools import execute_command_tool
+from hive_core.config import SCHEMA
+from hive_core.config import ConfigError
+from hive_core.config import ConfigSchema
+from hive_core.config import FieldSpec
+from hive_core.config import SectionSpec
+from hive_core.config import load_config
+from hive_core.sandbox import SandboxMode
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import command_environment
+from hive_core.sandbox import probe_bubblewrap
 
 if TYPE_CHECKING:
     from .conftest import Project

@@ -4,7 +4,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hive_core.builtin_tools import delete_file, list_directory, move_file
+from hive_core.builtin_tools import delete_file
+from hive_core.builtin_tools import list_directory
+from hive_core.builtin_tools import move_file
 
 if TYPE_CHECKING:
     from .conftest import Project

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-from hive_core.builtin_tools import execute_command, execute_command_tool
+from hive_core.builtin_tools import execute_command
+from hive_core.builtin_tools import execute_command_tool
 from hive_core.sandbox import SandboxSettings
 
 if TYPE_CHECKING:

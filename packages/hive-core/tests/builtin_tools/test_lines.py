@@ -7,7 +7,8 @@ import os
 import tempfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from hive_core.builtin_tools import _lines

@@ -1,19 +1,18 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 import pytest
 
 from hive_core.builtin_tools import manage_todo
-from hive_protocol import (
-    Event,
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    PlanStepStartedEvent,
-)
+from hive_protocol import Event
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import PlanStepStartedEvent
 
 if TYPE_CHECKING:
     from .conftest import Project

@@ -13,27 +13,31 @@ import os
 import sys
 import threading
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import anyio
 import msgspec
 import pytest
 
-from hive_core.builtin_tools import (
-    _open,
-    delete_file,
-    edit_file,
-    glob_files,
-    grep_files,
-    list_directory,
-    move_file,
-    read_file,
-    write_file,
-)
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.tools import Tool, ToolContext, ToolOutcome
+from hive_core.builtin_tools import _open
+from hive_core.builtin_tools import delete_file
+from hive_core.builtin_tools import edit_file
+from hive_core.builtin_tools import glob_files
+from hive_core.builtin_tools import grep_files
+from hive_core.builtin_tools import list_directory
+from hive_core.builtin_tools import move_file
+from hive_core.builtin_tools import read_file
+from hive_core.builtin_tools import write_file
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
+from hive_core.tools import ToolOutcome
 
 INSIDE = "INSIDE-TEXT-31f0"
 CANARY = "OUTSIDE-CANARY-9d2e"

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import codecs
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import pytest
 

@@ -66,9 +66,12 @@ def test_public_names_are_sorted_and_exported() -> None:
 
 
 def test_execute_command_is_not_cut_short_by_the_agent_wide_timeout(tmp_path: Path) -> None:
-    from hive_core import Agent, collect_turn
+    from hive_core import Agent
+    from hive_core import collect_turn
     from hive_core.builtin_tools import execute_command
-    from hive_core.testing import ScriptedChatClient, call, reply
+    from hive_core.testing import ScriptedChatClient
+    from hive_core.testing import call
+    from hive_core.testing import reply
     from hive_protocol import ToolEndEvent
 
     client = ScriptedChatClient(

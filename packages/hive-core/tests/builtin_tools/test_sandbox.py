@@ -26,7 +26,10 @@ import anyio
 import pytest
 
 from hive_core.builtin_tools import execute_command_tool
-from hive_core.sandbox import SandboxMode, SandboxSettings, SandboxUnavailable, probe_bubblewrap
+from hive_core.sandbox import SandboxMode
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import SandboxUnavailable
+from hive_core.sandbox import probe_bubblewrap
 
 if TYPE_CHECKING:
     from .conftest import Project

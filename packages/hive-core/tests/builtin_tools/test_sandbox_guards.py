@@ -11,8 +11,11 @@ import anyio
 import pytest
 
 from hive_core.builtin_tools import execute_command_tool
-from hive_core.sandbox import SandboxMode, SandboxSettings, probe_bubblewrap
-from hive_core.sandbox.placeholders import Placeholder, claim_placeholders
+from hive_core.sandbox import SandboxMode
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import probe_bubblewrap
+from hive_core.sandbox.placeholders import Placeholder
+from hive_core.sandbox.placeholders import claim_placeholders
 
 if TYPE_CHECKING:
     from .conftest import Project

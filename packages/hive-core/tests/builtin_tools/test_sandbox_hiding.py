@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+from typing import Literal
 
 import pytest
 
-from hive_core.approvals import PathJudge, PermissionAction, Verdict
+from hive_core.approvals import PathJudge
+from hive_core.approvals import PermissionAction
+from hive_core.approvals import Verdict
 from hive_core.builtin_tools import execute_command_tool
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.sandbox import RefusedScanTooLarge, SandboxMode, SandboxSettings, probe_bubblewrap, refused
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.sandbox import RefusedScanTooLarge
+from hive_core.sandbox import SandboxMode
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import probe_bubblewrap
+from hive_core.sandbox import refused
 from hive_core.sandbox import refused_paths as find_refused
-from hive_core.tools import Tool, ToolContext
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 
 if TYPE_CHECKING:
     from .conftest import Project

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hive_core.builtin_tools import glob_files, grep_files
+from hive_core.builtin_tools import glob_files
+from hive_core.builtin_tools import grep_files
 from hive_core.permissions.glob import expand_braces
 
 if TYPE_CHECKING:

@@ -17,15 +17,25 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from hive_core import Agent, collect_turn
+from hive_core import Agent
+from hive_core import collect_turn
 from hive_core.approvals import PathJudge
-from hive_core.builtin_tools import BUILTIN_TOOLS, glob_files, grep_files, list_directory
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.testing import ScriptedChatClient, call, reply
-from hive_core.tools import Tool, ToolContext
+from hive_core.builtin_tools import BUILTIN_TOOLS
+from hive_core.builtin_tools import glob_files
+from hive_core.builtin_tools import grep_files
+from hive_core.builtin_tools import list_directory
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 from hive_protocol import ToolEndEvent
 
 pytestmark = pytest.mark.anyio

@@ -10,9 +10,13 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
-from hive_core.builtin_tools import glob_files, grep_files, list_directory
+from hive_core.builtin_tools import glob_files
+from hive_core.builtin_tools import grep_files
+from hive_core.builtin_tools import list_directory
 from hive_core.builtin_tools._ignores import global_excludes_file
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
 from hive_core.tools import ToolContext
 
 if TYPE_CHECKING:

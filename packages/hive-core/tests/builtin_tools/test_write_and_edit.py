@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hive_core.builtin_tools import edit_file, read_file, write_file
+from hive_core.builtin_tools import edit_file
+from hive_core.builtin_tools import read_file
+from hive_core.builtin_tools import write_file
 from hive_core.tools import ToolContext
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import ConfigError, parse_dotenv, read_dotenv
+from hive_core.config import ConfigError
+from hive_core.config import parse_dotenv
+from hive_core.config import read_dotenv
 
 
 @pytest.mark.parametrize(

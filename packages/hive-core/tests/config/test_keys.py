@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from hive_core.config import SCHEMA, ConfigError, display_value, flatten, is_secret_key, mask_secret
+from hive_core.config import SCHEMA
+from hive_core.config import ConfigError
+from hive_core.config import display_value
+from hive_core.config import flatten
+from hive_core.config import is_secret_key
+from hive_core.config import mask_secret
 
 
 @pytest.mark.parametrize("key", ["", ".", "a.", ".a", "a..b", "  "])

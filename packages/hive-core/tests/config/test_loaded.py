@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import ChatBehavior, LoadedConfig, load_config
+from hive_core.config import ChatBehavior
+from hive_core.config import LoadedConfig
+from hive_core.config import load_config
 from hive_core.permissions import load_permission_rules
 
 

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import (
-    find_project_root,
-    global_config_path,
-    hive_home,
-    home_project_problem,
-    load_config,
-    project_config_path,
-    project_env_path,
-    user_home,
-)
+from hive_core.config import find_project_root
+from hive_core.config import global_config_path
+from hive_core.config import hive_home
+from hive_core.config import home_project_problem
+from hive_core.config import load_config
+from hive_core.config import project_config_path
+from hive_core.config import project_env_path
+from hive_core.config import user_home
 
 
 def test_hive_home_defaults_to_dot_hive_in_the_user_home(

@@ -10,7 +10,11 @@ from typing import cast
 import pytest
 
 from hive_core.config import ConfigError
-from hive_core.config.structured import Document, Mark, parse_document, read_document, read_text
+from hive_core.config.structured import Document
+from hive_core.config.structured import Mark
+from hive_core.config.structured import parse_document
+from hive_core.config.structured import read_document
+from hive_core.config.structured import read_text
 from hive_core.errors import UserError
 
 JSON_TEXT = '{\n  "a": 1,\n  "list": [true, null, "x", -2.5],\n  "nested": {"key": "value"}\n}\n'

@@ -9,20 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import (
-    PROTECTION_FILE_NAMES,
-    TrustStore,
-    content_hash,
-    load_config,
-    lowers_protection,
-)
-from hive_core.mcp.config import load_plugins_config, project_plugin_settings
-from hive_core.permissions import (
-    PermissionPolicy,
-    PermissionRules,
-    load_permission_rules,
-    loosening_settings,
-)
+from hive_core.config import PROTECTION_FILE_NAMES
+from hive_core.config import TrustStore
+from hive_core.config import content_hash
+from hive_core.config import load_config
+from hive_core.config import lowers_protection
+from hive_core.mcp.config import load_plugins_config
+from hive_core.mcp.config import project_plugin_settings
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import load_permission_rules
+from hive_core.permissions import loosening_settings
 from hive_core.sandbox import SandboxSettings
 
 Write = Callable[[Path, str], Path]

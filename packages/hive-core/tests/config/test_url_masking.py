@@ -6,7 +6,8 @@ import pytest
 
 from hive_core import ChatError
 from hive_core.config import display_value
-from hive_core.redaction import mask_url, mask_urls
+from hive_core.redaction import mask_url
+from hive_core.redaction import mask_urls
 
 SECRET = "hunter2-very-secret"  # no character of it is ever shown
 

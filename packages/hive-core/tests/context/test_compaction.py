@@ -5,16 +5,19 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from hive_core.context import (
-    Budgets,
-    CompactionSettings,
-    budgets_for,
-    drop_unpaired,
-    group_messages,
-    plan_compaction,
-    should_compact,
-)
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, system, user
+from hive_core.context import Budgets
+from hive_core.context import CompactionSettings
+from hive_core.context import budgets_for
+from hive_core.context import drop_unpaired
+from hive_core.context import group_messages
+from hive_core.context import plan_compaction
+from hive_core.context import should_compact
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
+from hive_core.messages import user
 
 DEFAULTS = CompactionSettings()
 

@@ -4,25 +4,34 @@ every call with its result, and lands at or under the target whenever that is po
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 
 import anyio
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from hive_core.chat import Capabilities, ChatOptions, ChatUpdate, FinishUpdate, TextUpdate
-from hive_core.context import (
-    CompactionSettings,
-    ContextManager,
-    budgets_for,
-    estimate_message_tokens,
-    group_messages,
-    omitted_marker,
-    should_compact,
-)
+from hive_core.chat import Capabilities
+from hive_core.chat import ChatOptions
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
+from hive_core.context import budgets_for
+from hive_core.context import estimate_message_tokens
+from hive_core.context import group_messages
+from hive_core.context import omitted_marker
+from hive_core.context import should_compact
 from hive_core.context.tokens import CONVERSATION_OVERHEAD
 from hive_core.failures import ChatError
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, system, user
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
+from hive_core.messages import user
 
 TOOLS = ("read_file", "shell", "grep_files", "write_file")
 

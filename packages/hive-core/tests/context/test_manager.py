@@ -2,33 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 
 import anyio
 import pytest
 
 from hive_core.budget import TokenBudgetChatClient
-from hive_core.chat import (
-    Capabilities,
-    ChatClient,
-    ChatOptions,
-    ChatUpdate,
-    FinishUpdate,
-    TextUpdate,
-    ToolSpec,
-)
-from hive_core.context import (
-    CompactionReport,
-    CompactionSettings,
-    ContextManager,
-    ContextWindow,
-    PreparedRequest,
-    budgets_for,
-    estimate_tokens,
-)
+from hive_core.chat import Capabilities
+from hive_core.chat import ChatClient
+from hive_core.chat import ChatOptions
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.chat import ToolSpec
+from hive_core.context import CompactionReport
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextManager
+from hive_core.context import ContextWindow
+from hive_core.context import PreparedRequest
+from hive_core.context import budgets_for
+from hive_core.context import estimate_tokens
 from hive_core.failures import ChatError
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, system, user
-from hive_core.testing import ScriptedChatClient, ScriptedRound, fail, reply
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
+from hive_core.messages import user
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import fail
+from hive_core.testing import reply
 
 pytestmark = pytest.mark.anyio
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from hive_core.context import mask_boundary, mask_observations, masked_placeholder
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, user
+from hive_core.context import mask_boundary
+from hive_core.context import mask_observations
+from hive_core.context import masked_placeholder
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
 
 
 def tool_round(

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import SCHEMA, SectionSpec, load_config
+from hive_core.config import SCHEMA
+from hive_core.config import SectionSpec
+from hive_core.config import load_config
 from hive_core.context import CompactionSettings
-from hive_core.context.settings import config_key, field_name
+from hive_core.context.settings import config_key
+from hive_core.context.settings import field_name
 
 
 def section() -> SectionSpec:

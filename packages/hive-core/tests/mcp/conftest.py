@@ -14,7 +14,8 @@ _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from mcp_harness import SERVER_SCRIPT, WAIT  # noqa: E402 - importable only once the folder is on the path
+from mcp_harness import SERVER_SCRIPT  # noqa: E402 - importable only once the folder is on the path
+from mcp_harness import WAIT  # noqa: E402 - importable only once the folder is on the path
 
 
 @pytest.fixture

@@ -7,15 +7,32 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import assert_verified, of_type
-from mcp_harness import WAIT, Signals, next_line, stdio_plugin
+from core_harness import assert_verified
+from core_harness import of_type
+from mcp_harness import WAIT
+from mcp_harness import Signals
+from mcp_harness import next_line
+from mcp_harness import stdio_plugin
 
-from hive_core import Agent, ChatOptions, Message, SessionRunner, collect_turn
+from hive_core import Agent
+from hive_core import ChatOptions
+from hive_core import Message
+from hive_core import SessionRunner
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
 from hive_core.mcp import McpPlugins
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
-from hive_protocol import Event, ToolEndEvent, ToolStartEvent, TurnEndEvent, UserMessageRequest
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -13,12 +13,15 @@ from typing import Final
 
 import anyio
 import pytest
-from mcp_harness import WAIT, stdio_plugin
+from mcp_harness import WAIT
+from mcp_harness import stdio_plugin
 
 from hive_core import ToolContext
-from hive_core.child_processes import OWNER_VARIABLE, child_supervisor
+from hive_core.child_processes import OWNER_VARIABLE
+from hive_core.child_processes import child_supervisor
 from hive_core.child_processes._watchdog import marked_processes  # pyright: ignore[reportPrivateUsage]
-from hive_core.mcp import McpPlugins, PluginConfig
+from hive_core.mcp import McpPlugins
+from hive_core.mcp import PluginConfig
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.mcp import PluginConfig, PluginConfigError, load_plugins_config, parse_plugins_document
+from hive_core.mcp import PluginConfig
+from hive_core.mcp import PluginConfigError
+from hive_core.mcp import load_plugins_config
+from hive_core.mcp import parse_plugins_document
 
 
 def write(path: Path, text: str) -> Path:

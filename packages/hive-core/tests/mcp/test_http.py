@@ -8,10 +8,17 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
-from mcp_harness import WAIT, Signals, assert_cancelled_on_the_server, error_of, http_plugin
+from mcp_harness import WAIT
+from mcp_harness import Signals
+from mcp_harness import assert_cancelled_on_the_server
+from mcp_harness import error_of
+from mcp_harness import http_plugin
 
-from hive_core import ToolContext, ToolOutcome
-from hive_core.mcp import McpPlugins, PluginConfig, ProtocolMode
+from hive_core import ToolContext
+from hive_core import ToolOutcome
+from hive_core.mcp import McpPlugins
+from hive_core.mcp import PluginConfig
+from hive_core.mcp import ProtocolMode
 
 pytestmark = pytest.mark.anyio
 

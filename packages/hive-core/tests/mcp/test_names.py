@@ -9,7 +9,8 @@ import re
 import pytest
 
 import hive_core.mcp as mcp_plugins
-from hive_core.mcp import MAX_TOOL_NAME_LENGTH, mcp_tool_names
+from hive_core.mcp import MAX_TOOL_NAME_LENGTH
+from hive_core.mcp import mcp_tool_names
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

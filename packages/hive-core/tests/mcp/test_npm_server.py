@@ -15,14 +15,24 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import assert_verified, of_type
+from core_harness import assert_verified
+from core_harness import of_type
 from mcp_harness import WAIT
 
-from hive_core import Agent, ChatOptions, Message, collect_turn
+from hive_core import Agent
+from hive_core import ChatOptions
+from hive_core import Message
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
-from hive_core.mcp import McpPlugins, PluginConfig
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
+from hive_core.mcp import McpPlugins
+from hive_core.mcp import PluginConfig
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
 from hive_protocol import ToolEndEvent
 
 NPM_PREFIX_VAR = "HIVE_TEST_MCP_NPM_PREFIX"

@@ -12,20 +12,26 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_harness import (
-    SERVER_SCRIPT,
-    WAIT,
-    Signals,
-    assert_cancelled_on_the_server,
-    error_of,
-    process_exists,
-    stdio_plugin,
-)
+from mcp_harness import SERVER_SCRIPT
+from mcp_harness import WAIT
+from mcp_harness import Signals
+from mcp_harness import assert_cancelled_on_the_server
+from mcp_harness import error_of
+from mcp_harness import process_exists
+from mcp_harness import stdio_plugin
 
-from hive_core import ToolArgumentError, ToolContext, ToolOutcome
-from hive_core.mcp import McpConnection, McpPlugins, McpTool, PluginConfig, PluginsConfig, ProtocolMode
+from hive_core import ToolArgumentError
+from hive_core import ToolContext
+from hive_core import ToolOutcome
+from hive_core.mcp import McpConnection
+from hive_core.mcp import McpPlugins
+from hive_core.mcp import McpTool
+from hive_core.mcp import PluginConfig
+from hive_core.mcp import PluginsConfig
+from hive_core.mcp import ProtocolMode
 from hive_core.messages import ToolCallPart
-from hive_core.pipeline import Invocation, Timeout
+from hive_core.pipeline import Invocation
+from hive_core.pipeline import Timeout
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 # The tests run with --import-mode=importlib: the helper module of this folder is imported from here.
 _HERE = str(Path(__file__).parent)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from hive_core.approvals import PermissionAction, Verdict
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
+from hive_core.approvals import PermissionAction
+from hive_core.approvals import Verdict
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
 
 Build = Callable[..., PermissionPolicy]
 """The ``make_policy`` fixture: the default rules, or the rules (or rule fields) given."""

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.permissions import (
-    PermissionConfigError,
-    PermissionPolicy,
-    PermissionRule,
-    PermissionRules,
-    allow_rules,
-    with_allowed,
-)
+from hive_core.permissions import PermissionConfigError
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import allow_rules
+from hive_core.permissions import with_allowed
 
 
 def test_each_flag_is_an_allow_rule_in_its_tools_category() -> None:

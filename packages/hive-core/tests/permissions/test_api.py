@@ -7,8 +7,10 @@ import typing
 from pathlib import Path
 
 import hive_core.permissions as permissions
-from hive_core.approvals import ToolCallPolicy, Verdict
-from hive_core.permissions import PermissionConfigError, PermissionPolicy
+from hive_core.approvals import ToolCallPolicy
+from hive_core.approvals import Verdict
+from hive_core.permissions import PermissionConfigError
+from hive_core.permissions import PermissionPolicy
 
 
 def test_the_names_hosts_rely_on_are_public() -> None:

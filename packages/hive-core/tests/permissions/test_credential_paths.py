@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from permissions_harness import rule
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 from hive_core.sandbox import CREDENTIAL_STORES
 
 EVERYTHING = PermissionRules(

@@ -8,11 +8,9 @@ import msgspec
 import pytest
 from permissions_harness import Build
 
-from hive_core.permissions import (
-    RULE_CATEGORIES,
-    PermissionRule,
-    PermissionRules,
-)
+from hive_core.permissions import RULE_CATEGORIES
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
 
 # (tool, arguments, expected action, the pattern that must be named in the reason)
 DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [

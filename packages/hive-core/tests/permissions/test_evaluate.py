@@ -8,15 +8,14 @@ from typing import Any
 
 import msgspec
 import pytest
-from permissions_harness import Build, rule
+from permissions_harness import Build
+from permissions_harness import rule
 
 from hive_core.approvals import PermissionAction
-from hive_core.permissions import (
-    RULE_CATEGORIES,
-    PermissionRule,
-    PermissionRules,
-    resolve_path,
-)
+from hive_core.permissions import RULE_CATEGORIES
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import resolve_path
 
 
 def symlink(link: Path, target: Path) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from permissions_harness import default_verdict
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 SECRET = "DENIED-SECRET-91c2"
 OUTSIDE = "OUTSIDE-SECRET-55d0"

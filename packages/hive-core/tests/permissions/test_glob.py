@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hive_core.permissions import compile_glob, glob_matches
+from hive_core.permissions import compile_glob
+from hive_core.permissions import glob_matches
 from hive_core.permissions.glob import path_pattern_problem
 
 

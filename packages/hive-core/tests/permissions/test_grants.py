@@ -7,12 +7,16 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from hive_core.approvals import ApprovalRequest
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.permissions.grants import Grant, command_grant_patterns
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions.grants import Grant
+from hive_core.permissions.grants import command_grant_patterns
 
 
 def _policy(root: Path) -> PermissionPolicy:
@@ -230,7 +234,8 @@ def test_no_derived_grant_allows_what_the_default_guards_ask_about_or_deny(
 
 
 def test_the_wire_bridge_remembers_the_call_as_changed_by_the_client(tmp_path: Path) -> None:
-    from hive_core.hitl import HitlBridge, hitl_id
+    from hive_core.hitl import HitlBridge
+    from hive_core.hitl import hitl_id
     from hive_protocol import HitlResponseRequest
 
     policy = _policy(tmp_path)

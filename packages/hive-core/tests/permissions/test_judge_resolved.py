@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from hive_core.approvals import ApprovalRequest
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 _NAMES = (
     "src/app.py",

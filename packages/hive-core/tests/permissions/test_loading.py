@@ -8,14 +8,12 @@ from typing import Any
 
 import pytest
 
-from hive_core.permissions import (
-    PermissionConfigError,
-    PermissionPolicy,
-    PermissionRule,
-    PermissionRules,
-    load_permission_rules,
-    parse_permission_section,
-)
+from hive_core.permissions import PermissionConfigError
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import load_permission_rules
+from hive_core.permissions import parse_permission_section
 
 FULL_YAML = """\
 permissions:

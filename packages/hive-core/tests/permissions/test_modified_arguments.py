@@ -12,10 +12,18 @@ from typing import Any
 import anyio
 import pytest
 
-from hive_core import Agent, ApprovalDecision, collect_turn, tool
-from hive_core.permissions import PermissionPolicy, PermissionRules
-from hive_core.testing import Approver, ScriptedChatClient, call, reply
-from hive_protocol import Event, ToolEndEvent
+from hive_core import Agent
+from hive_core import ApprovalDecision
+from hive_core import collect_turn
+from hive_core import tool
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.testing import Approver
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import ToolEndEvent
 
 pytestmark = pytest.mark.anyio
 

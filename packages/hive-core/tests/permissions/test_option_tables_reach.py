@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from permissions_harness import default_verdict, rule
+from permissions_harness import default_verdict
+from permissions_harness import rule
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 RULES = PermissionRules(
     bash=(rule("*", "allow"),),

@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
 
 
 class Tree:

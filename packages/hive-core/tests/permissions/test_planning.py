@@ -12,9 +12,14 @@ from permissions_harness import Build
 
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.messages import ToolCallPart
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules
-from hive_core.pipeline import ApprovalGate, Invocation
-from hive_core.tools import Tool, ToolContext, ToolOutcome
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.pipeline import ApprovalGate
+from hive_core.pipeline import Invocation
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
+from hive_core.tools import ToolOutcome
 
 BUILTIN = {each.name: each for each in BUILTIN_TOOLS}
 

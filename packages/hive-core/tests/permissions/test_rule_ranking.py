@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from permissions_harness import rule
 
 from hive_core.approvals import PermissionAction
-from hive_core.permissions import PermissionPolicy, PermissionRule, PermissionRules, glob_matches
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRule
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import glob_matches
 
 _PATTERNS = st.text(alphabet="ab *?", min_size=1, max_size=6).filter(lambda text: text.strip() != "")
 _RULES = st.lists(

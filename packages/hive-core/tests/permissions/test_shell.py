@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from permissions_harness import Build, rule
+from permissions_harness import Build
+from permissions_harness import rule
 
-from hive_core.permissions import (
-    ALWAYS_DENIED,
-    PermissionPolicy,
-    PermissionRules,
-    always_denied,
-    parse_command,
-    shell_risk_level,
-)
+from hive_core.permissions import ALWAYS_DENIED
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import always_denied
+from hive_core.permissions import parse_command
+from hive_core.permissions import shell_risk_level
 
 
 def run(policy: PermissionPolicy, command: str) -> tuple[str, str | None]:

@@ -13,11 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from permissions_harness import rule
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 ALLOW_ALL = PermissionRules(
     bash=(rule("*", "allow"),),

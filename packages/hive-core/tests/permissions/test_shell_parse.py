@@ -9,9 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from permissions_harness import PERMISSIVE, Build, rule
+from permissions_harness import PERMISSIVE
+from permissions_harness import Build
+from permissions_harness import rule
 
-from hive_core.permissions import MAX_COMMAND_LENGTH, PermissionPolicy, PermissionRules, parse_command
+from hive_core.permissions import MAX_COMMAND_LENGTH
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
+from hive_core.permissions import parse_command
 
 
 def judge(policy: PermissionPolicy, command: str) -> str:

@@ -15,11 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from permissions_harness import PERMISSIVE, rule
+from permissions_harness import PERMISSIVE
+from permissions_harness import rule
 
-from hive_core.permissions import PermissionPolicy, PermissionRules
+from hive_core.permissions import PermissionPolicy
+from hive_core.permissions import PermissionRules
 
 RULES = PERMISSIVE
 

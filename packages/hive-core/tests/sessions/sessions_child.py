@@ -22,15 +22,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
-from sessions_harness import Deploys, ask_about_deploys, thinking_round
+from sessions_harness import Deploys
+from sessions_harness import ask_about_deploys
+from sessions_harness import thinking_round
 
-from hive_core import Agent, SessionRunner, StdioRunner, tool
+from hive_core import Agent
+from hive_core import SessionRunner
+from hive_core import StdioRunner
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import TextUpdate, ToolCallUpdate
+from hive_core.chat import TextUpdate
+from hive_core.chat import ToolCallUpdate
 from hive_core.messages import user
-from hive_core.sessions import DurableHitlBridge, SqliteSessionStore, TranscriptRecorder
-from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call
-from hive_protocol import Event, UserMessageRequest, encode
+from hive_core.sessions import DurableHitlBridge
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_core.testing import Block
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_protocol import Event
+from hive_protocol import UserMessageRequest
+from hive_protocol import encode
 
 
 def out(line: bytes) -> None:

@@ -6,33 +6,52 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import closing
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import anyio.to_thread
-from core_harness import WAIT, Rules, assert_verified, stop_process
+from core_harness import WAIT
+from core_harness import Rules
+from core_harness import assert_verified
+from core_harness import stop_process
 
-from hive_core import Agent, tool
+from hive_core import Agent
+from hive_core import tool
 from hive_core.approvals import Verdict
-from hive_core.chat import ChatUpdate, FinishUpdate, TextUpdate, ThinkingUpdate, ToolCallUpdate
-from hive_core.messages import Message, Part, ToolResultPart, user
+from hive_core.chat import ChatUpdate
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.chat import ThinkingUpdate
+from hive_core.chat import ToolCallUpdate
+from hive_core.messages import Message
+from hive_core.messages import Part
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
 from hive_core.runners import TurnRecorder
-from hive_core.sessions import (
-    INTERRUPTED_NOTE,
-    NOT_FINISHED_TEXT,
-    SCHEMA_VERSION,
-    DurableHitlBridge,
-    SessionInfo,
-    SqliteSessionStore,
-    SuspendedTurn,
-    TranscriptRecorder,
-)
-from hive_core.testing import Block, ScriptedChatClient, ScriptedRound
-from hive_protocol import Event, HitlResponseRequest, LineTooLong, SessionStartedEvent, iter_lines
+from hive_core.sessions import INTERRUPTED_NOTE
+from hive_core.sessions import NOT_FINISHED_TEXT
+from hive_core.sessions import SCHEMA_VERSION
+from hive_core.sessions import DurableHitlBridge
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SuspendedTurn
+from hive_core.sessions import TranscriptRecorder
+from hive_core.testing import Block
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_protocol import Event
+from hive_protocol import HitlResponseRequest
+from hive_protocol import LineTooLong
+from hive_protocol import SessionStartedEvent
+from hive_protocol import iter_lines
 
 CHILD = Path(__file__).with_name("sessions_child.py")
 

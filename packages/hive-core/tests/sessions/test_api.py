@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 import hive_core.sessions as sessions
-from hive_core.sessions import SessionStore, SqliteSessionStore
+from hive_core.sessions import SessionStore
+from hive_core.sessions import SqliteSessionStore
 
 
 def test_the_names_hosts_rely_on_are_public() -> None:

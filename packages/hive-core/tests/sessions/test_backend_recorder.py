@@ -8,31 +8,29 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import Wire, one_question
+from core_harness import Wire
+from core_harness import one_question
 
 from hive_core import SessionRunner
 from hive_core.backends import BackendProbe
-from hive_core.questions import QuestionBridge, QuestionService
-from hive_core.sessions import (
-    BackendRecorder,
-    BackendSession,
-    SqliteSessionStore,
-    last_backend_session,
-)
+from hive_core.questions import QuestionBridge
+from hive_core.questions import QuestionService
+from hive_core.sessions import BackendRecorder
+from hive_core.sessions import BackendSession
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import last_backend_session
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
-from hive_protocol import (
-    ContextUpdateRequest,
-    ErrorEvent,
-    QuestionRequestEvent,
-    QuestionResponseRequest,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-    verify,
-)
+from hive_protocol import ContextUpdateRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import verify
 
 pytestmark = pytest.mark.anyio
 

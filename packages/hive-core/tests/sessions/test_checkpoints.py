@@ -13,16 +13,19 @@ from hive_core import Agent
 from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.pipeline import default_middlewares
-from hive_core.sessions import SqliteSessionStore, TranscriptRecorder
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
-from hive_core.sessions.checkpoints import (
-    apply_undo,
-    plan_rewind,
-    plan_undo,
-    session_turns,
-)
-from hive_core.testing import ScriptedChatClient, ScriptedRound, call, reply
-from hive_protocol import Event, UserMessageRequest
+from hive_core.sessions.checkpoints import apply_undo
+from hive_core.sessions.checkpoints import plan_rewind
+from hive_core.sessions.checkpoints import plan_undo
+from hive_core.sessions.checkpoints import session_turns
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import UserMessageRequest
 
 
 def _agent(project: Path, client: ScriptedChatClient, keeper: CheckpointKeeper) -> Agent:

@@ -6,42 +6,55 @@ as when the process dies there); ``test_processes.py`` does the same with a real
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from core_harness import WAIT, Rules, kinds, message, of_type, refused
-from sessions_harness import SENT_AT, Deploys, agent_with, restart_and_resume
+from core_harness import WAIT
+from core_harness import Rules
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
+from core_harness import refused
+from sessions_harness import SENT_AT
+from sessions_harness import Deploys
+from sessions_harness import agent_with
+from sessions_harness import restart_and_resume
 
-from hive_core import ChatOptions, SessionRunner, collect_turn
+from hive_core import ChatOptions
+from hive_core import SessionRunner
+from hive_core import collect_turn
 from hive_core.hitl import hitl_id
-from hive_core.messages import Message, ToolCallPart, ToolResultPart, user
-from hive_core.sessions import (
-    ABANDONED_APPROVAL_TEXT,
-    RESUMED_NOTE,
-    ApprovalClosed,
-    ApprovalWait,
-    DurableHitlBridge,
-    EntryPayload,
-    SqliteSessionStore,
-    SuspendedTurn,
-    TranscriptRecorder,
-    TurnResume,
-    replay,
-)
-from hive_core.testing import ScriptedRound, call, reply
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
+from hive_core.sessions import ABANDONED_APPROVAL_TEXT
+from hive_core.sessions import RESUMED_NOTE
+from hive_core.sessions import ApprovalClosed
+from hive_core.sessions import ApprovalWait
+from hive_core.sessions import DurableHitlBridge
+from hive_core.sessions import EntryPayload
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SuspendedTurn
+from hive_core.sessions import TranscriptRecorder
+from hive_core.sessions import TurnResume
+from hive_core.sessions import replay
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hive_core.sessions import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
+from hive_core.sessions import MAX_SESSION_ID_LENGTH
+from hive_core.sessions import InvalidSessionId
+from hive_core.sessions import validate_session_id
 
 
 @pytest.mark.parametrize("session_id", ["a", "run-42_B", "x" * MAX_SESSION_ID_LENGTH, "0123456789abcdef"])

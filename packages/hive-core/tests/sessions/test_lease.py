@@ -8,8 +8,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Generator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from collections.abc import Generator
+from contextlib import closing
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,12 +20,10 @@ import pytest
 from core_harness import stop_process
 from sessions_harness import older_database
 
-from hive_core.sessions import (
-    LEASE_EXPIRY,
-    LeaseHolder,
-    SessionInUse,
-    SqliteSessionStore,
-)
+from hive_core.sessions import LEASE_EXPIRY
+from hive_core.sessions import LeaseHolder
+from hive_core.sessions import SessionInUse
+from hive_core.sessions import SqliteSessionStore
 
 T = TypeVar("T")
 

@@ -9,29 +9,38 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from core_harness import kinds, message, of_type
-from sessions_harness import Child, cut_short, restart_and_resume
+from core_harness import kinds
+from core_harness import message
+from core_harness import of_type
+from sessions_harness import Child
+from sessions_harness import cut_short
+from sessions_harness import restart_and_resume
 
-from hive_core import Agent, ChatOptions, collect_turn
+from hive_core import Agent
+from hive_core import ChatOptions
+from hive_core import collect_turn
 from hive_core.approvals import ALLOW_ALL
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
-from hive_core.sessions import (
-    INTERRUPTED_NOTE,
-    RESUMED_NOTE,
-    SqliteSessionStore,
-    TranscriptRecorder,
-    replay,
-)
-from hive_core.testing import ScriptedChatClient, ScriptedRound, reply
-from hive_protocol import (
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    SessionStartedEvent,
-    ToolEndEvent,
-    decode_event,
-    encode,
-)
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
+from hive_core.sessions import INTERRUPTED_NOTE
+from hive_core.sessions import RESUMED_NOTE
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_core.sessions import replay
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import reply
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import SessionStartedEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import decode_event
+from hive_protocol import encode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

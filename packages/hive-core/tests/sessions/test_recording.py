@@ -7,31 +7,48 @@ from pathlib import Path
 
 import anyio
 import pytest
-from core_harness import WAIT, Wire, assert_verified, kinds, message
-from sessions_harness import cut_short, thinking_round
+from core_harness import WAIT
+from core_harness import Wire
+from core_harness import assert_verified
+from core_harness import kinds
+from core_harness import message
+from sessions_harness import cut_short
+from sessions_harness import thinking_round
 
-from hive_core import Agent, ChatError, ChatOptions, SessionRunner, collect_turn, tool
+from hive_core import Agent
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import SessionRunner
+from hive_core import collect_turn
+from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
-from hive_core.chat import TextUpdate, ToolCallUpdate
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, user
-from hive_core.sessions import (
-    INTERRUPTED_NOTE,
-    SqliteSessionStore,
-    TranscriptRecorder,
-    replay,
-)
-from hive_core.testing import Block, ScriptedChatClient, ScriptedRound, call, fail, reply
+from hive_core.chat import TextUpdate
+from hive_core.chat import ToolCallUpdate
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
+from hive_core.sessions import INTERRUPTED_NOTE
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import TranscriptRecorder
+from hive_core.sessions import replay
+from hive_core.testing import Block
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_core.testing import call
+from hive_core.testing import fail
+from hive_core.testing import reply
 from hive_core.tools import Tool
 from hive_core.turn_request import TurnRequest
-from hive_protocol import (
-    ContextUpdateRequest,
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from hive_protocol import ContextUpdateRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
 
 pytestmark = pytest.mark.anyio
 

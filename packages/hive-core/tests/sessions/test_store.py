@@ -11,21 +11,24 @@ import msgspec
 import pytest
 from core_harness import WAIT
 
-from hive_core.messages import Message, TextPart, ToolCallPart, ToolResultPart, user
-from hive_core.sessions import (
-    SCHEMA_VERSION,
-    TITLE_CHARS,
-    InvalidSessionId,
-    SessionExists,
-    SessionInfo,
-    SessionNotFound,
-    SessionStore,
-    SqliteSessionStore,
-    UnsupportedSchema,
-    cut_title,
-)
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import user
+from hive_core.sessions import SCHEMA_VERSION
+from hive_core.sessions import TITLE_CHARS
+from hive_core.sessions import InvalidSessionId
+from hive_core.sessions import SessionExists
+from hive_core.sessions import SessionInfo
+from hive_core.sessions import SessionNotFound
+from hive_core.sessions import SessionStore
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import UnsupportedSchema
+from hive_core.sessions import cut_title
 from hive_core.turn_request import TurnRequest
-from hive_protocol import ToolEndEvent, TurnEndEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
 
 class Ticks:

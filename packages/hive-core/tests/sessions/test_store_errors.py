@@ -16,7 +16,10 @@ import pytest
 
 from hive_core.errors import UserError
 from hive_core.messages import user
-from hive_core.sessions import SCHEMA_VERSION, SessionStoreError, SqliteSessionStore, UnsupportedSchema
+from hive_core.sessions import SCHEMA_VERSION
+from hive_core.sessions import SessionStoreError
+from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import UnsupportedSchema
 
 
 def filled(db: Path, project: Path, sessions: int = 60) -> None:

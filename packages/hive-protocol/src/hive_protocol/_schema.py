@@ -16,7 +16,9 @@ from typing import Any
 
 import msgspec
 
-from . import codec, events, requests
+from . import codec
+from . import events
+from . import requests
 from .events import Event
 from .requests import Request
 from .version import PROTOCOL_VERSION

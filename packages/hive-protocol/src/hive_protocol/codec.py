@@ -10,12 +10,18 @@ quotes at most an excerpt of the line.
 from __future__ import annotations
 
 import re
-from typing import Any, Final, cast, get_args
+from typing import Any
+from typing import Final
+from typing import cast
+from typing import get_args
 
 import msgspec
 
-from .events import ErrorEvent, Event
-from .limits import TOO_DEEP, excerpt, nested_too_deep
+from .events import ErrorEvent
+from .events import Event
+from .limits import TOO_DEEP
+from .limits import excerpt
+from .limits import nested_too_deep
 from .requests import Request
 
 __all__ = [

@@ -6,17 +6,16 @@ from typing import Any
 
 import msgspec
 
-from .limits import TOO_DEEP, nested_too_deep
-from .values import (
-    ErrorCode,
-    FallbackCategory,
-    FallbackKind,
-    RefusalKind,
-    RiskLevel,
-    StopReason,
-    WorkItemKind,
-    WorkItemStatus,
-)
+from .limits import TOO_DEEP
+from .limits import nested_too_deep
+from .values import ErrorCode
+from .values import FallbackCategory
+from .values import FallbackKind
+from .values import RefusalKind
+from .values import RiskLevel
+from .values import StopReason
+from .values import WorkItemKind
+from .values import WorkItemStatus
 
 __all__ = [
     "AddendumEvent",

@@ -7,7 +7,8 @@ error message may quote (:data:`MAX_QUOTED_CHARS`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final, cast
+from typing import Final
+from typing import cast
 
 __all__ = ["MAX_NESTING_DEPTH", "MAX_QUOTED_CHARS", "excerpt", "nested_too_deep"]
 

@@ -7,8 +7,11 @@ held in memory whole, so a runaway writer cannot exhaust the reader.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
-from typing import Final, Protocol
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from typing import Final
+from typing import Protocol
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

@@ -6,7 +6,8 @@ from typing import Any
 
 import msgspec
 
-from .limits import TOO_DEEP, nested_too_deep
+from .limits import TOO_DEEP
+from .limits import nested_too_deep
 
 __all__ = [
     "CancelRequest",

@@ -21,20 +21,21 @@ from typing import Final
 
 import msgspec
 
-from .codec import ProtocolError, UnknownEvent, decode_event, encode
-from .events import (
-    AddendumEvent,
-    ErrorEvent,
-    Event,
-    FallbackEvent,
-    HitlRequestEvent,
-    QuestionRequestEvent,
-    SessionStartedEvent,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-)
+from .codec import ProtocolError
+from .codec import UnknownEvent
+from .codec import decode_event
+from .codec import encode
+from .events import AddendumEvent
+from .events import ErrorEvent
+from .events import Event
+from .events import FallbackEvent
+from .events import HitlRequestEvent
+from .events import QuestionRequestEvent
+from .events import SessionStartedEvent
+from .events import TextDeltaEvent
+from .events import ToolEndEvent
+from .events import ToolStartEvent
+from .events import TurnEndEvent
 
 __all__ = ["RULES", "StreamVerifier", "Violation", "verify"]
 

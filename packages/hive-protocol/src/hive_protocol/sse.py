@@ -18,7 +18,8 @@ from typing import Final
 
 import msgspec
 
-from .lines import DEFAULT_MAX_LINE_BYTES, LineTooLong
+from .lines import DEFAULT_MAX_LINE_BYTES
+from .lines import LineTooLong
 
 __all__ = ["ServerSentEvent", "SseDecoder", "sse_event"]
 

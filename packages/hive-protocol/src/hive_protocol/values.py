@@ -6,7 +6,8 @@ messages can list the allowed spellings. The spellings are the contract: they ne
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
+from typing import get_args
 
 __all__ = [
     "ERROR_CODES",

@@ -6,8 +6,11 @@ it counts as configured, its factory); :data:`CONFIG_SCHEMA` is the configuratio
 provider SDK; each adapter module imports its SDK when it is used.
 """
 
-from .settings import ProviderSettings, SettingName
-from .table import CONFIG_SCHEMA, PROVIDERS, ProviderSpec
+from .settings import ProviderSettings
+from .settings import SettingName
+from .table import CONFIG_SCHEMA
+from .table import PROVIDERS
+from .table import ProviderSpec
 
 __all__ = ["CONFIG_SCHEMA", "PROVIDERS", "ProviderSettings", "ProviderSpec", "SettingName"]
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import logging
 from types import TracebackType
-from typing import Final, Self, TypedDict
+from typing import Final
+from typing import Self
+from typing import TypedDict
 
 import httpx2
 
-from hive_core import Capabilities, ChatError
+from hive_core import Capabilities
+from hive_core import ChatError
 from hive_core.chat import WindowSource
-from hive_core.redaction import mask_url, mask_urls
+from hive_core.redaction import mask_url
+from hive_core.redaction import mask_urls
 
 from .catalog import catalog_window
 from .registry import required_setting

@@ -9,9 +9,16 @@ pydantic objects for every chunk costs several times more than the chunk's own p
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Unpack, cast
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import Unpack
+from typing import cast
 
 import anyio
 import httpx2
@@ -20,8 +27,12 @@ import msgspec
 from hive_core import ChatError
 from hive_core.redaction import mask_url
 
-from ._client import Connection, RemoteChatClient, transport_error
-from .errors import chat_error_for_status, code_for_status, is_context_overflow
+from ._client import Connection
+from ._client import RemoteChatClient
+from ._client import transport_error
+from .errors import chat_error_for_status
+from .errors import code_for_status
+from .errors import is_context_overflow
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -14,20 +14,34 @@ block keeps its own signature.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, Unpack, cast
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import Unpack
+from typing import cast
 
 import anyio.to_thread
 import httpx2
 import msgspec
 
-from hive_core import ChatError, chat
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from hive_core import ChatError
+from hive_core import chat
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
 from hive_core.redaction import mask_url
 from hive_protocol import ErrorCode
 
-from ._client import Connection, RemoteChatClient, keyed_connection, transport_error
-from .errors import chat_error_for_status, code_for_status
+from ._client import Connection
+from ._client import RemoteChatClient
+from ._client import keyed_connection
+from ._client import transport_error
+from .errors import chat_error_for_status
+from .errors import code_for_status
 from .registry import required_setting
 from .settings import ProviderSettings
 from .sse import iter_sse

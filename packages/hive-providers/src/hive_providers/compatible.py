@@ -8,15 +8,21 @@ configures it (keys, variables, default endpoint) is its entry of the provider t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+from typing import Final
 
 import httpx2
 
 from .openai_chat import OpenAIChatClient
-from .registry import provider_spec, required_setting
-from .server_windows import WindowProbe, gpustack_window, lmstudio_window, ollama_window
+from .registry import provider_spec
+from .registry import required_setting
+from .server_windows import WindowProbe
+from .server_windows import gpustack_window
+from .server_windows import lmstudio_window
+from .server_windows import ollama_window
 from .settings import ProviderSettings
 
 if TYPE_CHECKING:

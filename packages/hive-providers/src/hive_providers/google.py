@@ -22,19 +22,33 @@ import contextlib
 import hashlib
 import random
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final, Unpack, cast
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import Unpack
+from typing import cast
 
 import anyio
 import httpx2
 import msgspec
 
-from hive_core import ChatError, chat
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from hive_core import ChatError
+from hive_core import chat
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
 from hive_protocol import ErrorCode
 
-from ._client import Connection, RemoteChatClient, keyed_connection, transport_error
-from .errors import code_for_status, retry_after_seconds
+from ._client import Connection
+from ._client import RemoteChatClient
+from ._client import keyed_connection
+from ._client import transport_error
+from .errors import code_for_status
+from .errors import retry_after_seconds
 from .registry import required_setting
 from .settings import ProviderSettings
 from .sse import iter_sse

@@ -16,7 +16,9 @@ import sysconfig
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Final
+from typing import Literal
+from typing import cast
 from urllib.request import url2pathname
 
 __all__ = [

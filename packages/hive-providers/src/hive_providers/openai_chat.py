@@ -8,15 +8,23 @@ index. Chat Completions has no reasoning signature, so thinking is not sent back
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final, Unpack
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import Unpack
 
 import msgspec
 
-from hive_core import ChatError, chat
+from hive_core import ChatError
+from hive_core import chat
 from hive_core.messages import Message
 
-from ._openai_base import OpenAIClientBase, OpenAIConnection, error_from_payload, unreadable
+from ._openai_base import OpenAIClientBase
+from ._openai_base import OpenAIConnection
+from ._openai_base import error_from_payload
+from ._openai_base import unreadable
 
 __all__ = ["OpenAIChatClient"]
 

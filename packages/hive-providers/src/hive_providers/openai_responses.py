@@ -8,16 +8,26 @@ The SDK builds and sends the request; the stream's events are decoded here into 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final, Unpack
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import Unpack
 
 import msgspec
 
-from hive_core import ChatError, chat
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from hive_core import ChatError
+from hive_core import chat
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
 
 from ._client import keyed_connection
-from ._openai_base import OpenAIClientBase, OpenAIConnection, error_from_payload, unreadable
+from ._openai_base import OpenAIClientBase
+from ._openai_base import OpenAIConnection
+from ._openai_base import error_from_payload
+from ._openai_base import unreadable
 from .registry import required_setting
 from .settings import ProviderSettings
 

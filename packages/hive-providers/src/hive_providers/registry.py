@@ -13,20 +13,27 @@ provider imports no provider SDK.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, cast
+from typing import Final
+from typing import Literal
+from typing import cast
 
 import msgspec
 
-from hive_core import AsyncClosable, Capabilities, ChatClient, ModelLister
+from hive_core import AsyncClosable
+from hive_core import Capabilities
+from hive_core import ChatClient
+from hive_core import ModelLister
 from hive_core.chat import probed_capabilities
 from hive_core.config import LoadedConfig
 from hive_core.errors import UserError
 
 from .catalog import resolve_model
 from .settings import ProviderSettings
-from .table import PROVIDERS, ProviderSpec
+from .table import PROVIDERS
+from .table import ProviderSpec
 
 __all__ = [
     "MissingSettingError",

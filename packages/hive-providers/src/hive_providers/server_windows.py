@@ -10,7 +10,8 @@ and keeps the window it knew without the server (:meth:`~hive_providers._client.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Final
 
 import httpx2

@@ -7,7 +7,8 @@ chunk costs several times more than the chunk's own parsing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
 
 import msgspec
 

@@ -16,14 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final
+from typing import cast
 
 import msgspec
 
-from hive_core.config import SCHEMA, ConfigSchema, FieldSpec, SectionSpec
+from hive_core.config import SCHEMA
+from hive_core.config import ConfigSchema
+from hive_core.config import FieldSpec
+from hive_core.config import SectionSpec
 
 from .catalog import DEFAULT_MODELS
-from .settings import ProviderSettings, SettingName
+from .settings import ProviderSettings
+from .settings import SettingName
 
 __all__ = ["CONFIG_SCHEMA", "PROVIDERS", "ProviderSpec"]
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import ConfigError, load_config
+from hive_core.config import ConfigError
+from hive_core.config import load_config
 from hive_providers import CONFIG_SCHEMA
 
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import LoadedConfig, load_config
+from hive_core.config import LoadedConfig
+from hive_core.config import load_config
 from hive_providers import CONFIG_SCHEMA
-from hive_providers.registry import configured_providers, provider_settings
+from hive_providers.registry import configured_providers
+from hive_providers.registry import provider_settings
 
 Write = Callable[[Path, str], Path]
 

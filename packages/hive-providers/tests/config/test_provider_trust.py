@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from hive_core.config import TrustStore, load_config, lowers_protection
+from hive_core.config import TrustStore
+from hive_core.config import load_config
+from hive_core.config import lowers_protection
 from hive_providers import CONFIG_SCHEMA
 
 Write = Callable[[Path, str], Path]

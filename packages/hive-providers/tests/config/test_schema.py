@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from hive_core.config import SCHEMA, ConfigError, ConfigSchema, EnvVar, FieldSpec, SectionSpec, load_config
-from hive_providers import CONFIG_SCHEMA, PROVIDERS
+from hive_core.config import SCHEMA
+from hive_core.config import ConfigError
+from hive_core.config import ConfigSchema
+from hive_core.config import EnvVar
+from hive_core.config import FieldSpec
+from hive_core.config import SectionSpec
+from hive_core.config import load_config
+from hive_providers import CONFIG_SCHEMA
+from hive_providers import PROVIDERS
 
 PROVIDER_SECTIONS = [spec.section.name for spec in PROVIDERS]
 

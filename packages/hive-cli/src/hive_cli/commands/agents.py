@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 
-from hive_cli.output import print_document, print_records
-from hive_core.backends import HIVE_BACKEND, BackendProbe
+from hive_cli.output import print_document
+from hive_cli.output import print_records
+from hive_core.backends import HIVE_BACKEND
+from hive_core.backends import BackendProbe
 from hive_providers.backends.kit.specs import LaunchSpec
 
 __all__ = ["agents_main", "probe_all"]

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import sys
-from typing import Unpack, cast
+from typing import Unpack
+from typing import cast
 
 from hive_cli.conversation import SessionChoice
 from hive_cli.errors import USER_ERRORS
-from hive_cli.one_shot import OneShot, run_one_shot
-from hive_cli.opening import open_session, terminal_prompts
+from hive_cli.one_shot import OneShot
+from hive_cli.one_shot import run_one_shot
+from hive_cli.opening import open_session
+from hive_cli.opening import terminal_prompts
 from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
 from hive_cli.turn_output import TurnOutput
 
-from .session_flags import SessionFlags, host_options
+from .session_flags import SessionFlags
+from .session_flags import host_options
 
 __all__ = ["chat_main"]
 

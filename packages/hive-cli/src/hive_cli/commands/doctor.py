@@ -10,18 +10,21 @@ import anyio
 
 from hive_cli.errors import USER_ERRORS
 from hive_core import Capabilities
-from hive_core.config import (
-    ConfigError,
-    LoadedConfig,
-    find_project_root,
-    global_config_path,
-    hive_home,
-    load_config,
-)
-from hive_core.context import CompactionSettings, ContextWindow, resolve_window
+from hive_core.config import ConfigError
+from hive_core.config import LoadedConfig
+from hive_core.config import find_project_root
+from hive_core.config import global_config_path
+from hive_core.config import hive_home
+from hive_core.config import load_config
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextWindow
+from hive_core.context import resolve_window
 from hive_core.redaction import mask_urls
-from hive_core.sandbox import SANDBOX_ADVICE, SandboxSettings, sandbox_status
-from hive_providers import CONFIG_SCHEMA, ProviderSettings
+from hive_core.sandbox import SANDBOX_ADVICE
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import sandbox_status
+from hive_providers import CONFIG_SCHEMA
+from hive_providers import ProviderSettings
 
 __all__ = ["doctor_main"]
 
@@ -93,7 +96,8 @@ class _Report:
 def _check_local(report: _Report, settings: ProviderSettings, *, alone: bool) -> bool:
     """The local runtime (llama-cpp-python, imported to know) and model file: there, or what to install (an
     error when local inference is the only provider, else a warning). Whether both are there."""
-    from hive_providers.local import DEFAULT_MODEL_DISTRIBUTION, local_status
+    from hive_providers.local import DEFAULT_MODEL_DISTRIBUTION
+    from hive_providers.local import local_status
 
     status = local_status(settings.model)
 
@@ -124,7 +128,8 @@ def _check_local(report: _Report, settings: ProviderSettings, *, alone: bool) ->
 
 
 def _inside_git_repository(root: Path) -> bool:
-    from hive_cli.git_commands import HiveGit, UnsafeRepository
+    from hive_cli.git_commands import HiveGit
+    from hive_cli.git_commands import UnsafeRepository
 
     try:
         return HiveGit(root).run("rev-parse", "--is-inside-work-tree").returncode == 0
@@ -159,7 +164,8 @@ def _check_agents(report: _Report) -> None:
 def _check_files(report: _Report, root: Path, fix: bool) -> None:
     """hive's own files: the home, the modes of files holding keys, a legacy settings.json; repaired with
     ``fix`` (each repair said), else reported with the advice to run ``--fix``."""
-    from .repair import find_problems, repair_all
+    from .repair import find_problems
+    from .repair import repair_all
 
     findings = find_problems(hive_home(), root)
     if not fix:

@@ -14,39 +14,50 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
+from anyio.from_thread import start_blocking_portal
 
 from hive_cli import __version__
-from hive_cli.agent_model import describe_agent_model, switch_agent_model
+from hive_cli.agent_model import describe_agent_model
+from hive_cli.agent_model import switch_agent_model
 from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import SMALL_MODEL_PROVIDERS, HostOptions, instructions_for
-from hive_cli.attachments import AttachmentError, attach_for, mentions
+from hive_cli.assemble import SMALL_MODEL_PROVIDERS
+from hive_cli.assemble import HostOptions
+from hive_cli.assemble import instructions_for
+from hive_cli.attachments import AttachmentError
+from hive_cli.attachments import attach_for
+from hive_cli.attachments import mentions
 from hive_cli.backend_host import canonical_agent
-from hive_cli.conversation import SessionChoice, SessionChoiceError
+from hive_cli.conversation import SessionChoice
+from hive_cli.conversation import SessionChoiceError
 from hive_cli.driver import drive_turn
 from hive_cli.errors import USER_ERRORS
 from hive_cli.grants_command import permissions_command
-from hive_cli.line_editor import LineEditor, line_editor
+from hive_cli.line_editor import LineEditor
+from hive_cli.line_editor import line_editor
 from hive_cli.live_session import LiveSession
 from hive_cli.opening import OpenSession
 from hive_cli.render import TextRenderer
 from hive_cli.session_documents import transcript_items
-from hive_cli.session_listing import listed_sessions, resolve_session_id
-from hive_cli.slash_commands import (
-    ask_pick,
-    command_of,
-    help_text,
-    listed_number,
-    parse_command,
-    unknown_command_message,
-)
-from hive_cli.transcript_text import recent_exchanges, transcript_lines
-from hive_cli.undo import rewind, undo
+from hive_cli.session_listing import listed_sessions
+from hive_cli.session_listing import resolve_session_id
+from hive_cli.slash_commands import ask_pick
+from hive_cli.slash_commands import command_of
+from hive_cli.slash_commands import help_text
+from hive_cli.slash_commands import listed_number
+from hive_cli.slash_commands import parse_command
+from hive_cli.slash_commands import unknown_command_message
+from hive_cli.transcript_text import recent_exchanges
+from hive_cli.transcript_text import transcript_lines
+from hive_cli.undo import rewind
+from hive_cli.undo import undo
 from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
 from hive_core.permissions import SessionGrants
 from hive_core.sessions import cut_title
-from hive_protocol import Event, TurnEndEvent, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 __all__ = ["interactive_main"]
 

@@ -4,16 +4,24 @@ where that figure came from."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path, PurePath
-from typing import Any, Final
+from pathlib import Path
+from pathlib import PurePath
+from typing import Any
+from typing import Final
 
 import anyio
 
-from hive_cli.output import print_document, print_records
+from hive_cli.output import print_document
+from hive_cli.output import print_records
 from hive_core import Capabilities
-from hive_core.config import ConfigError, find_project_root, load_config
-from hive_core.context import CompactionSettings, ContextWindow, resolve_window
-from hive_providers import CONFIG_SCHEMA, ProviderSettings
+from hive_core.config import ConfigError
+from hive_core.config import find_project_root
+from hive_core.config import load_config
+from hive_core.context import CompactionSettings
+from hive_core.context import ContextWindow
+from hive_core.context import resolve_window
+from hive_providers import CONFIG_SCHEMA
+from hive_providers import ProviderSettings
 
 __all__ = ["models_main"]
 
@@ -52,12 +60,10 @@ def _shown(settings: ProviderSettings, name: str, window: ContextWindow) -> tupl
 def models_main(*, provider: str | None, output: str) -> int:
     """List models (a table, one JSON array with ``-o json``, a line each with ``-o jsonl``); exit 1 when no
     provider could be asked."""
-    from hive_providers.registry import (
-        ProviderSelectionError,
-        configured_providers,
-        list_models,
-        select_provider,
-    )
+    from hive_providers.registry import ProviderSelectionError
+    from hive_providers.registry import configured_providers
+    from hive_providers.registry import list_models
+    from hive_providers.registry import select_provider
 
     try:
         loaded = load_config(find_project_root(Path.cwd()), schema=CONFIG_SCHEMA)

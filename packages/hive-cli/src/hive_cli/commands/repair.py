@@ -11,8 +11,12 @@ from pathlib import Path
 from typing import Final
 
 from hive_cli.errors import USER_ERRORS
-from hive_cli.legacy_settings import LEGACY_SETTINGS, migrate
-from hive_core.config import global_config_path, is_secret_key, project_config_path, project_env_path
+from hive_cli.legacy_settings import LEGACY_SETTINGS
+from hive_cli.legacy_settings import migrate
+from hive_core.config import global_config_path
+from hive_core.config import is_secret_key
+from hive_core.config import project_config_path
+from hive_core.config import project_env_path
 from hive_core.redaction import is_secret_name
 
 __all__ = ["LEGACY_SETTINGS", "Finding", "find_problems", "repair_all"]

@@ -11,17 +11,22 @@ import anyio
 
 from hive_cli.assemble import HostOptions
 from hive_cli.errors import USER_ERRORS
-from hive_cli.one_shot import Completed, OneShot, run_one_shot
+from hive_cli.one_shot import Completed
+from hive_cli.one_shot import OneShot
+from hive_cli.one_shot import run_one_shot
 from hive_cli.opening import OpenSession
 from hive_cli.output import OutputFormat
 from hive_cli.render import TextRenderer
-from hive_cli.signals import leave_now, stop_signals
+from hive_cli.signals import leave_now
+from hive_cli.signals import stop_signals
 from hive_cli.summary import TurnSummary
 from hive_cli.turn_output import TurnOutput
-from hive_core import HttpRunner, StdioRunner
+from hive_core import HttpRunner
+from hive_core import StdioRunner
 from hive_protocol import ReasoningEffort
 
-from .session_flags import SessionFlags, host_options
+from .session_flags import SessionFlags
+from .session_flags import host_options
 
 __all__ = ["run_main"]
 
@@ -87,7 +92,8 @@ def _default_message(prompt: str) -> str:
 
 def _auto_commit(session: OpenSession, summary: TurnSummary, message: str) -> None:
     """Commit what the run changed (:mod:`hive_cli.auto_commit`), judging paths by the session's read rules."""
-    from hive_cli.auto_commit import auto_commit, written_paths
+    from hive_cli.auto_commit import auto_commit
+    from hive_cli.auto_commit import written_paths
 
     root, rules = session.host.project_root, session.host.policy
 

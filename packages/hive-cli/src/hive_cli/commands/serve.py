@@ -45,7 +45,8 @@ async def _serve(
     import uvicorn
 
     from hive_cli.serve.app import ServeApp
-    from hive_cli.serve.guard import Guard, allowed_hosts
+    from hive_cli.serve.guard import Guard
+    from hive_cli.serve.guard import allowed_hosts
 
     port = int(listener.getsockname()[1])
     shown = f"[{host}]" if ":" in host else host

@@ -6,15 +6,14 @@ import sys
 import time
 from pathlib import Path
 
-from hive_cli.session_documents import (
-    CommandError,
-    ListedStatus,
-    SessionDeleted,
-    encode_document,
-    session_summaries,
-    session_transcript,
-)
-from hive_cli.session_listing import listed_sessions, resolve_session_id
+from hive_cli.session_documents import CommandError
+from hive_cli.session_documents import ListedStatus
+from hive_cli.session_documents import SessionDeleted
+from hive_cli.session_documents import encode_document
+from hive_cli.session_documents import session_summaries
+from hive_cli.session_documents import session_transcript
+from hive_cli.session_listing import listed_sessions
+from hive_cli.session_listing import resolve_session_id
 from hive_cli.session_store import open_session_store
 from hive_cli.transcript_text import transcript_lines
 from hive_core.config import find_project_root

@@ -7,21 +7,22 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hive_cli.config_entries import ConfigEntry, config_entries
-from hive_cli.config_store import set_value, unset_value
+from hive_cli.config_entries import ConfigEntry
+from hive_cli.config_entries import config_entries
+from hive_cli.config_store import set_value
+from hive_cli.config_store import unset_value
 from hive_cli.errors import USER_ERRORS
-from hive_cli.output import print_document, print_records
+from hive_cli.output import print_document
+from hive_cli.output import print_records
 from hive_cli.project_trust import settings_needing_trust
-from hive_core.config import (
-    ConfigError,
-    IgnoredSetting,
-    find_project_root,
-    global_config_path,
-    is_secret_key,
-    load_config,
-    project_config_path,
-    project_env_path,
-)
+from hive_core.config import ConfigError
+from hive_core.config import IgnoredSetting
+from hive_core.config import find_project_root
+from hive_core.config import global_config_path
+from hive_core.config import is_secret_key
+from hive_core.config import load_config
+from hive_core.config import project_config_path
+from hive_core.config import project_env_path
 from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["config_main", "get_main", "set_main", "unset_main"]

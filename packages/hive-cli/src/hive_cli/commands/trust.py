@@ -7,13 +7,11 @@ from pathlib import Path
 
 from hive_cli.errors import USER_ERRORS
 from hive_cli.project_trust import settings_needing_trust
-from hive_core.config import (
-    TrustStore,
-    find_project_root,
-    hive_home,
-    home_project_problem,
-    load_config,
-)
+from hive_core.config import TrustStore
+from hive_core.config import find_project_root
+from hive_core.config import hive_home
+from hive_core.config import home_project_problem
+from hive_core.config import load_config
 from hive_providers import CONFIG_SCHEMA
 
 __all__ = ["trust_main"]

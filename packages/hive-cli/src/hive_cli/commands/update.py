@@ -19,27 +19,33 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
 from typing import cast
-from urllib.error import HTTPError, URLError
-from urllib.parse import urljoin, urlsplit
-from urllib.request import Request, url2pathname, urlopen
+from urllib.error import HTTPError
+from urllib.error import URLError
+from urllib.parse import urljoin
+from urllib.parse import urlsplit
+from urllib.request import Request
+from urllib.request import url2pathname
+from urllib.request import urlopen
 
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
-from packaging.version import InvalidVersion, Version
+from packaging.utils import InvalidSdistFilename
+from packaging.utils import InvalidWheelFilename
+from packaging.utils import canonicalize_name
+from packaging.utils import parse_sdist_filename
+from packaging.utils import parse_wheel_filename
+from packaging.version import InvalidVersion
+from packaging.version import Version
 
 from hive_core.redaction import mask_urls
-from hive_providers.installation import Installation, detect_installation
+from hive_providers.installation import Installation
+from hive_providers.installation import detect_installation
 
 __all__ = ["UpdateError", "available_versions", "index_url", "index_urls", "update_main"]
 

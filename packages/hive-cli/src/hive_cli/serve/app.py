@@ -18,21 +18,26 @@ import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse
+from starlette.responses import PlainTextResponse
+from starlette.responses import Response
+from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from hive_cli.assemble import HostOptions
 from hive_core.session_id import new_session_id
 from hive_protocol import sse_event
 
-from .hosted import HostedSession, RequestRefused
+from .hosted import HostedSession
+from .hosted import RequestRefused
 
 __all__ = ["ServeApp", "SessionRequest"]
 

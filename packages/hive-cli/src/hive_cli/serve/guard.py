@@ -16,7 +16,10 @@ from http.cookies import SimpleCookie
 from typing import Final
 from urllib.parse import parse_qs
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 __all__ = ["COOKIE", "Guard", "allowed_hosts"]
 

@@ -18,21 +18,19 @@ from anyio.abc import TaskStatus
 from hive_cli.assemble import HostOptions
 from hive_cli.errors import USER_ERRORS
 from hive_core import SessionRunner
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    HitlRequestEvent,
-    HitlResponseRequest,
-    Request,
-    ShutdownRequest,
-    ToolEndEvent,
-    TurnEndEvent,
-    UnreadableRequest,
-    UserMessageRequest,
-    decode_request,
-    encode,
-    excerpt,
-)
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import Request
+from hive_protocol import ShutdownRequest
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UnreadableRequest
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_request
+from hive_protocol import encode
+from hive_protocol import excerpt
 
 __all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
 

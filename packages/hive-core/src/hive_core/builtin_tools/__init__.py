@@ -11,9 +11,16 @@ from __future__ import annotations
 from hive_core.sandbox import SandboxSettings
 from hive_core.tools import Tool
 
-from .files import delete_file, edit_file, list_directory, move_file, read_file, write_file
-from .search import glob_files, grep_files
-from .shell import execute_command, execute_command_tool
+from .files import delete_file
+from .files import edit_file
+from .files import list_directory
+from .files import move_file
+from .files import read_file
+from .files import write_file
+from .search import glob_files
+from .search import grep_files
+from .shell import execute_command
+from .shell import execute_command_tool
 from .todo import manage_todo
 
 __all__ = [

@@ -30,7 +30,8 @@ import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Self
+from typing import Literal
+from typing import Self
 
 from hive_core.approvals import Verdict
 from hive_core.permissions.evaluate import PermissionPolicy

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from hive_core.approvals import PermissionAction, Verdict
+from hive_core.approvals import PermissionAction
+from hive_core.approvals import Verdict
 from hive_core.permissions.glob import segment_matcher
 from hive_core.permissions.paths import locate
 from hive_core.tools import ToolContext

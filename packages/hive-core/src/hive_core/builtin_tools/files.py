@@ -15,39 +15,44 @@ import errno
 import os
 import re
 import stat
-from pathlib import Path, PurePath
+from pathlib import Path
+from pathlib import PurePath
 from typing import Literal
 
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, LIST_DIRECTORY, MOVE_FILE, READ_FILE, WRITE_FILE
-from hive_core.tools import ToolContext, tool
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import LIST_DIRECTORY
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
+from hive_core.tools import ToolContext
+from hive_core.tools import tool
 
-from ._lines import cut_note, read_bounded, text_lines
-from ._open import (
-    Handle,
-    Judge,
-    ParentDir,
-    judge_of,
-    open_destination,
-    open_for_write,
-    open_judged,
-    open_parent,
-)
+from ._lines import cut_note
+from ._lines import read_bounded
+from ._lines import text_lines
+from ._open import Handle
+from ._open import Judge
+from ._open import ParentDir
+from ._open import judge_of
+from ._open import open_destination
+from ._open import open_for_write
+from ._open import open_judged
+from ._open import open_parent
 from ._paths import format_size
 from ._reach import Reach
-from ._text import (
-    BINARY_PROBE,
-    FORMAT_PROBE,
-    NEW_FILE,
-    READ_LIMIT,
-    TextFormat,
-    binary_message,
-    decode,
-    encode,
-    format_of,
-    looks_binary,
-    normalize_newlines,
-    stream_encoding,
-)
+from ._text import BINARY_PROBE
+from ._text import FORMAT_PROBE
+from ._text import NEW_FILE
+from ._text import READ_LIMIT
+from ._text import TextFormat
+from ._text import binary_message
+from ._text import decode
+from ._text import encode
+from ._text import format_of
+from ._text import looks_binary
+from ._text import normalize_newlines
+from ._text import stream_encoding
 
 __all__ = ["delete_file", "edit_file", "list_directory", "move_file", "read_file", "write_file"]
 

@@ -24,16 +24,28 @@ import posixpath
 import re
 from pathlib import Path
 
-from hive_core.permissions.glob import expand_braces, literal_brackets
+from hive_core.permissions.glob import expand_braces
+from hive_core.permissions.glob import literal_brackets
 from hive_core.permissions.paths import split_glob
-from hive_core.tool_names import GLOB_FILES, GREP_FILES
-from hive_core.tools import ToolContext, tool
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tools import ToolContext
+from hive_core.tools import tool
 
 from ._lines import text_lines
-from ._open import Handle, NotRegular, SharedFile, judge_of, open_judged
-from ._paths import format_size, resolve
-from ._reach import Node, Reach
-from ._text import BINARY_PROBE, READ_LIMIT, looks_binary, stream_encoding
+from ._open import Handle
+from ._open import NotRegular
+from ._open import SharedFile
+from ._open import judge_of
+from ._open import open_judged
+from ._paths import format_size
+from ._paths import resolve
+from ._reach import Node
+from ._reach import Reach
+from ._text import BINARY_PROBE
+from ._text import READ_LIMIT
+from ._text import looks_binary
+from ._text import stream_encoding
 
 __all__ = ["glob_files", "grep_files"]
 

@@ -23,28 +23,30 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream
+from anyio.abc import Process
 
-from hive_core.approvals import PathJudge, PermissionAction
+from hive_core.approvals import PathJudge
+from hive_core.approvals import PermissionAction
 from hive_core.permissions import PermissionPolicy
-from hive_core.sandbox import (
-    ReadJudge,
-    RefusedFinder,
-    RefusedPaths,
-    RefusedScanTooLarge,
-    SandboxSettings,
-    launch_command,
-    refused,
-    sandbox_status,
-)
+from hive_core.sandbox import ReadJudge
+from hive_core.sandbox import RefusedFinder
+from hive_core.sandbox import RefusedPaths
+from hive_core.sandbox import RefusedScanTooLarge
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import launch_command
+from hive_core.sandbox import refused
+from hive_core.sandbox import sandbox_status
 from hive_core.tool_names import EXECUTE_COMMAND
-from hive_core.tools import Tool, ToolContext
+from hive_core.tools import Tool
+from hive_core.tools import ToolContext
 
 from ._capture import HeadTailBuffer
 

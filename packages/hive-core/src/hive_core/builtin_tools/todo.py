@@ -28,7 +28,8 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -38,14 +39,13 @@ import anyio.to_thread
 import msgspec
 
 from hive_core.tool_names import MANAGE_TODO
-from hive_core.tools import ToolContext, tool
-from hive_protocol import (
-    Event,
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    PlanStepStartedEvent,
-)
+from hive_core.tools import ToolContext
+from hive_core.tools import tool
+from hive_protocol import Event
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import PlanStepStartedEvent
 
 __all__ = ["TODO_FILE", "TodoAction", "TodoItem", "TodoList", "TodoPriority", "TodoStatus", "manage_todo"]
 

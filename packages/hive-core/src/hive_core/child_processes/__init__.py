@@ -29,6 +29,10 @@ descendant that left its group survives a SIGKILL of hive. On Windows there is n
 tree is ended with ``taskkill /T`` when its call ends, and the ``mcp`` SDK puts each server in a job object.
 """
 
-from .supervisor import OWNER_VARIABLE, ChildSupervisor, SupervisedProcess, child_supervisor, open_child
+from .supervisor import OWNER_VARIABLE
+from .supervisor import ChildSupervisor
+from .supervisor import SupervisedProcess
+from .supervisor import child_supervisor
+from .supervisor import open_child
 
 __all__ = ["OWNER_VARIABLE", "ChildSupervisor", "SupervisedProcess", "child_supervisor", "open_child"]

@@ -20,7 +20,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 
 __all__ = ["IGNORED_SIGNALS", "kill_all", "marked_processes", "process_tree"]
 

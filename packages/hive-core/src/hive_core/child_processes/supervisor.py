@@ -12,14 +12,20 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO
+from typing import Any
+from typing import Final
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteSendStream
+from anyio.abc import Process
 
-from ._watchdog import IGNORED_SIGNALS, kill_all
+from ._watchdog import IGNORED_SIGNALS
+from ._watchdog import kill_all
 
 __all__ = ["OWNER_VARIABLE", "ChildSupervisor", "SupervisedProcess", "child_supervisor", "open_child"]
 

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import cast
 
 import msgspec
 
-from ._values import describe, number_problem, parse_for_field
-from .errors import ConfigError, ConfigWarning
-from .origin import DEFAULT_ORIGIN, LayerName, Origin
-from .schema import ConfigSchema, FieldSpec, SectionSpec
-from .structured import Document, KeyPath
+from ._values import describe
+from ._values import number_problem
+from ._values import parse_for_field
+from .errors import ConfigError
+from .errors import ConfigWarning
+from .origin import DEFAULT_ORIGIN
+from .origin import LayerName
+from .origin import Origin
+from .schema import ConfigSchema
+from .schema import FieldSpec
+from .schema import SectionSpec
+from .structured import Document
+from .structured import KeyPath
 
 __all__ = ["Layer", "file_layer", "finish", "merge", "variables_layer"]
 

@@ -15,7 +15,8 @@ from typing import Final
 
 import msgspec
 
-from .errors import ConfigError, ConfigWarning
+from .errors import ConfigError
+from .errors import ConfigWarning
 from .structured import read_text
 
 __all__ = ["DotenvFile", "parse_dotenv", "read_dotenv"]

@@ -6,7 +6,9 @@ from typing import Unpack
 
 import msgspec
 
-from hive_core.errors import ErrorPosition, UserError, where
+from hive_core.errors import ErrorPosition
+from hive_core.errors import UserError
+from hive_core.errors import where
 
 __all__ = ["ConfigError", "ConfigWarning"]
 

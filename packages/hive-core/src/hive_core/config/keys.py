@@ -10,7 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
-from hive_core.redaction import is_secret_name, mask_secret, mask_urls
+from hive_core.redaction import is_secret_name
+from hive_core.redaction import mask_secret
+from hive_core.redaction import mask_urls
 
 __all__ = ["display_value", "flatten", "is_secret_key", "mask_secret"]
 

@@ -7,16 +7,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from ._layers import Layer, file_layer, finish, merge, variables_layer
+from ._layers import Layer
+from ._layers import file_layer
+from ._layers import finish
+from ._layers import merge
+from ._layers import variables_layer
 from .dotenv import read_dotenv
-from .errors import ConfigError, ConfigWarning
+from .errors import ConfigError
+from .errors import ConfigWarning
 from .keys import display_value
 from .loaded import LoadedConfig
-from .origin import LayerName, Origin
-from .paths import HIVE_HOME_VAR, global_config_path, hive_home, project_config_path, project_env_path
-from .schema import SCHEMA, ConfigSchema
+from .origin import LayerName
+from .origin import Origin
+from .paths import HIVE_HOME_VAR
+from .paths import global_config_path
+from .paths import hive_home
+from .paths import project_config_path
+from .paths import project_env_path
+from .schema import SCHEMA
+from .schema import ConfigSchema
 from .structured import read_document
-from .trust import IgnoredSetting, TrustStore, is_endpoint_key, lowers_protection
+from .trust import IgnoredSetting
+from .trust import TrustStore
+from .trust import is_endpoint_key
+from .trust import lowers_protection
 
 __all__ = ["load_config"]
 

@@ -11,7 +11,8 @@ from hive_protocol import ReasoningEffort
 
 from .errors import ConfigWarning
 from .origin import Origin
-from .schema import ConfigSchema, SectionSpec
+from .schema import ConfigSchema
+from .schema import SectionSpec
 from .trust import IgnoredSetting
 
 __all__ = ["ChatBehavior", "LoadedConfig"]

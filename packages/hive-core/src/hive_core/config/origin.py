@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 

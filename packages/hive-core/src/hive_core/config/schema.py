@@ -9,12 +9,17 @@ of what it adds (hive's provider table puts every model provider's section in fr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Final, Literal
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from hive_core.tool_names import GLOB_FILES, GREP_FILES, READ_FILE
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import READ_FILE
 from hive_protocol import REASONING_EFFORTS
 
 from .errors import ConfigError

@@ -13,11 +13,18 @@ from __future__ import annotations
 import bisect
 import json
 from pathlib import Path
-from typing import Final, Literal, NamedTuple, Protocol, cast
+from typing import Final
+from typing import Literal
+from typing import NamedTuple
+from typing import Protocol
+from typing import cast
 
 import msgspec
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode
+from yaml.nodes import Node
+from yaml.nodes import ScalarNode
+from yaml.nodes import SequenceNode
 
 from hive_core.errors import UserError
 

@@ -21,12 +21,16 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 
 from .keys import is_secret_key
-from .paths import CONFIG_FILE_NAME, ENV_FILE_NAME, HIVE_DIR_NAME, RULES_FILE_NAMES
+from .paths import CONFIG_FILE_NAME
+from .paths import ENV_FILE_NAME
+from .paths import HIVE_DIR_NAME
+from .paths import RULES_FILE_NAMES
 
 __all__ = [
     "PROTECTION_FILE_NAMES",

@@ -9,17 +9,33 @@ The pieces are pure functions, exported for hosts and tests: :func:`truncate_too
 :func:`mask_observations`, :func:`group_messages`, :func:`should_compact`, :func:`plan_compaction`.
 """
 
-from .compaction import Budgets, Plan, budgets_for, plan_compaction, should_compact
-from .grouping import Group, drop_unpaired, group_messages
+from .compaction import Budgets
+from .compaction import Plan
+from .compaction import budgets_for
+from .compaction import plan_compaction
+from .compaction import should_compact
+from .grouping import Group
+from .grouping import drop_unpaired
+from .grouping import group_messages
 from .manager import ContextManager
-from .masking import mask_boundary, mask_observations, masked_placeholder
+from .masking import mask_boundary
+from .masking import mask_observations
+from .masking import masked_placeholder
 from .reminder import goal_reminder
-from .report import CompactionReport, PreparedRequest
+from .report import CompactionReport
+from .report import PreparedRequest
 from .settings import CompactionSettings
-from .summary import SUMMARY_PREFIX, omitted_marker, summarize
-from .tokens import estimate_message_tokens, estimate_tokens, estimate_tool_tokens
+from .summary import SUMMARY_PREFIX
+from .summary import omitted_marker
+from .summary import summarize
+from .tokens import estimate_message_tokens
+from .tokens import estimate_tokens
+from .tokens import estimate_tool_tokens
 from .truncation import truncate_tool_result
-from .window import DEFAULT_CONTEXT_WINDOW, ContextWindow, ContextWindowSource, resolve_window
+from .window import DEFAULT_CONTEXT_WINDOW
+from .window import ContextWindow
+from .window import ContextWindowSource
+from .window import resolve_window
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",

@@ -15,7 +15,8 @@ import msgspec
 
 from hive_core.messages import Message
 
-from .grouping import Group, group_messages
+from .grouping import Group
+from .grouping import group_messages
 from .settings import CompactionSettings
 
 __all__ = [

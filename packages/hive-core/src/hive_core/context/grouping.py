@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from hive_core.messages import Message, ToolCallPart, ToolResultPart
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
 
 __all__ = ["Group", "drop_unpaired", "group_messages"]
 

@@ -4,19 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hive_core.chat import ChatClient, ChatOptions
-from hive_core.messages import Message, ToolCallPart, ToolResultPart, system
+from hive_core.chat import ChatClient
+from hive_core.chat import ChatOptions
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
 
-from .compaction import MIN_SUMMARY_TOKENS, budgets_for, plan_compaction, should_compact
+from .compaction import MIN_SUMMARY_TOKENS
+from .compaction import budgets_for
+from .compaction import plan_compaction
+from .compaction import should_compact
 from .grouping import drop_unpaired
-from .masking import mask_boundary, mask_message
-from .reminder import REMINDER_AFTER, goal_reminder
-from .report import CompactionReport, PreparedRequest
+from .masking import mask_boundary
+from .masking import mask_message
+from .reminder import REMINDER_AFTER
+from .reminder import goal_reminder
+from .report import CompactionReport
+from .report import PreparedRequest
 from .settings import CompactionSettings
-from .summary import omitted_marker, summarize, summary_message
-from .tokens import CONVERSATION_OVERHEAD, chars_to_tokens, estimate_message_tokens, estimate_tool_tokens
+from .summary import omitted_marker
+from .summary import summarize
+from .summary import summary_message
+from .tokens import CONVERSATION_OVERHEAD
+from .tokens import chars_to_tokens
+from .tokens import estimate_message_tokens
+from .tokens import estimate_tool_tokens
 from .truncation import truncate_tool_result
-from .window import ContextWindow, resolve_window
+from .window import ContextWindow
+from .window import resolve_window
 
 __all__ = ["CompactionReport", "ContextManager", "PreparedRequest"]
 

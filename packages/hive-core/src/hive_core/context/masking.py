@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from hive_core.messages import Message, ToolCallPart, ToolResultPart
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
 
 from .tokens import chars_to_tokens
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from hive_core.messages import Message, system
+from hive_core.messages import Message
+from hive_core.messages import system
 
 __all__ = ["GOAL_MAX_CHARS", "REMINDER_AFTER", "goal_reminder"]
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 import msgspec
 
-from hive_core.tool_names import GLOB_FILES, GREP_FILES, READ_FILE
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import READ_FILE
 
 __all__ = ["CompactionSettings", "ConfigSections", "config_key", "field_name"]
 

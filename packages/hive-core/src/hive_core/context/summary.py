@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from hive_core.chat import ChatClient, ChatOptions, FinishUpdate, TextUpdate
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, system, user
+from hive_core.chat import ChatClient
+from hive_core.chat import ChatOptions
+from hive_core.chat import FinishUpdate
+from hive_core.chat import TextUpdate
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
+from hive_core.messages import system
+from hive_core.messages import user
 
-from .tokens import MESSAGE_OVERHEAD, chars_to_tokens
+from .tokens import MESSAGE_OVERHEAD
+from .tokens import chars_to_tokens
 
 __all__ = [
     "SUMMARY_PREFIX",

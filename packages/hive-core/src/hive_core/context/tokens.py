@@ -8,7 +8,10 @@ from typing import Final
 import msgspec
 
 from hive_core.chat import ChatOptions
-from hive_core.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from hive_core.messages import Message
+from hive_core.messages import TextPart
+from hive_core.messages import ThinkingPart
+from hive_core.messages import ToolCallPart
 
 __all__ = [
     "CONVERSATION_OVERHEAD",

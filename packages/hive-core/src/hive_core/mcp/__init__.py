@@ -6,21 +6,27 @@ them when they crash or hang, and stops them cleanly. Importing this package doe
 that happens when a server is first connected.
 """
 
-from .config import (
-    DEFAULT_TIMEOUT_MS,
-    PLUGIN_NAME_MAX_LENGTH,
-    PLUGINS_FILE_NAMES,
-    PluginConfig,
-    PluginConfigError,
-    PluginsConfig,
-    PluginTransport,
-    load_plugins_config,
-    parse_plugins_document,
-    project_plugin_settings,
-)
-from .connection import CONNECT_TIMEOUT, ConnectionState, McpConnection, McpServerError, ProtocolMode
+from .config import DEFAULT_TIMEOUT_MS
+from .config import PLUGIN_NAME_MAX_LENGTH
+from .config import PLUGINS_FILE_NAMES
+from .config import PluginConfig
+from .config import PluginConfigError
+from .config import PluginsConfig
+from .config import PluginTransport
+from .config import load_plugins_config
+from .config import parse_plugins_document
+from .config import project_plugin_settings
+from .connection import CONNECT_TIMEOUT
+from .connection import ConnectionState
+from .connection import McpConnection
+from .connection import McpServerError
+from .connection import ProtocolMode
 from .manager import McpPlugins
-from .tools import MAX_TOOL_NAME_LENGTH, TOOL_PREFIX, McpTool, mcp_tool_names, outcome_of
+from .tools import MAX_TOOL_NAME_LENGTH
+from .tools import TOOL_PREFIX
+from .tools import McpTool
+from .tools import mcp_tool_names
+from .tools import outcome_of
 
 __all__ = [
     "CONNECT_TIMEOUT",

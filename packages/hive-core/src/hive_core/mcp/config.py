@@ -27,15 +27,22 @@ naming the file, the place in it and the problem.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Any
+from typing import Final
+from typing import Literal
+from typing import cast
 
 import msgspec
 
 from hive_core.config.paths import hive_home
-from hive_core.config.structured import Document, KeyPath, read_document
-from hive_core.config.trust import IgnoredSetting, TrustStore
+from hive_core.config.structured import Document
+from hive_core.config.structured import KeyPath
+from hive_core.config.structured import read_document
+from hive_core.config.trust import IgnoredSetting
+from hive_core.config.trust import TrustStore
 from hive_core.errors import UserError
 
 __all__ = [

@@ -15,15 +15,25 @@ from __future__ import annotations
 import logging
 import math
 import sys
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from contextlib import asynccontextmanager
+from contextlib import suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, cast
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import Literal
+from typing import TextIO
+from typing import cast
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 
 from hive_core.errors import HiveError
 
@@ -297,9 +307,11 @@ class McpConnection:
             self._mark_lost(attempt, "the server closed the connection")
 
         if config.transport == "stdio":
-            from mcp import StdioServerParameters, stdio_client
+            from mcp import StdioServerParameters
+            from mcp import stdio_client
 
-            from hive_core.child_processes import OWNER_VARIABLE, child_supervisor
+            from hive_core.child_processes import OWNER_VARIABLE
+            from hive_core.child_processes import child_supervisor
 
             if not config.command:
                 raise McpServerError(f"plugin {config.name!r} has no command to run")

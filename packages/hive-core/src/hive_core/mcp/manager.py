@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import MutableMapping
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -13,9 +16,14 @@ import anyio.abc
 
 from hive_core.tools import Tool
 
-from .config import PluginConfig, PluginsConfig, load_plugins_config
-from .connection import CONNECT_TIMEOUT, McpConnection, ProtocolMode
-from .tools import McpTool, mcp_tool_names
+from .config import PluginConfig
+from .config import PluginsConfig
+from .config import load_plugins_config
+from .connection import CONNECT_TIMEOUT
+from .connection import McpConnection
+from .connection import ProtocolMode
+from .tools import McpTool
+from .tools import mcp_tool_names
 
 __all__ = ["McpPlugins"]
 

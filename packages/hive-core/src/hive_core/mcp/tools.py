@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
 
 import msgspec
 
-from hive_core.tools import Tool, ToolArgumentError, ToolContext, ToolOutcome
+from hive_core.tools import Tool
+from hive_core.tools import ToolArgumentError
+from hive_core.tools import ToolContext
+from hive_core.tools import ToolOutcome
 
-from .connection import McpConnection, McpServerError
+from .connection import McpConnection
+from .connection import McpServerError
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -151,15 +158,13 @@ def outcome_of(result: CallToolResult) -> ToolOutcome:
 
 
 def _block_text(block: object) -> str:
-    from mcp.types import (
-        AudioContent,
-        BlobResourceContents,
-        EmbeddedResource,
-        ImageContent,
-        ResourceLink,
-        TextContent,
-        TextResourceContents,
-    )
+    from mcp.types import AudioContent
+    from mcp.types import BlobResourceContents
+    from mcp.types import EmbeddedResource
+    from mcp.types import ImageContent
+    from mcp.types import ResourceLink
+    from mcp.types import TextContent
+    from mcp.types import TextResourceContents
 
     if isinstance(block, TextContent):
         return block.text

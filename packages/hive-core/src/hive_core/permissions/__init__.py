@@ -6,29 +6,37 @@ configuration, else :meth:`PermissionRules.default`. :class:`PermissionPolicy` t
 on it.
 """
 
-from .allow import allow_rules, with_allowed
-from .evaluate import MCP_TOOL_PREFIX, PermissionPolicy
-from .glob import PatternKind, compile_glob, glob_matches
-from .grants import Grant, Recorded, SessionGrants, derive_grants
-from .loading import (
-    RULES_FILE_NAMES,
-    PermissionConfigError,
-    extend_rules,
-    load_permission_rules,
-    loosening_settings,
-    parse_permission_section,
-)
+from .allow import allow_rules
+from .allow import with_allowed
+from .evaluate import MCP_TOOL_PREFIX
+from .evaluate import PermissionPolicy
+from .glob import PatternKind
+from .glob import compile_glob
+from .glob import glob_matches
+from .grants import Grant
+from .grants import Recorded
+from .grants import SessionGrants
+from .grants import derive_grants
+from .loading import RULES_FILE_NAMES
+from .loading import PermissionConfigError
+from .loading import extend_rules
+from .loading import load_permission_rules
+from .loading import loosening_settings
+from .loading import parse_permission_section
 from .paths import resolve_path
-from .rules import RULE_CATEGORIES, PermissionRule, PermissionRules, RuleCategory
-from .shell import ALWAYS_DENIED, always_denied, shell_risk_level
-from .shell_syntax import (
-    MAX_COMMAND_LENGTH,
-    CommandLine,
-    ShellRedirect,
-    ShellWord,
-    SimpleCommand,
-    parse_command,
-)
+from .rules import RULE_CATEGORIES
+from .rules import PermissionRule
+from .rules import PermissionRules
+from .rules import RuleCategory
+from .shell import ALWAYS_DENIED
+from .shell import always_denied
+from .shell import shell_risk_level
+from .shell_syntax import MAX_COMMAND_LENGTH
+from .shell_syntax import CommandLine
+from .shell_syntax import ShellRedirect
+from .shell_syntax import ShellWord
+from .shell_syntax import SimpleCommand
+from .shell_syntax import parse_command
 
 __all__ = [
     "ALWAYS_DENIED",

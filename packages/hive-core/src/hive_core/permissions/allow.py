@@ -14,11 +14,19 @@ from typing import Final
 
 import msgspec
 
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, READ_FILE, WRITE_FILE
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 
 from .glob import path_pattern_problem
-from .loading import PermissionConfigError, extend_rules
-from .rules import PermissionRule, PermissionRules, RuleCategory
+from .loading import PermissionConfigError
+from .loading import extend_rules
+from .rules import PermissionRule
+from .rules import PermissionRules
+from .rules import RuleCategory
 
 __all__ = ["allow_rules", "with_allowed"]
 

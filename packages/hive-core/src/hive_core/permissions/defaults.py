@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from hive_core.approvals import PermissionAction
-from hive_core.tool_names import GLOB_FILES, GREP_FILES, LIST_DIRECTORY, MANAGE_TODO
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import LIST_DIRECTORY
+from hive_core.tool_names import MANAGE_TODO
 
-from .rules import PermissionRule, PermissionRules
+from .rules import PermissionRule
+from .rules import PermissionRules
 
 __all__ = ["DEFAULT_RULES"]
 

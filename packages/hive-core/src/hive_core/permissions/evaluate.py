@@ -5,31 +5,44 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from hive_core.approvals import Verdict, strictest
-from hive_core.tool_names import (
-    DELETE_FILE,
-    EDIT_FILE,
-    EXECUTE_COMMAND,
-    GLOB_FILES,
-    GREP_FILES,
-    LIST_DIRECTORY,
-    MOVE_FILE,
-    READ_FILE,
-    WRITE_FILE,
-)
+from hive_core.approvals import Verdict
+from hive_core.approvals import strictest
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import LIST_DIRECTORY
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 from hive_protocol import RiskLevel
 
 from .credentials import CredentialStores
-from .glob import PatternKind, command_pattern, compile_glob, expand_braces, glob_matches
-from .grants import GRANT_PRIORITY, SessionGrants
-from .paths import Location, glob_base, locate, place_resolved
-from .rules import PermissionRule, PermissionRules, RuleCategory
-from .shell_judging import ShellRules, judge_command
+from .glob import PatternKind
+from .glob import command_pattern
+from .glob import compile_glob
+from .glob import expand_braces
+from .glob import glob_matches
+from .grants import GRANT_PRIORITY
+from .grants import SessionGrants
+from .paths import Location
+from .paths import glob_base
+from .paths import locate
+from .paths import place_resolved
+from .rules import PermissionRule
+from .rules import PermissionRules
+from .rules import RuleCategory
+from .shell_judging import ShellRules
+from .shell_judging import judge_command
 
 __all__ = ["MCP_TOOL_PREFIX", "PermissionPolicy"]
 

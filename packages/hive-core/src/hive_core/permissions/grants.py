@@ -28,18 +28,26 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
 
 import msgspec
 from wcmatch import glob as wc_glob
 
 from hive_core import tool_names as named
-from hive_core.approvals import ApprovalRequest, Grant
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import Grant
 
-from .rules import PermissionRule, RuleCategory
-from .shell_commands import SHELLS, analyse
-from .shell_syntax import SimpleCommand, parse_command
+from .rules import PermissionRule
+from .rules import RuleCategory
+from .shell_commands import SHELLS
+from .shell_commands import analyse
+from .shell_syntax import SimpleCommand
+from .shell_syntax import parse_command
 
 __all__ = [
     "GRANT_PRIORITY",

@@ -16,18 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any
+from typing import Final
+from typing import cast
 
 import msgspec
 
-from hive_core.approvals import PERMISSION_ACTIONS, PermissionAction
-from hive_core.config.paths import RULES_FILE_NAMES, hive_home
-from hive_core.config.structured import Document, KeyPath, read_document
-from hive_core.config.trust import IgnoredSetting, TrustStore
+from hive_core.approvals import PERMISSION_ACTIONS
+from hive_core.approvals import PermissionAction
+from hive_core.config.paths import RULES_FILE_NAMES
+from hive_core.config.paths import hive_home
+from hive_core.config.structured import Document
+from hive_core.config.structured import KeyPath
+from hive_core.config.structured import read_document
+from hive_core.config.trust import IgnoredSetting
+from hive_core.config.trust import TrustStore
 from hive_core.errors import UserError
 
 from .glob import path_pattern_problem
-from .rules import PermissionRule, PermissionRules
+from .rules import PermissionRule
+from .rules import PermissionRules
 
 __all__ = [
     "RULES_FILE_NAMES",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path, PurePath
+from pathlib import Path
+from pathlib import PurePath
 from typing import NamedTuple
 
 __all__ = [

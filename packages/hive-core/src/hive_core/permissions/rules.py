@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from hive_core.approvals import PermissionAction, RuleCategory
+from hive_core.approvals import PermissionAction
+from hive_core.approvals import RuleCategory
 
 __all__ = ["RULE_CATEGORIES", "PermissionRule", "PermissionRules", "RuleCategory"]
 

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Literal
 
-from .shell_arithmetic import ARITHMETIC_VARIABLES, literal_arithmetic, literal_subscript
-from .shell_syntax import ShellWord, SimpleCommand, dangerous_variable
+from .shell_arithmetic import ARITHMETIC_VARIABLES
+from .shell_arithmetic import literal_arithmetic
+from .shell_arithmetic import literal_subscript
+from .shell_syntax import ShellWord
+from .shell_syntax import SimpleCommand
+from .shell_syntax import dangerous_variable
 
 __all__ = ["SHELLS", "Invocation", "analyse", "program_name"]
 

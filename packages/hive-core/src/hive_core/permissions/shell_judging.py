@@ -12,16 +12,24 @@ import glob
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Literal
 
-from hive_core.approvals import Verdict, strictest
+from hive_core.approvals import Verdict
+from hive_core.approvals import strictest
 from hive_protocol import RiskLevel
 
 from .paths import glob_base
-from .shell import always_denied, risk_level
-from .shell_commands import Access, analyse, program_name
-from .shell_syntax import CommandLine, ShellWord, SimpleCommand, parse_command
+from .shell import always_denied
+from .shell import risk_level
+from .shell_commands import Access
+from .shell_commands import analyse
+from .shell_commands import program_name
+from .shell_syntax import CommandLine
+from .shell_syntax import ShellWord
+from .shell_syntax import SimpleCommand
+from .shell_syntax import parse_command
 
 __all__ = ["ShellRules", "judge_command"]
 

@@ -20,13 +20,19 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Literal
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language
+from tree_sitter import Node
+from tree_sitter import Parser
 
-from .shell_arithmetic import ARITHMETIC_VARIABLES, expansion_problem, literal_arithmetic, literal_subscript
+from .shell_arithmetic import ARITHMETIC_VARIABLES
+from .shell_arithmetic import expansion_problem
+from .shell_arithmetic import literal_arithmetic
+from .shell_arithmetic import literal_subscript
 
 __all__ = [
     "MAX_COMMAND_LENGTH",

@@ -1,10 +1,16 @@
 """Runners: the transports that drive a processor (``user_message`` in, events out) for a client: stdio, HTTP,
 in process."""
 
-from .http import HttpRunner, HttpRunnerError, run_http
-from .inprocess import collect_turn, open_turn
-from .session import Processor, Resume, SessionRunner
-from .stdio import StdioRunner, run_stdio
+from .http import HttpRunner
+from .http import HttpRunnerError
+from .http import run_http
+from .inprocess import collect_turn
+from .inprocess import open_turn
+from .session import Processor
+from .session import Resume
+from .session import SessionRunner
+from .stdio import StdioRunner
+from .stdio import run_stdio
 from .turns import TurnRecorder
 
 __all__ = [

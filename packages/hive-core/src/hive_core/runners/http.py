@@ -28,17 +28,24 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import aclosing
 from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+from typing import Final
 from urllib.parse import quote
 
 import anyio
 import httpx2
 
 from hive_core.errors import HiveError
-from hive_protocol import DEFAULT_MAX_LINE_BYTES, Event, LineTooLong, SseDecoder, encode
+from hive_protocol import DEFAULT_MAX_LINE_BYTES
+from hive_protocol import Event
+from hive_protocol import LineTooLong
+from hive_protocol import SseDecoder
+from hive_protocol import encode
 
 from .session import SessionRunner
 

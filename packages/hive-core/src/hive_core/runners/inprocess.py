@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
 
-from hive_protocol import Event, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import UserMessageRequest
 
-from .session import Processor, SessionRunner
+from .session import Processor
+from .session import SessionRunner
 
 __all__ = ["collect_turn", "open_turn"]
 

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import AsyncIterable, Awaitable, Callable
+from collections.abc import AsyncIterable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from types import TracebackType
-from typing import Final, Protocol, Self
+from typing import Final
+from typing import Protocol
+from typing import Self
 
 import anyio
 from anyio.abc import TaskStatus
@@ -32,21 +36,19 @@ from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
 from hive_core.turn_deadline import TurnDeadline
 from hive_core.turn_request import TurnRequest
-from hive_protocol import (
-    PROTOCOL_VERSION,
-    CancelRequest,
-    ContextUpdateRequest,
-    ErrorEvent,
-    HitlResponseRequest,
-    LineTooLong,
-    QuestionResponseRequest,
-    Request,
-    SessionStartedEvent,
-    ShutdownRequest,
-    UnreadableRequest,
-    UserMessageRequest,
-    decode_request,
-)
+from hive_protocol import PROTOCOL_VERSION
+from hive_protocol import CancelRequest
+from hive_protocol import ContextUpdateRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import HitlResponseRequest
+from hive_protocol import LineTooLong
+from hive_protocol import QuestionResponseRequest
+from hive_protocol import Request
+from hive_protocol import SessionStartedEvent
+from hive_protocol import ShutdownRequest
+from hive_protocol import UnreadableRequest
+from hive_protocol import UserMessageRequest
+from hive_protocol import decode_request
 
 from .turns import TurnRecorder
 

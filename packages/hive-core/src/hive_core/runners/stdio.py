@@ -10,9 +10,14 @@ import anyio
 import anyio.to_thread
 
 from hive_core.hitl import HitlBridge
-from hive_protocol import DEFAULT_MAX_LINE_BYTES, Event, LineSplitter, LineTooLong, encode
+from hive_protocol import DEFAULT_MAX_LINE_BYTES
+from hive_protocol import Event
+from hive_protocol import LineSplitter
+from hive_protocol import LineTooLong
+from hive_protocol import encode
 
-from .session import Processor, SessionRunner
+from .session import Processor
+from .session import SessionRunner
 
 __all__ = ["StdioRunner", "run_stdio"]
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 from hive_core.failures import classify
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEndEvent,
-    excerpt,
-)
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import excerpt
 
 __all__ = ["TurnRecorder"]
 

@@ -9,27 +9,29 @@ is no sandbox: ``auto`` runs commands unconfined, a mode that asks for a sandbox
 what to start; :func:`sandbox_status` says how commands run here (``hive doctor`` shows it).
 """
 
-from .bubblewrap import CREDENTIAL_STORES, BubblewrapProbe, bubblewrap_arguments, probe_bubblewrap
-from .environment import PASSED_VARIABLES, command_environment
-from .launch import (
-    SANDBOX_ADVICE,
-    CommandLaunch,
-    Confinement,
-    SandboxStatus,
-    SandboxUnavailable,
-    launch_command,
-    sandbox_status,
-)
-from .refused import (
-    HIDDEN_LIMIT,
-    SCAN_LIMIT,
-    ReadJudge,
-    RefusedFinder,
-    RefusedPaths,
-    RefusedScanTooLarge,
-    refused_paths,
-)
-from .settings import SANDBOX_MODES, SandboxMode, SandboxSettings
+from .bubblewrap import CREDENTIAL_STORES
+from .bubblewrap import BubblewrapProbe
+from .bubblewrap import bubblewrap_arguments
+from .bubblewrap import probe_bubblewrap
+from .environment import PASSED_VARIABLES
+from .environment import command_environment
+from .launch import SANDBOX_ADVICE
+from .launch import CommandLaunch
+from .launch import Confinement
+from .launch import SandboxStatus
+from .launch import SandboxUnavailable
+from .launch import launch_command
+from .launch import sandbox_status
+from .refused import HIDDEN_LIMIT
+from .refused import SCAN_LIMIT
+from .refused import ReadJudge
+from .refused import RefusedFinder
+from .refused import RefusedPaths
+from .refused import RefusedScanTooLarge
+from .refused import refused_paths
+from .settings import SANDBOX_MODES
+from .settings import SandboxMode
+from .settings import SandboxSettings
 
 __all__ = [
     "CREDENTIAL_STORES",

@@ -11,7 +11,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Final
 
 from hive_core.config import is_secret_key

@@ -14,9 +14,11 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
+from typing import NamedTuple
 
 __all__ = ["GitConfigPaths", "git_config_paths"]
 

@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, Literal, NamedTuple
+from typing import Final
+from typing import Literal
+from typing import NamedTuple
 
 import msgspec
 
 from hive_core.config import hive_home
 from hive_core.errors import UserError
 
-from .bubblewrap import bubblewrap_arguments, guarded_paths, probe_bubblewrap
+from .bubblewrap import bubblewrap_arguments
+from .bubblewrap import guarded_paths
+from .bubblewrap import probe_bubblewrap
 from .environment import command_environment
 from .placeholders import claim_placeholders
-from .settings import SandboxMode, SandboxSettings
+from .settings import SandboxMode
+from .settings import SandboxSettings
 
 __all__ = [
     "SANDBOX_ADVICE",

@@ -41,7 +41,8 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
+from typing import NamedTuple
 
 import msgspec
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Final
+from typing import Literal
+from typing import cast
 
 import msgspec
 
-from hive_core.config import LoadedConfig, project_env_path
+from hive_core.config import LoadedConfig
+from hive_core.config import project_env_path
 
 __all__ = ["SANDBOX_MODES", "SandboxMode", "SandboxSettings"]
 

@@ -14,47 +14,52 @@ tool arguments, results with their errors and refusals), closing a turn a crash 
 """
 
 from .backend_recorder import BackendRecorder
-from .durable import RESUMED_NOTE, DurableHitlBridge, SuspendedTurn
-from .ids import MAX_SESSION_ID_LENGTH, InvalidSessionId, validate_session_id
+from .durable import RESUMED_NOTE
+from .durable import DurableHitlBridge
+from .durable import SuspendedTurn
+from .ids import MAX_SESSION_ID_LENGTH
+from .ids import InvalidSessionId
+from .ids import validate_session_id
 from .kept_grants import keep_grants
-from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
-from .recorder import TranscriptRecorder, TurnLog
-from .records import (
-    ENTRY_KINDS,
-    TITLE_CHARS,
-    ApprovalClosed,
-    ApprovalOutcome,
-    ApprovalWait,
-    BackendSession,
-    Entry,
-    EntryKind,
-    EntryPayload,
-    PendingApproval,
-    PermissionGrants,
-    SessionExists,
-    SessionInfo,
-    SessionInUse,
-    SessionNotFound,
-    SessionStatus,
-    SessionStoreError,
-    TurnResume,
-    UnsupportedSchema,
-    cut_title,
-    decode_payload,
-    entry_kind,
-    last_backend_session,
-    last_grants,
-)
-from .replay import (
-    ABANDONED_APPROVAL_TEXT,
-    INTERRUPTED_NOTE,
-    NOT_FINISHED_TEXT,
-    LastTurn,
-    Replay,
-    Suspension,
-    replay,
-)
-from .sqlite import DEFAULT_BUSY_TIMEOUT, SCHEMA_VERSION, SqliteSessionStore
+from .lease import LEASE_EXPIRY
+from .lease import LeaseHolder
+from .lease import SessionLease
+from .recorder import TranscriptRecorder
+from .recorder import TurnLog
+from .records import ENTRY_KINDS
+from .records import TITLE_CHARS
+from .records import ApprovalClosed
+from .records import ApprovalOutcome
+from .records import ApprovalWait
+from .records import BackendSession
+from .records import Entry
+from .records import EntryKind
+from .records import EntryPayload
+from .records import PendingApproval
+from .records import PermissionGrants
+from .records import SessionExists
+from .records import SessionInfo
+from .records import SessionInUse
+from .records import SessionNotFound
+from .records import SessionStatus
+from .records import SessionStoreError
+from .records import TurnResume
+from .records import UnsupportedSchema
+from .records import cut_title
+from .records import decode_payload
+from .records import entry_kind
+from .records import last_backend_session
+from .records import last_grants
+from .replay import ABANDONED_APPROVAL_TEXT
+from .replay import INTERRUPTED_NOTE
+from .replay import NOT_FINISHED_TEXT
+from .replay import LastTurn
+from .replay import Replay
+from .replay import Suspension
+from .replay import replay
+from .sqlite import DEFAULT_BUSY_TIMEOUT
+from .sqlite import SCHEMA_VERSION
+from .sqlite import SqliteSessionStore
 from .store import SessionStore
 
 __all__ = [

@@ -12,10 +12,16 @@ honour), written before the event that revealed it reaches the client, so a cras
 from __future__ import annotations
 
 from hive_core.backends import AgentBackend
-from hive_core.messages import Message, TextPart
+from hive_core.messages import Message
+from hive_core.messages import TextPart
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
-from hive_protocol import ErrorEvent, Event, TextDeltaEvent, ToolEndEvent, TurnEndEvent, UserMessageRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 from .recorder import ended
 from .records import BackendSession

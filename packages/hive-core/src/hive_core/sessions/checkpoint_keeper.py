@@ -10,20 +10,27 @@ call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import suppress
 from functools import partial
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
 
 from hive_core.permissions import resolve_path
-from hive_core.pipeline import Invocation, Next
+from hive_core.pipeline import Invocation
+from hive_core.pipeline import Next
 from hive_core.tools import ToolOutcome
 
-from .checkpoints import FILE_CHANGING_TOOLS, MAX_KEPT_BYTES, CheckpointStore, current_digest, read_state
+from .checkpoints import FILE_CHANGING_TOOLS
+from .checkpoints import MAX_KEPT_BYTES
+from .checkpoints import CheckpointStore
+from .checkpoints import current_digest
+from .checkpoints import read_state
 
 __all__ = ["CheckpointKeeper"]
 

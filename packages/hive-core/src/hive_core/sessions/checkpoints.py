@@ -18,15 +18,23 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
+from typing import Protocol
 
 import msgspec
 
 from hive_core.messages import Message
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, WRITE_FILE
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import WRITE_FILE
 from hive_core.turn_request import TurnRequest
 
 from .records import Entry

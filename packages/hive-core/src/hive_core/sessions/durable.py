@@ -28,25 +28,41 @@ What a server does with ``--session-id ID`` (``run --server``), in this order:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Final
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
 
-from hive_core.approvals import ApprovalDecision, ApprovalRequest
-from hive_core.hitl import DEFAULT_APPROVAL_TIMEOUT, HitlBridge, hitl_id
+from hive_core.approvals import ApprovalDecision
+from hive_core.approvals import ApprovalRequest
+from hive_core.hitl import DEFAULT_APPROVAL_TIMEOUT
+from hive_core.hitl import HitlBridge
+from hive_core.hitl import hitl_id
 from hive_core.messages import ToolCallPart
-from hive_core.tool_round import ToolOffer, run_tool_round
-from hive_core.tools import EventSink, ToolOutcome
+from hive_core.tool_round import ToolOffer
+from hive_core.tool_round import run_tool_round
+from hive_core.tools import EventSink
+from hive_core.tools import ToolOutcome
 from hive_core.turn_request import TurnRequest
-from hive_protocol import Event, HitlRequestEvent, TurnEndEvent, TurnOptions, UserMessageRequest
+from hive_protocol import Event
+from hive_protocol import HitlRequestEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import TurnOptions
+from hive_protocol import UserMessageRequest
 
 from .recorder import TranscriptRecorder
-from .records import ApprovalClosed, ApprovalOutcome, ApprovalWait, PendingApproval, TurnResume
-from .replay import Suspension, replay
+from .records import ApprovalClosed
+from .records import ApprovalOutcome
+from .records import ApprovalWait
+from .records import PendingApproval
+from .records import TurnResume
+from .replay import Suspension
+from .replay import replay
 from .store import SessionStore
 
 __all__ = ["RESUMED_NOTE", "DurableHitlBridge", "SuspendedTurn"]

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from hive_core.approvals import Grant
 
-from .records import PermissionGrants, last_grants
+from .records import PermissionGrants
+from .records import last_grants
 from .store import SessionStore
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: not on a one-shot run's way to the model

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from contextlib import contextmanager
-from typing import Protocol, TypeVar
+from typing import Protocol
+from typing import TypeVar
 
 import anyio
 
@@ -33,15 +34,13 @@ from hive_core.loop import AgentSession
 from hive_core.messages import Message
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
-from hive_protocol import (
-    ErrorEvent,
-    Event,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolEndEvent,
-    TurnEndEvent,
-    UserMessageRequest,
-)
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 
 from .store import SessionStore
 

@@ -24,15 +24,23 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, Unpack
+from typing import ClassVar
+from typing import Final
+from typing import Literal
+from typing import Unpack
 
 import msgspec
 
 from hive_core.approvals import Grant
-from hive_core.errors import ErrorPosition, UserError
-from hive_core.messages import Message, ToolCallPart
+from hive_core.errors import ErrorPosition
+from hive_core.errors import UserError
+from hive_core.messages import Message
+from hive_core.messages import ToolCallPart
 from hive_core.turn_request import TurnRequest
-from hive_protocol import ErrorEvent, HitlRequestEvent, ToolEndEvent, TurnEndEvent
+from hive_protocol import ErrorEvent
+from hive_protocol import HitlRequestEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
 __all__ = [
     "ENTRY_KINDS",

@@ -21,14 +21,24 @@ Closing is computed on every restore, never written, so it comes out the same ea
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Final, Literal
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Final
+from typing import Literal
 
-from hive_core.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from hive_core.messages import Message
+from hive_core.messages import Part
+from hive_core.messages import TextPart
+from hive_core.messages import ToolCallPart
+from hive_core.messages import ToolResultPart
 from hive_core.turn_request import TurnRequest
-from hive_protocol import ToolEndEvent, TurnEndEvent
+from hive_protocol import ToolEndEvent
+from hive_protocol import TurnEndEvent
 
-from .records import ApprovalClosed, ApprovalWait, Entry, PendingApproval
+from .records import ApprovalClosed
+from .records import ApprovalWait
+from .records import Entry
+from .records import PendingApproval
 
 __all__ = [
     "ABANDONED_APPROVAL_TEXT",

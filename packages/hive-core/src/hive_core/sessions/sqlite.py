@@ -45,11 +45,15 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterable
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Iterable
+from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 
@@ -57,23 +61,24 @@ from hive_core.messages import Message
 from hive_core.session_id import new_session_id
 from hive_core.turn_request import TurnRequest
 
-from .checkpoints import FileChange, FileState
+from .checkpoints import FileChange
+from .checkpoints import FileState
 from .ids import validate_session_id
-from .lease import LEASE_EXPIRY, LeaseHolder, SessionLease
-from .records import (
-    Entry,
-    EntryPayload,
-    SessionExists,
-    SessionInfo,
-    SessionInUse,
-    SessionNotFound,
-    SessionStatus,
-    SessionStoreError,
-    UnsupportedSchema,
-    cut_title,
-    decode_payload,
-    entry_kind,
-)
+from .lease import LEASE_EXPIRY
+from .lease import LeaseHolder
+from .lease import SessionLease
+from .records import Entry
+from .records import EntryPayload
+from .records import SessionExists
+from .records import SessionInfo
+from .records import SessionInUse
+from .records import SessionNotFound
+from .records import SessionStatus
+from .records import SessionStoreError
+from .records import UnsupportedSchema
+from .records import cut_title
+from .records import decode_payload
+from .records import entry_kind
 from .store import SessionStore
 
 __all__ = [

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol
+from typing import runtime_checkable
 
 from hive_core.messages import Message
 
-from .records import Entry, EntryPayload, PendingApproval, SessionInfo, SessionStatus
+from .records import Entry
+from .records import EntryPayload
+from .records import PendingApproval
+from .records import SessionInfo
+from .records import SessionStatus
 from .replay import replay
 
 __all__ = ["SessionStore"]

@@ -12,11 +12,23 @@ from __future__ import annotations
 
 import typing
 
-from .kit.errors import BackendNotInstalled, BackendStartError, BackendUnavailable, UnknownBackend
-from .kit.specs import BackendOptions, LaunchSpec, ModelEndpoint
-from .pool import AcpSessionPool, PoolExhausted, PoolSettings, PoolStats, default_pool
+from .kit.errors import BackendNotInstalled
+from .kit.errors import BackendStartError
+from .kit.errors import BackendUnavailable
+from .kit.errors import UnknownBackend
+from .kit.specs import BackendOptions
+from .kit.specs import LaunchSpec
+from .kit.specs import ModelEndpoint
+from .pool import AcpSessionPool
+from .pool import PoolExhausted
+from .pool import PoolSettings
+from .pool import PoolStats
+from .pool import default_pool
 from .probe import probe_backend
-from .registry import BackendDefinition, backend_specs, create_backend, resolve_backend
+from .registry import BackendDefinition
+from .registry import backend_specs
+from .registry import create_backend
+from .registry import resolve_backend
 
 if typing.TYPE_CHECKING:
     from .acp.backend import AcpBackend

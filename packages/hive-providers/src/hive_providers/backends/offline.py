@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -20,7 +21,9 @@ import msgspec
 
 from hive_core.config.paths import hive_home
 
-from .kit.specs import BackendOptions, LaunchSpec, ModelEndpoint
+from .kit.specs import BackendOptions
+from .kit.specs import LaunchSpec
+from .kit.specs import ModelEndpoint
 
 __all__ = [
     "OFFLINE_RECIPES",

@@ -25,10 +25,17 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Final
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
 
 import anyio
 import msgspec

@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -27,7 +28,8 @@ from anyio.abc import ByteReceiveStream
 from hive_core.backends import BackendProbe
 
 from .kit.errors import BackendNotInstalled
-from .kit.specs import BackendOptions, LaunchSpec
+from .kit.specs import BackendOptions
+from .kit.specs import LaunchSpec
 
 __all__ = [
     "IDENTITY_CHECKS",
@@ -133,7 +135,8 @@ async def _run(
 ) -> tuple[int | None, str, str]:
     """Run ``argv`` reading no input; its exit code (``None`` when it was killed for running past ``timeout``)
     and what it printed on each stream. Nothing it started is left running."""
-    from hive_core.child_processes import SupervisedProcess, open_child
+    from hive_core.child_processes import SupervisedProcess
+    from hive_core.child_processes import open_child
 
     process: SupervisedProcess | None = None
     with anyio.CancelScope(shield=True):

@@ -19,16 +19,24 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import cast
 
 import msgspec
 
-from hive_core.backends import HIVE_BACKEND, AgentBackend
+from hive_core.backends import HIVE_BACKEND
+from hive_core.backends import AgentBackend
 
-from .kit.errors import BackendNotInstalled, BackendUnavailable, UnknownBackend
-from .kit.specs import BackendOptions, LaunchSpec
+from .kit.errors import BackendNotInstalled
+from .kit.errors import BackendUnavailable
+from .kit.errors import UnknownBackend
+from .kit.specs import BackendOptions
+from .kit.specs import LaunchSpec
 
 if TYPE_CHECKING:
     from .pool import AcpSessionPool

@@ -29,13 +29,17 @@ sees it), :mod:`.tool_calls` (the streaming parser), :mod:`.grammar` (a forced c
 :mod:`.generation` (the worker thread), :mod:`.bridge` (from the thread to the event loop) and :mod:`.client`.
 """
 
-from .client import LocalChatClient, from_settings
+from .client import LocalChatClient
+from .client import from_settings
 from .gguf import gguf_context_length
 from .memory import context_length_for_memory
-from .models import DEFAULT_MODEL_DISTRIBUTION, default_model_path
+from .models import DEFAULT_MODEL_DISTRIBUTION
+from .models import default_model_path
 from .prefix_cache import PrefixCache
-from .prompt import is_tool_aware, tool_prompt
-from .status import LocalStatus, local_status
+from .prompt import is_tool_aware
+from .prompt import tool_prompt
+from .status import LocalStatus
+from .status import local_status
 from .tool_calls import ToolCallParser
 
 __all__ = [

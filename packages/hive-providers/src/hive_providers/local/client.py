@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -13,17 +14,31 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from hive_core import Capabilities, ChatError, ChatOptions, ChatUpdate, Message
+from hive_core import Capabilities
+from hive_core import ChatError
+from hive_core import ChatOptions
+from hive_core import ChatUpdate
+from hive_core import Message
 from hive_providers.settings import ProviderSettings
 from hive_providers.table import PROVIDERS
 
-from .bridge import Done, poster
-from .generation import TEMPERATURE, Job, generate
+from .bridge import Done
+from .bridge import poster
+from .generation import TEMPERATURE
+from .generation import Job
+from .generation import generate
 from .gguf import gguf_context_length
-from .memory import context_length_for_memory, total_memory
-from .models import LoadedModel, default_model_path, import_llama, load_model
-from .prefix_cache import DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, default_prefix_cache_dir
-from .prompt import choice_name, template_messages
+from .memory import context_length_for_memory
+from .memory import total_memory
+from .models import LoadedModel
+from .models import default_model_path
+from .models import import_llama
+from .models import load_model
+from .prefix_cache import DEFAULT_PREFIX_CACHE_BYTES
+from .prefix_cache import PrefixCache
+from .prefix_cache import default_prefix_cache_dir
+from .prompt import choice_name
+from .prompt import template_messages
 
 __all__ = ["LocalChatClient", "from_settings"]
 

@@ -16,17 +16,28 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Final
 
-from hive_core import ChatError, FinishUpdate, ToolSpec, UsageUpdate
+from hive_core import ChatError
+from hive_core import FinishUpdate
+from hive_core import ToolSpec
+from hive_core import UsageUpdate
 from hive_core.chat import FinishReason
 
-from .bridge import Done, Emit
+from .bridge import Done
+from .bridge import Emit
 from .grammar import call_grammar
-from .models import RUNNING, LoadedModel, import_llama
-from .prefix_cache import MIN_PREFIX_TOKENS, PrefixCache
-from .tool_calls import TOOL_CALL_OPEN, TOOL_RESPONSE_OPEN, ToolCallParser
+from .models import RUNNING
+from .models import LoadedModel
+from .models import import_llama
+from .prefix_cache import MIN_PREFIX_TOKENS
+from .prefix_cache import PrefixCache
+from .tool_calls import TOOL_CALL_OPEN
+from .tool_calls import TOOL_RESPONSE_OPEN
+from .tool_calls import ToolCallParser
 
 __all__ = ["TEMPERATURE", "Job", "generate"]
 

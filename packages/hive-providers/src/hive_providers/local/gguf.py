@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 __all__ = ["gguf_context_length"]
 

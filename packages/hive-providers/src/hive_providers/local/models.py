@@ -10,9 +10,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core import ChatError
 

@@ -20,7 +20,8 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.config.paths import hive_home
 

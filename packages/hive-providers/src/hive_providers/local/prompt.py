@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import msgspec
 
-from hive_core import ChatOptions, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from hive_core import ChatOptions
+from hive_core import Message
+from hive_core import TextPart
+from hive_core import ToolCallPart
+from hive_core import ToolResultPart
+from hive_core import ToolSpec
 from hive_core.chat import RequiredTool
 
-from .tool_calls import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, TOOL_RESPONSE_OPEN
+from .tool_calls import TOOL_CALL_CLOSE
+from .tool_calls import TOOL_CALL_OPEN
+from .tool_calls import TOOL_RESPONSE_OPEN
 
 __all__ = ["choice_name", "is_tool_aware", "template_messages", "tool_prompt"]
 

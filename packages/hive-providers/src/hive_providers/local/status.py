@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .models import INSTALL_HINT, default_model_path
+from .models import INSTALL_HINT
+from .models import default_model_path
 
 __all__ = ["LocalStatus", "local_status"]
 

@@ -15,7 +15,9 @@ from typing import Final
 
 import msgspec
 
-from hive_core import ChatUpdate, TextUpdate, ToolCallUpdate
+from hive_core import ChatUpdate
+from hive_core import TextUpdate
+from hive_core import ToolCallUpdate
 
 __all__ = ["TOOL_CALL_CLOSE", "TOOL_CALL_OPEN", "TOOL_RESPONSE_OPEN", "ToolCallParser"]
 

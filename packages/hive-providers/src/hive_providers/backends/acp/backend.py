@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 import msgspec
@@ -27,12 +28,14 @@ from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.kit.kept_connection import usable
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.pool import fingerprint
 
-from .connection import AcpConnection, launch_command
+from .connection import AcpConnection
+from .connection import launch_command
 from .services import AcpClientServices
 from .update_types import decode_result
 from .updates import TurnMapper

@@ -21,8 +21,10 @@ import contextlib
 import logging
 import signal
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
+from typing import Any
+from typing import Final
 
 import anyio
 from acp.connection import Connection
@@ -33,10 +35,15 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode
 from hive_providers.backends.kit.cli_process import CliProcess
-from hive_providers.backends.kit.errors import AgentProcessError, BackendNotInstalled, BackendUnavailable
+from hive_providers.backends.kit.errors import AgentProcessError
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.kit.handshake import handshake
-from hive_providers.backends.kit.json_values import as_array, as_list, as_mapping
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.json_values import as_array
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.transport import ProcessTransport
 from hive_providers.backends.probe import find_executable
 

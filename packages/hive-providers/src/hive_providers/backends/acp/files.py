@@ -11,7 +11,8 @@ import anyio
 from acp import RequestError
 
 from hive_core.approvals import PathJudge
-from hive_core.tool_names import READ_FILE, WRITE_FILE
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 from hive_providers.backends.kit.tool_calls import text_of
 
 from .permissions import AcpPermissions

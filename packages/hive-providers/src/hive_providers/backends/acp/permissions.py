@@ -16,17 +16,30 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any
+from typing import Final
+from typing import Literal
 
 from acp import RequestError
 
-from hive_core.approvals import ApprovalRequest, ApprovalService, ToolCallPolicy, Verdict
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
+from hive_core.approvals import ApprovalRequest
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
+from hive_core.approvals import Verdict
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 from hive_protocol import RefusalKind
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.judging import CallJudge, verdict_of, working_directory
-from hive_providers.backends.kit.permission_arguments import permission_arguments, raw_input
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.judging import CallJudge
+from hive_providers.backends.kit.judging import verdict_of
+from hive_providers.backends.kit.judging import working_directory
+from hive_providers.backends.kit.permission_arguments import permission_arguments
+from hive_providers.backends.kit.permission_arguments import raw_input
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = [
     "CANCELLED_OUTCOME",

@@ -10,14 +10,21 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.questions import QuestionService
-from hive_protocol import Question, QuestionOption, QuestionRequestEvent
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
 
-from .permissions import CANCELLED_OUTCOME, Option, selected
+from .permissions import CANCELLED_OUTCOME
+from .permissions import Option
+from .permissions import selected
 
 __all__ = ["PermissionQuestions", "is_question"]
 

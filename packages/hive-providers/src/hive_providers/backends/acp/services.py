@@ -11,13 +11,15 @@ Handlers take the raw ``params`` dict of the request and return the raw result d
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from acp import RequestError
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 from hive_core.tools import EventSink
@@ -25,8 +27,10 @@ from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 from .files import AcpFiles
-from .permissions import AcpPermissions, options_of
-from .questions import PermissionQuestions, is_question
+from .permissions import AcpPermissions
+from .permissions import options_of
+from .questions import PermissionQuestions
+from .questions import is_question
 from .terminals import AcpTerminals
 
 __all__ = ["AcpClientServices"]

@@ -15,24 +15,31 @@ import signal
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import anyio.to_thread
 from acp import RequestError
 
-from hive_core.child_processes import SupervisedProcess, open_child
-from hive_core.sandbox import SandboxSettings, SandboxUnavailable, launch_command
+from hive_core.child_processes import SupervisedProcess
+from hive_core.child_processes import open_child
+from hive_core.sandbox import SandboxSettings
+from hive_core.sandbox import SandboxUnavailable
+from hive_core.sandbox import launch_command
 from hive_core.tool_names import EXECUTE_COMMAND
-from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.tool_calls import text_of
 
 from .files import positive
-from .permissions import REFUSED, AcpPermissions
+from .permissions import REFUSED
+from .permissions import AcpPermissions
 
 __all__ = ["DEFAULT_OUTPUT_LIMIT", "AcpTerminals"]
 

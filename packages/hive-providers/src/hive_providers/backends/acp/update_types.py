@@ -12,11 +12,17 @@ These are hive's own structs, not the ``acp`` library's pydantic models: reading
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypeAlias, cast
+from typing import Any
+from typing import Final
+from typing import TypeAlias
+from typing import cast
 
 import msgspec
 
-from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
+from hive_providers.backends.kit.wire import Unknown
+from hive_providers.backends.kit.wire import WireStruct
+from hive_providers.backends.kit.wire import WireUnion
+from hive_providers.backends.kit.wire import decode
 
 __all__ = [
     "ChunkContent",

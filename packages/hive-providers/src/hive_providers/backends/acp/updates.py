@@ -14,31 +14,27 @@ from dataclasses import dataclass
 from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import (
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    PlanStepStartedEvent,
-    StopReason,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-)
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import PlanStepStartedEvent
+from hive_protocol import StopReason
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.wire import Unknown
 
-from .update_types import (
-    MessageChunk,
-    Plan,
-    PlanEntry,
-    PromptResult,
-    SessionUpdate,
-    ThoughtChunk,
-    ToolCallReport,
-    UsageUpdate,
-    chunk_text,
-    count,
-)
+from .update_types import MessageChunk
+from .update_types import Plan
+from .update_types import PlanEntry
+from .update_types import PromptResult
+from .update_types import SessionUpdate
+from .update_types import ThoughtChunk
+from .update_types import ToolCallReport
+from .update_types import UsageUpdate
+from .update_types import chunk_text
+from .update_types import count
 
 __all__ = ["STOP_REASONS", "TurnMapper", "Usage", "result_text", "result_usage"]
 

@@ -21,7 +21,8 @@ classifies, quoting the end of the CLI's stderr.
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -29,20 +30,27 @@ from anyio.abc import TaskGroup
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
-from hive_protocol import TurnEndEvent, UserMessageRequest, excerpt
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import excerpt
 from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.process_turn import ProcessTurn
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
-from hive_providers.backends.offline import cli_environment, prepare_offline
+from hive_providers.backends.offline import cli_environment
+from hive_providers.backends.offline import prepare_offline
 from hive_providers.backends.probe import require_executable
 
-from .control import PermissionResponder, deny
-from .messages import ResultMessage, decode_message
-from .stream import StreamMapper, result_failure
+from .control import PermissionResponder
+from .control import deny
+from .messages import ResultMessage
+from .messages import decode_message
+from .stream import StreamMapper
+from .stream import result_failure
 
 __all__ = ["ClaudeCodeBackend"]
 

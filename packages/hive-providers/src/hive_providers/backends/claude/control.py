@@ -18,15 +18,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_protocol import QuestionRequestEvent
-from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION, question_answers, questions_of
+from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION
+from hive_providers.backends.kit.ask_user_question import question_answers
+from hive_providers.backends.kit.ask_user_question import questions_of
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions, allow, deny, hive_arguments
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
+from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions
+from hive_providers.backends.kit.tool_use_permissions import allow
+from hive_providers.backends.kit.tool_use_permissions import deny
+from hive_providers.backends.kit.tool_use_permissions import hive_arguments
 
 __all__ = [
     "DECLINED_QUESTION",

@@ -17,7 +17,8 @@ from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire import Unknown, WireUnion
+from hive_providers.backends.kit.wire import Unknown
+from hive_providers.backends.kit.wire import WireUnion
 
 __all__ = [
     "BLOCKS",

@@ -24,11 +24,15 @@ from collections.abc import Mapping
 from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import StopReason, TurnEndEvent
+from hive_protocol import StopReason
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
-from hive_providers.backends.kit.subagent_work import Subagent, Subagents
+from hive_providers.backends.kit.subagent_work import Subagent
+from hive_providers.backends.kit.subagent_work import Subagents
 from hive_providers.backends.kit.text_stream import TextStream
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, excerpt, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import excerpt
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.tool_output import output_text
 from hive_providers.backends.kit.tool_use_permissions import TOOL_USE_KINDS
 from hive_providers.backends.kit.wire import Unknown

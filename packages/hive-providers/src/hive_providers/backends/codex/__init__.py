@@ -9,7 +9,10 @@ sub-agents of a thread onto ``agent_work`` snapshots; :func:`~hive_providers.bac
 writes the private ``config.toml`` for a local endpoint.
 """
 
-from .app_server import AppServerConnection, AppServerError, AppServerUnavailable, RpcError
+from .app_server import AppServerConnection
+from .app_server import AppServerError
+from .app_server import AppServerUnavailable
+from .app_server import RpcError
 from .backend import CodexBackend
 from .exec_events import ExecTurn
 from .items import TurnItems

@@ -23,9 +23,14 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
+from typing import Any
+from typing import Final
 
 import anyio
 from acp.connection import Connection
@@ -35,11 +40,13 @@ from acp.task import TaskSupervisor
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_protocol import ErrorCode
-from hive_providers.backends.kit.cli_process import CliProcess, open_cli
+from hive_providers.backends.kit.cli_process import CliProcess
+from hive_providers.backends.kit.cli_process import open_cli
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.handshake import handshake
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.transport import MessageHook, ProcessTransport
+from hive_providers.backends.kit.transport import MessageHook
+from hive_providers.backends.kit.transport import ProcessTransport
 
 __all__ = [
     "AppServerConnection",

@@ -34,32 +34,50 @@ import logging
 import signal
 from collections.abc import Generator
 from contextlib import contextmanager
-from typing import Any, Final, Literal
+from typing import Any
+from typing import Final
+from typing import Literal
 
 import anyio
 
 from hive_core.failures import ChatError
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
-from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.judging import judge_call, verdict_of
+from hive_providers.backends.kit.judging import judge_call
+from hive_providers.backends.kit.judging import verdict_of
 from hive_providers.backends.kit.kept_connection import usable
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.wire import decode
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable
 
-from .app_server import AppServerConnection, AppServerError, AppServerUnavailable, RpcError
-from .exec_events import ExecTurn, ExecUsage
-from .exec_mode import APPROVAL_WARNING, ASKING_MODES, BYPASS_MODE, exec_arguments, run_exec_turn
-from .items import TurnItems, command_line, item_arguments
+from .app_server import AppServerConnection
+from .app_server import AppServerError
+from .app_server import AppServerUnavailable
+from .app_server import RpcError
+from .exec_events import ExecTurn
+from .exec_events import ExecUsage
+from .exec_mode import APPROVAL_WARNING
+from .exec_mode import ASKING_MODES
+from .exec_mode import BYPASS_MODE
+from .exec_mode import exec_arguments
+from .exec_mode import run_exec_turn
+from .items import TurnItems
+from .items import command_line
+from .items import item_arguments
 from .subagents import SubThreads
-from .wire import FileChange, decode_notification
+from .wire import FileChange
+from .wire import decode_notification
 
 __all__ = [
     "APPROVAL_POLICY",

@@ -16,41 +16,40 @@ turn's is that less the total after the previous turn, when it is known (:attr:`
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
-from hive_protocol import (
-    PlanCompletedEvent,
-    PlanCreatedEvent,
-    PlanStepCompletedEvent,
-    PlanStepStartedEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-)
+from hive_protocol import PlanCompletedEvent
+from hive_protocol import PlanCreatedEvent
+from hive_protocol import PlanStepCompletedEvent
+from hive_protocol import PlanStepStartedEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_updates import text_content
 from hive_providers.backends.kit.wire import Unknown
 
-from .exec_wire import (
-    ExecAgentMessage,
-    ExecCommand,
-    ExecErrorEvent,
-    ExecEvent,
-    ExecFileChange,
-    ExecItem,
-    ExecItemEvent,
-    ExecMcpCall,
-    ExecReasoning,
-    ExecTodoList,
-    ExecWarning,
-    ThreadStarted,
-    ThreadUsage,
-    TurnCompleted,
-    TurnFailed,
-)
-from .items import CHANGE_KINDS, command_line, turn_end
+from .exec_wire import ExecAgentMessage
+from .exec_wire import ExecCommand
+from .exec_wire import ExecErrorEvent
+from .exec_wire import ExecEvent
+from .exec_wire import ExecFileChange
+from .exec_wire import ExecItem
+from .exec_wire import ExecItemEvent
+from .exec_wire import ExecMcpCall
+from .exec_wire import ExecReasoning
+from .exec_wire import ExecTodoList
+from .exec_wire import ExecWarning
+from .exec_wire import ThreadStarted
+from .exec_wire import ThreadUsage
+from .exec_wire import TurnCompleted
+from .exec_wire import TurnFailed
+from .items import CHANGE_KINDS
+from .items import command_line
+from .items import turn_end
 from .subagents import SubThreads
 from .wire import CollabAgentToolCall
 

@@ -10,13 +10,20 @@ is tolerant (:mod:`hive_providers.backends.kit.wire`, salvaging): a field of the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypeAlias, cast
+from typing import Any
+from typing import Final
+from typing import TypeAlias
+from typing import cast
 
 import msgspec
 
-from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
+from hive_providers.backends.kit.wire import Unknown
+from hive_providers.backends.kit.wire import WireStruct
+from hive_providers.backends.kit.wire import WireUnion
+from hive_providers.backends.kit.wire import decode
 
-from .wire import CollabAgentToolCall, camel_case
+from .wire import CollabAgentToolCall
+from .wire import camel_case
 
 __all__ = [
     "ExecAgentMessage",

@@ -17,33 +17,37 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.failures import ChatError
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
 from hive_core.tools import EventSink
-from hive_protocol import ErrorCode, TextDeltaEvent, ThinkingDeltaEvent, TurnEndEvent
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_protocol import ErrorCode
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import TurnEndEvent
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.tool_updates import text_content
 
-from .wire import (
-    AgentMessage,
-    AgentMessageDelta,
-    AppServerNotification,
-    CommandExecution,
-    ErrorNotification,
-    FileChange,
-    FileUpdate,
-    Item,
-    ItemNotification,
-    ReasoningDelta,
-    TokenBreakdown,
-    TokenUsage,
-    TokenUsageUpdated,
-    Turn,
-    TurnError,
-    TurnNotification,
-)
+from .wire import AgentMessage
+from .wire import AgentMessageDelta
+from .wire import AppServerNotification
+from .wire import CommandExecution
+from .wire import ErrorNotification
+from .wire import FileChange
+from .wire import FileUpdate
+from .wire import Item
+from .wire import ItemNotification
+from .wire import ReasoningDelta
+from .wire import TokenBreakdown
+from .wire import TokenUsage
+from .wire import TokenUsageUpdated
+from .wire import Turn
+from .wire import TurnError
+from .wire import TurnNotification
 
 __all__ = [
     "CHANGE_KINDS",

@@ -19,29 +19,32 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus, excerpt
-from hive_providers.backends.kit.subagent_work import Subagent, work_items
+from hive_protocol import AgentWorkEvent
+from hive_protocol import WorkItem
+from hive_protocol import WorkItemStatus
+from hive_protocol import excerpt
+from hive_providers.backends.kit.subagent_work import Subagent
+from hive_providers.backends.kit.subagent_work import work_items
 
-from .wire import (
-    AgentMessage,
-    AgentMessageDelta,
-    AppServerNotification,
-    CollabAgentToolCall,
-    CommandExecution,
-    FileChange,
-    Item,
-    ItemNotification,
-    SubAgentActivity,
-    TokenBreakdown,
-    TokenUsageUpdated,
-    Turn,
-    TurnNotification,
-    UnknownItem,
-    camel_case,
-)
+from .wire import AgentMessage
+from .wire import AgentMessageDelta
+from .wire import AppServerNotification
+from .wire import CollabAgentToolCall
+from .wire import CommandExecution
+from .wire import FileChange
+from .wire import Item
+from .wire import ItemNotification
+from .wire import SubAgentActivity
+from .wire import TokenBreakdown
+from .wire import TokenUsageUpdated
+from .wire import Turn
+from .wire import TurnNotification
+from .wire import UnknownItem
+from .wire import camel_case
 
 __all__ = ["AGENT_STATUSES", "SubThreads"]
 

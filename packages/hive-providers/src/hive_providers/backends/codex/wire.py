@@ -10,11 +10,15 @@ field of the wrong type reads as absent.
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
+from typing import Final
+from typing import TypeAlias
 
 import msgspec
 
-from hive_providers.backends.kit.wire import Unknown, WireStruct, WireUnion, decode
+from hive_providers.backends.kit.wire import Unknown
+from hive_providers.backends.kit.wire import WireStruct
+from hive_providers.backends.kit.wire import WireUnion
+from hive_providers.backends.kit.wire import decode
 
 __all__ = [
     "AgentMessage",

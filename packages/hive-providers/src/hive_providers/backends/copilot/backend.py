@@ -21,7 +21,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 from acp.connection import Connection
@@ -34,10 +35,13 @@ from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
-from hive_providers.backends.kit.cli_process import CliProcess, open_cli
-from hive_providers.backends.kit.errors import BackendNotInstalled, BackendStartError
+from hive_providers.backends.kit.cli_process import CliProcess
+from hive_providers.backends.kit.cli_process import open_cli
+from hive_providers.backends.kit.errors import BackendNotInstalled
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.offline import cli_environment
 from hive_providers.backends.probe import find_executable
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 
 from hive_protocol import LineTooLong
-from hive_providers.backends.kit.transport import MAX_LINE_BYTES, ProcessTransport
+from hive_providers.backends.kit.transport import MAX_LINE_BYTES
+from hive_providers.backends.kit.transport import ProcessTransport
 
 __all__ = ["FramedTransport", "frame"]
 

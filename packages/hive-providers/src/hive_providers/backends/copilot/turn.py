@@ -27,50 +27,55 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 from acp.exceptions import RequestError
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
-from hive_core.questions import Answers, QuestionService
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
+from hive_core.questions import Answers
+from hive_core.questions import QuestionService
 from hive_core.tools import EventSink
-from hive_protocol import (
-    Question,
-    QuestionOption,
-    QuestionRequestEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    TurnEndEvent,
-)
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.ask_user_question import DECLINED_QUESTION
-from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import working_directory
-from hive_providers.backends.kit.subagent_work import Subagent, Subagents
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
+from hive_providers.backends.kit.subagent_work import Subagent
+from hive_providers.backends.kit.subagent_work import Subagents
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.tool_updates import text_content
 from hive_providers.backends.kit.tool_use_permissions import ToolUsePermissions
 from hive_providers.backends.kit.wire import Unknown
 
-from .event_types import (
-    AssistantMessage,
-    EventData,
-    MessageDelta,
-    PermissionRequested,
-    ReasoningDelta,
-    SessionError,
-    SessionIdle,
-    SubagentCompleted,
-    SubagentFailed,
-    SubagentStarted,
-    ToolExecutionComplete,
-    ToolExecutionStart,
-    Usage,
-    UserInputRequested,
-    decode_session_event,
-)
+from .event_types import AssistantMessage
+from .event_types import EventData
+from .event_types import MessageDelta
+from .event_types import PermissionRequested
+from .event_types import ReasoningDelta
+from .event_types import SessionError
+from .event_types import SessionIdle
+from .event_types import SubagentCompleted
+from .event_types import SubagentFailed
+from .event_types import SubagentStarted
+from .event_types import ToolExecutionComplete
+from .event_types import ToolExecutionStart
+from .event_types import Usage
+from .event_types import UserInputRequested
+from .event_types import decode_session_event
 
 __all__ = ["DECLINED_QUESTION", "TOOL_KINDS", "CopilotTurn", "question_of", "validated_answer"]
 

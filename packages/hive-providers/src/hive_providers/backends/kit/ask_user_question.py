@@ -7,10 +7,13 @@ the answers go back as ``{question text: "label, label"}`` (the free text of a q
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_protocol import Question, QuestionOption
-from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = ["DECLINED_QUESTION", "question_answers", "questions_of"]

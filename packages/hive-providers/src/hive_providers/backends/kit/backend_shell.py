@@ -14,7 +14,8 @@ import itertools
 from hive_core.backends import BackendProbe
 from hive_core.child_processes import SupervisedProcess
 from hive_providers.backends.kit.cli_process import open_cli
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.probe import probe_backend
 
 __all__ = ["BackendShell", "TurnProcessBackend"]

@@ -14,12 +14,15 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Final
 
 import anyio
 
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
+from hive_core.child_processes import open_child
 from hive_protocol import excerpt
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.transport import ProcessTransport

@@ -7,7 +7,8 @@ values are is for the caller to read with these same helpers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 __all__ = ["as_array", "as_count", "as_list", "as_mapping", "as_object", "as_texts"]
 

@@ -17,22 +17,26 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_core.approvals import (
-    NO_RULES,
-    ApprovalService,
-    Judgement,
-    Outcome,
-    ToolCallPolicy,
-    Verdict,
-    decide,
-    strictest,
-)
-from hive_core.tool_names import EXECUTE_COMMAND, GLOB_FILES, GREP_FILES, LIST_DIRECTORY, READ_FILE
+from hive_core.approvals import NO_RULES
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import Judgement
+from hive_core.approvals import Outcome
+from hive_core.approvals import ToolCallPolicy
+from hive_core.approvals import Verdict
+from hive_core.approvals import decide
+from hive_core.approvals import strictest
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import GLOB_FILES
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import LIST_DIRECTORY
+from hive_core.tool_names import READ_FILE
 
 from .tool_calls import ToolCallTracker
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import Protocol
+from typing import TypeVar
 
 __all__ = ["KeptConnection", "usable"]
 

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, MOVE_FILE, READ_FILE
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import READ_FILE
 
-from .json_values import as_list, as_mapping, as_texts
-from .tool_calls import TOOL_NAMES, TrackedCall, text_of
+from .json_values import as_list
+from .json_values import as_mapping
+from .json_values import as_texts
+from .tool_calls import TOOL_NAMES
+from .tool_calls import TrackedCall
+from .tool_calls import text_of
 
 __all__ = ["permission_arguments", "raw_input"]
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, ClassVar, Final
+from typing import Any
+from typing import ClassVar
+from typing import Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -22,9 +24,12 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
 from hive_protocol import TurnEndEvent
-from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT, CliProcess
-from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
+from hive_providers.backends.kit.cli_process import CliProcess
+from hive_providers.backends.kit.errors import AgentProcessError
+from hive_providers.backends.kit.errors import BackendStartError
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 __all__ = ["ProcessTurn"]

@@ -8,13 +8,16 @@ local model endpoint lives beside it in :mod:`hive_providers.backends.offline`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
 from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Generic
+from typing import TypeVar
 
 from hive_core.tools import EventSink
-from hive_protocol import AgentWorkEvent, WorkItem, WorkItemStatus
+from hive_protocol import AgentWorkEvent
+from hive_protocol import WorkItem
+from hive_protocol import WorkItemStatus
 
 __all__ = ["Subagent", "Subagents", "stop_running", "subagent_work", "work_items"]
 

@@ -5,7 +5,8 @@ emitted only when no delta came)."""
 from __future__ import annotations
 
 from hive_core.tools import EventSink
-from hive_protocol import TextDeltaEvent, ThinkingDeltaEvent
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
 
 __all__ = ["TextStream"]
 

@@ -18,14 +18,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Final
 
-from hive_core.tool_names import DELETE_FILE, EDIT_FILE, EXECUTE_COMMAND, GREP_FILES, MOVE_FILE, READ_FILE
+from hive_core.tool_names import DELETE_FILE
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import GREP_FILES
+from hive_core.tool_names import MOVE_FILE
+from hive_core.tool_names import READ_FILE
 from hive_core.tools import EventSink
-from hive_protocol import RefusalKind, ToolEndEvent, ToolStartEvent
+from hive_protocol import RefusalKind
+from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
 
-from .json_values import as_array, as_mapping, as_object
+from .json_values import as_array
+from .json_values import as_mapping
+from .json_values import as_object
 
 __all__ = [
     "OUTPUT_LIMIT",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from hive_providers.backends.kit.json_values import as_list, as_mapping
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = ["output_text"]

@@ -13,14 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
 
 from .json_values import as_mapping
-from .judging import CallJudge, refusal_text, working_directory
-from .tool_calls import ToolCallTracker, text_of
+from .judging import CallJudge
+from .judging import refusal_text
+from .judging import working_directory
+from .tool_calls import ToolCallTracker
+from .tool_calls import text_of
 
 __all__ = [
     "TOOL_USE_KINDS",

@@ -12,14 +12,17 @@ import contextlib
 import json
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import msgspec
 from anyio.abc import ByteReceiveStream
 
 from hive_core.child_processes import SupervisedProcess
-from hive_protocol import LineSplitter, LineTooLong, excerpt
+from hive_protocol import LineSplitter
+from hive_protocol import LineTooLong
+from hive_protocol import excerpt
 
 from .json_values import as_object
 

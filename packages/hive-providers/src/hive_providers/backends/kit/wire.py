@@ -28,7 +28,14 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Final, Generic, Self, TypeVar, cast, final, get_args
+from typing import Any
+from typing import Final
+from typing import Generic
+from typing import Self
+from typing import TypeVar
+from typing import cast
+from typing import final
+from typing import get_args
 
 import msgspec
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_protocol import Question, QuestionOption
+from hive_protocol import Question
+from hive_protocol import QuestionOption
 
-from .wire import UI_REQUESTS, AskRequest
+from .wire import UI_REQUESTS
+from .wire import AskRequest
 
 __all__ = ["ASK_METHOD", "CANCEL_METHOD", "AskDialog", "AskQuestion", "answer_frame", "cancelled", "read_ask"]
 

@@ -34,19 +34,31 @@ from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.questions import Answers
 from hive_core.tools import EventSink
-from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendUnavailable
 from hive_providers.backends.kit.json_values import as_object
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
-from hive_providers.backends.offline import OfflineContext, cli_environment, private_home
-from hive_providers.backends.pi.backend import PiBackend, PiTurn
+from hive_providers.backends.offline import OfflineContext
+from hive_providers.backends.offline import cli_environment
+from hive_providers.backends.offline import private_home
+from hive_providers.backends.pi.backend import PiBackend
+from hive_providers.backends.pi.backend import PiTurn
 from hive_providers.backends.pi.events import RUN_ENDS
 from hive_providers.backends.pi.rpc import DIALOG_METHODS
 
-from .ask import ASK_METHOD, CANCEL_METHOD, AskDialog, answer_frame, cancelled, read_ask
-from .offline import OMP_PROVIDER, omp_recipe
+from .ask import ASK_METHOD
+from .ask import CANCEL_METHOD
+from .ask import AskDialog
+from .ask import answer_frame
+from .ask import cancelled
+from .ask import read_ask
+from .offline import OMP_PROVIDER
+from .offline import omp_recipe
 
 __all__ = ["OmpBackend", "OmpTurn"]
 

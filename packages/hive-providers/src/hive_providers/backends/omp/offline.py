@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from hive_providers.backends.offline import OfflineContext, home_environment
+from hive_providers.backends.offline import OfflineContext
+from hive_providers.backends.offline import home_environment
 
 __all__ = ["OMP_PROVIDER", "omp_recipe"]
 

@@ -25,7 +25,8 @@ import os
 import secrets
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -33,29 +34,33 @@ from anyio.abc import TaskGroup
 from hive_core.failures import ChatError
 from hive_core.tool_round import CANCELLED_CALL_TEXT
 from hive_core.tools import EventSink
-from hive_protocol import QuestionRequestEvent, UserMessageRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import BackendShell
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
-from hive_providers.backends.kit.errors import AgentProcessError, BackendStartError
+from hive_providers.backends.kit.errors import AgentProcessError
+from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import judge_call
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, text_of
-from hive_providers.backends.offline import prepare_offline, private_home
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import text_of
+from hive_providers.backends.offline import prepare_offline
+from hive_providers.backends.offline import private_home
 from hive_providers.backends.probe import require_executable
 
 from .events import OpenCodeEventMapper
-from .questions import (
-    DECLINED_MESSAGE,
-    AskedQuestions,
-    PermissionAsked,
-    form_answers,
-    question_answers,
-    read_form,
-    read_permission,
-    read_question,
-)
-from .server import OpenCodeServer, ServerGone
+from .questions import DECLINED_MESSAGE
+from .questions import AskedQuestions
+from .questions import PermissionAsked
+from .questions import form_answers
+from .questions import question_answers
+from .questions import read_form
+from .questions import read_permission
+from .questions import read_question
+from .server import OpenCodeServer
+from .server import ServerGone
 from .wire import decode_event
 
 __all__ = ["ASKING_PERMISSIONS", "OpenCodeServeBackend"]

@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Final
 
 import msgspec
 
 from hive_core.tools import EventSink
-from hive_protocol import StopReason, TurnEndEvent
+from hive_protocol import StopReason
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
-from hive_providers.backends.kit.subagent_work import Subagent, Subagents
+from hive_providers.backends.kit.subagent_work import Subagent
+from hive_providers.backends.kit.subagent_work import Subagents
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_kinds import by_kind

@@ -23,12 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_core.questions import Answers
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
-from hive_protocol import Question, QuestionOption
-from hive_providers.backends.kit.json_values import as_array, as_list, as_mapping
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
+from hive_protocol import Question
+from hive_protocol import QuestionOption
+from hive_providers.backends.kit.json_values import as_array
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.tool_calls import text_of
 

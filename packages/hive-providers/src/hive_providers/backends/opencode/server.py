@@ -13,14 +13,18 @@ import contextlib
 import json
 import re
 import subprocess
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import anyio
 import httpx2
 
-from hive_core.child_processes import SupervisedProcess, open_child
+from hive_core.child_processes import SupervisedProcess
+from hive_core.child_processes import open_child
 from hive_protocol import excerpt
 from hive_providers.backends.kit.cli_process import CliProcess
 from hive_providers.backends.kit.json_values import as_object

@@ -14,18 +14,29 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from hive_core.approvals import ApprovalService, ToolCallPolicy
-from hive_core.tool_names import EDIT_FILE, EXECUTE_COMMAND, READ_FILE, WRITE_FILE
-from hive_providers.backends.kit.json_values import as_list, as_mapping
-from hive_providers.backends.kit.judging import CallJudge, refusal_text, working_directory
+from hive_core.approvals import ApprovalService
+from hive_core.approvals import ToolCallPolicy
+from hive_core.tool_names import EDIT_FILE
+from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import READ_FILE
+from hive_core.tool_names import WRITE_FILE
+from hive_providers.backends.kit.json_values import as_list
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.judging import CallJudge
+from hive_providers.backends.kit.judging import refusal_text
+from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.permission_arguments import permission_arguments
-from hive_providers.backends.kit.tool_calls import ToolCallTracker, TrackedCall, text_of
+from hive_providers.backends.kit.tool_calls import ToolCallTracker
+from hive_providers.backends.kit.tool_calls import TrackedCall
+from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.tool_calls import tool_name as hive_tool_name
 
 from .events import TOOL_KINDS
-from .rpc import ApprovalDialog, approval_value
+from .rpc import ApprovalDialog
+from .rpc import approval_value
 
 __all__ = ["ToolJudge", "hive_arguments"]
 

@@ -25,9 +25,11 @@ quoting the end of Pi's stderr.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -35,30 +37,35 @@ from anyio.abc import TaskGroup
 from hive_core.child_processes import SupervisedProcess
 from hive_core.failures import ChatError
 from hive_core.tools import EventSink
-from hive_protocol import QuestionRequestEvent, TurnEndEvent, UserMessageRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
 from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
 from hive_providers.backends.kit.process_turn import ProcessTurn
-from hive_providers.backends.kit.specs import BackendOptions, LaunchSpec
+from hive_providers.backends.kit.specs import BackendOptions
+from hive_providers.backends.kit.specs import LaunchSpec
 from hive_providers.backends.kit.tool_calls import text_of
-from hive_providers.backends.offline import PI_PROVIDER, cli_environment, private_home
+from hive_providers.backends.offline import PI_PROVIDER
+from hive_providers.backends.offline import cli_environment
+from hive_providers.backends.offline import private_home
 from hive_providers.backends.probe import require_executable
 
 from .approvals import ToolJudge
-from .events import RUN_ENDS, PiEventMapper, run_failure
-from .rpc import (
-    APPROVAL_EXTENSION,
-    DIALOG_METHODS,
-    ApprovalDialog,
-    QuestionDialog,
-    answer_value,
-    cancelled,
-    read_approval,
-    read_dialog,
-    write_extension,
-)
+from .events import RUN_ENDS
+from .events import PiEventMapper
+from .events import run_failure
+from .rpc import APPROVAL_EXTENSION
+from .rpc import DIALOG_METHODS
+from .rpc import ApprovalDialog
+from .rpc import QuestionDialog
+from .rpc import answer_value
+from .rpc import cancelled
+from .rpc import read_approval
+from .rpc import read_dialog
+from .rpc import write_extension
 from .wire import decode_event
 
 __all__ = ["PiBackend", "PiTurn"]

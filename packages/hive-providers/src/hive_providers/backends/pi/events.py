@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from hive_core.tools import EventSink
-from hive_protocol import StopReason, TurnEndEvent
+from hive_protocol import StopReason
+from hive_protocol import TurnEndEvent
 from hive_providers.backends.kit.json_values import as_count
 from hive_providers.backends.kit.text_stream import TextStream
 from hive_providers.backends.kit.tool_calls import ToolCallTracker

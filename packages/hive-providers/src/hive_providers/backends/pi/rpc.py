@@ -19,11 +19,14 @@ import json
 from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from hive_protocol import Question
-from hive_providers.backends.kit.ask_user_question import question_answers, questions_of
-from hive_providers.backends.kit.json_values import as_mapping, as_object
+from hive_providers.backends.kit.ask_user_question import question_answers
+from hive_providers.backends.kit.ask_user_question import questions_of
+from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.json_values import as_object
 from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = [
