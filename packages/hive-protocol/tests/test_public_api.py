@@ -23,6 +23,7 @@ def test_all_is_sorted_and_complete() -> None:
         "requests",
         "values",
         "sequence",
+        "sse",
         "version",
     }
     assert public - submodules == set(names)
