@@ -65,6 +65,13 @@ class Served:
                     assert item.id is not None
                     yield int(item.id), json.loads(item.data)
 
+    def turn(
+        self, session: str, content: str, *, after: int | None = None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Send one message and read the stream (from ``after``) up to its ``turn_end``."""
+        assert self.send(session, {"type": "user_message", "content": content}).status_code == 202
+        return self.until(session, "turn_end", after=after)
+
     def until(self, session: str, kind: str, *, after: int | None = None) -> list[tuple[int, dict[str, Any]]]:
         """Read the stream from ``after`` up to and including the first event of ``kind``."""
         seen: list[tuple[int, dict[str, Any]]] = []
@@ -127,8 +134,7 @@ def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
     ws.use(server)
     with serving(ws) as served:
         session = served.open(session_id="web-1", working_directory=str(ws.project))
-        assert served.send(session, {"type": "user_message", "content": "hello"}).status_code == 202
-        first = served.until(session, "turn_end")
+        first = served.turn(session, "hello")
         assert [event["type"] for _, event in first] == [
             "session_started",
             "text_delta",
@@ -138,8 +144,7 @@ def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
         assert [position for position, _ in first] == [1, 2, 3, 4]
         assert first[0][1]["session_id"] == "web-1"
 
-        served.send(session, {"type": "user_message", "content": "and again"})
-        rest = served.until(session, "turn_end", after=4)  # a client that saw event 4 reconnects
+        rest = served.turn(session, "and again", after=4)  # a client that saw event 4 reconnects
         assert [position for position, _ in rest] == [5, 6]
         assert [event["type"] for _, event in rest] == ["text_delta", "turn_end"]
         again = served.until(session, "turn_end", after=2)  # replay from an earlier point: the same events
@@ -201,8 +206,7 @@ def test_a_malformed_body_is_a_400_and_passes_nothing_on(
         assert refused.status_code == 400
         assert message in refused.json()["error"]
         # The session is unharmed, and nothing of the refused body ran.
-        served.send(session, {"type": "user_message", "content": "still there?"})
-        events = [event for _, event in served.until(session, "turn_end")]
+        events = [event for _, event in served.turn(session, "still there?")]
         assert [user_texts(request)[-1] for request in model_requests(server)] == ["still there?"]
     assert events[-1]["stop_reason"] == "completed"
     bad_open = None
@@ -229,14 +233,9 @@ def test_a_session_opened_again_by_its_id_after_a_restart_continues_its_conversa
 ) -> None:
     server.add(text("Noted: blue."), text("Blue."))
     ws.use(server)
-    with serving(ws) as served:
-        session = served.open(session_id="keep-1", working_directory=str(ws.project))
-        served.send(session, {"type": "user_message", "content": "my colour is blue"})
-        served.until(session, "turn_end")
-    with serving(ws) as served:
-        session = served.open(session_id="keep-1", working_directory=str(ws.project))
-        served.send(session, {"type": "user_message", "content": "what is my colour?"})
-        served.until(session, "turn_end")
+    for message in ("my colour is blue", "what is my colour?"):
+        with serving(ws) as served:
+            served.turn(served.open(session_id="keep-1", working_directory=str(ws.project)), message)
     assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
 
 
@@ -266,8 +265,7 @@ def test_isolate_runs_each_session_in_its_own_agent_and_survives_its_death(
     ws.use(server)
     with serving(ws, "--isolate") as served:
         session = served.open(session_id="iso-1", working_directory=str(ws.project))
-        served.send(session, {"type": "user_message", "content": "first"})
-        first = served.until(session, "turn_end")
+        first = served.turn(session, "first")
         [agent] = _agent_pids("iso-1")
         assert agent != served.proc.process.pid
         served.send(session, {"type": "user_message", "content": "second"})
@@ -277,8 +275,7 @@ def test_isolate_runs_each_session_in_its_own_agent_and_survives_its_death(
         assert ended[-2][1]["type"] == "error"
         assert "agent process exited" in ended[-2][1]["message"]
         # The session goes on in a new agent, which knows the conversation.
-        served.send(session, {"type": "user_message", "content": "third"})
-        third = served.until(session, "turn_end", after=ended[-1][0])
+        third = served.turn(session, "third", after=ended[-1][0])
         assert "".join(e["content"] for _, e in third if e["type"] == "text_delta") == "Three."
         [second_agent] = _agent_pids("iso-1")
         assert second_agent != agent
