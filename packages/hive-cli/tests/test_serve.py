@@ -4,13 +4,17 @@ streams resumed with ``Last-Event-ID``, approvals (a stale answer is a 409), mal
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from collections.abc import Generator
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import msgspec
 import pytest
 from cli_harness import TIMEOUT
 from cli_harness import Proc
@@ -60,6 +64,13 @@ class Served:
                     assert isinstance(item, ServerSentEvent)
                     assert item.id is not None
                     yield int(item.id), json.loads(item.data)
+
+    def turn(
+        self, session: str, content: str, *, after: int | None = None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Send one message and read the stream (from ``after``) up to its ``turn_end``."""
+        assert self.send(session, {"type": "user_message", "content": content}).status_code == 202
+        return self.until(session, "turn_end", after=after)
 
     def until(self, session: str, kind: str, *, after: int | None = None) -> list[tuple[int, dict[str, Any]]]:
         """Read the stream from ``after`` up to and including the first event of ``kind``."""
@@ -123,8 +134,7 @@ def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
     ws.use(server)
     with serving(ws) as served:
         session = served.open(session_id="web-1", working_directory=str(ws.project))
-        assert served.send(session, {"type": "user_message", "content": "hello"}).status_code == 202
-        first = served.until(session, "turn_end")
+        first = served.turn(session, "hello")
         assert [event["type"] for _, event in first] == [
             "session_started",
             "text_delta",
@@ -134,8 +144,7 @@ def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
         assert [position for position, _ in first] == [1, 2, 3, 4]
         assert first[0][1]["session_id"] == "web-1"
 
-        served.send(session, {"type": "user_message", "content": "and again"})
-        rest = served.until(session, "turn_end", after=4)  # a client that saw event 4 reconnects
+        rest = served.turn(session, "and again", after=4)  # a client that saw event 4 reconnects
         assert [position for position, _ in rest] == [5, 6]
         assert [event["type"] for _, event in rest] == ["text_delta", "turn_end"]
         again = served.until(session, "turn_end", after=2)  # replay from an earlier point: the same events
@@ -197,8 +206,7 @@ def test_a_malformed_body_is_a_400_and_passes_nothing_on(
         assert refused.status_code == 400
         assert message in refused.json()["error"]
         # The session is unharmed, and nothing of the refused body ran.
-        served.send(session, {"type": "user_message", "content": "still there?"})
-        events = [event for _, event in served.until(session, "turn_end")]
+        events = [event for _, event in served.turn(session, "still there?")]
         assert [user_texts(request)[-1] for request in model_requests(server)] == ["still there?"]
     assert events[-1]["stop_reason"] == "completed"
     bad_open = None
@@ -225,12 +233,78 @@ def test_a_session_opened_again_by_its_id_after_a_restart_continues_its_conversa
 ) -> None:
     server.add(text("Noted: blue."), text("Blue."))
     ws.use(server)
-    with serving(ws) as served:
-        session = served.open(session_id="keep-1", working_directory=str(ws.project))
-        served.send(session, {"type": "user_message", "content": "my colour is blue"})
-        served.until(session, "turn_end")
-    with serving(ws) as served:
-        session = served.open(session_id="keep-1", working_directory=str(ws.project))
-        served.send(session, {"type": "user_message", "content": "what is my colour?"})
-        served.until(session, "turn_end")
+    for message in ("my colour is blue", "what is my colour?"):
+        with serving(ws) as served:
+            served.turn(served.open(session_id="keep-1", working_directory=str(ws.project)), message)
     assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
+
+
+def _agent_pids(session_id: str) -> list[int]:
+    """The ``hive run --http`` processes serving ``session_id`` (found by their command line)."""
+    pids: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--http" in command and session_id.encode() in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_isolate_runs_each_session_in_its_own_agent_and_survives_its_death(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        text("One."),
+        msgspec.structs.replace(text("partial ", "never sent"), stall_after_chunks=1),
+        text("Three."),
+    )
+    ws.use(server)
+    with serving(ws, "--isolate") as served:
+        session = served.open(session_id="iso-1", working_directory=str(ws.project))
+        first = served.turn(session, "first")
+        [agent] = _agent_pids("iso-1")
+        assert agent != served.proc.process.pid
+        served.send(session, {"type": "user_message", "content": "second"})
+        started = served.until(session, "text_delta", after=first[-1][0])
+        os.kill(agent, signal.SIGKILL)  # the agent dies mid-turn
+        ended = served.until(session, "turn_end", after=started[-1][0])
+        assert ended[-2][1]["type"] == "error"
+        assert "agent process exited" in ended[-2][1]["message"]
+        # The session goes on in a new agent, which knows the conversation.
+        third = served.turn(session, "third", after=ended[-1][0])
+        assert "".join(e["content"] for _, e in third if e["type"] == "text_delta") == "Three."
+        [second_agent] = _agent_pids("iso-1")
+        assert second_agent != agent
+        served.client.post(f"/api/sessions/{session}/close")
+        events = [event["type"] for _, event in served.events(session)]  # ends once the agent finished
+    assert events.count("session_started") == 1
+    assert events.count("turn_end") == 3
+    assert user_texts(model_requests(server)[-1])[0] == "first"
+    assert _agent_pids("iso-1") == []
+
+
+def test_an_external_agent_serves_a_session_through_the_agent_endpoints(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("From outside."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="ext-1", backend="external", working_directory=str(ws.project))
+        # The server's own sessions take no agent.
+        own = served.open(working_directory=str(ws.project))
+        refused = served.client.post(f"/api/agent/{own}/ready", json={"session_id": own})
+        assert (refused.status_code, refused.json()["code"]) == (409, "no_agent_session")
+        served.send(session, {"type": "user_message", "content": "hello"})
+        ws.env["HIVE_SERVE_TOKEN"] = TOKEN
+        agent = ws.spawn("run", "--http", served.url, "--session-id", "ext-1")
+        events = served.until(session, "turn_end")
+        served.client.post(f"/api/sessions/{session}/close")
+        assert [event for _, event in served.events(session)][-1]["type"] == "turn_end"  # ends once ended
+        assert agent.result(TIMEOUT).code == 0
+        listed = served.client.get(f"/api/sessions/{session}").json()
+    assert [event["type"] for _, event in events] == ["session_started", "text_delta", "turn_end"]
+    assert (listed["backend"], listed["status"]) == ("external", "ended")

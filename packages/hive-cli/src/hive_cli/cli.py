@@ -347,6 +347,12 @@ def run(**options: Any) -> None:
     help="The token clients must present (default: HIVE_SERVE_TOKEN, else a new random one each start).",
 )
 @click.option("--max-sessions", type=int, callback=_positive, help="Live sessions at most (429 past it).")
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Run each session's turns in a `hive run --http` process of its own, connecting back (a crash ends "
+    "only its turn).",
+)
 @click.option("-m", "--model", help="Default model of new sessions.")
 @click.option("--provider", help="Default provider of new sessions.")
 @click.option(
@@ -363,6 +369,7 @@ def serve(
     port: int,
     token: str | None,
     max_sessions: int | None,
+    isolate: bool,
     model: str | None,
     provider: str | None,
     agent: str | None,
@@ -379,7 +386,11 @@ def serve(
     from .commands.serve import serve_main
 
     options = HostOptions(model=model, provider=provider, agent=agent, allow=allow)
-    sys.exit(serve_main(host=host, port=port, token=token, max_sessions=max_sessions, options=options))
+    sys.exit(
+        serve_main(
+            host=host, port=port, token=token, max_sessions=max_sessions, isolate=isolate, options=options
+        )
+    )
 
 
 @cli.command(

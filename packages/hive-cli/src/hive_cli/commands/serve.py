@@ -20,7 +20,7 @@ _LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 
 
 def serve_main(
-    *, host: str, port: int, token: str | None, max_sessions: int | None, options: HostOptions
+    *, host: str, port: int, token: str | None, max_sessions: int | None, isolate: bool, options: HostOptions
 ) -> int:
     """Run ``hive serve`` until SIGINT or SIGTERM; returns the exit code."""
     chosen = token or os.environ.get("HIVE_SERVE_TOKEN") or secrets.token_urlsafe(24)
@@ -36,14 +36,20 @@ def serve_main(
     except OSError as exc:
         sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 1
-    return anyio.run(_serve, listener, host, chosen, max_sessions, options)
+    return anyio.run(_serve, listener, host, chosen, max_sessions, isolate, options)
 
 
 async def _serve(
-    listener: socket.socket, host: str, token: str, max_sessions: int | None, options: HostOptions
+    listener: socket.socket,
+    host: str,
+    token: str,
+    max_sessions: int | None,
+    isolate: bool,
+    options: HostOptions,
 ) -> int:
     import uvicorn
 
+    from hive_cli.serve.agents import AgentCommand
     from hive_cli.serve.app import ServeApp
     from hive_cli.serve.guard import Guard
     from hive_cli.serve.guard import allowed_hosts
@@ -51,7 +57,13 @@ async def _serve(
     port = int(listener.getsockname()[1])
     shown = f"[{host}]" if ":" in host else host
     async with anyio.create_task_group() as group:
-        served = ServeApp(group, defaults=options, max_sessions=max_sessions)
+        own = "127.0.0.1" if host in ("0.0.0.0", "localhost") else "[::1]" if host == "::" else shown
+        agents = (
+            AgentCommand(f"http://{own}:{port}", {**os.environ, "HIVE_SERVE_TOKEN": token})
+            if isolate
+            else None
+        )
+        served = ServeApp(group, defaults=options, max_sessions=max_sessions, isolate=agents)
         app = Guard(served.app, token=token, hosts=allowed_hosts(host, port))
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
         server = uvicorn.Server(config)

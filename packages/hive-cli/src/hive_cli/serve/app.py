@@ -36,6 +36,9 @@ from hive_cli.assemble import HostOptions
 from hive_core.session_id import new_session_id
 from hive_protocol import sse_event
 
+from .agents import EVENT_POSITION_HEADER
+from .agents import AgentCommand
+from .agents import EventsRefused
 from .hosted import HostedSession
 from .hosted import RequestRefused
 
@@ -44,6 +47,8 @@ __all__ = ["ServeApp", "SessionRequest"]
 PING_SECONDS: Final = 15.0
 """How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
+EXTERNAL: Final = "external"
+"""The backend of a session whose agent connects by itself to the agent endpoints."""
 
 
 class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -54,7 +59,8 @@ class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     working_directory: str | None = None
     """The project's folder; the server's own when absent."""
     backend: str | None = None
-    """``hive`` (the built-in loop, the default) or a coding-agent CLI's name."""
+    """``hive`` (the built-in loop, the default), a coding-agent CLI's name, or ``external``: an agent connects to
+    the session's agent endpoints by itself."""
     model: str | None = None
     """The model, replacing the configured one."""
     settings: dict[str, Any] | None = None
@@ -64,10 +70,19 @@ class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 class ServeApp:
     """The sessions of one ``hive serve`` and the Starlette app that serves them."""
 
-    def __init__(self, group: TaskGroup, *, defaults: HostOptions, max_sessions: int | None = None) -> None:
+    def __init__(
+        self,
+        group: TaskGroup,
+        *,
+        defaults: HostOptions,
+        max_sessions: int | None = None,
+        isolate: AgentCommand | None = None,
+    ) -> None:
         self._group = group
         self._defaults = defaults
         self.max_sessions = max_sessions
+        self.isolate = isolate
+        """How to start a session's own agent process (``--isolate``); ``None`` to run sessions in the server."""
         self.sessions: dict[str, HostedSession] = {}
         self.app: Final = Starlette(
             routes=[
@@ -78,6 +93,9 @@ class ServeApp:
                 Route("/api/sessions/{session_id}/events", self._events, methods=["GET"]),
                 Route("/api/sessions/{session_id}/requests", self._requests, methods=["POST"]),
                 Route("/api/sessions/{session_id}/close", self._close, methods=["POST"]),
+                Route("/api/agent/{session_id}/ready", self._agent_ready, methods=["POST"]),
+                Route("/api/agent/{session_id}/inbox", self._agent_inbox, methods=["GET"]),
+                Route("/api/agent/{session_id}/events", self._agent_events, methods=["POST"]),
             ],
             exception_handlers={_TooLarge: _too_large},
         )
@@ -110,14 +128,28 @@ class ServeApp:
         cwd = Path(wanted.working_directory) if wanted.working_directory else self._defaults.cwd
         if not cwd.is_dir():
             return _error(400, f"no such folder: {cwd}", "bad_request")
+        external = wanted.backend == EXTERNAL
         options = HostOptions(
             cwd=cwd,
             model=wanted.model or self._defaults.model,
             provider=self._defaults.provider,
-            agent=wanted.backend or self._defaults.agent,
+            agent=None if external else wanted.backend or self._defaults.agent,
             allow=self._defaults.allow,
         )
-        session = HostedSession(session_id, options, time.time())
+        if external:
+            session = HostedSession(session_id, options, time.time(), carrier="external")
+            session.backend = EXTERNAL
+        elif self.isolate is not None:
+            session = HostedSession(
+                session_id,
+                options,
+                time.time(),
+                carrier="isolated",
+                agent_command=self.isolate.command(session_id, options),
+                agent_environment=self.isolate.environment,
+            )
+        else:
+            session = HostedSession(session_id, options, time.time())
         self.sessions[session_id] = session
         await self._group.start(session.run)
         if session.ended and session.runner is None:
@@ -166,6 +198,60 @@ class ServeApp:
 
     def _session(self, request: Request) -> HostedSession | None:
         return self.sessions.get(request.path_params["session_id"])
+
+    def _agent_session(self, request: Request) -> HostedSession | Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        if session.carrier == "in_process":
+            return _error(
+                409, "this session's turns run in the server: it takes no agent", "no_agent_session"
+            )
+        if session.ended:
+            return _error(409, "the session has ended", "session_closed")
+        return session
+
+    async def _agent_ready(self, request: Request) -> Response:
+        session = self._agent_session(request)
+        if isinstance(session, Response):
+            return session
+        session.link.ready()
+        return Response(status_code=204)
+
+    async def _agent_inbox(self, request: Request) -> Response:
+        session = self._agent_session(request)
+        if isinstance(session, Response):
+            return session
+        last = request.headers.get("last-event-id", "").strip()
+        if last and not last.isdigit():
+            return _error(400, f"Last-Event-ID must be a request's position, not {last!r}", "bad_request")
+        after = int(last) if last else session.link.delivered
+        return StreamingResponse(_inbox(session, after), media_type="text/event-stream")
+
+    async def _agent_events(self, request: Request) -> Response:
+        session = self._agent_session(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            session.agent_events(request.headers.get(EVENT_POSITION_HEADER), await _body(request))
+        except EventsRefused as refused:
+            return _error(409, str(refused), "events_out_of_order")
+        return Response(status_code=204)
+
+
+async def _inbox(session: HostedSession, after: int) -> AsyncIterator[bytes]:
+    """The session's requests for its agent after position ``after``, then each new one, while the session lives."""
+    position = max(0, after)
+    link = session.link
+    while not session.ended:
+        while position < len(link.inbox):
+            position += 1
+            session.delivered(position)
+            yield sse_event(link.inbox[position - 1], position)
+        with anyio.move_on_after(PING_SECONDS) as waited:
+            await session.changed()
+        if waited.cancelled_caught:
+            yield b": ping\n\n"
 
 
 async def _stream(session: HostedSession, after: int) -> AsyncIterator[bytes]:

@@ -8,7 +8,10 @@ before any of them is passed on, so a malformed body changes nothing.
 from __future__ import annotations
 
 import math
+import subprocess
 import time
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,21 +21,32 @@ from anyio.abc import TaskStatus
 from hive_cli.assemble import HostOptions
 from hive_cli.errors import USER_ERRORS
 from hive_core import SessionRunner
+from hive_core.child_processes import SupervisedProcess
+from hive_core.child_processes import open_child
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
 from hive_protocol import HitlResponseRequest
 from hive_protocol import Request
+from hive_protocol import SessionStartedEvent
 from hive_protocol import ShutdownRequest
 from hive_protocol import ToolEndEvent
 from hive_protocol import TurnEndEvent
+from hive_protocol import UnknownEvent
 from hive_protocol import UnreadableRequest
 from hive_protocol import UserMessageRequest
+from hive_protocol import decode_event
 from hive_protocol import decode_request
 from hive_protocol import encode
 from hive_protocol import excerpt
 
+from .agents import AgentLink
+
 __all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
+
+Carrier = Literal["in_process", "isolated", "external"]
+"""Where a hosted session's turns run: in the server; in a ``hive run --http`` child of its own (``--isolate``);
+in an agent that connects to the agent endpoints by itself (``"backend": "external"``)."""
 
 SessionStatus = Literal["starting", "idle", "running", "waiting", "ended"]
 """What a hosted session is doing: opening; no turn; a turn runs; a turn waits for an approval; its input closed
@@ -57,6 +71,10 @@ class HostedSession:
     session_id: str
     options: HostOptions
     created_at: float
+    carrier: Carrier = "in_process"
+    agent_command: Sequence[str] = ()
+    """For an isolated session: the command of its agent (``hive run --http URL --session-id ID …``)."""
+    agent_environment: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.backend = self.options.agent or "hive"
@@ -67,6 +85,11 @@ class HostedSession:
         self.log: list[bytes] = []
         """Every event written, encoded (the SSE ``id`` of ``log[i]`` is ``i + 1``)."""
         self.runner: SessionRunner | None = None
+        self.opened = False
+        self.link = AgentLink()
+        """The agent endpoints' side of an isolated or external session."""
+        self.agent: SupervisedProcess | None = None
+        """An isolated session's running agent process."""
         self.input_closed = False
         self.ended = False
         self._turns_sent = 0
@@ -80,7 +103,7 @@ class HostedSession:
     def status(self) -> SessionStatus:
         if self.ended:
             return "ended"
-        if self.runner is None:
+        if not self.opened:
             return "starting"
         if self._turns_ended >= self._turns_sent:
             return "idle"
@@ -107,11 +130,29 @@ class HostedSession:
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open the session and serve it until its input closes and its last turn ends."""
+        try:
+            if self.carrier == "in_process":
+                await self._run_in_process(task_status)
+            else:
+                self.opened = True
+                task_status.started()
+                self._notify()
+                if self.carrier == "isolated":
+                    await self._run_isolated()
+                else:
+                    while not self._agent_done():
+                        await self.changed()
+        finally:
+            self.ended = True
+            self._notify()
+
+    async def _run_in_process(self, task_status: TaskStatus[None]) -> None:
         from hive_cli.serving import open_server_session
 
         try:
             async with open_server_session(self.options, self.session_id) as runner:
                 self.runner = runner
+                self.opened = True
                 task_status.started()
                 self._notify()
                 async with self._receive:
@@ -119,9 +160,44 @@ class HostedSession:
         except USER_ERRORS as exc:
             self.emit(ErrorEvent(message=str(exc), code="internal"))
             task_status.started()
-        finally:
-            self.ended = True
-            self._notify()
+
+    async def _run_isolated(self) -> None:
+        """One agent process at a time: started when there is something for it to read, started again after one
+        died (its turn ended with an ``error``), until the input closed and every turn ended."""
+        while not self._agent_done():
+            if self.link.delivered >= len(self.link.inbox):
+                await self.changed()
+                continue
+            self.agent = await open_child(
+                list(self.agent_command),
+                cwd=self.options.cwd,
+                env=self.agent_environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=None,  # the agent's complaints go where the server's own do
+            )
+            try:
+                code = await self.agent.wait()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    self.agent.kill_tree()
+                    await self.agent.aclose()
+            self._agent_died(code)
+
+    def _agent_died(self, code: int) -> None:
+        """End every turn the dead agent was sent and did not end: the running one, and those it had queued."""
+        outstanding = self.link.delivered_turns() - self._turns_ended
+        for index in range(outstanding):
+            if index == 0:
+                message = f"the session's agent process exited (status {code}) during the turn"
+            else:
+                message = f"not run: the session's agent process exited (status {code}) before this turn"
+            self.emit(ErrorEvent(message=message, code="internal"))
+            self.emit(TurnEndEvent())
+        self._asked.clear()
+
+    def _agent_done(self) -> bool:
+        return self.input_closed and self.queued == 0 and self.link.delivered >= len(self.link.inbox)
 
     def stop(self) -> None:
         """End the session now, as a signal does: the running turn is cancelled, queued ones dropped."""
@@ -129,6 +205,28 @@ class HostedSession:
         self._send.close()
         if self.runner is not None:
             self.runner.stop()
+        if self.carrier != "in_process":
+            self._turns_ended = self._turns_sent
+            self.link.delivered = len(self.link.inbox)
+            if self.agent is not None:
+                self.agent.kill_tree()
+            self._notify()
+
+    def delivered(self, position: int) -> None:
+        """The agent was sent the inbox up to ``position``."""
+        if position > self.link.delivered:
+            self.link.delivered = position
+            self._notify()
+
+    def agent_events(self, first: str | None, body: bytes) -> None:
+        """Log the lines of an agent's events batch that were not logged before (see :class:`AgentLink`)."""
+        for line in self.link.take(first, body):
+            event = decode_event(line)
+            if isinstance(event, UnknownEvent):
+                self.log.append(line + b"\n")
+                self._notify()
+            elif not (isinstance(event, SessionStartedEvent) and self.log):
+                self.emit(event)  # a later agent's session_started is not news to the session's readers
 
     def emit(self, event: Event) -> None:
         """The runner's event sink: log the event and wake the readers."""
@@ -166,7 +264,10 @@ class HostedSession:
                     self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
             elif isinstance(request, ShutdownRequest):
                 self.input_closed = True
-            self._send.send_nowait(request)
+            if self.carrier == "in_process":
+                self._send.send_nowait(request)
+            else:
+                self.link.add(encode(request).rstrip(b"\n"), turn=isinstance(request, UserMessageRequest))
         if self.input_closed:
             self._send.close()
         self._notify()
@@ -177,6 +278,8 @@ class HostedSession:
         if not self.input_closed:
             self.input_closed = True
             self._send.close()
+            if self.carrier != "in_process":
+                self.link.add(encode(ShutdownRequest()).rstrip(b"\n"), turn=False)
             self._notify()
 
     async def changed(self) -> None:
