@@ -386,6 +386,21 @@ class Workspace:
         self.trust_now()
         return Background.start(list(args), self)
 
+    def git(
+        self, *args: str, env: Mapping[str, str], timeout: float = 60, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """The user's own git in the project (plain, as they would type it), with ``env`` (an identity, say) over
+        the workspace's environment."""
+        return subprocess.run(
+            ["git", *args],
+            cwd=self.project,
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+        )
+
     def sessions(self) -> list[dict[str, Any]]:
         """The project's sessions as ``hive sessions list -o json`` documents them, newest first.
 

@@ -129,16 +129,8 @@ ATTRIBUTES = """
 
 
 def _git(ws: Workspace, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The user's own git in the project (plain, as they would type it)."""
-    return subprocess.run(
-        ["git", *args],
-        cwd=ws.project,
-        env={**ws.env, **IDENTITY},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=check,
-    )
+    """The user's own git in the project, with :data:`IDENTITY`."""
+    return ws.git(*args, env=IDENTITY, check=check)
 
 
 def _repository(ws: Workspace) -> None:

@@ -164,8 +164,18 @@ def _sleeps(tasks: list[Task], *seconds: int) -> bool:
 # -- the scenarios ---------------------------------------------------------------------------------------------
 
 
-def _prepare(ws: Workspace, server: ScriptedModelServer, activity: str) -> tuple[tuple[int, ...], Path]:
-    """Script the model's call for ``activity``; return the sleeps it leaves running and the MCP marker file."""
+@dataclass(frozen=True)
+class Busy:
+    """What runs when the signal comes: the activity (one of :data:`ACTIVITIES`), the sleeps it leaves running and
+    the MCP marker file."""
+
+    activity: str
+    sleeps: tuple[int, ...]
+    marker: Path
+
+
+def _prepare(ws: Workspace, server: ScriptedModelServer, activity: str) -> Busy:
+    """Script the model's call for ``activity``."""
     ws.use(server).allow_all()
     marker = ws.root / "mcp-child.pid"
     if activity == "unsandboxed":
@@ -174,7 +184,7 @@ def _prepare(ws: Workspace, server: ScriptedModelServer, activity: str) -> tuple
         server.add(
             calls(("c1", "execute_command", {"command": COMMAND, "timeout_ms": 600_000})), text("Done.")
         )
-        return (300, 301, 302), marker
+        return Busy(activity, (300, 301, 302), marker)
     script = ws.root / "lifetime_server.py"
     script.write_text(MCP_SERVER, encoding="utf-8")
     plugins = {
@@ -182,26 +192,38 @@ def _prepare(ws: Workspace, server: ScriptedModelServer, activity: str) -> tuple
     }
     (ws.project / ".hive" / "plugins.yaml").write_text(json.dumps(plugins), encoding="utf-8")
     server.add(calls(("c1", "mcp__lifetime__block", {"marker": str(marker)})), text("Done."))
-    return (303,), marker
+    return Busy(activity, (303,), marker)
 
 
-def _wait_busy(
-    proc: Proc, reaper: Reaper, sleeps: tuple[int, ...], marker: Path, activity: str
-) -> list[Task]:
+@pytest.fixture(params=ACTIVITIES)
+def busy(request: pytest.FixtureRequest, ws: Workspace, server: ScriptedModelServer) -> Busy:
+    """The model's call scripted for each activity in turn."""
+    activity: str = request.param
+    return _prepare(ws, server, activity)
+
+
+@pytest.fixture(params=list(_SIGNALS))
+def signum(request: pytest.FixtureRequest) -> signal.Signals:
+    """Each signal that ends hive in turn."""
+    name: str = request.param
+    return _SIGNALS[name]
+
+
+def _wait_busy(proc: Proc, reaper: Reaper, busy: Busy) -> list[Task]:
     """Wait until the call is under way (its processes all started); return hive's process tree then."""
     pid = proc.process.pid
 
-    def busy() -> list[Task] | None:
+    def running() -> list[Task] | None:
         if proc.process.poll() is not None:
             raise AssertionError(f"hive exited early ({proc.process.returncode}); stderr:\n{proc.stderr}")
         tree = reaper.note(descendants(pid))
         # The MCP server's child left the server's session: not a descendant of hive any more once its parent
         # dies, but still one now.
-        if activity == "mcp" and not marker.exists():
+        if busy.activity == "mcp" and not busy.marker.exists():
             return None
-        return tree if _sleeps(tree, *sleeps) else None
+        return tree if _sleeps(tree, *busy.sleeps) else None
 
-    tree = wait_until(busy, what=f"the {activity} to be running")
+    tree = wait_until(running, what=f"the {busy.activity} to be running")
     assert tree is not None
     assert any("_watchdog.py" in task.command for task in tree), tree  # started with the first child
     return tree
@@ -217,12 +239,11 @@ def _assert_all_gone(reaper: Reaper, tree: list[Task]) -> None:
         raise AssertionError(f"still running: {reaper.survivors()}\nthe tree was: {tree}") from None
 
 
-def _stopped_by(signum: int, proc: Proc, reaper: Reaper, busy: tuple[tuple[int, ...], Path, str]) -> bool:
-    """Send ``signum`` to hive once the activity ``busy`` (:func:`_prepare`'s sleeps and marker, the activity)
-    runs: every process hive started must be gone and hive must exit as the signal says (killed by SIGKILL, else
-    with 128 + its number). Whether hive ended by itself (anything but SIGKILL)."""
-    sleeps, marker, activity = busy
-    tree = _wait_busy(proc, reaper, sleeps, marker, activity)
+def _stopped_by(signum: int, proc: Proc, reaper: Reaper, busy: Busy) -> bool:
+    """Send ``signum`` to hive once the activity ``busy`` runs: every process hive started must be gone and hive
+    must exit as the signal says (killed by SIGKILL, else with 128 + its number). Whether hive ended by itself
+    (anything but SIGKILL)."""
+    tree = _wait_busy(proc, reaper, busy)
     proc.signal(signum)
     code = proc.wait()
     _assert_all_gone(reaper, tree)
@@ -233,16 +254,10 @@ def _stopped_by(signum: int, proc: Proc, reaper: Reaper, busy: tuple[tuple[int, 
     return True
 
 
-@pytest.mark.parametrize("activity", ACTIVITIES)
-@pytest.mark.parametrize("name", ["SIGKILL", "SIGTERM", "SIGINT"])
-def test_one_shot_leaves_no_process_behind(
-    ws: Workspace, server: ScriptedModelServer, reaper: Reaper, name: str, activity: str
-) -> None:
-    signum = _SIGNALS[name]
-    sleeps, marker = _prepare(ws, server, activity)
+def test_one_shot_leaves_no_process_behind(ws: Workspace, reaper: Reaper, busy: Busy, signum: int) -> None:
     with ws.start("-p", "run the thing", "-o", "json") as proc:
         proc.close_stdin()  # nothing is piped in: -p need not wait for it
-        if not _stopped_by(signum, proc, reaper, (sleeps, marker, activity)):
+        if not _stopped_by(signum, proc, reaper, busy):
             return
     doc = json.loads(proc.stdout)
     assert (doc["error"], doc["stop_reason"], doc["exit_code"]) == ("cancelled", "cancelled", 128 + signum), (
@@ -250,18 +265,14 @@ def test_one_shot_leaves_no_process_behind(
     )
 
 
-@pytest.mark.parametrize("activity", ACTIVITIES)
-@pytest.mark.parametrize("name", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_server_leaves_no_process_behind_and_ends_the_turn(
-    ws: Workspace, server: ScriptedModelServer, reaper: Reaper, name: str, activity: str
+    ws: Workspace, server: ScriptedModelServer, reaper: Reaper, busy: Busy, signum: int
 ) -> None:
-    signum = _SIGNALS[name]
-    sleeps, marker = _prepare(ws, server, activity)
     with ws.serve("--session-id", "lifetime-1") as proc:
         proc.send({"type": "user_message", "content": "run the thing"})
         # Queued behind the running turn: a signal ends the session, so this one never starts.
         proc.send({"type": "user_message", "content": "and then this"})
-        if not _stopped_by(signum, proc, reaper, (sleeps, marker, activity)):
+        if not _stopped_by(signum, proc, reaper, busy):
             return
     events: list[dict[str, Any]] = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events] == ["session_started", "tool_start", "tool_end", "turn_end"], events
@@ -274,10 +285,10 @@ def test_server_leaves_no_process_behind_and_ends_the_turn(
 def test_a_second_sigint_leaves_at_once_and_still_kills_the_children(
     ws: Workspace, server: ScriptedModelServer, reaper: Reaper
 ) -> None:
-    sleeps, marker = _prepare(ws, server, "mcp")
+    busy = _prepare(ws, server, "mcp")
     with ws.serve() as proc:
         proc.send({"type": "user_message", "content": "run the thing"})
-        tree = _wait_busy(proc, reaper, sleeps, marker, "mcp")
+        tree = _wait_busy(proc, reaper, busy)
         proc.signal(signal.SIGINT)
         proc.signal(signal.SIGINT)
         code = proc.wait()

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 from typing import Any
 
 import pytest
@@ -193,16 +192,7 @@ def test_auto_commit_commits_the_agents_changes(ws: Workspace, server: ScriptedM
         identity |= {f"GIT_{role}_NAME": "t", f"GIT_{role}_EMAIL": "t@example.com"}
 
     def git(*args: str) -> str:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=ws.project,
-            env={**ws.env, **identity},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-        return done.stdout
+        return ws.git(*args, env=identity, timeout=30).stdout
 
     git("init", "-q")
     git("commit", "-q", "--allow-empty", "-m", "start")

@@ -7,6 +7,8 @@ message reaches it whole, an attached file's content reaches it after the messag
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,12 @@ def leave(term: Terminal) -> None:
     assert term.wait() == 0
 
 
-def xterm(ws: Workspace, *args: str) -> Terminal:
-    return ws.terminal(*args, term="xterm-256color")
+@contextmanager
+def xterm(ws: Workspace, *args: str) -> Generator[Terminal]:
+    """``hive args...`` on an xterm, once its editor is ready for the first message."""
+    with ws.terminal(*args, term="xterm-256color") as term:
+        ready(term)
+        yield term
 
 
 def request_model(body: Any) -> str:
@@ -58,9 +64,7 @@ def test_a_paste_of_three_lines_is_one_message_and_alt_enter_inserts_a_new_line(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(text("Got the paste."), text("Got two lines."))
-    ws.use(server)
-    with xterm(ws) as term:
-        ready(term)
+    with xterm(ws.use(server)) as term:
         term.type(f"{PASTE_START}def f():\n    return 1\nprint(f()){PASTE_END}")
         term.type("\r")
         term.expect("Got the paste.")
@@ -77,15 +81,12 @@ def test_history_is_kept_in_the_hive_home_and_up_recalls_it(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(text("One."), text("Again."))
-    ws.use(server)
-    with xterm(ws) as term:
-        ready(term)
+    with xterm(ws.use(server)) as term:
         term.type("remember this line\r")
         term.expect("One.")
         leave(term)
     assert "remember this line" in (ws.home / "history").read_text(encoding="utf-8")
     with xterm(ws) as term:  # a new process: the history comes from the file
-        ready(term)
         term.type(UP)
         term.expect("remember this line")
         term.type("\r")
@@ -99,7 +100,6 @@ def test_tab_completes_commands_and_project_paths(ws: Workspace, server: Scripte
     (ws.project / "docs" / "notes-on-design.md").write_text("Use small modules.\n", encoding="utf-8")
     server.add(text("Read them."))
     with xterm(ws.use(server)) as term:
-        ready(term)
         term.type("/sess")
         term.type("\t")
         term.expect("ions")  # the only command starting so: completed (drawn as what changed)
@@ -284,7 +284,6 @@ def test_a_history_that_cannot_be_read_or_written_is_no_traceback(
     (ws.home / "history").mkdir()
     server.add(text("Fine."))
     with xterm(ws.use(server)) as term:
-        ready(term)
         term.type("hi\r")
         term.expect("Fine.")
         leave(term)
