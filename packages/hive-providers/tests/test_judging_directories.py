@@ -28,6 +28,7 @@ from hive_providers.backends.acp.services import AcpClientServices
 from hive_providers.backends.claude.control import PermissionResponder
 from hive_providers.backends.codex import CodexBackend
 from hive_providers.backends.copilot.turn import CopilotTurn
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.judging import judge_call
 from hive_providers.backends.kit.judging import verdict_of
 from hive_providers.backends.kit.judging import working_directory
@@ -182,10 +183,12 @@ async def _claude_grep(places: Places, command: str, extra: dict[str, Any]) -> b
 
 async def _pi(places: Places, command: str, extra: dict[str, Any]) -> bool:
     judge = ToolJudge(
-        tracker=ToolCallTracker(lambda event: None),
-        cwd=places.project,
-        policy=places.policy,
-        approvals=places,
+        JudgingContext(
+            tracker=ToolCallTracker(lambda event: None),
+            cwd=places.project,
+            policy=places.policy,
+            approvals=places,
+        )
     )
     # An extension's command tool that takes a working directory.
     dialog = ApprovalDialog("r1", "c1", "run", {"command": command, **extra})

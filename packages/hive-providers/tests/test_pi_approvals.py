@@ -17,6 +17,7 @@ from hive_core.testing import Approver
 from hive_protocol import Event
 from hive_protocol import ToolEndEvent
 from hive_protocol import ToolStartEvent
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.pi.approvals import ToolJudge
 from hive_providers.backends.pi.approvals import hive_arguments
@@ -55,7 +56,8 @@ def _judge(tmp_path: Path, approvals: Approver | None) -> tuple[ToolJudge, ToolC
     events: list[Event] = []
     tracker = ToolCallTracker(events.append)
     tracker.upsert({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "bash", "kind": "execute"})
-    return ToolJudge(tracker=tracker, cwd=tmp_path, policy=_Policy(), approvals=approvals), tracker, events
+    judge = ToolJudge(JudgingContext(tracker=tracker, cwd=tmp_path, policy=_Policy(), approvals=approvals))
+    return judge, tracker, events
 
 
 def test_pi_tools_are_judged_as_hive_tools(tmp_path: Path) -> None:

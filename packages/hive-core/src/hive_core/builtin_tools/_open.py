@@ -31,8 +31,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
-from typing import Self
 
+from hive_core._closing import Closing
 from hive_core.approvals import Verdict
 from hive_core.permissions.evaluate import PermissionPolicy
 from hive_core.tools import ToolContext
@@ -110,7 +110,7 @@ def judge_of(ctx: ToolContext, category: Literal["read", "edit"]) -> Judge:
 
 
 @dataclass
-class _Descriptor:
+class _Descriptor(Closing):
     """An open descriptor: close it (or use it as a context manager)."""
 
     fd: int
@@ -119,12 +119,6 @@ class _Descriptor:
     def close(self) -> None:
         """Close the descriptor."""
         os.close(self.fd)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
 
 
 @dataclass

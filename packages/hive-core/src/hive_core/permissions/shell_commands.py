@@ -28,7 +28,7 @@ from .shell_syntax import ShellWord
 from .shell_syntax import SimpleCommand
 from .shell_syntax import dangerous_variable
 
-__all__ = ["SHELLS", "Invocation", "analyse", "program_name"]
+__all__ = ["SHELLS", "CommandReach", "Invocation", "analyse", "program_name"]
 
 Access = Literal["read", "edit"]
 
@@ -60,13 +60,9 @@ _DECLARING_BUILTINS = frozenset({"declare", "typeset", "local", "export", "reado
 
 
 @dataclass
-class Invocation:
-    """What one simple command does, as far as the permission rules care."""
+class CommandReach:
+    """What commands touch, as far as the permission rules care, and why any of it cannot be told."""
 
-    nested: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
-    """Commands it runs (what a wrapper wraps), each judged on its own."""
-    scripts: list[str] = field(default_factory=list[str])
-    """Shell scripts it runs, given as fixed text (a ``bash -c`` payload): parsed and judged in full."""
     paths: list[tuple[Access, ShellWord]] = field(default_factory=list[tuple[Access, ShellWord]])
     """Files it reads or changes."""
     trees: list[ShellWord] = field(default_factory=list[ShellWord])
@@ -81,6 +77,25 @@ class Invocation:
     """Operands of a git command that prints file contents (``git diff``, ``log``, ``show``, ``blame``) that may
     be paths, each with whether it must be one (after ``--``): git reads the file, and compares a path outside
     the work tree as ``--no-index`` does."""
+
+    def add(self, other: CommandReach) -> None:
+        """Add what ``other`` touches (its ``denied``, when this has none)."""
+        self.paths.extend(other.paths)
+        self.trees.extend(other.trees)
+        self.directories.extend(other.directories)
+        self.problems.extend(other.problems)
+        self.denied = self.denied or other.denied
+        self.repository_paths.extend(other.repository_paths)
+
+
+@dataclass
+class Invocation(CommandReach):
+    """What one simple command does, as far as the permission rules care."""
+
+    nested: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    """Commands it runs (what a wrapper wraps), each judged on its own."""
+    scripts: list[str] = field(default_factory=list[str])
+    """Shell scripts it runs, given as fixed text (a ``bash -c`` payload): parsed and judged in full."""
     launched: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     """Programs a launcher may start (``python -m pytest``, ``uv run pytest``): their options and files are
     analysed as the program's own, but the bash rules judge the command as written, not these."""

@@ -24,6 +24,7 @@ from .paths import glob_base
 from .shell import always_denied
 from .shell import risk_level
 from .shell_commands import Access
+from .shell_commands import CommandReach
 from .shell_commands import analyse
 from .shell_commands import program_name
 from .shell_syntax import CommandLine
@@ -59,15 +60,9 @@ class ShellRules:
 
 
 @dataclass
-class _Findings:
+class _Findings(CommandReach):
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     programs: set[str] = field(default_factory=set[str])
-    paths: list[tuple[Access, ShellWord]] = field(default_factory=list[tuple[Access, ShellWord]])
-    trees: list[ShellWord] = field(default_factory=list[ShellWord])
-    repository_paths: list[tuple[ShellWord, bool]] = field(default_factory=list[tuple[ShellWord, bool]])
-    directories: list[ShellWord] = field(default_factory=list[ShellWord])
-    problems: list[str] = field(default_factory=list[str])
-    denied: str | None = None
 
 
 def judge_command(command: str, rules: ShellRules) -> Verdict:
@@ -137,12 +132,7 @@ def _collect(line: CommandLine, findings: _Findings, depth: int) -> None:
         if simple.name is not None:
             findings.programs.add(program_name(simple.name))
         invocation = analyse(simple)
-        findings.problems.extend(invocation.problems)
-        findings.paths.extend(invocation.paths)
-        findings.trees.extend(invocation.trees)
-        findings.repository_paths.extend(invocation.repository_paths)
-        findings.directories.extend(invocation.directories)
-        findings.denied = findings.denied or invocation.denied
+        findings.add(invocation)
         pending[:0] = [(nested, judged) for nested in invocation.nested] + [
             (launched, False) for launched in invocation.launched
         ]

@@ -22,7 +22,6 @@ from collections import deque
 from collections.abc import AsyncIterable
 from collections.abc import Awaitable
 from collections.abc import Callable
-from types import TracebackType
 from typing import Final
 from typing import Protocol
 from typing import Self
@@ -30,6 +29,7 @@ from typing import Self
 import anyio
 from anyio.abc import TaskStatus
 
+from hive_core._closing import Closing
 from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.session_id import new_session_id
@@ -282,7 +282,7 @@ class _Started:
             self._status.started(value)
 
 
-class _TurnQueue:
+class _TurnQueue(Closing):
     """Turns waiting to run, bounded in number and in text; :meth:`put` waits for room (backpressure).
 
     Iterating takes turns in order until the queue is closed and empty.
@@ -308,14 +308,6 @@ class _TurnQueue:
     def close(self) -> None:
         self._closed = True
         self._notify()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __aiter__(self) -> Self:
         return self

@@ -51,12 +51,12 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from contextlib import suppress
 from pathlib import Path
-from types import TracebackType
 from typing import Final
 from typing import Literal
 
 import msgspec
 
+from hive_core._closing import Closing
 from hive_core.messages import Message
 from hive_core.session_id import new_session_id
 from hive_core.turn_request import TurnRequest
@@ -187,7 +187,7 @@ _COLUMNS: Final = (
 _NEXT_TOUCH: Final = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM sessions)"
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(Closing, SessionStore):
     """A :class:`~hive_core.sessions.SessionStore` in one SQLite database (WAL), safe across processes.
 
     Nothing touches the disk until the first call; the directory, the database and its schema are created then.
@@ -216,14 +216,6 @@ class SqliteSessionStore(SessionStore):
         self._leases: list[SessionLease] = []
 
     # -- connection ------------------------------------------------------------------------------------------
-
-    def __enter__(self) -> SqliteSessionStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Give up the leases this store took, and close the connection (a later call opens it again)."""

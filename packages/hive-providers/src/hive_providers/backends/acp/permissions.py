@@ -23,8 +23,6 @@ from typing import Literal
 from acp import RequestError
 
 from hive_core.approvals import ApprovalRequest
-from hive_core.approvals import ApprovalService
-from hive_core.approvals import ToolCallPolicy
 from hive_core.approvals import Verdict
 from hive_core.tool_names import EDIT_FILE
 from hive_core.tool_names import EXECUTE_COMMAND
@@ -33,12 +31,11 @@ from hive_core.tool_names import WRITE_FILE
 from hive_protocol import RefusalKind
 from hive_providers.backends.kit.json_values import as_list
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.judging import CallJudge
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.judging import verdict_of
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.permission_arguments import permission_arguments
 from hive_providers.backends.kit.permission_arguments import raw_input
-from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_calls import text_of
 
 __all__ = [
@@ -116,24 +113,17 @@ def _refused(what: str, reason: str) -> RequestError:
 class AcpPermissions:
     """Judges one turn's permission requests and authorises its file and terminal requests (see the module).
 
-    ``policy`` judges first (``None``: every request is asked about); ``approvals`` answers the ``ask`` verdicts
-    (``None``: they are refused).
+    The ``context``'s policy judges first (``None``: every request is asked about); its approvals answer the
+    ``ask`` verdicts (``None``: they are refused).
     """
 
-    def __init__(
-        self,
-        *,
-        tracker: ToolCallTracker,
-        cwd: Path,
-        policy: ToolCallPolicy | None,
-        approvals: ApprovalService | None,
-    ) -> None:
-        self._tracker = tracker
-        self._cwd = cwd
-        self.policy = policy
+    def __init__(self, context: JudgingContext) -> None:
+        self._tracker = context.tracker
+        self._cwd = context.cwd
+        self.policy = context.policy
         """The permission rules the turn's requests are judged by."""
-        self._approvals = approvals
-        self._judge = CallJudge(policy, approvals, tracker, cwd)
+        self._approvals = context.approvals
+        self._judge = context.judge()
         self._granted: list[tuple[str, str, str]] = []
 
     def resolve(self, path: str) -> Path:

@@ -24,6 +24,7 @@ from hive_core.questions import QuestionService
 from hive_core.sandbox import SandboxSettings
 from hive_core.tools import EventSink
 from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.tool_calls import ToolCallTracker
 
 from .files import AcpFiles
@@ -58,7 +59,9 @@ class AcpClientServices:
     ) -> None:
         self._emit = emit
         project = Path(os.path.abspath(cwd))
-        self._permissions = AcpPermissions(tracker=tracker, cwd=project, policy=policy, approvals=approvals)
+        self._permissions = AcpPermissions(
+            JudgingContext(tracker=tracker, cwd=project, policy=policy, approvals=approvals)
+        )
         self._questions = PermissionQuestions(tracker=tracker, questions=questions)
         self._files = AcpFiles(self._permissions)
         self._terminals = AcpTerminals(cwd=project, permissions=self._permissions, sandbox=sandbox)

@@ -45,6 +45,7 @@ __all__ = [
     "WORKING_DIRECTORY_KEYS",
     "CallJudge",
     "Judgement",
+    "JudgingContext",
     "Outcome",
     "elsewhere",
     "judge_call",
@@ -210,3 +211,21 @@ class CallJudge:
             cwd=cwd,
             project=self.project,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgingContext:
+    """What an adapter judges one turn's calls in: the turn's calls, the project, the rules and the approver."""
+
+    tracker: ToolCallTracker
+    """The turn's tool calls."""
+    cwd: Path
+    """The absolute directory the CLI was started in."""
+    policy: ToolCallPolicy | None
+    """The permission rules (``None``: every call is asked about)."""
+    approvals: ApprovalService | None
+    """Who answers what the rules ask about (``None``: nobody, so it is refused)."""
+
+    def judge(self) -> CallJudge:
+        """The :class:`CallJudge` of this turn."""
+        return CallJudge(self.policy, self.approvals, self.tracker, self.cwd)

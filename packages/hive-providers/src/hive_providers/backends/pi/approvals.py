@@ -17,19 +17,16 @@ from pathlib import Path
 from typing import Any
 from typing import Final
 
-from hive_core.approvals import ApprovalService
-from hive_core.approvals import ToolCallPolicy
 from hive_core.tool_names import EDIT_FILE
 from hive_core.tool_names import EXECUTE_COMMAND
 from hive_core.tool_names import READ_FILE
 from hive_core.tool_names import WRITE_FILE
 from hive_providers.backends.kit.json_values import as_list
 from hive_providers.backends.kit.json_values import as_mapping
-from hive_providers.backends.kit.judging import CallJudge
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.judging import refusal_text
 from hive_providers.backends.kit.judging import working_directory
 from hive_providers.backends.kit.permission_arguments import permission_arguments
-from hive_providers.backends.kit.tool_calls import ToolCallTracker
 from hive_providers.backends.kit.tool_calls import TrackedCall
 from hive_providers.backends.kit.tool_calls import text_of
 from hive_providers.backends.kit.tool_calls import tool_name as hive_tool_name
@@ -92,17 +89,10 @@ def _pi_input(tool: str, modified: Mapping[str, Any] | None) -> dict[str, Any]:
 class ToolJudge:
     """Answers one turn's approval dialogs (see the module)."""
 
-    def __init__(
-        self,
-        *,
-        tracker: ToolCallTracker,
-        cwd: Path,
-        policy: ToolCallPolicy | None,
-        approvals: ApprovalService | None,
-    ) -> None:
-        self._tracker = tracker
-        self._cwd = cwd
-        self._judge = CallJudge(policy, approvals, tracker, cwd)
+    def __init__(self, context: JudgingContext) -> None:
+        self._tracker = context.tracker
+        self._cwd = context.cwd
+        self._judge = context.judge()
 
     async def judge(self, dialog: ApprovalDialog) -> dict[str, Any]:
         """The ``extension_ui_response`` for one held call."""

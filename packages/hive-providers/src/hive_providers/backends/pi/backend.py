@@ -44,6 +44,7 @@ from hive_providers.backends.kit.backend_shell import TurnProcessBackend
 from hive_providers.backends.kit.cli_process import FAILED_CALL_TEXT
 from hive_providers.backends.kit.errors import BackendStartError
 from hive_providers.backends.kit.json_values import as_mapping
+from hive_providers.backends.kit.judging import JudgingContext
 from hive_providers.backends.kit.process_turn import ProcessTurn
 from hive_providers.backends.kit.specs import BackendOptions
 from hive_providers.backends.kit.specs import LaunchSpec
@@ -200,10 +201,12 @@ class PiTurn(ProcessTurn):
         self.mapper = PiEventMapper(emit, self.tracker)
         self.judge = (
             ToolJudge(
-                tracker=self.tracker,
-                cwd=self.options.cwd.absolute(),
-                policy=self.options.policy,
-                approvals=self.options.approvals,
+                JudgingContext(
+                    tracker=self.tracker,
+                    cwd=self.options.cwd.absolute(),
+                    policy=self.options.policy,
+                    approvals=self.options.approvals,
+                )
             )
             if rpc and backend.gates_tools
             else None
