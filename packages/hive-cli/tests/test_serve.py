@@ -228,15 +228,45 @@ def test_past_max_sessions_a_new_session_is_a_429(ws: Workspace, server: Scripte
         assert len(served.client.get("/api/sessions").json()["sessions"]) == 1
 
 
-def test_a_session_opened_again_by_its_id_after_a_restart_continues_its_conversation(
+def test_a_server_killed_and_started_again_lists_replays_and_continues_its_sessions(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     server.add(text("Noted: blue."), text("Blue."))
     ws.use(server)
-    for message in ("my colour is blue", "what is my colour?"):
-        with serving(ws) as served:
-            served.turn(served.open(session_id="keep-1", working_directory=str(ws.project)), message)
+    with serving(ws) as served:  # leaving the block is kill -9
+        session = served.open(session_id="keep-1", working_directory=str(ws.project))
+        before = served.turn(session, "my colour is blue")
+    with serving(ws) as served:
+        [listed] = served.client.get("/api/sessions").json()["sessions"]
+        assert (listed["session_id"], listed["title"], listed["events"]) == ("keep-1", "my colour is blue", 3)
+        assert [event for _, event in served.until(session, "turn_end")] == [event for _, event in before]
+        # A reader that saw event 2 before the restart gets the rest, once, then the next turn.
+        after = served.turn(session, "what is my colour?", after=2)
+        after += served.until(session, "turn_end", after=after[-1][0])
+    assert [position for position, _ in after] == [3, 4, 5]
+    assert [event["type"] for _, event in after] == ["turn_end", "text_delta", "turn_end"]
     assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
+
+
+def test_an_approval_waiting_when_the_server_was_killed_is_asked_again_after_a_restart(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(calls(WRITE_CONFIG))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="wait-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "write the config"})
+        asked = served.until(session, "hitl_request")[-1]
+    assert not (ws.project / "config.json").exists()
+    server.add(text("Written."))
+    with serving(ws) as served:
+        again = served.until(session, "hitl_request", after=asked[0])[-1][1]
+        assert again["id"] == asked[1]["id"]
+        assert served.client.get(f"/api/sessions/{session}").json()["status"] == "waiting"
+        served.send(session, {"type": "hitl_response", "id": again["id"], "approved": True})
+        rest = served.until(session, "turn_end", after=asked[0])
+    assert (ws.project / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
+    assert rest[-1][1]["stop_reason"] == "completed"
 
 
 def _agent_pids(session_id: str) -> list[int]:

@@ -53,9 +53,13 @@ async def _serve(
     from hive_cli.serve.app import ServeApp
     from hive_cli.serve.guard import Guard
     from hive_cli.serve.guard import allowed_hosts
+    from hive_cli.serve.log_store import FILE_NAME as LOG_FILE_NAME
+    from hive_cli.serve.log_store import ServeLogStore
+    from hive_core.config.paths import hive_home
 
     port = int(listener.getsockname()[1])
     shown = f"[{host}]" if ":" in host else host
+    store = ServeLogStore(hive_home() / LOG_FILE_NAME)
     async with anyio.create_task_group() as group:
         own = "127.0.0.1" if host in ("0.0.0.0", "localhost") else "[::1]" if host == "::" else shown
         agents = (
@@ -63,7 +67,8 @@ async def _serve(
             if isolate
             else None
         )
-        served = ServeApp(group, defaults=options, max_sessions=max_sessions, isolate=agents)
+        served = ServeApp(group, defaults=options, max_sessions=max_sessions, isolate=agents, store=store)
+        await served.restore()
         app = Guard(served.app, token=token, hosts=allowed_hosts(host, port))
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
         server = uvicorn.Server(config)
@@ -75,6 +80,9 @@ async def _serve(
         # The socket already listens: a client that connects before uvicorn runs waits in the backlog.
         sys.stdout.write(f"hive serve: http://{shown}:{port}/?token={token}\n")
         sys.stdout.flush()
-        await server.serve(sockets=[listener])
-        served.stop()
+        try:
+            await server.serve(sockets=[listener])
+        finally:
+            served.stop()
+    store.close()
     return 0

@@ -39,8 +39,10 @@ from hive_protocol import sse_event
 from .agents import EVENT_POSITION_HEADER
 from .agents import AgentCommand
 from .agents import EventsRefused
+from .hosted import Carrier
 from .hosted import HostedSession
 from .hosted import RequestRefused
+from .log_store import ServeLogStore
 
 __all__ = ["ServeApp", "SessionRequest"]
 
@@ -77,12 +79,15 @@ class ServeApp:
         defaults: HostOptions,
         max_sessions: int | None = None,
         isolate: AgentCommand | None = None,
+        store: ServeLogStore | None = None,
     ) -> None:
         self._group = group
         self._defaults = defaults
         self.max_sessions = max_sessions
         self.isolate = isolate
         """How to start a session's own agent process (``--isolate``); ``None`` to run sessions in the server."""
+        self.store = store
+        """Where sessions and their events are kept across restarts (``None``: in memory only)."""
         self.sessions: dict[str, HostedSession] = {}
         self.app: Final = Starlette(
             routes=[
@@ -99,6 +104,55 @@ class ServeApp:
             ],
             exception_handlers={_TooLarge: _too_large},
         )
+
+    def _hosted(
+        self, session_id: str, options: HostOptions, carrier: Carrier, created_at: float
+    ) -> HostedSession:
+        """A session of this server (not yet running)."""
+        if carrier == "isolated" and self.isolate is not None:
+            session = HostedSession(
+                session_id,
+                options,
+                created_at,
+                carrier=carrier,
+                agent_command=self.isolate.command(session_id, options),
+                agent_environment=self.isolate.environment,
+                store=self.store,
+            )
+        else:
+            session = HostedSession(session_id, options, created_at, carrier=carrier, store=self.store)
+        if carrier == "external":
+            session.backend = EXTERNAL
+        return session
+
+    async def restore(self) -> int:
+        """Take back the sessions a previous run of the server kept: every one is listed and replays its events;
+        one that had not ended is opened again (an approval that waited is asked again). Returns how many."""
+        if self.store is None:
+            return 0
+        for kept in self.store.sessions():
+            options = HostOptions(
+                cwd=Path(kept.working_directory),
+                model=kept.model,
+                provider=self._defaults.provider,
+                agent=None if kept.backend in (EXTERNAL, "hive") else kept.backend,
+                allow=self._defaults.allow,
+            )
+            carrier: Carrier = (
+                "isolated"
+                if kept.carrier == "isolated" and self.isolate
+                else ("external" if kept.carrier == "external" else "in_process")
+            )
+            session = self._hosted(kept.session_id, options, carrier, kept.created_at)
+            session.title = kept.title
+            session.restore(self.store.events(kept.session_id))
+            session.updated_at = kept.updated_at
+            self.sessions[kept.session_id] = session
+            if kept.ended:
+                session.ended = session.input_closed = True
+            else:
+                await self._group.start(session.run)
+        return len(self.sessions)
 
     def stop(self) -> None:
         """Stop every session (their running turns are cancelled and still end with ``turn_end``)."""
@@ -136,20 +190,8 @@ class ServeApp:
             agent=None if external else wanted.backend or self._defaults.agent,
             allow=self._defaults.allow,
         )
-        if external:
-            session = HostedSession(session_id, options, time.time(), carrier="external")
-            session.backend = EXTERNAL
-        elif self.isolate is not None:
-            session = HostedSession(
-                session_id,
-                options,
-                time.time(),
-                carrier="isolated",
-                agent_command=self.isolate.command(session_id, options),
-                agent_environment=self.isolate.environment,
-            )
-        else:
-            session = HostedSession(session_id, options, time.time())
+        carrier = "external" if external else "isolated" if self.isolate is not None else "in_process"
+        session = self._hosted(session_id, options, carrier, time.time())
         self.sessions[session_id] = session
         await self._group.start(session.run)
         if session.ended and session.runner is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import subprocess
 import time
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from hive_protocol import encode
 from hive_protocol import excerpt
 
 from .agents import AgentLink
+from .log_store import LoggedSession
+from .log_store import ServeLogStore
 
 __all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
 
@@ -53,6 +56,8 @@ SessionStatus = Literal["starting", "idle", "running", "waiting", "ended"]
 and its last turn ended (or it failed to open)."""
 
 _TITLE_CHARS = 80
+_QUIET_PREFIXES = (b'{"type":"session_started"', b'{"type":"error"')
+"""Events that may stand after a turn's end without a turn having begun."""
 
 
 class RequestRefused(Exception):
@@ -75,6 +80,8 @@ class HostedSession:
     agent_command: Sequence[str] = ()
     """For an isolated session: the command of its agent (``hive run --http URL --session-id ID …``)."""
     agent_environment: Mapping[str, str] | None = None
+    store: ServeLogStore | None = None
+    """Where the session and its events are kept across restarts of the server (``None``: in memory only)."""
 
     def __post_init__(self) -> None:
         self.backend = self.options.agent or "hive"
@@ -92,6 +99,8 @@ class HostedSession:
         """An isolated session's running agent process."""
         self.input_closed = False
         self.ended = False
+        self.suspended = False
+        """Whether the server stopped it: it is opened again when the server starts again."""
         self._turns_sent = 0
         self._turns_ended = 0
         self._asked: dict[str, str] = {}
@@ -130,6 +139,7 @@ class HostedSession:
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open the session and serve it until its input closes and its last turn ends."""
+        self._save()
         try:
             if self.carrier == "in_process":
                 await self._run_in_process(task_status)
@@ -144,6 +154,8 @@ class HostedSession:
                         await self.changed()
         finally:
             self.ended = True
+            if not self.suspended:
+                self._save()
             self._notify()
 
     async def _run_in_process(self, task_status: TaskStatus[None]) -> None:
@@ -200,7 +212,9 @@ class HostedSession:
         return self.input_closed and self.queued == 0 and self.link.delivered >= len(self.link.inbox)
 
     def stop(self) -> None:
-        """End the session now, as a signal does: the running turn is cancelled, queued ones dropped."""
+        """End the session now, as a signal does: the running turn is cancelled, queued ones dropped; a
+        restarted server opens it again."""
+        self.suspended = True
         self.input_closed = True
         self._send.close()
         if self.runner is not None:
@@ -223,22 +237,66 @@ class HostedSession:
         for line in self.link.take(first, body):
             event = decode_event(line)
             if isinstance(event, UnknownEvent):
-                self.log.append(line + b"\n")
+                self._log(line + b"\n")
                 self._notify()
-            elif not (isinstance(event, SessionStartedEvent) and self.log):
-                self.emit(event)  # a later agent's session_started is not news to the session's readers
+            else:
+                self.emit(event)
 
     def emit(self, event: Event) -> None:
         """The runner's event sink: log the event and wake the readers."""
-        self.log.append(encode(event))
+        if isinstance(event, SessionStartedEvent) and self.log:
+            return  # a session opened again (a new agent, a restarted server) is not news to its readers
+        self._log(encode(event))
+        self._track(event)
+        self._notify()
+
+    def restore(self, lines: Iterable[bytes]) -> None:
+        """Take back the events a restarted server kept (no reader has seen them from this server yet)."""
+        for line in lines:
+            self.log.append(line)
+            event = decode_event(line)
+            if not isinstance(event, UnknownEvent):
+                self._track(event)
+        started_turn = any(not line.startswith(_QUIET_PREFIXES) for line in self.log[self._last_turn_end() :])
+        self._turns_sent = self._turns_ended + (1 if started_turn else 0)
+
+    def record(self) -> LoggedSession:
+        """The session as the store keeps it."""
+        return LoggedSession(
+            session_id=self.session_id,
+            backend=self.backend,
+            model=self.model,
+            working_directory=str(self.options.cwd),
+            carrier=self.carrier,
+            title=self.title,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            ended=self.ended,
+        )
+
+    def _log(self, line: bytes) -> None:
+        self.log.append(line)
         self.updated_at = time.time()
+        if self.store is not None:
+            self.store.append(self.session_id, len(self.log), line)
+
+    def _track(self, event: Event) -> None:
         if isinstance(event, TurnEndEvent):
             self._turns_ended += 1
         elif isinstance(event, HitlRequestEvent) and event.call_id is not None:
             self._asked[event.call_id] = event.id
         elif isinstance(event, ToolEndEvent):
             self._asked.pop(event.call_id, None)
-        self._notify()
+
+    def _last_turn_end(self) -> int:
+        for index in range(len(self.log) - 1, -1, -1):
+            if self.log[index].startswith(b'{"type":"turn_end"'):
+                return index + 1
+        return 0
+
+    def _save(self) -> None:
+        if self.store is not None:
+            self.store.save(self.record())
 
     def send(self, body: bytes) -> int:
         """Pass on the request lines of ``body``; returns how many. Raises :class:`RequestRefused` (and passes
@@ -262,6 +320,7 @@ class HostedSession:
                 self._turns_sent += 1
                 if not self.title:
                     self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
+                    self._save()
             elif isinstance(request, ShutdownRequest):
                 self.input_closed = True
             if self.carrier == "in_process":

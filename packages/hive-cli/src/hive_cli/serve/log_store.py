@@ -1,0 +1,111 @@
+"""What ``hive serve`` keeps across restarts: each hosted session and every event line it wrote, in SQLite.
+
+``<hive home>/serve.db`` holds one row a session (its id, backend, model, folder, title, how it runs, whether it
+ended) and one row an event (its position and its canonical line). A restarted server reads it back: every
+session is listed again, its stream replays from any position (a ``Last-Event-ID`` from before the restart still
+works), and a session that had not ended is opened again, which asks again an approval that was waiting.
+
+Writes are small transactions in WAL mode with ``synchronous=NORMAL``: a crash of the machine may lose the last
+events, never corrupt the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+__all__ = ["LoggedSession", "ServeLogStore"]
+
+FILE_NAME: Final = "serve.db"
+
+_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS sessions (
+        session_id TEXT PRIMARY KEY,
+        record BLOB NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS events (
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        line BLOB NOT NULL,
+        PRIMARY KEY (session_id, position)
+    ) WITHOUT ROWID""",
+)
+
+
+class LoggedSession(msgspec.Struct, frozen=True, kw_only=True):
+    """A hosted session as the store keeps it."""
+
+    session_id: str
+    """Its id (the session store's id for its history)."""
+    backend: str
+    """``hive``, a coding-agent CLI's name, or ``external``."""
+    model: str | None
+    """The model it was opened with, if one was named."""
+    working_directory: str
+    """Its project's folder."""
+    carrier: str
+    """Where its turns run: ``in_process``, ``isolated`` or ``external``."""
+    title: str = ""
+    """The first words of its first message."""
+    created_at: float
+    """When it was opened (seconds since the epoch)."""
+    updated_at: float
+    """When it last wrote an event."""
+    ended: bool = False
+    """Whether its input closed and its last turn ended."""
+
+
+class ServeLogStore:
+    """The SQLite file of one ``hive serve``'s sessions and event logs (safe to call from any thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        for statement in _SCHEMA:
+            self._db.execute(statement)
+
+    def save(self, session: LoggedSession) -> None:
+        """Write (or replace) a session's record."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO sessions (session_id, record) VALUES (?, ?)",
+                (session.session_id, msgspec.json.encode(session)),
+            )
+
+    def append(self, session_id: str, position: int, line: bytes) -> None:
+        """Keep event ``position`` of a session (a position already kept is left as it was)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO events (session_id, position, line) VALUES (?, ?, ?)",
+                (session_id, position, line),
+            )
+
+    def sessions(self) -> list[LoggedSession]:
+        """Every session kept, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT record FROM sessions").fetchall()
+        found = [msgspec.json.decode(bytes(row[0]), type=LoggedSession) for row in rows]
+        return sorted(found, key=lambda session: session.created_at)
+
+    def events(self, session_id: str) -> Iterator[bytes]:
+        """A session's event lines, in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT line FROM events WHERE session_id = ? ORDER BY position", (session_id,)
+            ).fetchall()
+        for (line,) in rows:
+            yield bytes(line)
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
