@@ -127,6 +127,29 @@ def test_every_route_needs_the_token_the_bound_host_and_no_foreign_origin(
         bare.close()
 
 
+def test_what_an_untrusted_page_or_client_can_try_is_refused(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    ws.use(server)
+    with serving(ws) as served:
+        bare = httpx2.Client(base_url=served.url, timeout=TIMEOUT)
+        # The token in a URL opens only the page (which sets the cookie), never the API.
+        assert bare.get(f"/api/sessions?token={TOKEN}").status_code == 401
+        assert bare.get("/?token=wrong-token-0123456789").status_code == 401
+        # A sandboxed page or a file:// page sends "Origin: null": it is cross-origin.
+        null_origin = served.client.post("/api/sessions", json={}, headers={"origin": "null"})
+        assert (null_origin.status_code, null_origin.json()["code"]) == (403, "forbidden_origin")
+        for bad_id in ("../../etc", "a b", "", "x" * 129, "-leading", "new\nline"):
+            refused = served.client.post("/api/sessions", json={"session_id": bad_id})
+            assert refused.status_code == 400, bad_id
+        session = served.open(working_directory=str(ws.project))
+        huge = served.client.post(f"/api/sessions/{session}/requests", content=b"x" * (16 * 1024 * 1024 + 1))
+        assert (huge.status_code, huge.json()["code"]) == (413, "too_large")
+        assert served.client.get(f"/api/sessions/{session}").json()["status"] == "idle"
+        bare.close()
+        assert [s["session_id"] for s in served.client.get("/api/sessions").json()["sessions"]] == [session]
+
+
 def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:

@@ -15,6 +15,7 @@ answer that matches nothing waiting or a closed input, 429 past ``--max-sessions
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = ["ServeApp", "SessionRequest"]
 PING_SECONDS: Final = 15.0
 """How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 EXTERNAL: Final = "external"
 """The backend of a session whose agent connects by itself to the agent endpoints."""
 
@@ -175,7 +177,13 @@ class ServeApp:
                 f"{live} sessions are live, the most this server runs (--max-sessions)",
                 "too_many_sessions",
             )
-        session_id = wanted.session_id or new_session_id()
+        session_id = new_session_id() if wanted.session_id is None else wanted.session_id
+        if not _SESSION_ID.fullmatch(session_id):
+            return _error(
+                400,
+                "a session id is 1 to 128 letters, digits and . _ : - (starting with a letter or digit)",
+                "bad_request",
+            )
         existing = self.sessions.get(session_id)
         if existing is not None and not existing.ended:
             return _error(409, f"session {session_id!r} is already open", "session_open")
