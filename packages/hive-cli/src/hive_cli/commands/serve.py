@@ -69,6 +69,13 @@ async def _serve(
         )
         served = ServeApp(group, defaults=options, max_sessions=max_sessions, isolate=agents, store=store)
         await served.restore()
+        flushing = anyio.CancelScope()
+
+        async def keep_flushing() -> None:
+            with flushing:
+                await served.keep_flushing()
+
+        group.start_soon(keep_flushing)
         app = Guard(served.app, token=token, hosts=allowed_hosts(host, port))
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
         server = uvicorn.Server(config)
@@ -84,5 +91,6 @@ async def _serve(
             await server.serve(sockets=[listener])
         finally:
             served.stop()
+            flushing.cancel()
     store.close()
     return 0

@@ -48,6 +48,8 @@ from .log_store import ServeLogStore
 __all__ = ["ServeApp", "SessionRequest"]
 
 PING_SECONDS: Final = 15.0
+SAVE_SECONDS: Final = 0.25
+"""How long streamed events may wait before they are written to the store."""
 """How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -126,6 +128,13 @@ class ServeApp:
         if carrier == "external":
             session.backend = EXTERNAL
         return session
+
+    async def keep_flushing(self, every: float = SAVE_SECONDS) -> None:
+        """Write every session's pending streamed events to the store, ``every`` seconds, until cancelled."""
+        while True:
+            await anyio.sleep(every)
+            for session in self.sessions.values():
+                session.flush()
 
     async def restore(self) -> int:
         """Take back the sessions a previous run of the server kept: every one is listed and replays its events;
@@ -309,9 +318,12 @@ async def _stream(session: HostedSession, after: int) -> AsyncIterator[bytes]:
     position = max(0, after)
     log = session.log
     while True:
-        while position < len(log):
-            position += 1
-            yield sse_event(log[position - 1].rstrip(b"\n"), position)
+        if position < len(log):
+            # Everything already logged goes in one write: a streaming turn's deltas arrive in bursts.
+            end = len(log)
+            yield b"".join(sse_event(log[index].rstrip(b"\n"), index + 1) for index in range(position, end))
+            position = end
+            continue
         if session.ended:
             return
         with anyio.move_on_after(PING_SECONDS) as waited:

@@ -56,6 +56,9 @@ SessionStatus = Literal["starting", "idle", "running", "waiting", "ended"]
 and its last turn ended (or it failed to open)."""
 
 _TITLE_CHARS = 80
+_STREAMED = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
+"""Events written to the store in batches; any other is written at once, with what waits before it."""
+_SAVE_BATCH = 256
 _QUIET_PREFIXES = (b'{"type":"session_started"', b'{"type":"error"')
 """Events that may stand after a turn's end without a turn having begun."""
 
@@ -105,6 +108,8 @@ class HostedSession:
         self._turns_ended = 0
         self._asked: dict[str, str] = {}
         """Approval requests not yet settled: call id to request id."""
+        self._unsaved: list[tuple[int, bytes]] = []
+        """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
         self._changed = anyio.Event()
 
@@ -154,6 +159,7 @@ class HostedSession:
                         await self.changed()
         finally:
             self.ended = True
+            self.flush()
             if not self.suspended:
                 self._save()
             self._notify()
@@ -278,7 +284,15 @@ class HostedSession:
         self.log.append(line)
         self.updated_at = time.time()
         if self.store is not None:
-            self.store.append(self.session_id, len(self.log), line)
+            self._unsaved.append((len(self.log), line))
+            if not line.startswith(_STREAMED) or len(self._unsaved) >= _SAVE_BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the events not yet kept in the store."""
+        if self.store is not None and self._unsaved:
+            unsaved, self._unsaved = self._unsaved, []
+            self.store.append(self.session_id, unsaved)
 
     def _track(self, event: Event) -> None:
         if isinstance(event, TurnEndEvent):

@@ -5,8 +5,10 @@ ended) and one row an event (its position and its canonical line). A restarted s
 session is listed again, its stream replays from any position (a ``Last-Event-ID`` from before the restart still
 works), and a session that had not ended is opened again, which asks again an approval that was waiting.
 
-Writes are small transactions in WAL mode with ``synchronous=NORMAL``: a crash of the machine may lose the last
-events, never corrupt the file.
+Events are written in batches (a session's pending events at the latest every fraction of a second, and at once
+when one is a turn's end or asks the user something), in WAL mode with ``synchronous=NORMAL``: a crash of the
+machine, or a kill of the server, may lose the last fraction of a second of a streaming turn, never a turn's end,
+a waiting question, nor the file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -81,13 +84,15 @@ class ServeLogStore:
                 (session.session_id, msgspec.json.encode(session)),
             )
 
-    def append(self, session_id: str, position: int, line: bytes) -> None:
-        """Keep event ``position`` of a session (a position already kept is left as it was)."""
+    def append(self, session_id: str, events: Sequence[tuple[int, bytes]]) -> None:
+        """Keep a session's events, as (position, line), in one transaction (a position kept is left as it was)."""
         with self._lock:
-            self._db.execute(
+            self._db.execute("BEGIN")
+            self._db.executemany(
                 "INSERT OR IGNORE INTO events (session_id, position, line) VALUES (?, ?, ?)",
-                (session_id, position, line),
+                [(session_id, position, line) for position, line in events],
             )
+            self._db.execute("COMMIT")
 
     def sessions(self) -> list[LoggedSession]:
         """Every session kept, oldest first."""

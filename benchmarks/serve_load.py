@@ -1,0 +1,213 @@
+"""``hive serve`` under load: many concurrent sessions, each streaming one turn, beside the stdio runner.
+
+Run: uv run python benchmarks/serve_load.py [--sessions 10 100 ...] [--deltas 200]
+
+For each count N: one ``hive serve`` (a process of its own, a fresh hive home) against the scripted model server
+(OpenAI Responses API, each turn answered with ``--deltas`` text chunks), N sessions opened, then one message sent
+to each at once, every session's SSE stream read to its ``turn_end`` by this process. Prints: events per second
+(all sessions' events over the wall time from the first message to the last ``turn_end``), p50/p99 from sending a
+message to its session's first ``text_delta``, the server's resident memory per idle session (after the turns,
+over a server with no session), and the server's CPU per delta (its user+system time over the turns, from
+``/proc``). Beside it, in the same run, ``hive run --server`` streams the same turn over stdio: its CPU per delta
+is the baseline. Goals on a 2-core machine: 500 sessions, p99 first event under 250 ms, under 2 MB per idle
+session, CPU per delta within 1.5x of stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import Round
+from hive_conformance.script import ScriptText
+from hive_protocol import ServerSentEvent
+from hive_protocol import SseDecoder
+
+TOKEN = "benchmark-token-0123456789"
+HIVE = Path(sys.executable).with_name("hive")
+_READY = re.compile(r"hive serve: (http://\S+?)/\?token=")
+_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _environment(home: Path, server: ScriptedModelServer) -> dict[str, str]:
+    keep = {name: value for name, value in os.environ.items() if name in ("PATH", "LANG", "TMPDIR")}
+    return {
+        **keep,
+        "HOME": str(home),
+        "HIVE_HOME": str(home / ".hive"),
+        "HIVE_LOCAL_INFERENCE": "off",
+        "OPENAI_API_KEY": "test",
+        "OPENAI_MODEL": "scripted",
+        "OPENAI_ENDPOINT": server.url + "/v1",
+        "OPENAI_API": "responses",
+        "NO_COLOR": "1",
+    }
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _rss_bytes(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+
+
+def _answer(deltas: int) -> Round:
+    return Round(parts=[ScriptText(chunks=[f"w{index} " for index in range(deltas)])])
+
+
+async def _one_turn(
+    client: httpx2.AsyncClient, session: str, first_event: list[float], counts: list[int]
+) -> None:
+    sent = time.perf_counter()
+    response = await client.post(
+        f"/api/sessions/{session}/requests", content=b'{"type":"user_message","content":"go"}\n'
+    )
+    response.raise_for_status()
+    decoder = SseDecoder()
+    seen_delta = False
+    events = 0
+    async with client.stream(
+        "GET", f"/api/sessions/{session}/events", headers={"last-event-id": "1"}
+    ) as stream:
+        async for chunk in stream.aiter_bytes():
+            for item in decoder.feed(chunk):
+                if not isinstance(item, ServerSentEvent):
+                    continue
+                events += 1
+                if not seen_delta and item.data.startswith(b'{"type":"text_delta"'):
+                    seen_delta = True
+                    first_event.append(time.perf_counter() - sent)
+                if item.data.startswith(b'{"type":"turn_end"'):
+                    counts.append(events)
+                    return
+
+
+async def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
+    with ScriptedModelServer([_answer(deltas) for _ in range(sessions)], model="scripted") as model:
+        env = _environment(root, model)
+        process = subprocess.Popen(
+            [str(HIVE), "serve", "--token", TOKEN],
+            env=env,
+            cwd=root / "project",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline().decode()
+            match = _READY.match(line)
+            if match is None:
+                raise SystemExit(f"hive serve did not start: {line!r}")
+            limits = httpx2.Limits(max_connections=sessions * 2 + 10)
+            async with httpx2.AsyncClient(
+                base_url=match.group(1),
+                headers={"authorization": f"Bearer {TOKEN}"},
+                timeout=httpx2.Timeout(300.0),
+                limits=limits,
+            ) as client:
+                empty_rss = _rss_bytes(process.pid)
+                ids: list[str] = []
+                for _ in range(sessions):
+                    created = await client.post(
+                        "/api/sessions", json={"working_directory": str(root / "project")}
+                    )
+                    created.raise_for_status()
+                    ids.append(str(created.json()["session_id"]))
+                first_event: list[float] = []
+                counts: list[int] = []
+                cpu_before = _cpu_seconds(process.pid)
+                started = time.perf_counter()
+                async with anyio.create_task_group() as group:
+                    for session in ids:
+                        group.start_soon(_one_turn, client, session, first_event, counts)
+                wall = time.perf_counter() - started
+                cpu = _cpu_seconds(process.pid) - cpu_before
+                idle_rss = _rss_bytes(process.pid)
+        finally:
+            process.kill()
+            process.wait()
+    quantiles = statistics.quantiles(first_event, n=100) if len(first_event) > 1 else first_event * 99
+    return {
+        "events_per_second": sum(counts) / wall,
+        "p50_ms": statistics.median(first_event) * 1000,
+        "p99_ms": quantiles[98] * 1000,
+        "mb_per_session": (idle_rss - empty_rss) / sessions / 1e6,
+        "cpu_us_per_delta": cpu / (sessions * deltas) * 1e6,
+    }
+
+
+def _stdio_run(turns: int, deltas: int, root: Path) -> float:
+    """CPU per delta of ``hive run --server`` streaming ``turns`` turns of ``deltas`` chunks."""
+    with ScriptedModelServer([_answer(deltas) for _ in range(turns + 1)], model="scripted") as model:
+        process = subprocess.Popen(
+            [str(HIVE), "run", "--server"],
+            env=_environment(root, model),
+            cwd=root / "project",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+
+        def turn() -> None:
+            assert process.stdin is not None
+            assert process.stdout is not None
+            process.stdin.write(b'{"type":"user_message","content":"go"}\n')
+            process.stdin.flush()
+            while not process.stdout.readline().startswith(b'{"type":"turn_end"'):
+                pass
+
+        turn()  # warm-up: imports, the first request
+        before = _cpu_seconds(process.pid)
+        for _ in range(turns):
+            turn()
+        cpu = _cpu_seconds(process.pid) - before
+        process.stdin.close()
+        process.wait()
+    return cpu / (turns * deltas) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sessions", type=int, nargs="+", default=[10, 100], help="concurrent sessions per run"
+    )
+    parser.add_argument("--deltas", type=int, default=200, help="text chunks per turn")
+    args = parser.parse_args()
+    print(f"hive serve against the scripted model, {args.deltas} deltas a turn, one turn per session at once")
+    print(
+        f"{'sessions':>8} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'MB/session':>10} {'cpu us/delta':>12} {'stdio':>7} {'ratio':>6}"
+    )
+    for count in args.sessions:
+        with tempfile.TemporaryDirectory(prefix="hive-serve-load-") as temporary:
+            root = Path(temporary)
+            (root / "project").mkdir()
+            (root / ".hive").mkdir()
+            stdio = _stdio_run(10, args.deltas, root)
+            figures = anyio.run(_serve_run, count, args.deltas, root)
+        print(
+            f"{count:>8} {figures['events_per_second']:>9.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f} "
+            f"{figures['mb_per_session']:>10.2f} {figures['cpu_us_per_delta']:>12.1f} {stdio:>7.1f} "
+            f"{figures['cpu_us_per_delta'] / stdio:>6.2f}"
+        )
+    print(json.dumps({"note": "cpu is the serving process's user+system time; stdio is hive run --server's"}))
+
+
+if __name__ == "__main__":
+    main()
