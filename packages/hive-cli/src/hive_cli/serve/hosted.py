@@ -177,7 +177,8 @@ class HostedSession:
                     await runner.serve(self._receive, self.emit)
         except USER_ERRORS as exc:
             self.emit(ErrorEvent(message=str(exc), code="internal"))
-            task_status.started()
+            if not self.opened:
+                task_status.started()
 
     async def _run_isolated(self) -> None:
         """One agent process at a time: started when there is something for it to read, started again after one
