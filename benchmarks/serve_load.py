@@ -4,7 +4,8 @@ Run: uv run python benchmarks/serve_load.py [--sessions 10 100 ...] [--deltas 20
 
 For each count N: one ``hive serve`` (a process of its own, a fresh hive home) against the scripted model server
 (OpenAI Responses API, each turn answered with ``--deltas`` text chunks), N sessions opened, then one message sent
-to each at once, every session's SSE stream read to its ``turn_end`` by this process. Prints: events per second
+to each at once (after one warm-up turn in a session of its own), every session's SSE stream read to its
+``turn_end`` by this process. Prints: events per second
 (all sessions' events over the wall time from the first message to the last ``turn_end``), p50/p99 from sending a
 message to its session's first ``text_delta``, the server's resident memory per idle session (after the turns,
 over a server with no session), and the server's CPU per delta (its user+system time over the turns, from
@@ -97,12 +98,11 @@ async def _one_turn(
                     return
 
 
-async def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
-    with ScriptedModelServer([_answer(deltas) for _ in range(sessions)], model="scripted") as model:
-        env = _environment(root, model)
+def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
+    with ScriptedModelServer([_answer(deltas) for _ in range(sessions + 1)], model="scripted") as model:
         process = subprocess.Popen(
             [str(HIVE), "serve", "--token", TOKEN],
-            env=env,
+            env=_environment(root, model),
             cwd=root / "project",
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -113,34 +113,41 @@ async def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]
             match = _READY.match(line)
             if match is None:
                 raise SystemExit(f"hive serve did not start: {line!r}")
-            limits = httpx2.Limits(max_connections=sessions * 2 + 10)
-            async with httpx2.AsyncClient(
-                base_url=match.group(1),
-                headers={"authorization": f"Bearer {TOKEN}"},
-                timeout=httpx2.Timeout(300.0),
-                limits=limits,
-            ) as client:
-                empty_rss = _rss_bytes(process.pid)
-                ids: list[str] = []
-                for _ in range(sessions):
-                    created = await client.post(
-                        "/api/sessions", json={"working_directory": str(root / "project")}
-                    )
-                    created.raise_for_status()
-                    ids.append(str(created.json()["session_id"]))
-                first_event: list[float] = []
-                counts: list[int] = []
-                cpu_before = _cpu_seconds(process.pid)
-                started = time.perf_counter()
-                async with anyio.create_task_group() as group:
-                    for session in ids:
-                        group.start_soon(_one_turn, client, session, first_event, counts)
-                wall = time.perf_counter() - started
-                cpu = _cpu_seconds(process.pid) - cpu_before
-                idle_rss = _rss_bytes(process.pid)
+            return anyio.run(_drive, match.group(1), process.pid, sessions, deltas, root)
         finally:
             process.kill()
             process.wait()
+
+
+async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> dict[str, float]:
+    """Open ``sessions`` sessions on the server at ``url`` (process ``pid``), run one turn in each at once."""
+    limits = httpx2.Limits(max_connections=sessions * 2 + 10)
+    async with httpx2.AsyncClient(
+        base_url=url,
+        headers={"authorization": f"Bearer {TOKEN}"},
+        timeout=httpx2.Timeout(300.0),
+        limits=limits,
+    ) as client:
+        # A warm-up turn first, as for stdio: the server's one-time imports are not a session's cost.
+        warm = await client.post("/api/sessions", json={"working_directory": str(root / "project")})
+        warm.raise_for_status()
+        await _one_turn(client, str(warm.json()["session_id"]), [], [])
+        empty_rss = _rss_bytes(pid)
+        ids: list[str] = []
+        for _ in range(sessions):
+            created = await client.post("/api/sessions", json={"working_directory": str(root / "project")})
+            created.raise_for_status()
+            ids.append(str(created.json()["session_id"]))
+        first_event: list[float] = []
+        counts: list[int] = []
+        cpu_before = _cpu_seconds(pid)
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for session in ids:
+                group.start_soon(_one_turn, client, session, first_event, counts)
+        wall = time.perf_counter() - started
+        cpu = _cpu_seconds(pid) - cpu_before
+        idle_rss = _rss_bytes(pid)
     quantiles = statistics.quantiles(first_event, n=100) if len(first_event) > 1 else first_event * 99
     return {
         "events_per_second": sum(counts) / wall,
@@ -200,7 +207,7 @@ def main() -> None:
             (root / "project").mkdir()
             (root / ".hive").mkdir()
             stdio = _stdio_run(10, args.deltas, root)
-            figures = anyio.run(_serve_run, count, args.deltas, root)
+            figures = _serve_run(count, args.deltas, root)
         print(
             f"{count:>8} {figures['events_per_second']:>9.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f} "
             f"{figures['mb_per_session']:>10.2f} {figures['cpu_us_per_delta']:>12.1f} {stdio:>7.1f} "

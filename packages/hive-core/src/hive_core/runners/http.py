@@ -38,7 +38,6 @@ from typing import Final
 from urllib.parse import quote
 
 import anyio
-import httpx2
 
 from hive_core.errors import HiveError
 from hive_protocol import DEFAULT_MAX_LINE_BYTES
@@ -50,6 +49,8 @@ from hive_protocol import encode
 from .session import SessionRunner
 
 if TYPE_CHECKING:
+    import httpx2
+
     from hive_core.hitl import HitlBridge
 
     from .session import Processor
@@ -96,7 +97,7 @@ class HttpRunner:
         """Why the runner gave up, once it has."""
         self._token = token
         self._own_client = client is None
-        self._http = client or httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=None))
+        self._http = client or _client()
         self._max_line_bytes = max_line_bytes
         self._path = f"{self.base_url}/api/agent/{quote(session.session_id, safe='')}"
         self._outbox: deque[bytes] = deque()
@@ -159,7 +160,7 @@ class HttpRunner:
                 content=content,
                 headers={**self._headers(), **(headers or {})},
             )
-        except httpx2.TransportError as exc:
+        except _transport_errors() as exc:
             raise _TryAgain(f"{type(exc).__name__}: {exc}") from exc
         self._check(response, endpoint)
 
@@ -210,7 +211,7 @@ class HttpRunner:
                             failures = 0
                             yield item if isinstance(item, LineTooLong) else item.data
                 raise _TryAgain("the inbox stream ended")
-            except httpx2.TransportError as exc:
+            except _transport_errors() as exc:
                 problem: Exception = _TryAgain(f"{type(exc).__name__}: {exc}")
             except _TryAgain as exc:
                 problem = exc
@@ -263,6 +264,19 @@ class HttpRunner:
         self._outbox.clear()
         self._wakeup.set()
         self.session.stop()
+
+
+# httpx2 is imported when a runner is made, not with hive_core: a process that never serves over HTTP does not pay it.
+def _client() -> httpx2.AsyncClient:
+    import httpx2
+
+    return httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=None))
+
+
+def _transport_errors() -> type[httpx2.TransportError]:
+    import httpx2
+
+    return httpx2.TransportError
 
 
 def run_http(
