@@ -43,6 +43,10 @@ class Served:
             base_url=url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(TIMEOUT)
         )
 
+    def tokenless(self) -> httpx2.Client:
+        """A client of the server that presents no token (close it, or use it as a context manager)."""
+        return httpx2.Client(base_url=self.url, timeout=TIMEOUT)
+
     def open(self, **body: Any) -> str:
         response = self.client.post("/api/sessions", json=body)
         assert response.status_code == 201, response.text
@@ -101,8 +105,7 @@ def test_every_route_needs_the_token_the_bound_host_and_no_foreign_origin(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     ws.use(server)
-    with serving(ws) as served:
-        bare = httpx2.Client(base_url=served.url, timeout=TIMEOUT)
+    with serving(ws) as served, served.tokenless() as bare:
         port = served.url.rsplit(":", 1)[1]
         for method, path in [("GET", "/api/sessions"), ("POST", "/api/sessions"), ("GET", "/")]:
             assert bare.request(method, path).status_code == 401
@@ -124,15 +127,13 @@ def test_every_route_needs_the_token_the_bound_host_and_no_foreign_origin(
         assert page.status_code == 303
         assert "HttpOnly" in page.headers["set-cookie"]
         assert bare.get("/api/sessions").status_code == 200
-        bare.close()
 
 
 def test_what_an_untrusted_page_or_client_can_try_is_refused(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
     ws.use(server)
-    with serving(ws) as served:
-        bare = httpx2.Client(base_url=served.url, timeout=TIMEOUT)
+    with serving(ws) as served, served.tokenless() as bare:
         # The token in a URL opens only the page (which sets the cookie), never the API.
         assert bare.get(f"/api/sessions?token={TOKEN}").status_code == 401
         assert bare.get("/?token=wrong-token-0123456789").status_code == 401
@@ -146,7 +147,6 @@ def test_what_an_untrusted_page_or_client_can_try_is_refused(
         huge = served.client.post(f"/api/sessions/{session}/requests", content=b"x" * (16 * 1024 * 1024 + 1))
         assert (huge.status_code, huge.json()["code"]) == (413, "too_large")
         assert served.client.get(f"/api/sessions/{session}").json()["status"] == "idle"
-        bare.close()
         assert [s["session_id"] for s in served.client.get("/api/sessions").json()["sessions"]] == [session]
 
 
