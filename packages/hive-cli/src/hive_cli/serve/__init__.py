@@ -3,3 +3,5 @@
 :mod:`.guard` checks the token, ``Host`` and ``Origin`` of every request; :mod:`.app` holds the routes of the
 client API (the turn-stream protocol's HTTP binding); :mod:`.hosted` one session and the log of its events.
 """
+
+__all__: list[str] = []
