@@ -153,7 +153,7 @@ def test_what_an_untrusted_page_or_client_can_try_is_refused(
 def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    server.add(text("Hi ", "there."), text("Again."))
+    server.add(text("Hi ", "there."), text("Again."), text("More."))
     ws.use(server)
     with serving(ws) as served:
         session = served.open(session_id="web-1", working_directory=str(ws.project))
@@ -185,7 +185,16 @@ def test_a_session_streams_its_turns_and_resumes_after_the_last_event_id(
         assert [event["type"] for _, event in served.events(session)][-1] == "turn_end"
         closed = served.send(session, {"type": "user_message", "content": "late"})
         assert (closed.status_code, closed.json()["code"]) == (409, "session_closed")
-    assert [user_texts(request)[-1] for request in model_requests(server)] == ["hello", "and again"]
+        # Opened again, it goes on: its stream continues after the events it has, and it knows the conversation.
+        assert served.open(session_id="web-1", working_directory=str(ws.project)) == "web-1"
+        later = served.turn(session, "once more", after=6)
+        assert [position for position, _ in later] == [7, 8]
+    assert [user_texts(request)[-1] for request in model_requests(server)] == [
+        "hello",
+        "and again",
+        "once more",
+    ]
+    assert user_texts(model_requests(server)[-1])[0] == "hello"
 
 
 def test_approvals_over_http_and_a_stale_answer_is_a_409(ws: Workspace, server: ScriptedModelServer) -> None:

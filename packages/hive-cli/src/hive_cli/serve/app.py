@@ -209,6 +209,10 @@ class ServeApp:
         )
         carrier = "external" if external else "isolated" if self.isolate is not None else "in_process"
         session = self._hosted(session_id, options, carrier, time.time())
+        if existing is not None:
+            # An ended session opened again goes on: its stream continues after the events it already has.
+            session.created_at, session.title = existing.created_at, existing.title
+            session.restore(existing.log)
         self.sessions[session_id] = session
         await self._group.start(session.run)
         if session.ended and session.runner is None:
