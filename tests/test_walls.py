@@ -54,6 +54,7 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
 CORE_DIR = ROOT / "packages/hive-core/src/hive_core"
 
 KERNEL = (
+    "_closing",
     "approvals",
     "backends",
     "budget",
