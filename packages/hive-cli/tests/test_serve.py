@@ -87,8 +87,10 @@ class Served:
 
 
 @contextmanager
-def serving(ws: Workspace, *args: str) -> Generator[Served]:
-    with ws.start("serve", "--token", TOKEN, *args) as proc:
+def serving(ws: Workspace, *args: str, token: str | None = TOKEN) -> Generator[Served]:
+    """``hive serve`` with ``args``, given ``--token TOKEN`` unless ``token`` is ``None`` (then the server must
+    take its token from the configuration or the environment, and that one must be ``TOKEN``)."""
+    with ws.start("serve", *(("--token", token) if token else ()), *args) as proc:
         line = proc.next_line()
         assert line is not None, proc.stderr
         match = READY.match(line.decode().strip())
@@ -127,6 +129,32 @@ def test_every_route_needs_the_token_the_bound_host_and_no_foreign_origin(
         assert page.status_code == 303
         assert "HttpOnly" in page.headers["set-cookie"]
         assert bare.get("/api/sessions").status_code == 200
+
+
+def test_the_token_comes_from_the_option_the_environment_or_the_configuration(ws: Workspace) -> None:
+    with ws.start("serve") as proc:  # none set: a new random one, printed in the ready URL
+        line = proc.next_line()
+        assert line is not None, proc.stderr
+        match = READY.match(line.decode().strip())
+        assert match is not None, line
+        assert len(match.group(3)) >= 24
+    (ws.home / "config.yaml").write_text(f"serve:\n  token: {TOKEN}\n", encoding="utf-8")
+    with serving(ws, token=None) as served:
+        assert served.client.get("/api/sessions").status_code == 200
+    # A project's own token is a secret: it counts only in a project the user trusts.
+    ws.trusted = False
+    (ws.project / ".hive" / "config.yaml").write_text("serve:\n  token: planted-token-0123456789\n")
+    with serving(ws, token=None) as served:
+        assert served.client.get("/api/sessions").status_code == 200
+    assert "serve.token" in served.proc.stderr
+    (ws.home / "config.yaml").unlink()
+    ws.env["HIVE_SERVE_TOKEN"] = TOKEN
+    with serving(ws, token=None) as served:
+        assert served.client.get("/api/sessions").status_code == 200
+    ws.env["HIVE_SERVE_TOKEN"] = "short"
+    refused = ws.run("serve")
+    assert refused.code == 2
+    assert "the token must be 16 to 256 characters" in refused.stderr
 
 
 def test_what_an_untrusted_page_or_client_can_try_is_refused(

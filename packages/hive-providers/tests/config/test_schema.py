@@ -122,8 +122,8 @@ UNSET = [
 
 def test_every_seed_section_is_known() -> None:
     assert set(CONFIG_SCHEMA) >= SEED_TOP_LEVEL_KEYS
-    # hive's own additions: defaultProvider, and the command sandbox.
-    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox"}
+    # hive's own additions: defaultProvider, the command sandbox, and `hive serve`.
+    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox", "serve"}
     assert CONFIG_SCHEMA.aliases == {"local": "lmsupply"}
     assert set(PROVIDER_SECTIONS) <= set(CONFIG_SCHEMA)
 

@@ -7,11 +7,13 @@ import re
 import secrets
 import socket
 import sys
+from pathlib import Path
 from typing import Final
 
 import anyio
 
 from hive_cli.assemble import HostOptions
+from hive_cli.errors import USER_ERRORS
 
 __all__ = ["serve_main"]
 
@@ -23,7 +25,13 @@ def serve_main(
     *, host: str, port: int, token: str | None, max_sessions: int | None, isolate: bool, options: HostOptions
 ) -> int:
     """Run ``hive serve`` until SIGINT or SIGTERM; returns the exit code."""
-    chosen = token or os.environ.get("HIVE_SERVE_TOKEN") or secrets.token_urlsafe(24)
+    chosen = token or os.environ.get("HIVE_SERVE_TOKEN")
+    if not chosen:
+        try:
+            chosen = _configured_token(options.cwd) or secrets.token_urlsafe(24)
+        except USER_ERRORS as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 2
     if not _TOKEN_SHAPE.fullmatch(chosen):
         sys.stderr.write(
             "hive: the token must be 16 to 256 characters of letters, digits and . _ ~ - (it goes into URLs)\n"
@@ -37,6 +45,21 @@ def serve_main(
         sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 1
     return anyio.run(_serve, listener, host, chosen, max_sessions, isolate, options)
+
+
+def _configured_token(cwd: Path) -> str | None:
+    """``serve.token`` from the configuration of the folder the server starts in; a project's own value counts
+    only in a trusted project, as every secret does."""
+    from hive_cli.project_trust import load_trusted_config
+    from hive_core.config import find_project_root
+    from hive_providers.table import CONFIG_SCHEMA
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"{line}\n")
+
+    loaded = load_trusted_config(find_project_root(cwd), CONFIG_SCHEMA, ask=False, say=say)
+    value = loaded.get("serve.token")
+    return value if isinstance(value, str) and value else None
 
 
 async def _serve(

@@ -48,9 +48,9 @@ from .log_store import ServeLogStore
 __all__ = ["ServeApp", "SessionRequest"]
 
 PING_SECONDS: Final = 15.0
+"""How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 SAVE_SECONDS: Final = 0.25
 """How long streamed events may wait before they are written to the store."""
-"""How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 EXTERNAL: Final = "external"

@@ -467,6 +467,14 @@ SCHEMA: Final = ConfigSchema(
             replace_whole=True,
             used=False,
         ),
+        _section(
+            "serve",
+            "`hive serve`, the HTTP server.",
+            _s(
+                "token",
+                "The token every client must present (HIVE_SERVE_TOKEN wins; unset: a new one each start).",
+            ),
+        ),
         _s(
             "defaultProvider",
             "The provider used when none is named (unset: the first configured, by priority).",

@@ -101,8 +101,6 @@ class HttpRunner:
         self._max_line_bytes = max_line_bytes
         self._path = f"{self.base_url}/api/agent/{quote(session.session_id, safe='')}"
         self._outbox: deque[bytes] = deque()
-        self._written = 0
-        """How many events were written since ``ready`` (the position of the last one)."""
         self._ended = False
         self._wakeup = anyio.Event()
 
@@ -111,7 +109,6 @@ class HttpRunner:
         if self.failure is not None:
             return
         self._outbox.append(encode(event))
-        self._written += 1
         self._wakeup.set()
 
     def publish(self, event: Event) -> None:
