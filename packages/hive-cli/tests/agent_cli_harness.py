@@ -92,3 +92,12 @@ class FakeCli:
     def methods(self, run: int | None = None) -> list[str | None]:
         """The method of each message hive sent (``None`` for a response)."""
         return [message.get("method") for message in self.log(run)]
+
+
+def agent_clis_bin() -> Path:
+    """Where ``.ci/agent-clis`` installed the real coding-agent CLIs: ``$HIVE_AGENT_CLIS_BIN``, else its cache."""
+    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
+    if configured:
+        return Path(configured)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "hive" / "agent-clis" / "bin"

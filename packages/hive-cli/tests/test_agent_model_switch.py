@@ -19,6 +19,7 @@ import pytest
 from agent_cli_harness import FAKE_AGENT
 from agent_cli_harness import TRANSCRIPTS
 from agent_cli_harness import FakeCli
+from agent_cli_harness import agent_clis_bin
 from cli_harness import Terminal
 from cli_harness import Workspace
 
@@ -31,14 +32,6 @@ REMEMBERED: Final = "PINEAPPLE-7319"
 """A word of the first turn that the second turn's model request must still carry."""
 
 _APIS: Final = ("openai_chat", "openai_responses", "anthropic_messages", "gemini")
-
-
-def _clis_bin() -> Path:
-    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
-    if configured:
-        return Path(configured)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "hive" / "agent-clis" / "bin"
 
 
 def _model_requests(server: ScriptedModelServer, start: int, end: int | None = None) -> list[RecordedRequest]:
@@ -67,7 +60,7 @@ REAL_CLIS: Final = [
 def test_model_restarts_the_cli_on_the_new_model_and_the_conversation_goes_on(
     ws: Workspace, agent_server: ScriptedModelServer, backend: str, program: str, title: str
 ) -> None:
-    executable = _clis_bin() / program
+    executable = agent_clis_bin() / program
     if not os.access(executable, os.X_OK):
         pytest.skip(
             f"{backend}: {executable} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)"

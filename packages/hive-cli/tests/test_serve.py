@@ -16,6 +16,9 @@ from typing import Any
 import httpx2
 import msgspec
 import pytest
+from agent_cli_harness import ASK_TRANSCRIPT
+from agent_cli_harness import FakeCli
+from agent_cli_harness import agent_clis_bin
 from cli_harness import TIMEOUT
 from cli_harness import Proc
 from cli_harness import Workspace
@@ -23,8 +26,12 @@ from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import user_texts
+from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import OK_REPLY
+from hive_conformance.model_server.agent_cli import SLOWTEXT_MARKER
+from hive_conformance.model_server.agent_cli import agent_cli_responder
 from hive_protocol import ServerSentEvent
 from hive_protocol import SseDecoder
 
@@ -398,3 +405,92 @@ def test_an_external_agent_serves_a_session_through_the_agent_endpoints(
         listed = served.client.get(f"/api/sessions/{session}").json()
     assert [event["type"] for _, event in events] == ["session_started", "text_delta", "turn_end"]
     assert (listed["backend"], listed["status"]) == ("external", "ended")
+
+
+def _processes_naming(marker: str, *, where: str = "cmdline") -> list[int]:
+    """The live processes whose command line (or environment, ``where="environ"``) holds ``marker``."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            held = (entry / where).read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in held and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_question_of_the_sessions_cli_is_answered_over_http(ws: Workspace) -> None:
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(ASK_TRANSCRIPT))
+    with serving(ws) as served:
+        session = served.open(backend="reasonix", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "ASKME which database should I use?"})
+        position, asked = served.until(session, "question_request")[-1]
+        [question] = asked["questions"]
+        labels = [option["label"] for option in question["options"]]
+        assert question["question"] == "Which database?"
+        assert served.client.get(f"/api/sessions/{session}").json()["status"] == "waiting"
+        stale = served.send(session, {"type": "question_response", "id": "q-none", "answers": {}})
+        assert (stale.status_code, stale.json()["code"]) == (409, "stale_question")
+        answer = {"type": "question_response", "id": asked["id"], "answers": {"Which database?": "SQLite"}}
+        assert served.send(session, answer).status_code == 202
+        rest = served.until(session, "turn_end", after=position)
+        again = served.send(session, answer)  # the question no longer waits
+        assert (again.status_code, again.json()["code"]) == (409, "stale_question")
+    assert "MOCK_REPLY done" in "".join(e.get("content", "") for _, e in rest if e["type"] == "text_delta")
+    [chosen] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    assert chosen["result"]["outcome"] == {
+        "outcome": "selected",
+        "optionId": f"q1:{labels.index('SQLite') + 1}",
+    }
+
+
+def test_cancel_stops_the_turn_and_the_command_it_started(ws: Workspace, server: ScriptedModelServer) -> None:
+    marker = "317.25"
+    server.add(calls(("c1", "execute_command", {"command": f"sleep {marker}"})), text("Stopped."))
+    ws.use(server)
+    with serving(ws, "--allow", "execute_command") as served:
+        session = served.open(working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "wait a while"})
+        position, _ = served.until(session, "tool_start")[-1]
+        wait_until(lambda: _processes_naming(f"sleep {marker}"), what="the command to start")
+        assert served.send(session, {"type": "cancel"}).status_code == 202
+        ended = served.until(session, "turn_end", after=position)
+        assert ended[-1][1]["stop_reason"] == "cancelled"
+        assert _processes_naming(f"sleep {marker}") == []
+        assert served.client.get(f"/api/sessions/{session}").json()["status"] == "idle"
+
+
+@pytest.mark.slow
+def test_the_built_in_loop_and_a_real_cli_serve_two_sessions_at_once(ws: Workspace) -> None:
+    """Two sessions of one server at once: hive's own loop and the real Pi, both on the scripted model; Pi's slow
+    turn is cancelled and Pi leaves no process once the server stopped."""
+    pi = agent_clis_bin() / "pi"
+    if not os.access(pi, os.X_OK):
+        pytest.skip(f"{pi} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
+    home = ws.root / "user-home"
+    home.mkdir()
+    ws.env.update(PATH=f"{pi.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1")
+    with ScriptedModelServer(model="local-model", responder=agent_cli_responder(slow_chunks=400)) as model:
+        ws.use(model)
+        with serving(ws, "--model-endpoint", f"{model.url}/v1") as served:
+            own = served.open(working_directory=str(ws.project))
+            cli = served.open(backend="pi", model="local-model", working_directory=str(ws.project))
+            served.send(cli, {"type": "user_message", "content": f"{SLOWTEXT_MARKER} please"})
+            served.send(own, {"type": "user_message", "content": "hello"})
+            mine = served.until(own, "turn_end")
+            slow_started = served.until(cli, "text_delta")[-1][0]
+            listed = {s["session_id"]: s for s in served.client.get("/api/sessions").json()["sessions"]}
+            assert (listed[own]["backend"], listed[own]["status"]) == ("hive", "idle")
+            assert (listed[cli]["backend"], listed[cli]["status"]) == ("pi", "running")
+            served.send(cli, {"type": "cancel"})
+            cancelled = served.until(cli, "turn_end", after=slow_started)
+            theirs = served.turn(cli, "hello again", after=cancelled[-1][0])
+    assert "".join(e["content"] for _, e in mine if e["type"] == "text_delta") == OK_REPLY
+    assert cancelled[-1][1]["stop_reason"] == "cancelled"
+    assert OK_REPLY in "".join(e["content"] for _, e in theirs if e["type"] == "text_delta")
+    assert _processes_naming(f"HOME={home}\0", where="environ") == []

@@ -359,6 +359,13 @@ def run(**options: Any) -> None:
     "--agent", metavar="NAME", help="Default backend of new sessions (`hive agents` lists the names)."
 )
 @click.option(
+    "--model-endpoint",
+    metavar="URL",
+    help="Sessions of a coding-agent CLI run it offline against this OpenAI-compatible server (-m or the "
+    "session's model names its model).",
+)
+@click.option("--agent-mode", metavar="MODE", help="Sessions of a coding-agent CLI run it in this mode.")
+@click.option(
     "--allow",
     multiple=True,
     metavar="TOOL[:PATTERN]",
@@ -373,6 +380,8 @@ def serve(
     model: str | None,
     provider: str | None,
     agent: str | None,
+    model_endpoint: str | None,
+    agent_mode: str | None,
     allow: tuple[str, ...],
 ) -> None:
     """Serve sessions over HTTP: the turn-stream protocol's client API at /api, for web pages, back ends and
@@ -385,7 +394,14 @@ def serve(
     from .assemble import HostOptions
     from .commands.serve import serve_main
 
-    options = HostOptions(model=model, provider=provider, agent=agent, allow=allow)
+    options = HostOptions(
+        model=model,
+        provider=provider,
+        agent=agent,
+        allow=allow,
+        model_endpoint=model_endpoint,
+        agent_mode=agent_mode,
+    )
     sys.exit(
         serve_main(
             host=host, port=port, token=token, max_sessions=max_sessions, isolate=isolate, options=options

@@ -90,6 +90,10 @@ class AgentCommand:
         ]
         if options.agent is not None:
             command += ["--agent", options.agent]
+            if options.model_endpoint is not None:
+                command += ["--model-endpoint", options.model_endpoint]
+            if options.agent_mode is not None:
+                command += ["--agent-mode", options.agent_mode]
         if options.model is not None:
             command += ["--model", options.model]
         if options.provider is not None:

@@ -9,7 +9,7 @@
 - ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
 
 Errors are JSON ``{"error": message, "code": …}``: 400 a malformed body, 404 an unknown session, 409 an approval
-answer that matches nothing waiting or a closed input, 429 past ``--max-sessions``.
+or question answer that matches nothing waiting, or a closed input, 429 past ``--max-sessions``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -109,6 +110,11 @@ class ServeApp:
             exception_handlers={_TooLarge: _too_large},
         )
 
+    def _options(self, cwd: Path, *, model: str | None, agent: str | None) -> HostOptions:
+        """A session's options: the server's defaults (provider, pre-approvals, a CLI's endpoint and mode) with the
+        session's folder, model and backend."""
+        return replace(self._defaults, cwd=cwd, model=model, agent=agent)
+
     def _hosted(
         self, session_id: str, options: HostOptions, carrier: Carrier, created_at: float
     ) -> HostedSession:
@@ -142,12 +148,10 @@ class ServeApp:
         if self.store is None:
             return 0
         for kept in self.store.sessions():
-            options = HostOptions(
-                cwd=Path(kept.working_directory),
+            options = self._options(
+                Path(kept.working_directory),
                 model=kept.model,
-                provider=self._defaults.provider,
                 agent=None if kept.backend in (EXTERNAL, "hive") else kept.backend,
-                allow=self._defaults.allow,
             )
             carrier: Carrier = (
                 "isolated"
@@ -200,12 +204,10 @@ class ServeApp:
         if not cwd.is_dir():
             return _error(400, f"no such folder: {cwd}", "bad_request")
         external = wanted.backend == EXTERNAL
-        options = HostOptions(
-            cwd=cwd,
+        options = self._options(
+            cwd,
             model=wanted.model or self._defaults.model,
-            provider=self._defaults.provider,
             agent=None if external else wanted.backend or self._defaults.agent,
-            allow=self._defaults.allow,
         )
         carrier = "external" if external else "isolated" if self.isolate is not None else "in_process"
         session = self._hosted(session_id, options, carrier, time.time())

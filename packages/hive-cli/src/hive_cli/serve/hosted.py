@@ -28,6 +28,8 @@ from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
 from hive_protocol import HitlResponseRequest
+from hive_protocol import QuestionRequestEvent
+from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
 from hive_protocol import SessionStartedEvent
 from hive_protocol import ShutdownRequest
@@ -106,8 +108,8 @@ class HostedSession:
         """Whether the server stopped it: it is opened again when the server starts again."""
         self._turns_sent = 0
         self._turns_ended = 0
-        self._asked: dict[str, str] = {}
-        """Approval requests not yet settled: call id to request id."""
+        self._waiting: dict[str, _Ask] = {}
+        """Approvals and questions asked and not yet answered, by their request id."""
         self._unsaved: list[tuple[int, bytes]] = []
         """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
@@ -121,7 +123,7 @@ class HostedSession:
             return "starting"
         if self._turns_ended >= self._turns_sent:
             return "idle"
-        return "waiting" if self._asked else "running"
+        return "waiting" if self._waiting else "running"
 
     @property
     def queued(self) -> int:
@@ -213,7 +215,7 @@ class HostedSession:
                 message = f"not run: the session's agent process exited (status {code}) before this turn"
             self.emit(ErrorEvent(message=message, code="internal"))
             self.emit(TurnEndEvent())
-        self._asked.clear()
+        self._waiting.clear()
 
     def _agent_done(self) -> bool:
         return self.input_closed and self.queued == 0 and self.link.delivered >= len(self.link.inbox)
@@ -298,10 +300,14 @@ class HostedSession:
     def _track(self, event: Event) -> None:
         if isinstance(event, TurnEndEvent):
             self._turns_ended += 1
-        elif isinstance(event, HitlRequestEvent) and event.call_id is not None:
-            self._asked[event.call_id] = event.id
+            self._waiting.clear()  # nothing of an ended turn waits any more
+        elif isinstance(event, HitlRequestEvent):
+            self._waiting[event.id] = _Ask("approval", event.call_id)
+        elif isinstance(event, QuestionRequestEvent):
+            self._waiting[event.id] = _Ask("question", event.call_id)
         elif isinstance(event, ToolEndEvent):
-            self._asked.pop(event.call_id, None)
+            for settled in [key for key, ask in self._waiting.items() if ask.call_id == event.call_id]:
+                del self._waiting[settled]
 
     def _last_turn_end(self) -> int:
         for index in range(len(self.log) - 1, -1, -1):
@@ -319,17 +325,20 @@ class HostedSession:
         if self.input_closed:
             raise RequestRefused(409, "the session's input is closed", "session_closed")
         requests: list[Request] = []
+        answered: set[str] = set()
         for number, line in enumerate(body.splitlines(), 1):
             if not line.strip():
                 continue
             request = decode_request(line)
             if isinstance(request, UnreadableRequest):
                 raise RequestRefused(400, f"line {number}: {request.message}", "unreadable_request")
-            if isinstance(request, HitlResponseRequest):
-                self._check_answer(request)
+            if isinstance(request, HitlResponseRequest | QuestionResponseRequest):
+                answered.add(self._answered(request, answered))
             requests.append(request)
         if not requests:
             raise RequestRefused(400, "the body holds no request line", "unreadable_request")
+        for settled in answered:
+            del self._waiting[settled]
         for request in requests:
             if isinstance(request, UserMessageRequest):
                 self._turns_sent += 1
@@ -361,22 +370,37 @@ class HostedSession:
         event = self._changed
         await event.wait()
 
-    def _check_answer(self, request: HitlResponseRequest) -> None:
-        waiting = (
-            self.runner.bridge.waiting if self.runner is not None and self.runner.bridge is not None else None
-        )
-        if waiting is None:
-            return  # a coding-agent CLI's session: its backend settles its own approvals
-        if request.id is None and len(waiting) != 1:
-            raise RequestRefused(
-                409, f"{len(waiting)} approvals wait: the answer must name its id", "stale_approval"
-            )
-        if request.id is not None and request.id not in waiting:
-            raise RequestRefused(409, f"no approval waits with id {request.id!r}", "stale_approval")
+    def _answered(self, request: HitlResponseRequest | QuestionResponseRequest, taken: set[str]) -> str:
+        """The id of the ask ``request`` answers; :class:`RequestRefused` (409) when it answers nothing that waits
+        (never asked, answered already, or its turn ended), so a late answer is never taken silently."""
+        kind: AskKind = "approval" if isinstance(request, HitlResponseRequest) else "question"
+        code = f"stale_{kind}"
+        open_ids = [key for key, ask in self._waiting.items() if ask.kind == kind and key not in taken]
+        if request.id is None:  # an approval answer may leave out the id when only one approval waits
+            if len(open_ids) != 1:
+                raise RequestRefused(
+                    409, f"{len(open_ids)} approvals wait: the answer must name its id", code
+                )
+            return open_ids[0]
+        if request.id not in open_ids:
+            raise RequestRefused(409, f"no {kind} waits with id {request.id!r}", code)
+        return request.id
 
     def _notify(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
+
+
+AskKind = Literal["approval", "question"]
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """An approval or a question that waits for its answer."""
+
+    kind: AskKind
+    call_id: str | None
+    """The tool call it belongs to (settled when that call ends)."""
 
 
 def _iso(moment: float) -> str:
