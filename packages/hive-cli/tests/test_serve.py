@@ -315,18 +315,19 @@ def test_a_server_killed_and_started_again_lists_replays_and_continues_its_sessi
     assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]
 
 
+@pytest.mark.parametrize("carrier", [(), ("--isolate",)], ids=["in_process", "isolated"])
 def test_an_approval_waiting_when_the_server_was_killed_is_asked_again_after_a_restart(
-    ws: Workspace, server: ScriptedModelServer
+    ws: Workspace, server: ScriptedModelServer, carrier: tuple[str, ...]
 ) -> None:
     server.add(calls(WRITE_CONFIG))
     ws.use(server)
-    with serving(ws) as served:
+    with serving(ws, *carrier) as served:
         session = served.open(session_id="wait-1", working_directory=str(ws.project))
         served.send(session, {"type": "user_message", "content": "write the config"})
         asked = served.until(session, "hitl_request")[-1]
     assert not (ws.project / "config.json").exists()
     server.add(text("Written."))
-    with serving(ws) as served:
+    with serving(ws, *carrier) as served:  # asked again with no request: an isolated agent starts at once
         again = served.until(session, "hitl_request", after=asked[0])[-1][1]
         assert again["id"] == asked[1]["id"]
         assert served.client.get(f"/api/sessions/{session}").json()["status"] == "waiting"
@@ -334,6 +335,24 @@ def test_an_approval_waiting_when_the_server_was_killed_is_asked_again_after_a_r
         rest = served.until(session, "turn_end", after=asked[0])
     assert (ws.project / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
     assert rest[-1][1]["stop_reason"] == "completed"
+
+
+def test_a_turn_cut_by_the_servers_death_ends_with_an_error_after_a_restart(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(msgspec.structs.replace(text("partial ", "never sent"), stall_after_chunks=1), text("Again."))
+    ws.use(server)
+    with serving(ws) as served:
+        session = served.open(session_id="cut-1", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "first"})
+        started = served.until(session, "text_delta")[-1][0]
+    with serving(ws) as served:
+        ended = served.until(session, "turn_end", after=started)
+        assert served.client.get(f"/api/sessions/{session}").json()["status"] == "idle"
+        again = served.turn(session, "second", after=ended[-1][0])
+    assert [event["type"] for _, event in ended] == ["error", "turn_end"]
+    assert "the server stopped during this turn" in ended[0][1]["message"]
+    assert "".join(e["content"] for _, e in again if e["type"] == "text_delta") == "Again."
 
 
 def _agent_pids(session_id: str) -> list[int]:

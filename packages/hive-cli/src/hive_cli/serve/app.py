@@ -325,6 +325,8 @@ async def _stream(session: HostedSession, after: int) -> AsyncIterator[bytes]:
     log = session.log
     while True:
         if position < len(log):
+            # Kept before shown: a reader's Last-Event-ID must still name an event after the server died.
+            session.flush()
             # Everything already logged goes in one write: a streaming turn's deltas arrive in bursts.
             end = len(log)
             yield b"".join(sse_event(log[index].rstrip(b"\n"), index + 1) for index in range(position, end))

@@ -110,6 +110,8 @@ class HostedSession:
         self._turns_ended = 0
         self._waiting: dict[str, _Ask] = {}
         """Approvals and questions asked and not yet answered, by their request id."""
+        self._resume_agent = False
+        """Whether an isolated session restored with an approval waiting starts its agent at once (it asks again)."""
         self._unsaved: list[tuple[int, bytes]] = []
         """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
@@ -186,9 +188,10 @@ class HostedSession:
         """One agent process at a time: started when there is something for it to read, started again after one
         died (its turn ended with an ``error``), until the input closed and every turn ended."""
         while not self._agent_done():
-            if self.link.delivered >= len(self.link.inbox):
+            if self.link.delivered >= len(self.link.inbox) and not self._resume_agent:
                 await self.changed()
                 continue
+            self._resume_agent = False
             self.agent = await open_child(
                 list(self.agent_command),
                 cwd=self.options.cwd,
@@ -268,6 +271,14 @@ class HostedSession:
                 self._track(event)
         started_turn = any(not line.startswith(_QUIET_PREFIXES) for line in self.log[self._last_turn_end() :])
         self._turns_sent = self._turns_ended + (1 if started_turn else 0)
+        if started_turn and not any(ask.kind == "approval" for ask in self._waiting.values()):
+            # The server died during the turn (a clean stop ends turns): only a waiting approval is kept and
+            # asked again by the session's runner; anything else of the turn is lost, and its readers are told.
+            self.emit(
+                ErrorEvent(message="the server stopped during this turn: it did not finish", code="internal")
+            )
+            self.emit(TurnEndEvent())
+        self._resume_agent = started_turn and self.queued > 0
 
     def record(self) -> LoggedSession:
         """The session as the store keeps it."""
