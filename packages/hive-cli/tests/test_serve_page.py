@@ -117,7 +117,9 @@ def test_a_chat_streams_markdown_and_an_approved_edit_shows_its_diff(
     (ws.project / "config.json").write_text(CONFIG, encoding="utf-8")
     server.add(
         text(
-            "## The config\n\nIt has **three** keys:\n\n", "| key | value |\n|---|---|\n| `port` | 8080 |\n"
+            "## The config\n\nIt has **three** keys:\n\n",
+            "| key | value |\n|---|---|\n| `port` | 8080 |\n",
+            thinking=["Reading *the* config."],
         ),
         calls(EDIT_CONFIG, say="Turning on debug."),
         text("Done: `debug` is **on**."),
@@ -135,6 +137,11 @@ def test_a_chat_streams_markdown_and_an_approved_edit_shows_its_diff(
         expect(answer.locator("td code")).to_have_text("port")
         expect(page.locator(".turn-end").first).to_contain_text("Done")
         expect(page.locator("#usage")).to_have_text("10 in / 2 out tokens")
+        thinking = page.locator(".thinking")  # the reasoning, apart from the answer and folded
+        expect(thinking.locator("summary")).to_have_text("Thinking")
+        thinking.locator("summary").click()
+        expect(thinking.locator("em")).to_have_text("the")
+        expect(answer).not_to_contain_text("Reading")
 
         say(page, "turn on debug")
         tool = page.locator(".tool")
@@ -221,6 +228,15 @@ def test_cancel_stops_a_running_turn_and_the_page_says_so(
         screenshot(page, tmp_path, "cancelled")
         say(page, "still there?")  # the session goes on
         expect(page.locator(".reply").last).to_have_text("Back.")
+        streams: list[str] = []
+        page.on("request", lambda request: streams.append(request.url) if "/events" in request.url else None)
+        # Once the session has ended the server ends its stream, and the page stops there (no reconnecting).
+        assert served.client.post(f"/api/sessions/{session}/close").status_code == 204
+        expect(page.locator(".note.ended")).to_have_text("The session has ended.")
+        expect(page.locator("#composer")).to_be_hidden()
+        expect(page.locator("#connection")).to_be_hidden()
+        expect(page.locator("#session-info")).to_contain_text("ended")
+    assert len(streams) <= 1, streams  # at most the browser's own retry, which found the end
 
 
 def test_a_dropped_connection_gets_the_rest_of_the_turn_once(
