@@ -213,13 +213,15 @@ def test_a_new_session_from_the_page_answers_a_question_from_its_card(ws: Worksp
 def test_cancel_stops_a_running_turn_and_the_page_says_so(
     ws: Workspace, server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    server.add(msgspec.structs.replace(text("Starting ", "never sent"), stall_after_chunks=1), text("Back."))
+    server.add(
+        msgspec.structs.replace(text("Starting **now**", "never sent"), stall_after_chunks=1), text("Back.")
+    )
     ws.use(server)
     with serving(ws) as served, browser(tmp_path) as context:
         session = served.open(working_directory=str(ws.project))
         page = opened(context, served, session)
         say(page, "a long job")
-        expect(page.locator(".reply")).to_have_text("Starting")
+        expect(page.locator(".reply strong")).to_have_text("now")  # rendered while the turn still streams
         expect(page.locator("#session-info")).to_contain_text("running")
         page.locator("#cancel").click()
         expect(page.locator(".turn-end")).to_have_text("Turn cancelled")
