@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -267,3 +268,13 @@ def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def test_the_cli_wheel_ships_the_serve_page_and_its_vendored_libraries(wheels: Path) -> None:
+    [wheel] = wheels.glob("hive_agent_cli-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    page = "hive_cli/serve/page/"
+    shipped = ["index.html", "app.js", "style.css", "vendor/marked.esm.js", "vendor/purify.es.js"]
+    licences = ["vendor/LICENSE.marked", "vendor/LICENSE.dompurify", "vendor/LICENSE-MPL.dompurify"]
+    assert {page + name for name in shipped + licences} <= names, sorted(n for n in names if page in n)

@@ -8,6 +8,9 @@
 - ``POST /api/sessions/{id}/requests``: request lines (JSON Lines), checked whole before any is passed on.
 - ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
 
+``/`` is the web chat page (``page/``, its scripts and styles under ``/page/``), sent with a Content-Security-Policy
+that lets it run only its own scripts and reach only this server.
+
 Errors are JSON ``{"error": message, "code": …}``: 400 a malformed body, 404 an unknown session, 409 an approval
 or question answer that matches nothing waiting, or a closed input, 429 past ``--max-sessions``.
 """
@@ -28,11 +31,13 @@ import msgspec
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import FileResponse
 from starlette.responses import JSONResponse
-from starlette.responses import PlainTextResponse
 from starlette.responses import Response
 from starlette.responses import StreamingResponse
+from starlette.routing import Mount
 from starlette.routing import Route
+from starlette.staticfiles import StaticFiles
 
 from hive_cli.assemble import HostOptions
 from hive_core.session_id import new_session_id
@@ -56,6 +61,19 @@ MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 EXTERNAL: Final = "external"
 """The backend of a session whose agent connects by itself to the agent endpoints."""
+PAGE: Final = Path(__file__).parent / "page"
+"""The web chat page's files: ``index.html`` at ``/``, the rest under ``/page/``."""
+PAGE_HEADERS: Final = {
+    # Model output is shown on the page: should anything get past the sanitiser, it can still run no script
+    # but the page's own files, load nothing from elsewhere, and reach no other server.
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+}
 
 
 class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -97,6 +115,7 @@ class ServeApp:
         self.app: Final = Starlette(
             routes=[
                 Route("/", self._home, methods=["GET"]),
+                Mount("/page", app=_PageFiles(directory=PAGE)),
                 Route("/api/sessions", self._create, methods=["POST"]),
                 Route("/api/sessions", self._list, methods=["GET"]),
                 Route("/api/sessions/{session_id}", self._get, methods=["GET"]),
@@ -175,7 +194,7 @@ class ServeApp:
             session.stop()
 
     async def _home(self, request: Request) -> Response:
-        return PlainTextResponse("hive serve is running: the API is at /api/sessions.\n")
+        return FileResponse(PAGE / "index.html", media_type="text/html", headers=PAGE_HEADERS)
 
     async def _create(self, request: Request) -> Response:
         body = await _body(request)
@@ -338,6 +357,15 @@ async def _stream(session: HostedSession, after: int) -> AsyncIterator[bytes]:
             await session.changed()
         if waited.cancelled_caught:
             yield b": ping\n\n"
+
+
+class _PageFiles(StaticFiles):
+    """The page's scripts and styles, with the page's headers."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers.update(PAGE_HEADERS)
+        return response
 
 
 class _TooLarge(Exception):
