@@ -12,6 +12,11 @@ over a server with no session), and the server's CPU per delta (its user+system 
 ``/proc``). Beside it, in the same run, ``hive run --server`` streams the same turn over stdio: its CPU per delta
 is the baseline. Goals on a 2-core machine: 500 sessions, p99 first event under 250 ms, under 2 MB per idle
 session, CPU per delta within 1.5x of stdio.
+
+The scripted model server runs in a process of its own, so that neither it nor this client shares an interpreter
+with the other; the client's own CPU over the turns is printed (``client %``: near 100 means the figures measure
+the client, not the server). Last, in process: the cost per event of iterating ``open_turn`` beside a
+``SessionRunner`` calling a sink, for the same scripted turn.
 """
 
 from __future__ import annotations
@@ -25,16 +30,28 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
 import httpx2
 
-from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import Round
 from hive_conformance.script import ScriptText
+from hive_conformance.script import encode_script
+from hive_core import Agent
+from hive_core import SessionRunner
+from hive_core import TextUpdate
+from hive_core import open_turn
+from hive_core.approvals import ALLOW_ALL
+from hive_core.chat import FinishUpdate
+from hive_core.testing import ScriptedChatClient
+from hive_core.testing import ScriptedRound
+from hive_protocol import Event
 from hive_protocol import ServerSentEvent
 from hive_protocol import SseDecoder
+from hive_protocol import UserMessageRequest
 
 TOKEN = "benchmark-token-0123456789"
 HIVE = Path(sys.executable).with_name("hive")
@@ -43,7 +60,7 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _environment(home: Path, server: ScriptedModelServer) -> dict[str, str]:
+def _environment(home: Path, model_url: str) -> dict[str, str]:
     keep = {name: value for name, value in os.environ.items() if name in ("PATH", "LANG", "TMPDIR")}
     return {
         **keep,
@@ -52,7 +69,7 @@ def _environment(home: Path, server: ScriptedModelServer) -> dict[str, str]:
         "HIVE_LOCAL_INFERENCE": "off",
         "OPENAI_API_KEY": "test",
         "OPENAI_MODEL": "scripted",
-        "OPENAI_ENDPOINT": server.url + "/v1",
+        "OPENAI_ENDPOINT": model_url + "/v1",
         "OPENAI_API": "responses",
         "NO_COLOR": "1",
     }
@@ -69,6 +86,24 @@ def _rss_bytes(pid: int) -> int:
 
 def _answer(deltas: int) -> Round:
     return Round(parts=[ScriptText(chunks=[f"w{index} " for index in range(deltas)])])
+
+
+@contextmanager
+def _model_server(turns: int, deltas: int, root: Path) -> Iterator[str]:
+    """The scripted model server in a process of its own, answering ``turns`` turns; yields its URL."""
+    script = root / f"script-{turns}.jsonl"
+    script.write_bytes(encode_script([_answer(deltas) for _ in range(turns)]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hive_conformance.model_server", str(script), "--model", "scripted"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().decode().strip()
+    finally:
+        process.terminate()
+        process.wait()
 
 
 async def _one_turn(
@@ -99,7 +134,7 @@ async def _one_turn(
 
 
 def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
-    with ScriptedModelServer([_answer(deltas) for _ in range(sessions + 1)], model="scripted") as model:
+    with _model_server(sessions + 1, deltas, root) as model:
         process = subprocess.Popen(
             [str(HIVE), "serve", "--token", TOKEN],
             env=_environment(root, model),
@@ -141,12 +176,14 @@ async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> 
         first_event: list[float] = []
         counts: list[int] = []
         cpu_before = _cpu_seconds(pid)
+        client_before = time.process_time()
         started = time.perf_counter()
         async with anyio.create_task_group() as group:
             for session in ids:
                 group.start_soon(_one_turn, client, session, first_event, counts)
         wall = time.perf_counter() - started
         cpu = _cpu_seconds(pid) - cpu_before
+        client_cpu = time.process_time() - client_before
         idle_rss = _rss_bytes(pid)
     quantiles = statistics.quantiles(first_event, n=100) if len(first_event) > 1 else first_event * 99
     return {
@@ -155,12 +192,13 @@ async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> 
         "p99_ms": quantiles[98] * 1000,
         "mb_per_session": (idle_rss - empty_rss) / sessions / 1e6,
         "cpu_us_per_delta": cpu / (sessions * deltas) * 1e6,
+        "client_share": client_cpu / wall * 100,
     }
 
 
 def _stdio_run(turns: int, deltas: int, root: Path) -> float:
     """CPU per delta of ``hive run --server`` streaming ``turns`` turns of ``deltas`` chunks."""
-    with ScriptedModelServer([_answer(deltas) for _ in range(turns + 1)], model="scripted") as model:
+    with _model_server(turns + 1, deltas, root) as model:
         process = subprocess.Popen(
             [str(HIVE), "run", "--server"],
             env=_environment(root, model),
@@ -190,6 +228,31 @@ def _stdio_run(turns: int, deltas: int, root: Path) -> float:
     return cpu / (turns * deltas) * 1e6
 
 
+def _turn_session(deltas: int) -> Agent:
+    updates = [TextUpdate("tok ") for _ in range(deltas)]
+    return Agent(ScriptedChatClient([ScriptedRound([*updates, FinishUpdate("stop")])]), policy=ALLOW_ALL)
+
+
+async def _per_event(deltas: int) -> tuple[float, float]:
+    """CPU microseconds per event of one scripted turn: a runner calling a sink, and iterating ``open_turn``."""
+    sink_runs: list[float] = []
+    iterated_runs: list[float] = []
+    for _ in range(7):
+        events: list[Event] = []
+        session = _turn_session(deltas).session()
+        start = time.process_time()
+        await SessionRunner(session).run_turn(UserMessageRequest(content="go"), events.append)
+        sink_runs.append((time.process_time() - start) / len(events))
+        count = 0
+        session = _turn_session(deltas).session()
+        start = time.process_time()
+        async with open_turn(session, "go") as stream:
+            async for _ in stream:
+                count += 1
+        iterated_runs.append((time.process_time() - start) / count)
+    return statistics.median(sink_runs) * 1e6, statistics.median(iterated_runs) * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -199,7 +262,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"hive serve against the scripted model, {args.deltas} deltas a turn, one turn per session at once")
     print(
-        f"{'sessions':>8} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'MB/session':>10} {'cpu us/delta':>12} {'stdio':>7} {'ratio':>6}"
+        f"{'sessions':>8} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'MB/session':>10} {'cpu us/delta':>12} {'stdio':>7} "
+        f"{'ratio':>6} {'client %':>8}"
     )
     for count in args.sessions:
         with tempfile.TemporaryDirectory(prefix="hive-serve-load-") as temporary:
@@ -211,8 +275,12 @@ def main() -> None:
         print(
             f"{count:>8} {figures['events_per_second']:>9.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f} "
             f"{figures['mb_per_session']:>10.2f} {figures['cpu_us_per_delta']:>12.1f} {stdio:>7.1f} "
-            f"{figures['cpu_us_per_delta'] / stdio:>6.2f}"
+            f"{figures['cpu_us_per_delta'] / stdio:>6.2f} {figures['client_share']:>8.0f}"
         )
+    sink, iterated = anyio.run(_per_event, 20_000)
+    print(
+        f"in process, per event: runner sink {sink:.2f} us, open_turn {iterated:.2f} us ({iterated / sink:.2f}x)"
+    )
     print(json.dumps({"note": "cpu is the serving process's user+system time; stdio is hive run --server's"}))
 
 
