@@ -24,6 +24,7 @@ from hive_cli.errors import USER_ERRORS
 from hive_core import SessionRunner
 from hive_core.child_processes import SupervisedProcess
 from hive_core.child_processes import open_child
+from hive_core.runners import Feed
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
@@ -92,7 +93,9 @@ class HostedSession:
         self.title = ""
         """The first words of the first message."""
         self.updated_at = self.created_at
-        self.log: list[bytes] = []
+        self.feed = Feed[bytes]()
+        """The events' feed, which readers follow; :meth:`changed` wakes on its :meth:`~Feed.notify`."""
+        self.log: list[bytes] = self.feed.items
         """Every event written, encoded (the SSE ``id`` of ``log[i]`` is ``i + 1``)."""
         self.runner: SessionRunner | None = None
         self.opened = False
@@ -111,7 +114,6 @@ class HostedSession:
         self._unsaved: list[tuple[int, bytes]] = []
         """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
-        self._changed = anyio.Event()
 
     @property
     def status(self) -> SessionStatus:
@@ -358,8 +360,7 @@ class HostedSession:
 
     async def changed(self) -> None:
         """Wait until something happens to the session."""
-        event = self._changed
-        await event.wait()
+        await self.feed.changed()
 
     def _check_answer(self, request: HitlResponseRequest) -> None:
         waiting = (
@@ -375,8 +376,7 @@ class HostedSession:
             raise RequestRefused(409, f"no approval waits with id {request.id!r}", "stale_approval")
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        self.feed.notify()
 
 
 def _iso(moment: float) -> str:
