@@ -89,8 +89,8 @@ def _answer(deltas: int) -> Round:
 
 
 @contextmanager
-def _model_server(turns: int, deltas: int, root: Path) -> Iterator[str]:
-    """The scripted model server in a process of its own, answering ``turns`` turns; yields its URL."""
+def _model_server(turns: int, deltas: int, root: Path) -> Iterator[tuple[str, int]]:
+    """The scripted model server in a process of its own, answering ``turns`` turns; yields its URL and pid."""
     script = root / f"script-{turns}.jsonl"
     script.write_bytes(encode_script([_answer(deltas) for _ in range(turns)]))
     process = subprocess.Popen(
@@ -100,7 +100,7 @@ def _model_server(turns: int, deltas: int, root: Path) -> Iterator[str]:
     )
     try:
         assert process.stdout is not None
-        yield process.stdout.readline().decode().strip()
+        yield process.stdout.readline().decode().strip(), process.pid
     finally:
         process.terminate()
         process.wait()
@@ -134,7 +134,7 @@ async def _one_turn(
 
 
 def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
-    with _model_server(sessions + 1, deltas, root) as model:
+    with _model_server(sessions + 1, deltas, root) as (model, model_pid):
         process = subprocess.Popen(
             [str(HIVE), "serve", "--token", TOKEN],
             env=_environment(root, model),
@@ -148,14 +148,16 @@ def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
             match = _READY.match(line)
             if match is None:
                 raise SystemExit(f"hive serve did not start: {line!r}")
-            return anyio.run(_drive, match.group(1), process.pid, sessions, deltas, root)
+            return anyio.run(_drive, match.group(1), (process.pid, model_pid), sessions, deltas, root)
         finally:
             process.kill()
             process.wait()
 
 
-async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> dict[str, float]:
-    """Open ``sessions`` sessions on the server at ``url`` (process ``pid``), run one turn in each at once."""
+async def _drive(url: str, pids: tuple[int, int], sessions: int, deltas: int, root: Path) -> dict[str, float]:
+    """Open ``sessions`` sessions on the server at ``url``, run one turn in each at once (``pids``: the server's
+    and the model server's processes)."""
+    pid, model_pid = pids
     limits = httpx2.Limits(max_connections=sessions * 2 + 10)
     async with httpx2.AsyncClient(
         base_url=url,
@@ -177,6 +179,7 @@ async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> 
         counts: list[int] = []
         cpu_before = _cpu_seconds(pid)
         client_before = time.process_time()
+        model_before = _cpu_seconds(model_pid)
         started = time.perf_counter()
         async with anyio.create_task_group() as group:
             for session in ids:
@@ -184,6 +187,7 @@ async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> 
         wall = time.perf_counter() - started
         cpu = _cpu_seconds(pid) - cpu_before
         client_cpu = time.process_time() - client_before
+        model_cpu = _cpu_seconds(model_pid) - model_before
         idle_rss = _rss_bytes(pid)
     quantiles = statistics.quantiles(first_event, n=100) if len(first_event) > 1 else first_event * 99
     return {
@@ -193,12 +197,14 @@ async def _drive(url: str, pid: int, sessions: int, deltas: int, root: Path) -> 
         "mb_per_session": (idle_rss - empty_rss) / sessions / 1e6,
         "cpu_us_per_delta": cpu / (sessions * deltas) * 1e6,
         "client_share": client_cpu / wall * 100,
+        "model_share": model_cpu / wall * 100,
+        "server_share": cpu / wall * 100,
     }
 
 
 def _stdio_run(turns: int, deltas: int, root: Path) -> float:
     """CPU per delta of ``hive run --server`` streaming ``turns`` turns of ``deltas`` chunks."""
-    with _model_server(turns + 1, deltas, root) as model:
+    with _model_server(turns + 1, deltas, root) as (model, _):
         process = subprocess.Popen(
             [str(HIVE), "run", "--server"],
             env=_environment(root, model),
@@ -263,7 +269,7 @@ def main() -> None:
     print(f"hive serve against the scripted model, {args.deltas} deltas a turn, one turn per session at once")
     print(
         f"{'sessions':>8} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'MB/session':>10} {'cpu us/delta':>12} {'stdio':>7} "
-        f"{'ratio':>6} {'client %':>8}"
+        f"{'ratio':>6} {'server %':>8} {'model %':>7} {'client %':>8}"
     )
     for count in args.sessions:
         with tempfile.TemporaryDirectory(prefix="hive-serve-load-") as temporary:
@@ -275,7 +281,8 @@ def main() -> None:
         print(
             f"{count:>8} {figures['events_per_second']:>9.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f} "
             f"{figures['mb_per_session']:>10.2f} {figures['cpu_us_per_delta']:>12.1f} {stdio:>7.1f} "
-            f"{figures['cpu_us_per_delta'] / stdio:>6.2f} {figures['client_share']:>8.0f}"
+            f"{figures['cpu_us_per_delta'] / stdio:>6.2f} {figures['server_share']:>8.0f} "
+            f"{figures['model_share']:>7.0f} {figures['client_share']:>8.0f}"
         )
     sink, iterated = anyio.run(_per_event, 20_000)
     print(

@@ -30,8 +30,10 @@ def serve_main(
         )
         return 2
     try:
+        # uvicorn's own backlog: with the default (128) a burst of clients overflows it, and each one refused
+        # waits a second or more for its SYN to be sent again.
         listener = socket.create_server(
-            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET, backlog=2048
         )
     except OSError as exc:
         sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
