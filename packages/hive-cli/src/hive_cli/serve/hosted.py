@@ -294,8 +294,12 @@ class HostedSession:
     def flush(self) -> None:
         """Write the events not yet kept in the store."""
         if self.store is not None and self._unsaved:
-            unsaved, self._unsaved = self._unsaved, []
-            self.store.append(self.session_id, unsaved)
+            self.store.append(self.session_id, self.take_unsaved())
+
+    def take_unsaved(self) -> list[tuple[int, bytes]]:
+        """The logged events not yet written to the store, as (position, line); the caller writes them."""
+        unsaved, self._unsaved = self._unsaved, []
+        return unsaved
 
     def _track(self, event: Event) -> None:
         if isinstance(event, TurnEndEvent):
