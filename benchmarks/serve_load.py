@@ -16,7 +16,8 @@ session, CPU per delta within 1.5x of stdio.
 The scripted model server runs in a process of its own, so that neither it nor this client shares an interpreter
 with the other; the client's own CPU over the turns is printed (``client %``: near 100 means the figures measure
 the client, not the server). Last, in process: the cost per event of iterating ``open_turn`` beside a
-``SessionRunner`` calling a sink, for the same scripted turn.
+``SessionRunner`` calling a sink, for the same scripted turn. Under each row: the model server read by this
+process alone, as many streams at once, the first-chunk figures hive serve's cannot be below.
 """
 
 from __future__ import annotations
@@ -189,17 +190,48 @@ async def _drive(url: str, pids: tuple[int, int], sessions: int, deltas: int, ro
         client_cpu = time.process_time() - client_before
         model_cpu = _cpu_seconds(model_pid) - model_before
         idle_rss = _rss_bytes(pid)
-    quantiles = statistics.quantiles(first_event, n=100) if len(first_event) > 1 else first_event * 99
+    p50, p99 = _percentiles(first_event)
     return {
         "events_per_second": sum(counts) / wall,
-        "p50_ms": statistics.median(first_event) * 1000,
-        "p99_ms": quantiles[98] * 1000,
+        "p50_ms": p50,
+        "p99_ms": p99,
         "mb_per_session": (idle_rss - empty_rss) / sessions / 1e6,
         "cpu_us_per_delta": cpu / (sessions * deltas) * 1e6,
         "client_share": client_cpu / wall * 100,
         "model_share": model_cpu / wall * 100,
         "server_share": cpu / wall * 100,
     }
+
+
+async def _model_alone(url: str, sessions: int) -> list[float]:
+    """Seconds from request to first text chunk of ``sessions`` streams read from the model server at once by
+    this process alone, without hive: the floor under serve's first-event figures."""
+    first: list[float] = []
+
+    async def stream(client: httpx2.AsyncClient) -> None:
+        sent = time.perf_counter()
+        body = {"model": "scripted", "input": "go", "stream": True}
+        async with client.stream("POST", "/v1/responses", json=body) as response:
+            seen = False
+            async for (
+                chunk
+            ) in response.aiter_bytes():  # to the end: the server's load is that of a whole turn
+                if not seen and b"output_text.delta" in chunk:
+                    seen = True
+                    first.append(time.perf_counter() - sent)
+
+    limits = httpx2.Limits(max_connections=sessions + 10)
+    client = httpx2.AsyncClient(base_url=url, timeout=httpx2.Timeout(300.0), limits=limits)
+    async with client, anyio.create_task_group() as group:
+        for _ in range(sessions):
+            group.start_soon(stream, client)
+    return first
+
+
+def _percentiles(seconds: list[float]) -> tuple[float, float]:
+    """p50 and p99 of ``seconds``, in milliseconds."""
+    quantiles = statistics.quantiles(seconds, n=100) if len(seconds) > 1 else seconds * 99
+    return statistics.median(seconds) * 1000, quantiles[98] * 1000
 
 
 def _stdio_run(turns: int, deltas: int, root: Path) -> float:
@@ -277,12 +309,17 @@ def main() -> None:
             (root / "project").mkdir()
             (root / ".hive").mkdir()
             stdio = _stdio_run(10, args.deltas, root)
+            with _model_server(count, args.deltas, root) as (model, _):
+                alone = _percentiles(anyio.run(_model_alone, model, count))
             figures = _serve_run(count, args.deltas, root)
         print(
             f"{count:>8} {figures['events_per_second']:>9.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f} "
             f"{figures['mb_per_session']:>10.2f} {figures['cpu_us_per_delta']:>12.1f} {stdio:>7.1f} "
             f"{figures['cpu_us_per_delta'] / stdio:>6.2f} {figures['server_share']:>8.0f} "
             f"{figures['model_share']:>7.0f} {figures['client_share']:>8.0f}"
+        )
+        print(
+            f"{'':>8} the model server alone, {count} streams at once: first chunk p50 {alone[0]:.1f} ms, p99 {alone[1]:.1f} ms"
         )
     sink, iterated = anyio.run(_per_event, 20_000)
     print(
