@@ -1,6 +1,6 @@
 """``hive serve`` under load: many concurrent sessions, each streaming one turn, beside the stdio runner.
 
-Run: uv run python benchmarks/serve_load.py [--sessions 10 100 ...] [--deltas 200]
+Run: uv run python benchmarks/serve_load.py [--sessions 10 100 500] [--deltas 200] (500 takes about a minute)
 
 For each count N: one ``hive serve`` (a process of its own, a fresh hive home) against the scripted model server
 (OpenAI Responses API, each turn answered with ``--deltas`` text chunks), N sessions opened, then one message sent
@@ -14,8 +14,9 @@ is the baseline. Goals on a 2-core machine: 500 sessions, p99 first event under 
 session, CPU per delta within 1.5x of stdio.
 
 The scripted model server runs in a process of its own, so that neither it nor this client shares an interpreter
-with the other; the client's own CPU over the turns is printed (``client %``: near 100 means the figures measure
-the client, not the server). Last, in process: the cost per event of iterating ``open_turn`` beside a
+with the other; each process's CPU over the turns is printed as a share of the wall time (``server %``,
+``model %``, ``client %``: one near 100 is the bottleneck, and a client or model server there means the figures
+measure the benchmark, not hive serve). Last, in process: the cost per event of iterating ``open_turn`` beside a
 ``SessionRunner`` calling a sink, for the same scripted turn. Under each row: the model server read by this
 process alone, as many streams at once, the first-chunk figures hive serve's cannot be below.
 """
@@ -294,7 +295,7 @@ async def _per_event(deltas: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--sessions", type=int, nargs="+", default=[10, 100], help="concurrent sessions per run"
+        "--sessions", type=int, nargs="+", default=[10, 100, 500], help="concurrent sessions per run"
     )
     parser.add_argument("--deltas", type=int, default=200, help="text chunks per turn")
     args = parser.parse_args()
