@@ -527,6 +527,9 @@ class _HttpServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 1024
+    """The listen backlog (socketserver's default is 5): many clients connecting at once (a load benchmark)
+    would otherwise see their connections refused and retried a second or more later."""
 
     def __init__(self, address: tuple[str, int], owner: ScriptedModelServer) -> None:
         self.owner = owner

@@ -3,7 +3,9 @@ included), and closing."""
 
 from __future__ import annotations
 
+import functools
 import logging
+import ssl
 from types import TracebackType
 from typing import Final
 from typing import Self
@@ -22,11 +24,26 @@ from .registry import required_setting
 from .server_windows import WindowProbe
 from .settings import ProviderSettings
 
-__all__ = ["Connection", "RemoteChatClient", "client_timeout", "keyed_connection", "transport_error"]
+__all__ = [
+    "Connection",
+    "RemoteChatClient",
+    "client_timeout",
+    "keyed_connection",
+    "shared_ssl_context",
+    "transport_error",
+]
 
 _CONNECT_TIMEOUT: Final = 10.0
 _PROBE_TIMEOUT: Final = 5.0
 _log: Final = logging.getLogger(__name__)
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """The TLS settings every HTTP client of the adapters verifies servers with, built once per process: loading
+    the trusted certificates costs about 50 ms of CPU per client, which a server opening hundreds of sessions
+    (each with its own model client) paid on every session's first request."""
+    return httpx2.create_ssl_context()
 
 
 class Connection(TypedDict, total=False):
@@ -159,7 +176,9 @@ class RemoteChatClient:
             headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
             timeout = _PROBE_TIMEOUT if self.idle_timeout is None else min(_PROBE_TIMEOUT, self.idle_timeout)
             try:
-                async with httpx2.AsyncClient(timeout=timeout, headers=headers) as http:
+                async with httpx2.AsyncClient(
+                    timeout=timeout, headers=headers, verify=shared_ssl_context()
+                ) as http:
                     self._server_window = await self._window_probe(http, self.base_url or "", self.model)
             except Exception as exc:  # the probe is advice: whatever failed, the client works without it
                 reason = mask_urls(f"{type(exc).__name__}: {exc}")

@@ -46,6 +46,7 @@ from hive_protocol import ErrorCode
 from ._client import Connection
 from ._client import RemoteChatClient
 from ._client import keyed_connection
+from ._client import shared_ssl_context
 from ._client import transport_error
 from .errors import code_for_status
 from .errors import retry_after_seconds
@@ -198,7 +199,7 @@ class GoogleChatClient(RemoteChatClient):
         if self._http_client is not None:
             return self._http_client
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=self.timeout)
+            self._client = httpx2.AsyncClient(timeout=self.timeout, verify=shared_ssl_context())
         return self._client
 
     async def aclose(self) -> None:

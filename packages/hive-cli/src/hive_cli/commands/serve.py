@@ -15,10 +15,30 @@ import anyio
 from hive_cli.assemble import HostOptions
 from hive_cli.errors import USER_ERRORS
 
-__all__ = ["serve_main"]
+__all__ = ["listen", "serve_main"]
 
 _TOKEN_SHAPE: Final = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """``hive serve``'s listening socket, bound to ``host``:``port`` (``0``: a free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # The protocol named: asyncio turns Nagle's algorithm off only on sockets that say TCP (socket.create_server's
+    # say 0), and with it on, every response's body waited ~40 ms for the client's delayed ACK of its headers.
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        listener.bind((host, port))
+        # uvicorn's own backlog: with the default (128) a burst of clients overflowed it, and each one refused
+        # waited a second or more for its SYN to be sent again.
+        listener.listen(2048)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def serve_main(
@@ -38,9 +58,7 @@ def serve_main(
         )
         return 2
     try:
-        listener = socket.create_server(
-            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
-        )
+        listener = listen(host, port)
     except OSError as exc:
         sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 1

@@ -158,8 +158,10 @@ class ServeApp:
         """Write every session's pending streamed events to the store, ``every`` seconds, until cancelled."""
         while True:
             await anyio.sleep(every)
-            for session in self.sessions.values():
-                session.flush()
+            if self.store is not None:
+                self.store.append_many(
+                    [(session.session_id, session.take_unsaved()) for session in self.sessions.values()]
+                )
 
     async def restore(self) -> int:
         """Take back the sessions a previous run of the server kept: every one is listed and replays its events;

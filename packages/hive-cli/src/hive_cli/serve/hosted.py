@@ -24,6 +24,7 @@ from hive_cli.errors import USER_ERRORS
 from hive_core import SessionRunner
 from hive_core.child_processes import SupervisedProcess
 from hive_core.child_processes import open_child
+from hive_core.runners import Feed
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
@@ -94,7 +95,9 @@ class HostedSession:
         self.title = ""
         """The first words of the first message."""
         self.updated_at = self.created_at
-        self.log: list[bytes] = []
+        self.feed = Feed[bytes]()
+        """The events' feed, which readers follow; :meth:`changed` wakes on its :meth:`~Feed.notify`."""
+        self.log: list[bytes] = self.feed.items
         """Every event written, encoded (the SSE ``id`` of ``log[i]`` is ``i + 1``)."""
         self.runner: SessionRunner | None = None
         self.opened = False
@@ -115,7 +118,6 @@ class HostedSession:
         self._unsaved: list[tuple[int, bytes]] = []
         """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
-        self._changed = anyio.Event()
 
     @property
     def status(self) -> SessionStatus:
@@ -305,8 +307,12 @@ class HostedSession:
     def flush(self) -> None:
         """Write the events not yet kept in the store."""
         if self.store is not None and self._unsaved:
-            unsaved, self._unsaved = self._unsaved, []
-            self.store.append(self.session_id, unsaved)
+            self.store.append(self.session_id, self.take_unsaved())
+
+    def take_unsaved(self) -> list[tuple[int, bytes]]:
+        """The logged events not yet written to the store, as (position, line); the caller writes them."""
+        unsaved, self._unsaved = self._unsaved, []
+        return unsaved
 
     def _track(self, event: Event) -> None:
         if isinstance(event, TurnEndEvent):
@@ -378,8 +384,7 @@ class HostedSession:
 
     async def changed(self) -> None:
         """Wait until something happens to the session."""
-        event = self._changed
-        await event.wait()
+        await self.feed.changed()
 
     def _answered(self, request: HitlResponseRequest | QuestionResponseRequest, taken: set[str]) -> str:
         """The id of the ask ``request`` answers; :class:`RequestRefused` (409) when it answers nothing that waits
@@ -398,8 +403,7 @@ class HostedSession:
         return request.id
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        self.feed.notify()
 
 
 AskKind = Literal["approval", "question"]

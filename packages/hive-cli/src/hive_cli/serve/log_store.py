@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,11 +87,18 @@ class ServeLogStore:
 
     def append(self, session_id: str, events: Sequence[tuple[int, bytes]]) -> None:
         """Keep a session's events, as (position, line), in one transaction (a position kept is left as it was)."""
+        self.append_many([(session_id, events)])
+
+    def append_many(self, batches: Iterable[tuple[str, Sequence[tuple[int, bytes]]]]) -> None:
+        """Keep the events of several sessions, as (session id, [(position, line), ...]), in one transaction:
+        a server streaming hundreds of turns writes them all at once rather than one commit a session."""
+        rows = [(session_id, position, line) for session_id, events in batches for position, line in events]
+        if not rows:
+            return
         with self._lock:
             self._db.execute("BEGIN")
             self._db.executemany(
-                "INSERT OR IGNORE INTO events (session_id, position, line) VALUES (?, ?, ?)",
-                [(session_id, position, line) for position, line in events],
+                "INSERT OR IGNORE INTO events (session_id, position, line) VALUES (?, ?, ?)", rows
             )
             self._db.execute("COMMIT")
 

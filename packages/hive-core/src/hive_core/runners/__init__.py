@@ -1,6 +1,7 @@
 """Runners: the transports that drive a processor (``user_message`` in, events out) for a client: stdio, HTTP,
 in process."""
 
+from .feed import Feed
 from .http import HttpRunner
 from .http import HttpRunnerError
 from .http import run_http
@@ -14,6 +15,7 @@ from .stdio import run_stdio
 from .turns import TurnRecorder
 
 __all__ = [
+    "Feed",
     "HttpRunner",
     "HttpRunnerError",
     "Processor",

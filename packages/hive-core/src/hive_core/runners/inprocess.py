@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import math
 from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +11,7 @@ import anyio
 from hive_protocol import Event
 from hive_protocol import UserMessageRequest
 
+from .feed import Feed
 from .session import Processor
 from .session import SessionRunner
 
@@ -38,21 +37,19 @@ async def open_turn(
 
     Leaving the block early cancels the turn.
     """
-    send, receive = anyio.create_memory_object_stream[Event](math.inf)
+    feed = Feed[Event]()
     runner = SessionRunner(processor)
 
-    def sink(event: Event) -> None:
-        # The caller may have left the block: the turn still closes its calls, into a stream nobody reads.
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            send.send_nowait(event)
-
     async def run() -> None:
-        async with send:
-            await runner.run_turn(_request(request), sink)
+        # The caller may leave the block early: the turn still closes its calls, into a feed nobody reads.
+        try:
+            await runner.run_turn(_request(request), feed.append)
+        finally:
+            feed.close()
 
-    async with anyio.create_task_group() as group, receive:
+    async with anyio.create_task_group() as group:
         group.start_soon(run)
-        yield receive.__aiter__()
+        yield feed.follow()
         group.cancel_scope.cancel()
 
 
