@@ -5,10 +5,10 @@ ended) and one row an event (its position and its canonical line). A restarted s
 session is listed again, its stream replays from any position (a ``Last-Event-ID`` from before the restart still
 works), and a session that had not ended is opened again, which asks again an approval that was waiting.
 
-Events are written in batches (a session's pending events at the latest every fraction of a second, and at once
-when one is a turn's end or asks the user something), in WAL mode with ``synchronous=NORMAL``: a crash of the
-machine, or a kill of the server, may lose the last fraction of a second of a streaming turn, never a turn's end,
-a waiting question, nor the file.
+Events are written in batches (a session's pending events at the latest every fraction of a second, at once when
+one is a turn's end or asks the user something, and always before a reader is sent them), in WAL mode with
+``synchronous=NORMAL``: a kill of the server may lose the last fraction of a second of a streaming turn that no
+reader saw yet, never an event a reader saw, a turn's end, a waiting question, nor the file.
 """
 
 from __future__ import annotations
