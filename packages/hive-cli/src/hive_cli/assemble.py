@@ -14,6 +14,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from hive_core import Agent
 from hive_core import ApprovalService
 from hive_core import ChatClient
@@ -33,10 +35,33 @@ from .project_trust import load_trusted_config
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
+    from hive_core.mcp import PluginConfig
     from hive_core.permissions import PermissionPolicy
+    from hive_core.permissions import PermissionRules
     from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
-__all__ = ["AGENT_PROVIDER", "SMALL_MODEL_PROVIDERS", "Host", "HostOptions", "build_host", "instructions_for"]
+__all__ = [
+    "AGENT_PROVIDER",
+    "SMALL_MODEL_PROVIDERS",
+    "Host",
+    "HostOptions",
+    "SessionLayer",
+    "build_host",
+    "instructions_for",
+]
+
+
+@dataclass(frozen=True)
+class SessionLayer:
+    """Settings one session sets over the user's and the project's configuration (``hive serve``'s
+    per-session ``settings``, decoded at its edge); what is not set here comes from the configuration."""
+
+    plugins: tuple[PluginConfig, ...] = ()
+    """MCP servers added for the session; one of the same name as a configured server replaces it."""
+    rules: PermissionRules | None = None
+    """Permission rules put first over the configured ones, as ``--allow``'s are (the guards above them stay)."""
+    approval_timeout: float | None = None
+    """Seconds an approval waits for its answer, replacing ``approval.timeoutSeconds``."""
 
 
 @dataclass
@@ -71,6 +96,8 @@ class HostOptions:
     preload_model: bool = False
     """Start loading a local model as soon as it is chosen, while the rest of the host and the session are
     built: for a one-shot run, whose turn comes next."""
+    layer: SessionLayer | None = None
+    """The session's own settings over the configuration (``hive serve``); ``None`` for none."""
 
 
 @dataclass
@@ -202,7 +229,9 @@ def build_host(
     # Imported only now, so that a local model preloaded above loads while they are.
     from hive_core.builtin_tools import builtin_tools
     from hive_core.mcp import McpPlugins
+    from hive_core.mcp.config import load_plugins_config
     from hive_core.permissions import PermissionPolicy
+    from hive_core.permissions import extend_rules
     from hive_core.permissions import load_permission_rules
     from hive_core.permissions import with_allowed
     from hive_core.pipeline import default_middlewares
@@ -219,8 +248,17 @@ def build_host(
         ),
         options.allow,
     )
+    plugins_config = load_plugins_config(root, trusted=loaded.trusted)
+    layer = options.layer
+    if layer is not None:
+        if layer.rules is not None:
+            rules = extend_rules(rules, layer.rules, frozenset())
+        if layer.plugins:
+            added = {plugin.name for plugin in layer.plugins}
+            kept = tuple(plugin for plugin in plugins_config.plugins if plugin.name not in added)
+            plugins_config = msgspec.structs.replace(plugins_config, plugins=(*kept, *layer.plugins))
     policy = PermissionPolicy(rules, root)
-    plugins = McpPlugins.load(root, trusted=loaded.trusted)
+    plugins = McpPlugins(plugins_config)
     if client is None:
         return Host(root, loaded, settings, policy, None, None, plugins)
     behavior = loaded.chat_behavior

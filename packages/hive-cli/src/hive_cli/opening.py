@@ -253,7 +253,12 @@ def _open(
         processor, session_id=sid, bridge=bridge, questions=served_questions, resume=resume, deadline=deadline
     )
     if bridge is not None:
-        bridge.timeout = host.config.approval_timeout_seconds
+        layer = options.layer
+        bridge.timeout = (
+            layer.approval_timeout
+            if layer is not None and layer.approval_timeout is not None
+            else host.config.approval_timeout_seconds
+        )
         bridge.grants = grants
     if prompts is not None:
         prompts.approver.grants = grants
