@@ -1,18 +1,23 @@
 """The routes of ``hive serve``: the client API of the turn-stream protocol's HTTP binding, under ``/api``.
 
-- ``POST /api/sessions`` ``{"session_id"?, "working_directory"?, "backend"?, "model"?}`` → 201
+- ``POST /api/sessions`` ``{"session_id"?, "working_directory"?, "backend"?, "model"?, "settings"?}`` → 201
   ``{"session_id": …}`` once the session is open (its ``session_started`` is the first event of its stream).
+  ``settings`` are the session's own, over the server's configuration (:mod:`hive_cli.serve.settings`). An ended
+  session opened again goes on after the events it has.
 - ``GET /api/sessions`` → ``{"sessions": [...]}``, newest first; ``GET /api/sessions/{id}`` → one of them.
 - ``GET /api/sessions/{id}/events``: Server-Sent Events, ``id:`` the event's 1-based position, ``data:`` its
   canonical line; ``Last-Event-ID`` resumes after that event; the stream ends once the session has ended.
 - ``POST /api/sessions/{id}/requests``: request lines (JSON Lines), checked whole before any is passed on.
 - ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
+- ``DELETE /api/sessions/{id}``: forgets an ended session (its events and its stored conversation): its id opens
+  a new session afterwards. 409 while it is live.
 
 ``/`` is the web chat page (``page/``, its scripts and styles under ``/page/``), sent with a Content-Security-Policy
 that lets it run only its own scripts and reach only this server.
 
-Errors are JSON ``{"error": message, "code": …}``: 400 a malformed body, 404 an unknown session, 409 an approval
-or question answer that matches nothing waiting, or a closed input, 429 past ``--max-sessions``.
+Errors are JSON ``{"error": message, "code": …}``: 400 a malformed body (a request line it cannot read also writes
+the ``error`` event stdio answers it with), 404 an unknown session, 409 an approval or question answer that matches
+nothing waiting, a closed input or a live session deleted, 429 past ``--max-sessions``.
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 from hive_cli.assemble import HostOptions
+from hive_cli.assemble import SessionLayer
+from hive_cli.session_store import open_session_store
 from hive_core.session_id import new_session_id
+from hive_core.sessions import SessionInUse
 from hive_protocol import sse_event
 
 from .agents import EVENT_POSITION_HEADER
@@ -50,6 +58,9 @@ from .hosted import Carrier
 from .hosted import HostedSession
 from .hosted import RequestRefused
 from .log_store import ServeLogStore
+from .settings import SessionSettings
+from .settings import SettingsRefused
+from .settings import decode_settings
 
 __all__ = ["ServeApp", "SessionRequest"]
 
@@ -88,8 +99,9 @@ class SessionRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     the session's agent endpoints by itself."""
     model: str | None = None
     """The model, replacing the configured one."""
-    settings: dict[str, Any] | None = None
-    """Accepted for the conformance kit's binding; a session takes its settings from the user's configuration."""
+    settings: dict[str, object] | None = None
+    """The session's own settings over the server's configuration (:class:`SessionSettings`'s keys only); for
+    sessions that run in the server."""
 
 
 class ServeApp:
@@ -119,6 +131,7 @@ class ServeApp:
                 Route("/api/sessions", self._create, methods=["POST"]),
                 Route("/api/sessions", self._list, methods=["GET"]),
                 Route("/api/sessions/{session_id}", self._get, methods=["GET"]),
+                Route("/api/sessions/{session_id}", self._delete, methods=["DELETE"]),
                 Route("/api/sessions/{session_id}/events", self._events, methods=["GET"]),
                 Route("/api/sessions/{session_id}/requests", self._requests, methods=["POST"]),
                 Route("/api/sessions/{session_id}/close", self._close, methods=["POST"]),
@@ -129,13 +142,20 @@ class ServeApp:
             exception_handlers={_TooLarge: _too_large},
         )
 
-    def _options(self, cwd: Path, *, model: str | None, agent: str | None) -> HostOptions:
+    def _options(
+        self, cwd: Path, *, model: str | None, agent: str | None, layer: SessionLayer | None = None
+    ) -> HostOptions:
         """A session's options: the server's defaults (provider, pre-approvals, a CLI's endpoint and mode) with the
-        session's folder, model and backend."""
-        return replace(self._defaults, cwd=cwd, model=model, agent=agent)
+        session's folder, model, backend and settings."""
+        return replace(self._defaults, cwd=cwd, model=model, agent=agent, layer=layer)
 
     def _hosted(
-        self, session_id: str, options: HostOptions, carrier: Carrier, created_at: float
+        self,
+        session_id: str,
+        options: HostOptions,
+        carrier: Carrier,
+        created_at: float,
+        settings: SessionSettings | None = None,
     ) -> HostedSession:
         """A session of this server (not yet running)."""
         if carrier == "isolated" and self.isolate is not None:
@@ -149,7 +169,9 @@ class ServeApp:
                 store=self.store,
             )
         else:
-            session = HostedSession(session_id, options, created_at, carrier=carrier, store=self.store)
+            session = HostedSession(
+                session_id, options, created_at, carrier=carrier, store=self.store, settings=settings
+            )
         if carrier == "external":
             session.backend = EXTERNAL
         return session
@@ -173,13 +195,14 @@ class ServeApp:
                 Path(kept.working_directory),
                 model=kept.model,
                 agent=None if kept.backend in (EXTERNAL, "hive") else kept.backend,
+                layer=None if kept.settings is None else kept.settings.layer(),
             )
             carrier: Carrier = (
                 "isolated"
                 if kept.carrier == "isolated" and self.isolate
                 else ("external" if kept.carrier == "external" else "in_process")
             )
-            session = self._hosted(kept.session_id, options, carrier, kept.created_at)
+            session = self._hosted(kept.session_id, options, carrier, kept.created_at, kept.settings)
             session.title = kept.title
             session.restore(self.store.events(kept.session_id))
             session.updated_at = kept.updated_at
@@ -225,13 +248,27 @@ class ServeApp:
         if not cwd.is_dir():
             return _error(400, f"no such folder: {cwd}", "bad_request")
         external = wanted.backend == EXTERNAL
+        settings: SessionSettings | None = None
+        if wanted.settings is not None:
+            if external or self.isolate is not None:
+                return _error(
+                    400,
+                    "settings apply to sessions whose turns run in the server, not in an agent process of their "
+                    "own (--isolate, the external backend)",
+                    "bad_request",
+                )
+            try:
+                settings = decode_settings(wanted.settings)
+            except SettingsRefused as refused:
+                return _error(400, str(refused), "bad_request")
         options = self._options(
             cwd,
             model=wanted.model or self._defaults.model,
             agent=None if external else wanted.backend or self._defaults.agent,
+            layer=None if settings is None else settings.layer(),
         )
         carrier = "external" if external else "isolated" if self.isolate is not None else "in_process"
-        session = self._hosted(session_id, options, carrier, time.time())
+        session = self._hosted(session_id, options, carrier, time.time(), settings)
         if existing is not None:
             # An ended session opened again goes on: its stream continues after the events it already has.
             session.created_at, session.title = existing.created_at, existing.title
@@ -250,6 +287,24 @@ class ServeApp:
     async def _get(self, request: Request) -> Response:
         session = self._session(request)
         return _unknown(request) if session is None else JSONResponse(session.summary())
+
+    async def _delete(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        session_id = session.session_id
+        if not session.ended:
+            return _error(
+                409, f"session {session_id!r} is live: close it and let its turns end first", "session_open"
+            )
+        try:
+            _forget_conversation(session_id)
+        except SessionInUse as exc:
+            return _error(409, str(exc), "session_in_use")
+        del self.sessions[session_id]
+        if self.store is not None:
+            self.store.forget(session_id)
+        return Response(status_code=204)
 
     async def _events(self, request: Request) -> Response:
         session = self._session(request)
@@ -393,6 +448,13 @@ def _error(status: int, message: str, code: str) -> JSONResponse:
 
 def _unknown(request: Request) -> JSONResponse:
     return _error(404, f"no session {request.path_params['session_id']!r}", "unknown_session")
+
+
+def _forget_conversation(session_id: str) -> None:
+    """Delete the stored conversation of ``session_id`` (none is fine); raises ``SessionInUse`` when another
+    process serves it."""
+    with open_session_store() as store, store.lease(session_id):
+        store.delete(session_id)
 
 
 def _last_error(session: HostedSession) -> str:

@@ -47,6 +47,7 @@ from hive_protocol import excerpt
 from .agents import AgentLink
 from .log_store import LoggedSession
 from .log_store import ServeLogStore
+from .settings import SessionSettings
 
 __all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
 
@@ -88,6 +89,8 @@ class HostedSession:
     agent_environment: Mapping[str, str] | None = None
     store: ServeLogStore | None = None
     """Where the session and its events are kept across restarts of the server (``None``: in memory only)."""
+    settings: SessionSettings | None = None
+    """The settings it was opened with (its :attr:`options` hold them as a layer), kept with it."""
 
     def __post_init__(self) -> None:
         self.backend = self.options.agent or "hive"
@@ -294,6 +297,7 @@ class HostedSession:
             created_at=self.created_at,
             updated_at=self.updated_at,
             ended=self.ended,
+            settings=self.settings,
         )
 
     def _log(self, line: bytes) -> None:
@@ -338,20 +342,29 @@ class HostedSession:
 
     def send(self, body: bytes) -> int:
         """Pass on the request lines of ``body``; returns how many. Raises :class:`RequestRefused` (and passes
-        nothing on) when a line is unreadable, an approval answer matches nothing waiting, or the input is closed."""
+        nothing on) when a line is unreadable, an approval answer matches nothing waiting, or the input is closed.
+        An unreadable line also writes the ``error`` event stdio answers it with (``unreadable_request``)."""
         if self.input_closed:
             raise RequestRefused(409, "the session's input is closed", "session_closed")
         requests: list[Request] = []
         answered: set[str] = set()
+        unreadable: list[tuple[int, UnreadableRequest]] = []
         for number, line in enumerate(body.splitlines(), 1):
             if not line.strip():
                 continue
             request = decode_request(line)
             if isinstance(request, UnreadableRequest):
-                raise RequestRefused(400, f"line {number}: {request.message}", "unreadable_request")
-            if isinstance(request, HitlResponseRequest | QuestionResponseRequest):
+                unreadable.append((number, request))
+                continue
+            if isinstance(request, HitlResponseRequest | QuestionResponseRequest) and not unreadable:
                 answered.add(self._answered(request, answered))
             requests.append(request)
+        if unreadable:
+            # The stream says what was skipped, as stdio's does: every reader sees it, not only the sender.
+            for _, request in unreadable:
+                self.emit(request.to_event())
+            number, first = unreadable[0]
+            raise RequestRefused(400, f"line {number}: {first.message}", "unreadable_request")
         if not requests:
             raise RequestRefused(400, "the body holds no request line", "unreadable_request")
         for settled in answered:

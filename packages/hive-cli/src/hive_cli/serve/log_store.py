@@ -23,6 +23,8 @@ from typing import Final
 
 import msgspec
 
+from .settings import SessionSettings
+
 __all__ = ["LoggedSession", "ServeLogStore"]
 
 FILE_NAME: Final = "serve.db"
@@ -62,6 +64,8 @@ class LoggedSession(msgspec.Struct, frozen=True, kw_only=True):
     """When it last wrote an event."""
     ended: bool = False
     """Whether its input closed and its last turn ended."""
+    settings: SessionSettings | None = None
+    """The settings it was opened with, over the server's configuration."""
 
 
 class ServeLogStore:
@@ -117,6 +121,14 @@ class ServeLogStore:
             ).fetchall()
         for (line,) in rows:
             yield bytes(line)
+
+    def forget(self, session_id: str) -> None:
+        """Remove a session's record and events."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            self._db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the file."""
