@@ -6,8 +6,14 @@
 - ``GET {base}/sessions/{id}/events`` streams the session's events as Server-Sent Events: ``id:`` the event's
   1-based position, ``data:`` the canonical line without its ``\\n``. The stream ends once the session has ended
   (its input closed and every queued turn ended). ``Last-Event-ID`` resumes after that event.
-- ``POST {base}/sessions/{id}/requests`` with JSON Lines (one or more request lines) feeds the session.
+- ``POST {base}/sessions/{id}/requests`` with JSON Lines (one or more request lines) feeds the session. A runner
+  may refuse a body holding a line it cannot read with ``400``, passing none of its lines on; its stream still
+  carries the ``error`` event stdio answers such a line with (the kit compares the stream, not the answer).
+  Any other status of 400 or above is a runner that stopped reading its input.
 - ``POST {base}/sessions/{id}/close`` ends the session's input, as end of file does on stdio.
+- ``DELETE {base}/sessions/{id}``, once the scenario is over, forgets the ended session, so that the next
+  scenario, opened with the same id (``conformance``, which ``session_started`` announces), starts afresh. A
+  runner that opens a fresh session for an id it has seen anyway need not have it: any answer is accepted.
 
 With a token (``--token``), every request carries ``Authorization: Bearer TOKEN``.
 
@@ -67,6 +73,12 @@ class HttpTarget:
                         "settings": settings,
                     },
                 )
+                if response.status_code in (401, 403):
+                    given = "the token given" if "authorization" in self._headers else "no token"
+                    raise RunnerStartError(
+                        f"the runner at {self.base_url} refused the request with {given} "
+                        f"(HTTP {response.status_code}: {response.text[:200]}); pass its token with --token"
+                    )
                 response.raise_for_status()
                 session = str(response.json()["session_id"])
             except (httpx2.HTTPError, httpx2.InvalidURL, KeyError, TypeError, ValueError) as error:
@@ -77,6 +89,7 @@ class HttpTarget:
             finally:
                 with anyio.CancelScope(shield=True):
                     await connection.stop()
+                    await connection.forget()
 
 
 class _HttpConnection:
@@ -95,7 +108,10 @@ class _HttpConnection:
         except httpx2.HTTPError as error:
             # As a broken pipe on stdio: the harness reports it as a runner that stopped reading.
             raise anyio.BrokenResourceError(f"the request did not reach the runner: {error!r}") from error
-        if response.status_code >= 400:
+        if response.status_code == 400:
+            # A line it cannot read, refused whole: the stream shows what the runner made of it.
+            self._notes.append(f"a request was refused: HTTP 400 {response.text[:200]}")
+        elif response.status_code >= 400:
             raise anyio.BrokenResourceError(f"the runner refused the request: HTTP {response.status_code}")
 
     async def close_input(self) -> None:
@@ -106,6 +122,13 @@ class _HttpConnection:
             response = await self.client.post(f"{self.path}/close")
             if response.status_code >= 400:
                 self._notes.append(f"closing the input answered HTTP {response.status_code}")
+
+    async def forget(self) -> None:
+        """Ask the runner to forget the session (its id comes again with the next scenario)."""
+        with contextlib.suppress(httpx2.HTTPError):
+            response = await self.client.delete(self.path)
+            if response.status_code >= 400 and response.status_code not in (404, 405):
+                self._notes.append(f"forgetting the session answered HTTP {response.status_code}")
 
     async def output(self) -> AsyncIterator[bytes]:
         try:
