@@ -1,9 +1,9 @@
-"""The kit's HTTP binding (:mod:`hive_conformance.http`) against a real HTTP runner: hive behind
-:mod:`http_bridge`, one ``hive run --server`` per session.
+"""The kit's HTTP binding (:mod:`hive_conformance.http`) against ``hive serve``: a real server on a free port of
+127.0.0.1, with a token, its model the suite's scripted one.
 
-A runner passes over HTTP exactly when it passes over stdio: the scenarios that stress the transport pass with
-every byte compared, and the lines they produced over HTTP are the fixture's bytes (``duration_ms`` aside).
-Also: ``Last-Event-ID`` resumption, the bridge's own answers, the SSE parser, and a URL where nothing listens.
+``hive serve`` passes the whole kit with every byte compared, as ``hive run --server`` does on stdio, and the lines
+it streamed are the fixtures' bytes (``duration_ms`` aside). Also: ``Last-Event-ID`` resumption, a URL where nothing
+listens, the token sent as a bearer (a wrong one refused with a clear message), and the SSE parser.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import selectors
+import signal
 import socket
-import sys
+import subprocess
 import threading
+import time
 from collections.abc import AsyncIterator
 from collections.abc import Generator
 from collections.abc import Iterator
@@ -23,10 +26,9 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
-import anyio.to_thread
 import httpx2
 import pytest
-from http_bridge import HttpBridge
+from conformance_targets import HIVE_SERVER
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,31 +50,21 @@ from hive_conformance.workspace import SESSION_ID
 from hive_conformance.workspace import SETTINGS_FILE_NAME
 from hive_conformance.workspace import prepare_workspace
 
-TRANSPORT_SCENARIOS = (
-    "text_plain",
-    "non_ascii",
-    "line_separators",
-    "long_request_line",
-    "approval_approve",
-    "cancel_during_tool",
-    "shutdown_drains_queue",
-    "unreadable_malformed",
-    "two_turns",
-)
-"""Scenarios that stress the transport: odd bytes, a line over 1 MiB, requests while a turn runs or waits, a
-runner that exits with its input open, a malformed line, two turns in one session."""
-
-SCENARIOS = load_scenarios(names=TRANSPORT_SCENARIOS)
+SCENARIOS = load_scenarios()
 TEXT_PLAIN = next(scenario for scenario in SCENARIOS if scenario.name == "text_plain")
+TOKEN = "conformance-token-0123456789"
 WAIT = 30.0
+HIVE_SERVE = [HIVE_SERVER[0], "serve"]
+"""``hive serve``, from this interpreter's environment."""
 
 
-def runner_environment(suite: Suite) -> dict[str, str]:
-    """The bridge's environment: what the harness gives a stdio runner (see ``prepare_workspace``), minus what
-    the bridge sets per session (``HOME``, ``HIVE_HOME``, ``HIVE_SESSION_ID``) and the fixture MCP server file
-    (the bridge declares the server in each session's hive home, from the binding's ``settings``)."""
+def runner_environment(suite: Suite, home: Path) -> dict[str, str]:
+    """The server's environment: what the harness gives a stdio runner (see ``prepare_workspace``), with an empty
+    hive home of its own: each session's MCP server and rules come in the binding's ``settings``."""
     environment = {name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ}
     environment.update(
+        HOME=str(home),
+        HIVE_HOME=str(home / ".hive"),
         OPENAI_ENDPOINT=suite.model.url.rstrip("/") + "/v1",
         OPENAI_API="responses",
         OPENAI_API_KEY=API_KEY,
@@ -90,10 +82,43 @@ def suite() -> Iterator[Suite]:
 
 
 @pytest.fixture(scope="module")
-def bridge(suite: Suite) -> Iterator[HttpBridge]:
-    """hive behind the bridge, its children pointed at the suite's servers."""
-    with HttpBridge(environment=runner_environment(suite)) as running:
-        yield running
+def served(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``hive serve`` on a free port with :data:`TOKEN`, pointed at the suite's model; its API's base URL."""
+    home = tmp_path_factory.mktemp("serve-home")
+    with _hive_serve(runner_environment(suite, home)) as url:
+        yield f"{url}/api"
+
+
+@contextmanager
+def _hive_serve(environment: dict[str, str]) -> Generator[str]:
+    """Run ``hive serve --port 0``; yields ``http://127.0.0.1:PORT`` from its ready line. On leaving it is sent
+    SIGTERM, and must exit by itself, leaving no process of its group behind."""
+    process = subprocess.Popen(
+        [*HIVE_SERVE, "--port", "0", "--token", TOKEN],
+        stdout=subprocess.PIPE,
+        env=environment,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            assert selector.select(WAIT), "hive serve printed nothing"
+        line = process.stdout.readline().decode()
+        prefix, _, token = line.strip().partition("/?token=")
+        assert (prefix.startswith("hive serve: http://127.0.0.1:"), token) == (True, TOKEN), line
+        yield prefix.removeprefix("hive serve: ")
+        process.send_signal(signal.SIGTERM)
+        # uvicorn shuts down on the signal, then raises it again: the conventional exit of a signalled process.
+        assert process.wait(WAIT) == -signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.killpg(process.pid, 0)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 # -- the kit over HTTP ---------------------------------------------------------------------------------------
@@ -101,106 +126,61 @@ def bridge(suite: Suite) -> Iterator[HttpBridge]:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_the_kit_passes_over_http_with_the_stdio_bytes(
-    suite: Suite, bridge: HttpBridge, tmp_path: Path
+async def test_hive_serve_passes_the_whole_kit_with_the_stdio_bytes(
+    suite: Suite, served: str, tmp_path: Path
 ) -> None:
     output = tmp_path / "output"
-    report = await run_suite(SCENARIOS, HttpTarget(bridge.url), suite, exact=True, output_dir=output)
+    started = time.monotonic()
+    report = await run_suite(SCENARIOS, HttpTarget(served, token=TOKEN), suite, exact=True, output_dir=output)
+    print(f"the whole kit against hive serve: {time.monotonic() - started:.1f} s")
     failures = {
         scenario.name: scenario.diff or scenario.findings or scenario.stderr
         for scenario in report.scenarios
         if scenario.status != "pass"
     }
     assert failures == {}
-    # A subset leaves some mandatory requirements untested, so the report cannot say "conformant".
-    assert {requirement.status for requirement in report.requirements} == {"pass", "not_tested"}
-    assert [scenario.name for scenario in report.scenarios] == sorted(TRANSPORT_SCENARIOS)
+    assert report.conformant
+    assert all(requirement.status == "pass" for requirement in report.requirements)
+    assert [scenario.name for scenario in report.scenarios] == sorted(scenario.name for scenario in SCENARIOS)
     for scenario in SCENARIOS:
         written = (output / f"{scenario.name}.jsonl").read_bytes()
         assert written.endswith(b"\n"), scenario.name
         assert normalize_recording(written.split(b"\n")[:-1]) == scenario.expected, scenario.name
 
 
-# -- the bridge by hand: Last-Event-ID, and its answers ------------------------------------------------------
+# -- Last-Event-ID, by hand ----------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_last_event_id_replays_exactly_the_events_after_it(
-    suite: Suite, bridge: HttpBridge, tmp_path: Path
+    suite: Suite, served: str, tmp_path: Path
 ) -> None:
-    handle = await _open_text_plain(suite, bridge, tmp_path)
-    events = f"/sessions/{handle}/events"
-    async with httpx2.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
+    session = await _open_text_plain(suite, served, tmp_path)
+    path = f"/sessions/{session}"
+    async with httpx2.AsyncClient(base_url=served, timeout=WAIT, headers=_BEARER) as client:
         with anyio.fail_after(WAIT):
-            sent = await client.post(f"/sessions/{handle}/requests", content=_request_bytes(TEXT_PLAIN))
-            assert sent.status_code == 204
-            assert (await client.post(f"/sessions/{handle}/close")).status_code == 204
+            sent = await client.post(f"{path}/requests", content=_request_bytes(TEXT_PLAIN))
+            assert sent.status_code == 202
+            assert (await client.post(f"{path}/close")).status_code == 204
             # The input is closed: the stream ends once the turn has ended.
-            everything = await client.get(events)
+            everything = await client.get(f"{path}/events")
             assert everything.status_code == 200
             assert everything.headers["content-type"].startswith("text/event-stream")
             lines = await _payloads(everything.content)
-            resumed = await client.get(events, headers={"last-event-id": "2"})
-            at_end = await client.get(events, headers={"last-event-id": str(len(lines))})
-            not_an_id = await client.get(events, headers={"last-event-id": "two"})
-            late = await client.post(f"/sessions/{handle}/requests", content=_request_bytes(TEXT_PLAIN))
+            resumed = await client.get(f"{path}/events", headers={"last-event-id": "2"})
+            at_end = await client.get(f"{path}/events", headers={"last-event-id": str(len(lines))})
+            not_an_id = await client.get(f"{path}/events", headers={"last-event-id": "two"})
+            late = await client.post(f"{path}/requests", content=_request_bytes(TEXT_PLAIN))
+            forgotten = await client.delete(path)
+            gone = await client.get(f"{path}/events")
     assert normalize_recording(lines) == TEXT_PLAIN.expected
     assert everything.content == _frames(lines, first=1)
     assert (resumed.status_code, resumed.content) == (200, _frames(lines[2:], first=3))
     assert (at_end.status_code, at_end.content) == (200, b"")
     assert not_an_id.status_code == 400
     assert late.status_code == 409
-
-
-@pytest.mark.slow
-@pytest.mark.anyio
-async def test_the_bridge_answers_unknown_sessions_and_bad_requests(
-    bridge: HttpBridge, tmp_path: Path
-) -> None:
-    async with httpx2.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
-        with anyio.fail_after(WAIT):
-            unknown = [
-                await client.get("/sessions/nobody/events"),
-                await client.post("/sessions/nobody/requests", content=b"{}\n"),
-                await client.post("/sessions/nobody/close"),
-            ]
-            no_directory = await client.post(
-                "/sessions", json={"session_id": "x", "working_directory": str(tmp_path / "missing")}
-            )
-            not_json = await client.post("/sessions", content=b"{not json")
-    assert [response.status_code for response in unknown] == [404, 404, 404]
-    assert no_directory.status_code == 400
-    assert not_json.status_code == 400
-
-
-@pytest.mark.anyio
-async def test_closing_the_bridge_kills_the_children_and_ends_their_streams(tmp_path: Path) -> None:
-    # A child that never exits by itself: it reads its input until the end, which never comes.
-    command = [
-        sys.executable,
-        "-c",
-        "import sys; sys.stdout.write('{}\\n'); sys.stdout.flush(); sys.stdin.read()",
-    ]
-    with HttpBridge(command) as bridge:
-        async with httpx2.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
-            with anyio.fail_after(WAIT):
-                opened = await client.post(
-                    "/sessions", json={"session_id": "a", "working_directory": str(tmp_path)}
-                )
-                again = await client.post(
-                    "/sessions", json={"session_id": "a", "working_directory": str(tmp_path)}
-                )
-                assert [opened.json(), again.json()] == [{"session_id": "a"}, {"session_id": "a-2"}]
-                pids = [bridge.pid("a"), bridge.pid("a-2")]
-                async with client.stream("GET", "/sessions/a/events") as events:
-                    chunks = events.aiter_bytes()
-                    assert await anext(chunks) == b"id: 1\ndata: {}\n\n"
-                    await anyio.to_thread.run_sync(bridge.close)
-                    assert [chunk async for chunk in chunks] == []
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert (forgotten.status_code, gone.status_code) == (204, 404)
 
 
 # -- a URL where nothing listens -----------------------------------------------------------------------------
@@ -240,6 +220,22 @@ async def test_the_token_goes_with_every_request_as_a_bearer(suite: Suite) -> No
         finally:
             refusing.shutdown()
     assert seen == ["Bearer s3cret"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("token", [None, "not-the-token-0123456789"])
+def test_hive_serve_refuses_a_wrong_token_and_the_cli_says_so(
+    served: str, token: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["http", "-q", "-k", "text_plain", *(["--token", token] if token else []), served])
+    out, err = capsys.readouterr()
+    assert status == 2
+    given = "no token" if token is None else "the token given"
+    assert err.startswith(
+        f"hive-conformance: the runner at {served} refused the request with {given} (HTTP 401"
+    )
+    assert err.rstrip().endswith("pass its token with --token"), err
+    assert out == ""
 
 
 @pytest.mark.parametrize("bad", ["silent", "http://[::1", "localhost:1"])
@@ -321,13 +317,16 @@ def test_sse_payloads_read_any_stream_cut_anywhere(
 # -- helpers -------------------------------------------------------------------------------------------------
 
 
-async def _open_text_plain(suite: Suite, bridge: HttpBridge, root: Path) -> str:
+_BEARER = {"authorization": f"Bearer {TOKEN}"}
+
+
+async def _open_text_plain(suite: Suite, base_url: str, root: Path) -> str:
     """Prepare text_plain's model and project as the harness would, and open a session on it."""
     suite.model.reset(TEXT_PLAIN.rounds)
     workspace = prepare_workspace(
         root, TEXT_PLAIN.meta, model_url=suite.model.url, tools_url=suite.tools.url, server_name=SERVER_NAME
     )
-    async with httpx2.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
+    async with httpx2.AsyncClient(base_url=base_url, timeout=WAIT, headers=_BEARER) as client:
         response = await client.post(
             "/sessions",
             json={
@@ -336,7 +335,7 @@ async def _open_text_plain(suite: Suite, bridge: HttpBridge, root: Path) -> str:
                 "settings": json.loads((workspace.project / SETTINGS_FILE_NAME).read_text()),
             },
         )
-    assert response.status_code == 200
+    assert response.status_code == 201, response.text
     return str(response.json()["session_id"])
 
 
