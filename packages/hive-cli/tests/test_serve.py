@@ -32,6 +32,7 @@ from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.agent_cli import OK_REPLY
 from hive_conformance.model_server.agent_cli import SLOWTEXT_MARKER
 from hive_conformance.model_server.agent_cli import agent_cli_responder
+from hive_conformance.tool_server import FixtureToolServer
 from hive_protocol import ServerSentEvent
 from hive_protocol import SseDecoder
 
@@ -513,3 +514,104 @@ def test_the_built_in_loop_and_a_real_cli_serve_two_sessions_at_once(ws: Workspa
     assert cancelled[-1][1]["stop_reason"] == "cancelled"
     assert OK_REPLY in "".join(e["content"] for _, e in theirs if e["type"] == "text_delta")
     assert _processes_naming(f"HOME={home}\0", where="environ") == []
+
+
+def test_a_sessions_settings_name_what_it_may_set_and_nothing_else(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    ws.use(server)
+    with serving(ws) as served:
+        refused = {
+            name: served.client.post(
+                "/api/sessions", json={"working_directory": str(ws.project), "settings": settings}
+            )
+            for name, settings in {
+                "unknown": {
+                    "mcp_server": "x",
+                    "mcp_url": "http://127.0.0.1:1/mcp",
+                    "comand": "sh",
+                    "env": {},
+                },
+                "a program": {"mcp_server": "x", "mcp_url": "file:///bin/sh"},
+                "half a server": {"mcp_server": "x"},
+                "another server's tool": {
+                    "mcp_server": "x",
+                    "mcp_url": "http://127.0.0.1:1/mcp",
+                    "ask_tools": ["mcp__y__set"],
+                },
+                "a bad name": {"mcp_server": "../x", "mcp_url": "http://127.0.0.1:1/mcp"},
+                "no time": {"approval_timeout_seconds": 0},
+            }.items()
+        }
+        assert served.client.get("/api/sessions").json() == {"sessions": []}  # nothing was opened
+    assert {name: (answer.status_code, answer.json()["code"]) for name, answer in refused.items()} == {
+        name: (400, "bad_request") for name in refused
+    }
+    assert "unknown keys 'comand', 'env'" in refused["unknown"].json()["error"]
+    assert "mcp_server, mcp_url, ask_tools" in refused["unknown"].json()["error"]
+    with serving(ws, "--isolate") as served:
+        isolated = served.client.post(
+            "/api/sessions", json={"working_directory": str(ws.project), "settings": {}}
+        )
+    assert (isolated.status_code, "--isolate" in isolated.json()["error"]) == (400, True)
+
+
+def test_a_sessions_mcp_server_and_rules_come_from_its_settings_and_survive_a_restart(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    set_colour = ("c1", "mcp__tools__set_value", {"key": "colour", "value": "blue"})
+    server.add(calls(set_colour))
+    ws.use(server)
+    settings = {"mcp_server": "tools", "ask_tools": ["mcp__tools__set_value"], "tool_timeout_ms": 20000}
+    with FixtureToolServer(ws.root) as tools:
+        with serving(ws) as served:  # leaving the block is kill -9
+            session = served.open(
+                session_id="set-1",
+                working_directory=str(ws.project),
+                settings={**settings, "mcp_url": tools.url},
+            )
+            served.send(session, {"type": "user_message", "content": "set the colour"})
+            asked = served.until(session, "hitl_request")[-1]
+        server.add(text("Set."))
+        with serving(ws) as served:
+            again = served.until(session, "hitl_request", after=asked[0])[-1][1]
+            served.send(session, {"type": "hitl_response", "id": again["id"], "approved": True})
+            rest = served.until(session, "turn_end", after=asked[0])
+    assert asked[1]["tool_name"] == "mcp__tools__set_value"
+    [ended] = [event for _, event in rest if event["type"] == "tool_end"]
+    assert (ended["success"], ended["output"]) == (True, "colour=blue")
+
+
+def test_delete_forgets_an_ended_session_and_its_id_opens_afresh(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("One."), text("Two."))
+    ws.use(server)
+    with serving(ws) as served, served.tokenless() as bare:
+        session = served.open(session_id="gone-1", working_directory=str(ws.project))
+        served.turn(session, "remember: blue")
+        live = served.client.delete(f"/api/sessions/{session}")
+        assert (live.status_code, live.json()["code"]) == (409, "session_open")
+        assert bare.delete(f"/api/sessions/{session}").status_code == 401
+        served.client.post(f"/api/sessions/{session}/close")
+        assert [event["type"] for _, event in served.events(session)][-1] == "turn_end"  # it has ended
+        assert served.client.delete(f"/api/sessions/{session}").status_code == 204
+        assert served.client.get(f"/api/sessions/{session}").status_code == 404
+        assert served.client.delete(f"/api/sessions/{session}").status_code == 404
+        assert served.open(session_id="gone-1", working_directory=str(ws.project)) == "gone-1"
+        # A line it cannot read: refused, and the stream says so as stdio's would; the session goes on.
+        refused = served.client.post(f"/api/sessions/{session}/requests", content=b"{not json\n")
+        fresh = served.turn(session, "what colour?")
+    assert refused.status_code == 400
+    assert [(position, event["type"]) for position, event in fresh] == [
+        (1, "session_started"),
+        (2, "error"),
+        (3, "text_delta"),
+        (4, "turn_end"),
+    ]
+    assert fresh[1][1]["code"] == "unreadable_request"
+    # The conversation was forgotten too: the new session's model sees only its own message.
+    assert user_texts(model_requests(server)[-1]) == ["what colour?"]
+    with serving(ws) as served:  # nor does a restarted server know it
+        assert [s["session_id"] for s in served.client.get("/api/sessions").json()["sessions"]] == ["gone-1"]
+        assert served.client.get("/api/sessions/gone-1").json()["events"] == 4
