@@ -10,9 +10,12 @@ from collections.abc import AsyncGenerator
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 
+import anyio
+
 from hive_cli.assemble import HostOptions
 from hive_cli.conversation import SessionChoice
 from hive_cli.opening import open_session
+from hive_core import AsyncClosable
 from hive_core import SessionRunner
 
 __all__ = ["open_server_session"]
@@ -34,4 +37,11 @@ async def open_server_session(
     """
     with open_session(options, SessionChoice(session_id=session_id), prompts=None, clock=clock) as session:
         async with session.plugins():
-            yield session.runner
+            try:
+                yield session.runner
+            finally:
+                # A server opens many sessions in one process: each one's model connections end with it.
+                client = session.host.client
+                if isinstance(client, AsyncClosable):
+                    with anyio.CancelScope(shield=True):
+                        await client.aclose()

@@ -8,6 +8,7 @@ from typing import Final
 from typing import Protocol
 from typing import runtime_checkable
 
+from .chat import AsyncClosable
 from .chat import Capabilities
 from .chat import ChatClient
 from .chat import ChatOptions
@@ -85,6 +86,11 @@ class TokenBudgetChatClient:
     async def probe_capabilities(self) -> Capabilities:
         """The inner client's, once it asked its server (:func:`~hive_core.chat.probed_capabilities`)."""
         return await probed_capabilities(self.inner)
+
+    async def aclose(self) -> None:
+        """Close the inner client, when it holds connections."""
+        if isinstance(self.inner, AsyncClosable):
+            await self.inner.aclose()
 
     @property
     def window(self) -> ContextWindow:
