@@ -40,9 +40,10 @@ _log: Final = logging.getLogger(__name__)
 
 @functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
-    """The TLS settings every HTTP client of the adapters verifies servers with, built once per process: loading
-    the trusted certificates costs about 50 ms of CPU per client, which a server opening hundreds of sessions
-    (each with its own model client) paid on every session's first request."""
+    """The TLS settings the HTTP clients hive builds itself verify servers with, built once per process: loading
+    the trusted certificates costs about 50 ms of CPU per client. The vendor SDKs build their own: a client handed
+    to an SDK is not closed when the SDK client is collected, as its own is, and a session's SDK client is not
+    always closed, so sharing it there leaked sockets."""
     return httpx2.create_ssl_context()
 
 

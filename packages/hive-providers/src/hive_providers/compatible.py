@@ -16,7 +16,6 @@ from typing import Final
 
 import httpx2
 
-from ._client import shared_ssl_context
 from .openai_chat import OpenAIChatClient
 from .registry import provider_spec
 from .registry import required_setting
@@ -142,7 +141,6 @@ def _azure(settings: ProviderSettings) -> OpenAIChatClient:
 
     def build(timeout: httpx2.Timeout, max_retries: int) -> AsyncOpenAI:
         from openai import AsyncAzureOpenAI
-        from openai import DefaultAsyncHttpxClient
 
         return AsyncAzureOpenAI(
             azure_endpoint=endpoint,
@@ -150,7 +148,6 @@ def _azure(settings: ProviderSettings) -> OpenAIChatClient:
             api_version=api_version,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=DefaultAsyncHttpxClient(verify=shared_ssl_context()),
         )
 
     return OpenAIChatClient(
