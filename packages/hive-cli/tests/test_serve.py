@@ -311,6 +311,12 @@ def test_a_server_killed_and_started_again_lists_replays_and_continues_its_sessi
         # A reader that saw event 2 before the restart gets the rest, once, then the next turn.
         after = served.turn(session, "what is my colour?", after=2)
         after += served.until(session, "turn_end", after=after[-1][0])
+        messages = served.client.get(f"/api/sessions/{session}/messages").json()["messages"]
+    # The user's messages, which the stream does not carry, are kept too: the n-th is the n-th turn's.
+    assert messages == [
+        {"turn": 1, "content": "my colour is blue"},
+        {"turn": 2, "content": "what is my colour?"},
+    ]
     assert [position for position, _ in after] == [3, 4, 5]
     assert [event["type"] for _, event in after] == ["turn_end", "text_delta", "turn_end"]
     assert user_texts(model_requests(server)[1]) == ["my colour is blue", "what is my colour?"]

@@ -8,6 +8,7 @@ test's ``tmp_path`` (the path is printed); the rich chat's is also saved as the 
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -163,15 +164,22 @@ def test_a_chat_streams_markdown_and_an_approved_edit_shows_its_diff(
         assert '"verbose": true' in (ws.project / "config.json").read_text(encoding="utf-8")
         page.locator(".turn-end").last.scroll_into_view_if_needed()
         screenshot(page, tmp_path, "chat")
-        PICTURE.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(PICTURE))
-        print(f"screenshot for the README: {PICTURE}")
+        if os.environ.get("HIVE_UPDATE_README_PICTURE"):  # a test run leaves the repository as it was
+            page.screenshot(path=str(PICTURE))
+            print(f"screenshot for the README: {PICTURE}")
 
         # The same session on a phone's width, replayed from its stream: all of it, and no sideways scroll.
         phone = context.new_page()
         phone.set_viewport_size({"width": 375, "height": 740})
         phone.goto(f"{served.url}/#{session}")
         expect(phone.locator(".turn-end")).to_have_count(2)
+        # The user's own messages come back too, each once and before its turn.
+        asked = ["what is in the config?", "turn on debug"]
+        expect(phone.locator(".user-message")).to_have_text(asked)
+        order = phone.locator("#log > .user-message, #log > .turn").evaluate_all(
+            "nodes => nodes.map(node => node.className)"
+        )
+        assert order == ["user-message", "turn", "user-message", "turn"], order
         expect(phone.locator(".approval .outcome")).to_have_text("Approved")
         expect(phone.locator(".approval button").first).to_be_disabled()
         no_horizontal_scroll(phone)

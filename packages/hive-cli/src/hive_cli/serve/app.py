@@ -7,6 +7,8 @@
 - ``GET /api/sessions`` → ``{"sessions": [...]}``, newest first; ``GET /api/sessions/{id}`` → one of them.
 - ``GET /api/sessions/{id}/events``: Server-Sent Events, ``id:`` the event's 1-based position, ``data:`` its
   canonical line; ``Last-Event-ID`` resumes after that event; the stream ends once the session has ended.
+- ``GET /api/sessions/{id}/messages`` → ``{"messages": [{"turn": n, "content": …}]}``: the user's messages, which
+  the event stream does not carry (the n-th is the n-th turn's), so a page opened again shows them.
 - ``POST /api/sessions/{id}/requests``: request lines (JSON Lines), checked whole before any is passed on.
 - ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
 - ``DELETE /api/sessions/{id}``: forgets an ended session (its events and its stored conversation): its id opens
@@ -133,6 +135,7 @@ class ServeApp:
                 Route("/api/sessions/{session_id}", self._get, methods=["GET"]),
                 Route("/api/sessions/{session_id}", self._delete, methods=["DELETE"]),
                 Route("/api/sessions/{session_id}/events", self._events, methods=["GET"]),
+                Route("/api/sessions/{session_id}/messages", self._messages, methods=["GET"]),
                 Route("/api/sessions/{session_id}/requests", self._requests, methods=["POST"]),
                 Route("/api/sessions/{session_id}/close", self._close, methods=["POST"]),
                 Route("/api/agent/{session_id}/ready", self._agent_ready, methods=["POST"]),
@@ -204,7 +207,7 @@ class ServeApp:
             )
             session = self._hosted(kept.session_id, options, carrier, kept.created_at, kept.settings)
             session.title = kept.title
-            session.restore(self.store.events(kept.session_id))
+            session.restore(self.store.events(kept.session_id), self.store.messages(kept.session_id))
             session.updated_at = kept.updated_at
             self.sessions[kept.session_id] = session
             if kept.ended:
@@ -272,7 +275,7 @@ class ServeApp:
         if existing is not None:
             # An ended session opened again goes on: its stream continues after the events it already has.
             session.created_at, session.title = existing.created_at, existing.title
-            session.restore(existing.log)
+            session.restore(existing.log, existing.messages)
         self.sessions[session_id] = session
         await self._group.start(session.run)
         if session.ended and session.runner is None:
@@ -318,6 +321,15 @@ class ServeApp:
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )
+
+    async def _messages(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        numbered = [
+            {"turn": number, "content": content} for number, content in enumerate(session.messages, 1)
+        ]
+        return JSONResponse({"messages": numbered})
 
     async def _requests(self, request: Request) -> Response:
         session = self._session(request)

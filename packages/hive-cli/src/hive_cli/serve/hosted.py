@@ -102,6 +102,8 @@ class HostedSession:
         """The events' feed, which readers follow; :meth:`changed` wakes on its :meth:`~Feed.notify`."""
         self.log: list[bytes] = self.feed.items
         """Every event written, encoded (the SSE ``id`` of ``log[i]`` is ``i + 1``)."""
+        self.messages: list[str] = []
+        """The user's messages, in order: the n-th is the message of the n-th turn."""
         self.runner: SessionRunner | None = None
         self.opened = False
         self.link = AgentLink()
@@ -267,8 +269,10 @@ class HostedSession:
         self._track(event)
         self._notify()
 
-    def restore(self, lines: Iterable[bytes]) -> None:
-        """Take back the events a restarted server kept (no reader has seen them from this server yet)."""
+    def restore(self, lines: Iterable[bytes], messages: Iterable[str] = ()) -> None:
+        """Take back the events and user messages a restarted server kept (no reader has seen them from this
+        server yet)."""
+        self.messages.extend(messages)
         for line in lines:
             self.log.append(line)
             event = decode_event(line)
@@ -372,6 +376,9 @@ class HostedSession:
         for request in requests:
             if isinstance(request, UserMessageRequest):
                 self._turns_sent += 1
+                self.messages.append(request.content)
+                if self.store is not None:
+                    self.store.add_message(self.session_id, len(self.messages), request.content)
                 if not self.title:
                     self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
                     self._save()

@@ -1,7 +1,8 @@
 """What ``hive serve`` keeps across restarts: each hosted session and every event line it wrote, in SQLite.
 
 ``<hive home>/serve.db`` holds one row a session (its id, backend, model, folder, title, how it runs, whether it
-ended) and one row an event (its position and its canonical line). A restarted server reads it back: every
+ended), one row an event (its position and its canonical line) and one row a user message (the protocol has no
+event for it: the n-th message is the n-th turn's). A restarted server reads it back: every
 session is listed again, its stream replays from any position (a ``Last-Event-ID`` from before the restart still
 works), and a session that had not ended is opened again, which asks again an approval that was waiting.
 
@@ -39,6 +40,12 @@ _SCHEMA: Final = (
         position INTEGER NOT NULL,
         line BLOB NOT NULL,
         PRIMARY KEY (session_id, position)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS messages (
+        session_id TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        PRIMARY KEY (session_id, number)
     ) WITHOUT ROWID""",
 )
 
@@ -122,11 +129,28 @@ class ServeLogStore:
         for (line,) in rows:
             yield bytes(line)
 
+    def add_message(self, session_id: str, number: int, content: str) -> None:
+        """Keep the user's ``number``-th message of a session (1-based: the message of its ``number``-th turn)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO messages (session_id, number, content) VALUES (?, ?, ?)",
+                (session_id, number, content),
+            )
+
+    def messages(self, session_id: str) -> list[str]:
+        """A session's user messages, in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT content FROM messages WHERE session_id = ? ORDER BY number", (session_id,)
+            ).fetchall()
+        return [str(content) for (content,) in rows]
+
     def forget(self, session_id: str) -> None:
-        """Remove a session's record and events."""
+        """Remove a session's record, events and messages."""
         with self._lock:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            self._db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             self._db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
             self._db.execute("COMMIT")
 

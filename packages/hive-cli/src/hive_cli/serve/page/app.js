@@ -47,6 +47,9 @@ function newView(sessionId) {
     retry: 0, // reconnect attempts since the stream last opened
     turn: null, // the DOM of the turn being streamed
     tools: new Map(), // call_id -> tool card
+    messages: [], // the user's messages, in order: the n-th is the n-th turn's (the stream does not carry them)
+    turns: 0, // turns begun on the page
+    bubbles: new Set(), // the numbers of the messages shown
     dirty: new Set(), // Markdown blocks to render at the next frame
     input: 0,
     output: 0,
@@ -195,8 +198,24 @@ async function openSession(id) {
   els.usage.textContent = "";
   els.composer.hidden = false;
   setConnection("");
-  connect(view);
+  const current = view;
+  try {
+    const response = await fetch(sessionPath(id, "/messages"));
+    if (response.ok) current.messages = (await response.json()).messages.map((message) => message.content);
+  } catch {
+    // Without them the replies still show; the stream is what matters.
+  }
+  if (view !== current) return;
+  connect(current);
   await Promise.all([refreshSummary(), refreshSessions()]);
+}
+
+/** The user's message ``number`` (1-based) as a bubble at the end of the log, unless it is shown already. */
+function userBubble(number) {
+  const content = view.messages[number - 1];
+  if (content === undefined || view.bubbles.has(number)) return;
+  view.bubbles.add(number);
+  els.log.append(el("div", "user-message", content));
 }
 
 function setConnection(text) {
@@ -264,6 +283,8 @@ async function streamBroke(current, source) {
 
 function currentTurn() {
   if (!view.turn) {
+    view.turns += 1;
+    userBubble(view.turns); // a turn replayed from the stream: its message goes before it
     const root = el("section", "turn");
     els.log.append(root);
     view.turn = { root, text: null, thinking: null };
@@ -610,9 +631,9 @@ els.composer.addEventListener("submit", async (submitted) => {
     return;
   }
   box.value = "";
-  const bubble = el("div", "user-message", content);
   // A message sent while a turn streams belongs after that turn, which is still growing: put it at the end.
-  els.log.append(bubble);
+  view.messages.push(content);
+  userBubble(view.messages.length);
   els.cancel.disabled = false;
   els.log.scrollTop = els.log.scrollHeight;
   summarySoon();
