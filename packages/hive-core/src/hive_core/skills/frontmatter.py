@@ -175,7 +175,8 @@ def parse_skill_file(text: str, directory: str, *, accept_unknown_fields: bool =
         document = parse_document(yaml_text, source="SKILL.md", error=_FrontmatterError)
     except _FrontmatterError as exc:
         line = f" (line {exc.line + 1} of SKILL.md)" if exc.line is not None else ""
-        return ParsedSkill(None, body, (f"the frontmatter is not valid YAML{line}: {exc.problem}",))
+        problem = exc.problem.removeprefix("not valid YAML: ")
+        return ParsedSkill(None, body, (f"the frontmatter is not valid YAML{line}: {problem}",))
     if not isinstance(document.value, dict):
         return ParsedSkill(
             None, body, (f"the frontmatter must be a mapping of keys, not {_kind(document.value)}",)
