@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from cli_harness import Workspace
 from cli_harness import model_requests
 from cli_harness import text
@@ -164,3 +165,26 @@ def test_planning_mode_toggled_at_the_terminal_keeps_them(ws: Workspace, server:
     instructions = _instructions(server)
     assert "You are in planning mode" in instructions
     assert instructions.index("You are in planning mode") < instructions.index("Root rule at the terminal.")
+
+
+def test_the_small_model_profile_gets_them_too(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The host is built in this process (no model is loaded to build it): the local model's instructions
+    # are not in any request log, and a run of the packaged model would take most of a minute.
+    from hive_cli.assemble import HostOptions
+    from hive_cli.assemble import build_host
+
+    _write(ws.project / "AGENTS.md", "Small model rule.\n")
+    environment = {**ws.env, "LMSUPPLY_ENABLED": "true"}
+    for name in set(os.environ) - set(environment):  # a provider of the developer's own is not chosen
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    ws.trust_now()
+
+    host = build_host(HostOptions(cwd=ws.project), approvals=None, warn=False)
+
+    assert host.settings.provider == "local"
+    assert host.agent is not None
+    assert host.agent.instructions is not None
+    assert host.agent.instructions.startswith("You are hive, a helpful assistant.")
+    assert host.agent.instructions.endswith("## AGENTS.md\n\nSmall model rule.")
