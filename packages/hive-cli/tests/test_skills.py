@@ -268,3 +268,14 @@ def test_without_roots_there_is_no_listing_and_no_tool(ws: Workspace, server: Sc
     assert "# Skills" not in _instructions(server)
     assert "load_skill" not in _tool_names(server)
     assert "skills: off (skills.roots names no directory)" in ws.run("doctor").stdout
+
+
+def test_planning_mode_keeps_load_skill(ws: Workspace, server: ScriptedModelServer) -> None:
+    _skill(ws.project / "skills", "plan-it", "Plans.", "How to plan.\n")
+    _config(ws, "skills:\n  roots: [skills]\n")
+    server.add(calls(("c1", "load_skill", {"name": "plan-it"})), text("Planned."))
+
+    result = ws.use(server).run("-p", "make a plan", "--plan")
+
+    assert result.code == 0, result
+    assert _outputs(server)["c1"] == "How to plan."

@@ -56,9 +56,19 @@ def test_valid_frontmatter(text: str, directory: str) -> None:
         (
             "---\nname: pdf\ndescription: [d\n---\n",
             "pdf",
-            "the frontmatter is not valid YAML (line 3 of SKILL.md): while parsing a flow sequence",
+            "while parsing a flow sequence",
         ),
-        (_doc("name: pdf", "name: pdf", "description: d"), "pdf", "not valid YAML"),  # a key given twice
+        (
+            _doc("name: pdf", "name: pdf", "description: d"),
+            "pdf",
+            "(line 3 of SKILL.md): the key 'name' is given twice",
+        ),
+        (_doc("name: pdf", "description: d", "metadata: {a: x, a: y}"), "pdf", "the key 'a' is given twice"),
+        (
+            _doc("name: pdf", "description: !!python/object:os.system x"),
+            "pdf",
+            "not valid YAML (line 3 of SKILL.md)",
+        ),
         (_doc("- name"), "pdf", "must be a mapping of keys, not a list"),
         ("---\n---\n", "pdf", "must be a mapping of keys, not empty"),
         (_doc("description: d"), "pdf", "the frontmatter has no 'name'"),

@@ -6,6 +6,10 @@ which is also the directory hive's tools work in) is searched for its immediate 
 loaded; a skill whose name an earlier one already took (an earlier root wins) is shadowed. ``skills.enabled``,
 when set, selects the skills offered and their order; ``skills.exclude`` removes skills. Every problem becomes a
 :class:`SkillDiagnostic`; nothing here raises for what a file or a setting holds.
+
+A project's skills (and roots its own configuration names) load whether the user trusts the project or not:
+like AGENTS.md, a skill is text for the model and grants nothing, and load_skill reads only inside a directory
+that holds a SKILL.md, so a root cannot open the user's other files to the model.
 """
 
 from __future__ import annotations

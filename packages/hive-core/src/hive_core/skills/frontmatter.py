@@ -24,10 +24,14 @@ import unicodedata
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Final
+from typing import Protocol
 from typing import cast
 
-from hive_core.config.structured import parse_document
-from hive_core.errors import UserError
+import yaml
+from yaml.nodes import MappingNode
+from yaml.nodes import Node
+from yaml.nodes import ScalarNode
+from yaml.nodes import SequenceNode
 
 __all__ = [
     "ALLOWED_KEYS",
@@ -86,8 +90,63 @@ class ParsedSkill:
     """What was accepted but dropped (unknown keys, with ``accept_unknown_fields``)."""
 
 
-class _FrontmatterError(UserError):
-    """The frontmatter is not valid YAML (raised by the shared reader, kept as a problem here)."""
+# libyaml's parser where PyYAML has it: every SKILL.md of every root is read each time a host is built, and the
+# pure-Python one takes a few milliseconds a file.
+_LOADER: Final = cast("type[yaml.SafeLoader]", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+class _Loader(Protocol):
+    def get_single_node(self) -> Node | None: ...
+    def construct_document(self, node: Node) -> object: ...
+    def dispose(self) -> None: ...
+
+
+class _YamlProblem(Exception):
+    def __init__(self, problem: str, line: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        """The 0-based line in the YAML text, when known."""
+
+
+def _refuse_repeats(node: Node, seen: set[int]) -> None:
+    """Raise :class:`_YamlProblem` for a key given twice in one mapping (YAML would keep the last silently)."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, MappingNode):
+        keys: set[str] = set()
+        for key, value in cast("list[tuple[Node, Node]]", node.value):
+            if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                text = cast("str", key.value)
+                if text in keys:
+                    raise _YamlProblem(f"the key {text!r} is given twice", key.start_mark.line)
+                keys.add(text)
+            _refuse_repeats(value, seen)
+    elif isinstance(node, SequenceNode):
+        for item in cast("list[Node]", node.value):
+            _refuse_repeats(item, seen)
+
+
+def _load_yaml(text: str) -> object:
+    """The value of the YAML ``text``; :class:`_YamlProblem` when it is not valid YAML or repeats a key."""
+    loader = cast("_Loader", _LOADER(text))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_repeats(node, set())
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = (
+            f"{exc.context}: {exc.problem}" if exc.context and exc.problem else exc.problem or exc.context
+        )
+        raise _YamlProblem(problem or "unreadable", mark.line if mark is not None else None) from None
+    except yaml.YAMLError as exc:
+        raise _YamlProblem(str(exc), None) from None
+    finally:
+        loader.dispose()
 
 
 def _split(text: str) -> tuple[str, str] | str:
@@ -172,16 +231,14 @@ def parse_skill_file(text: str, directory: str, *, accept_unknown_fields: bool =
         return ParsedSkill(None, "", (split,))
     yaml_text, body = split
     try:
-        document = parse_document(yaml_text, source="SKILL.md", error=_FrontmatterError)
-    except _FrontmatterError as exc:
-        line = f" (line {exc.line + 1} of SKILL.md)" if exc.line is not None else ""
-        problem = exc.problem.removeprefix("not valid YAML: ")
-        return ParsedSkill(None, body, (f"the frontmatter is not valid YAML{line}: {problem}",))
-    if not isinstance(document.value, dict):
-        return ParsedSkill(
-            None, body, (f"the frontmatter must be a mapping of keys, not {_kind(document.value)}",)
-        )
-    values = cast("dict[object, object]", document.value)
+        value = _load_yaml(yaml_text)
+    except _YamlProblem as exc:
+        # The YAML starts on the file's second line.
+        line = f" (line {exc.line + 2} of SKILL.md)" if exc.line is not None else ""
+        return ParsedSkill(None, body, (f"the frontmatter is not valid YAML{line}: {exc.problem}",))
+    if not isinstance(value, dict):
+        return ParsedSkill(None, body, (f"the frontmatter must be a mapping of keys, not {_kind(value)}",))
+    values = cast("dict[object, object]", value)
     problems: list[str] = []
     warnings: list[str] = []
     unknown = [str(key) for key in values if key not in ALLOWED_KEYS]
