@@ -190,7 +190,9 @@ def test_the_small_model_profile_gets_them_too(ws: Workspace, monkeypatch: pytes
     assert host.agent.instructions.endswith("## AGENTS.md\n\nSmall model rule.")
 
 
-def test_a_project_not_trusted_still_gets_its_agents_md_read(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_a_project_not_trusted_still_gets_its_agents_md_read(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
     ws.trusted = False
     _write(ws.project / "AGENTS.md", "Untrusted project's rule.\n")
     server.add(text("Done."))

@@ -52,12 +52,11 @@ def _files_of(skill: Skill) -> list[str]:
 
 def _escape(skill: Skill, path: str) -> str | None:
     """Why ``path`` would lead out of the skill's directory, or ``None`` when it stays inside."""
-    whole = "load_skill reads only files inside the skill's directory, named relative to it (like references/guide.md)"
-    if (
-        path.startswith(("/", "\\"))
-        or PurePosixPath(path).is_absolute()
-        or (len(path) > 1 and path[1] == ":")
-    ):
+    whole = (
+        "load_skill reads only files inside the skill's directory, named relative to it "
+        "(like references/guide.md)"
+    )
+    if path.startswith(("/", "\\")) or path[1:2] == ":":  # a Windows drive too
         return f"{path!r} is an absolute path; {whole}."
     parts = PurePosixPath(path.replace("\\", "/")).parts
     if ".." in parts:
