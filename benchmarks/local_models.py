@@ -357,8 +357,11 @@ async def main() -> None:
             ("raw", raw_row, raw_first, raw_token),
             ("hive", hive_row, hive_first, hive_token),
         ):
+            cpu = statistics.median(hive_row.cpu) / statistics.median(raw_row.cpu)
             ratios = (
-                f" {hive_first / raw_first:10.2f} {hive_token / raw_token:10.2f}" if side == "hive" else ""
+                f" {hive_first / raw_first:10.2f} {hive_token / raw_token:10.2f} {cpu:10.2f}"
+                if side == "hive"
+                else ""
             )
             print(
                 f"{label:26s} {side:5s} {first * 1000:8.0f}ms {1 / token:7.1f} {row.answers:6d}/2 {row.calls:4d}/3"
