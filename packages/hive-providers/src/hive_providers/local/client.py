@@ -193,7 +193,8 @@ class LocalChatClient:
         return Path(override).expanduser()
 
     async def _model(self, override: str | None) -> LoadedModel:
-        path = await anyio.to_thread.run_sync(self._resolve, override)
+        # A download (a hub model's first run) may take minutes: a cancelled turn does not wait for it.
+        path = await anyio.to_thread.run_sync(self._resolve, override, abandon_on_cancel=True)
         if not path.is_file():
             raise ChatError(
                 f"local model file not found: {path}; set lmsupply.generatorModel (or local.generatorModel) in "
