@@ -5,6 +5,7 @@ run exits 1 with one line naming the command; ``hive doctor`` says which model a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,3 +175,19 @@ def test_doctor_says_which_local_model_and_why(tmp_path: Path, hub: FakeHub) -> 
     assert "GiB memory" in auto.stdout
     assert "cores" in auto.stdout
     assert hub.requests == []  # the cache is looked at, the hub never asked
+
+
+def test_a_download_broken_off_midway_resumes_where_it_stopped(tmp_path: Path, hub: FakeHub) -> None:
+    workspace = _local(Workspace.create(tmp_path), hub.url, tmp_path / "hf")
+    hub.ranges.clear()
+    hub.cut_after = 25_000_000  # the connection is lost after 25 MB
+    pulled = workspace.run("models", "pull", f"{OWN_REPO}:*q8_0*")
+    assert pulled.code == 0, pulled
+    # The rest asked for (from what was written: the library writes in chunks), not the whole file again.
+    whole, rest = hub.ranges
+    assert whole == ""
+    assert rest.startswith("bytes="), pulled.stderr
+    assert 0 < int(rest.removeprefix("bytes=").rstrip("-")) <= 25_000_000
+    [cached] = (tmp_path / "hf" / "hub" / "models--hive-test--tiny-chat-GGUF" / "snapshots").glob("*/*.gguf")
+    assert cached.name == "tiny-chat-q8_0.gguf"
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == hub.etags[_smollm2()]

@@ -3,7 +3,8 @@ calls to list a model repository and download its files, with every request logg
 
 - ``GET /api/models/{repo}[/revision/{rev}]``: the repository's commit and files (``siblings``, with sizes);
 - ``HEAD`` and ``GET /{repo}/resolve/{rev}/{file}``: the file, with the headers ``hf_hub_download`` needs
-  (``X-Repo-Commit``, ``ETag``, ``Content-Length``) and byte ranges (a resumed download);
+  (``X-Repo-Commit``, ``ETag``, ``Content-Length``) and byte ranges (a resumed download); with
+  :attr:`FakeHub.cut_after` set, the next whole-file ``GET`` breaks off after that many bytes;
 - anything else: 404 with ``X-Error-Code: RepoNotFound`` / ``EntryNotFound`` as the hub says it.
 """
 
@@ -44,6 +45,10 @@ class FakeHub:
     """Repository → its files (repository path → the local file served)."""
     requests: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     """``(method, path)`` of each request, in order."""
+    ranges: list[str] = field(default_factory=list[str])
+    """The ``Range`` header of each file ``GET`` (``""`` for none), in order."""
+    cut_after: int | None = None
+    """Break the next whole-file ``GET`` off after this many bytes (then cleared): a connection lost midway."""
     etags: dict[Path, str] = field(default_factory=dict[Path, str])
 
 
@@ -104,9 +109,13 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if self.command == "HEAD":
                 return None
+            hub.ranges.append(self.headers.get("Range", ""))
+            left = end - start + 1
+            if wanted is None and hub.cut_after is not None:
+                left, hub.cut_after = hub.cut_after, None
+                self.close_connection = True
             with local.open("rb") as source:
                 source.seek(start)
-                left = end - start + 1
                 while left > 0 and (chunk := source.read(min(left, 1 << 20))):
                     self.wfile.write(chunk)
                     left -= len(chunk)
