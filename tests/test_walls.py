@@ -25,7 +25,7 @@ CORE_STACK = {
     "tree_sitter",
     "tree_sitter_bash",
 }
-PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "acp"}
+PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "huggingface_hub", "acp"}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {
     "hive_protocol": (ROOT / "packages/hive-protocol/src/hive_protocol", {"msgspec"}),

@@ -280,10 +280,22 @@ def test_defaults_of_the_table_fill_the_settings(tmp_path: Path) -> None:
     assert provider_settings(config, "anthropic").endpoint is None
 
 
-@pytest.mark.parametrize("model", ["gguf:auto", "auto", "default", "gguf:default", "GGUF:AUTO"])
-def test_the_seeds_automatic_local_model_means_the_default_one(tmp_path: Path, model: str) -> None:
+@pytest.mark.parametrize("model", ["default", "gguf:default", "GGUF:Default"])
+def test_the_default_local_model_names_mean_the_packaged_one(tmp_path: Path, model: str) -> None:
     config = configuration(tmp_path, text=f"lmsupply:\n  generatorModel: {model}\n")
     assert provider_settings(config, "local").model is None
+
+
+@pytest.mark.parametrize("model", ["gguf:auto", "auto", "GGUF:AUTO"])
+def test_the_seeds_automatic_local_model_reaches_the_adapter(tmp_path: Path, model: str) -> None:
+    # gguf:auto is the machine's pick from the alias table (hive_providers.local.model_table), not the default.
+    config = configuration(tmp_path, text=f"lmsupply:\n  generatorModel: {model}\n")
+    assert provider_settings(config, "local").model == model
+
+
+def test_the_local_model_is_unset_by_default(tmp_path: Path) -> None:
+    # Unset: the packaged model, which the first command runs offline with nothing downloaded.
+    assert provider_settings(configuration(tmp_path), "local").model is None
 
 
 def test_the_environment_overrides_the_config_and_empty_values_do_not(tmp_path: Path) -> None:

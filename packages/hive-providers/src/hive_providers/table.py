@@ -432,8 +432,12 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
                 _enabled("Allow local inference.", "LMSUPPLY_ENABLED", default=True),
                 _key(
                     "generatorModel",
-                    "The chat model: an alias, a Hugging Face id or a GGUF path.",
-                    default="gguf:auto",
+                    "The chat model (unset: SmolLM2-135M, packaged with hive, never downloaded): a GGUF path; a "
+                    "Hugging Face repository org/name[:FILE_PATTERN] (no pattern: its Q4_K_M file, else the first "
+                    "of Q4_K_S, Q4_0, Q5_K_M, Q5_0, Q6_K, Q8_0, else the smallest); an alias (qwen2.5-1.5b, "
+                    "llama3.2-3b, gemma3-4b...: `hive models pull --help`); or gguf:auto, the largest Qwen 2.5 "
+                    "this machine's memory and cores run well (`hive doctor` says which). A hub model is "
+                    "downloaded on its first run, or by `hive models pull NAME`, into the Hugging Face cache.",
                 ),
                 _key("embedderModel", "The embedding model.", default="auto", used=False),
                 _key("rerankerModel", "The reranking model.", default="auto", used=False),
@@ -448,8 +452,8 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         settings={"generatorModel": "model", "maxContextLength": "context_length"},
         required=(),
         factory="hive_providers.local:from_settings",
-        # The seed's names for "whatever the default model is".
-        default_models=frozenset({"auto", "default", "gguf:auto", "gguf:default"}),
+        # Names of the packaged model; the seed's gguf:auto is the machine's pick (hive_providers.local.model_source).
+        default_models=frozenset({"default", "gguf:default"}),
     ),
 )
 """Every provider, in the order the default provider is chosen among the configured ones."""
