@@ -243,7 +243,7 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
     config = configuration(
         tmp_path,
         text=(
-            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n  embeddingModel: emb\n"
+            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n"
             "openai:\n  apiKey: ok\n  model: om\n  endpoint: http://proxy/v1\n  streamIdleTimeoutSeconds: 30\n"
             "googleai:\n  apiKey: gk2\n  model: gemini-x\n"
             "azureopenai:\n  endpoint: https://az\n  apiKey: ak\n  deploymentName: dep\n"

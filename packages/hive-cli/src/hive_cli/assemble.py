@@ -23,6 +23,7 @@ from hive_core import TokenBudgetChatClient
 from hive_core import Tool
 from hive_core.config import LoadedConfig
 from hive_core.config import find_project_root
+from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
@@ -204,6 +205,8 @@ def build_host(
             _say_once(f"hive: warning: {warning}")
         for notice in loaded.notices:
             _say_once(f"hive: {notice}")
+        for unused in unused_setting_warnings(loaded):
+            _say_once(f"hive: warning: {unused}")
     compaction = CompactionSettings.from_config(loaded)
     client: ChatClient | None = None
     if model_free:

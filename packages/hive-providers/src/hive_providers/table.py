@@ -324,8 +324,6 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         prefix="GPUSTACK",
         model=_key("model", "The model to use.", "GPUSTACK_MODEL"),
         more=(
-            _key("embeddingModel", "The embedding model.", "GPUSTACK_EMBEDDING_MODEL", used=False),
-            _key("rerankModel", "The reranking model.", "GPUSTACK_RERANK_MODEL", used=False),
             _IDLE,
             _IMAGES,
         ),
@@ -435,8 +433,6 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
                     "The chat model: an alias, a Hugging Face id or a GGUF path.",
                     default="gguf:auto",
                 ),
-                _key("embedderModel", "The embedding model.", default="auto", used=False),
-                _key("rerankerModel", "The reranking model.", default="auto", used=False),
                 FieldSpec(
                     name="maxContextLength",
                     kind="int",

@@ -55,8 +55,6 @@ DEFAULTS = {
     "gpuStack.carryToolImages": False,
     "lmsupply.enabled": True,
     "lmsupply.generatorModel": "gguf:auto",
-    "lmsupply.embedderModel": "auto",
-    "lmsupply.rerankerModel": "auto",
     "chatBehavior.maximumIterationsPerRequest": 10,
     "chatBehavior.maximumConsecutiveErrorsPerRequest": 3,
     "chatBehavior.maxOutputTokens": 4096,
