@@ -42,7 +42,8 @@ def test_a_set_unused_key_is_warned_with_its_file_and_line(
 
 def test_used_and_default_keys_are_not_warned(ws: Workspace, server: ScriptedModelServer) -> None:
     (ws.project / ".hive" / "config.yaml").write_text(
-        "chatBehavior:\n  maximumIterationsPerRequest: 5\ncompaction:\n  targetRatio: 0.5\n", encoding="utf-8"
+        "chatBehavior:\n  maximumIterationsPerRequest: 5\ncompaction:\n  targetRatio: 0.5\nadvisor:\n  maxCalls: 2\n",
+        encoding="utf-8",
     )
     server.add(text("Fine."))
     result = ws.use(server).run("-p", "hi")

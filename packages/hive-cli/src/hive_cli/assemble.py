@@ -31,6 +31,7 @@ from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
+from .advisor import advisor_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
 
@@ -271,7 +272,13 @@ def build_host(
     checkpoints = CheckpointKeeper()
     agent = Agent(
         client,
-        tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *extra_tools),
+        tools=(
+            *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+            *advisor_tools(
+                loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
+            ),
+            *extra_tools,
+        ),
         instructions=instructions_for(root, planning=options.planning, small=small),
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,
