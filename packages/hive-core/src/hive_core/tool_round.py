@@ -233,6 +233,7 @@ def _result(call: ToolCallPart, outcome: ToolOutcome) -> ToolResultPart:
         is_error=not outcome.success or outcome.refusal is not None,
         refusal=outcome.refusal,
         error=outcome.error,
+        images=outcome.images,
     )
 
 

@@ -32,6 +32,7 @@ from .chat import ToolSpec
 from .chat import UsageUpdate
 from .errors import HiveError
 from .messages import Message
+from .messages import ToolImage
 
 __all__ = [
     "EventSink",
@@ -90,6 +91,10 @@ class ToolOutcome(msgspec.Struct, kw_only=True):
     """End the turn after this round (``stop_reason: tool_terminated``)."""
     stats: dict[str, int | float | bool | str] | None = None
     """The tool's own report for the client; never shown to the model."""
+    images: tuple[ToolImage, ...] = ()
+    """Images the tool returned besides :attr:`content` (which should name them for a model that cannot see
+    them); they reach the model with the call's result (:attr:`ToolResultPart.images
+    <hive_core.messages.ToolResultPart.images>`)."""
     usage: UsageUpdate | None = None
     """Tokens the tool spent on a model of its own (the advisor, research): the loop adds them to the turn's
     usage, so ``turn_end`` counts everything the turn cost."""

@@ -46,7 +46,7 @@ class ProviderSpec:
     section: SectionSpec
     """Its configuration section."""
     settings: Mapping[str, SettingName]
-    """Section key → the settings field it fills; keys not listed (``enabled``, ``carryToolImages``...) are
+    """Section key → the settings field it fills; keys not listed (``enabled``...) are
     configuration only."""
     required: tuple[str, ...]
     """Section keys that must all be set for the provider to count as configured; empty: it counts as
@@ -201,9 +201,10 @@ _IDLE: Final = FieldSpec(
 _IMAGES: Final = FieldSpec(
     name="carryToolImages",
     kind="bool",
-    doc="Pass images returned by tools on to the model.",
+    doc="Send images that tools return (an MCP tool's screenshot) to the model as images, after the tool "
+    "results; only for a model that takes images (a text-only one refuses the request). Off: the model reads "
+    "a line naming each image. Hosted providers always carry them.",
     default=False,
-    used=False,
 )
 _COMPATIBLE: Final = "hive_providers.compatible:from_settings"
 
@@ -272,7 +273,12 @@ def _server(name: str, title: str, *, prefix: str, endpoint: FieldSpec) -> Provi
                 _IMAGES,
             ),
         ),
-        settings={"endpoint": "endpoint", "model": "model", "streamIdleTimeoutSeconds": "idle_timeout"},
+        settings={
+            "endpoint": "endpoint",
+            "model": "model",
+            "streamIdleTimeoutSeconds": "idle_timeout",
+            "carryToolImages": "carry_tool_images",
+        },
         required=(),
         factory=_COMPATIBLE,
     )
@@ -327,6 +333,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
             _IDLE,
             _IMAGES,
         ),
+        settings={"carryToolImages": "carry_tool_images"},
     ),
     _cloud(
         "openai",
