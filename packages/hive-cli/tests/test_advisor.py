@@ -3,8 +3,11 @@ the conversation as a transcript and no tools, ``maxCalls`` holds per session, i
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from agent_cli_harness import TRANSCRIPTS
+from agent_cli_harness import FakeCli
 from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import model_requests
@@ -128,3 +131,34 @@ def test_an_advisor_provider_that_is_not_set_up_stops_the_start(
     result = _configure(ws, server, "  provider: anthropic\n").run("-p", "hi")
     assert result.code == 1
     assert "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_a_coding_agent_cli_can_be_the_advisor(ws: Workspace, server: ScriptedModelServer) -> None:
+    cli = FakeCli.install(ws, "gemini")
+    # The recorded turn, with the advisor's model set after the session's mode.
+    lines = (TRANSCRIPTS / "cli-hello.jsonl").read_text(encoding="utf-8").splitlines()
+    at = next(index for index, line in enumerate(lines) if "session/prompt" in line)
+    set_model = {"jsonrpc": "2.0", "id": 11, "method": "session/set_model", "params": {"sessionId": "x"}}
+    lines[at:at] = [
+        json.dumps({"from": "client", "message": set_model}),
+        json.dumps({"from": "agent", "message": {"jsonrpc": "2.0", "id": 11, "result": {}}}),
+    ]
+    transcript = ws.root / "advisor-cli.jsonl"
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    server.add(calls(("c1", "advisor", {})), text("Noted.", usage=(30, 3)))
+    env = {**cli.env("cli-hello"), "HIVE_TEST_TRANSCRIPT": str(transcript)}
+    with _configure(ws, server, "  provider: gemini-cli\n").start("run", "--server", env=env) as proc:
+        assert proc.next_event()["type"] == "session_started", proc.stderr
+        events = proc.turn("ask the cli")
+    [ended] = [event for event in events if event["type"] == "tool_end"]
+    assert (ended["success"], ended["output"]) == (True, "Hello from the fake CLI")
+    [prompt] = [message for message in cli.log() if message.get("method") == "session/prompt"]
+    sent = "".join(block["text"] for block in prompt["params"]["prompt"] if block["type"] == "text")
+    assert sent.startswith(REVIEWER_INSTRUCTIONS)
+    assert "[User]\nask the cli" in sent
+    assert "-> calls advisor({})" in sent
+    [model] = [message for message in cli.log() if message.get("method") == "session/set_model"]
+    assert model["params"]["modelId"] == REVIEWER
+    [end] = [event for event in events if event["type"] == "turn_end"]
+    # The working model's two rounds (20 + 30 in, 5 + 3 out) and the CLI's 11 in, 5 out.
+    assert (end["input_tokens"], end["output_tokens"]) == (61, 13)
