@@ -81,7 +81,17 @@ KERNEL = (
 )
 """hive-core's kernel (ARCHITECTURE.md): the SDK a host builds on. A module or package of hive_core by its name."""
 
-HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions")
+HOST = (
+    "agents_md",
+    "builtin_tools",
+    "child_processes",
+    "config",
+    "mcp",
+    "permissions",
+    "sandbox",
+    "sessions",
+    "skills",
+)
 """hive-core's host modules: what the kernel never imports."""
 
 NEVER = {

@@ -123,6 +123,9 @@ class Host:
     checkpoints: CheckpointKeeper | None = None
     """Keeps each file's state before a turn's file tools change it, once bound to the session (``/undo``);
     ``None`` when a coding-agent CLI runs the turns (it changes files itself)."""
+    knowledge: str = ""
+    """What follows :func:`instructions_for`'s text in the agent's instructions: the project's AGENTS.md and
+    skills sections (``""`` for none)."""
 
     @property
     def model_label(self) -> str:
@@ -242,6 +245,8 @@ def build_host(
     from hive_core.sandbox import SandboxSettings
     from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
+    from .knowledge import project_knowledge
+
     rules = with_allowed(
         load_permission_rules(
             root,
@@ -270,16 +275,20 @@ def build_host(
     small = settings.provider in SMALL_MODEL_PROVIDERS
     # Innermost, after the approval gate: only a call about to run keeps the files it names.
     checkpoints = CheckpointKeeper()
+    knowledge = project_knowledge(loaded, root, options.cwd)
+    for line in knowledge.warnings if warn else ():
+        _say_once(f"hive: {line}")
     agent = Agent(
         client,
         tools=(
             *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+            *knowledge.tools,
             *advisor_tools(
                 loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
             ),
             *extra_tools,
         ),
-        instructions=instructions_for(root, planning=options.planning, small=small),
+        instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,
         approvals=approvals,
@@ -292,7 +301,7 @@ def build_host(
         planning=options.planning,
         context=ContextManager(compaction),
     )
-    return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints)
+    return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
 
 
 @asynccontextmanager

@@ -26,6 +26,8 @@ from hive_core.sandbox import sandbox_status
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
+from .doctor_knowledge import check_knowledge
+
 __all__ = ["doctor_main"]
 
 _CONNECT_TIMEOUT = 30.0
@@ -274,6 +276,10 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
 
     report.section("Agents")
     _check_agents(report)
+
+    if loaded is not None:
+        report.section("Instructions and skills")
+        check_knowledge(report, loaded, root, Path.cwd())
 
     report.section("Environment")
     if shutil.which("git"):
