@@ -243,7 +243,7 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
     config = configuration(
         tmp_path,
         text=(
-            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n  embeddingModel: emb\n"
+            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n"
             "openai:\n  apiKey: ok\n  model: om\n  endpoint: http://proxy/v1\n  streamIdleTimeoutSeconds: 30\n"
             "googleai:\n  apiKey: gk2\n  model: gemini-x\n"
             "azureopenai:\n  endpoint: https://az\n  apiKey: ak\n  deploymentName: dep\n"
@@ -253,8 +253,9 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
         ),
     )
     assert config.warnings == ()
+    # carryToolImages is off by default on the local servers, on for every other provider.
     assert provider_settings(config, "gpustack") == ProviderSettings(
-        provider="gpustack", model="gm", api_key="gk", endpoint="http://g/v1"
+        provider="gpustack", model="gm", api_key="gk", endpoint="http://g/v1", carry_tool_images=False
     )
     assert provider_settings(config, "openai") == ProviderSettings(
         provider="openai", model="om", api_key="ok", endpoint="http://proxy/v1", idle_timeout=30.0
@@ -265,8 +266,9 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
         provider="azure", model="dep", api_key="ak", endpoint="https://az", api_version="2024-10-21"
     )
     assert provider_settings(config, "ollama") == ProviderSettings(
-        provider="ollama", model="llama3", endpoint="http://o:11434"
+        provider="ollama", model="llama3", endpoint="http://o:11434", carry_tool_images=True
     )
+    assert provider_settings(config, "lmstudio").carry_tool_images is False
     assert provider_settings(config, "local") == ProviderSettings(
         provider="local", model="/models/a.gguf", context_length=4096
     )

@@ -23,6 +23,7 @@ from hive_core import TokenBudgetChatClient
 from hive_core import Tool
 from hive_core.config import LoadedConfig
 from hive_core.config import find_project_root
+from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
@@ -30,6 +31,7 @@ from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
+from .advisor import advisor_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
 
@@ -207,6 +209,8 @@ def build_host(
             _say_once(f"hive: warning: {warning}")
         for notice in loaded.notices:
             _say_once(f"hive: {notice}")
+        for unused in unused_setting_warnings(loaded):
+            _say_once(f"hive: warning: {unused}")
     compaction = CompactionSettings.from_config(loaded)
     client: ChatClient | None = None
     if model_free:
@@ -276,7 +280,14 @@ def build_host(
         _say_once(f"hive: {line}")
     agent = Agent(
         client,
-        tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *knowledge.tools, *extra_tools),
+        tools=(
+            *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+            *knowledge.tools,
+            *advisor_tools(
+                loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
+            ),
+            *extra_tools,
+        ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,

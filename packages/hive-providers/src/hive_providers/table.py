@@ -46,7 +46,7 @@ class ProviderSpec:
     section: SectionSpec
     """Its configuration section."""
     settings: Mapping[str, SettingName]
-    """Section key → the settings field it fills; keys not listed (``enabled``, ``carryToolImages``...) are
+    """Section key → the settings field it fills; keys not listed (``enabled``...) are
     configuration only."""
     required: tuple[str, ...]
     """Section keys that must all be set for the provider to count as configured; empty: it counts as
@@ -201,9 +201,10 @@ _IDLE: Final = FieldSpec(
 _IMAGES: Final = FieldSpec(
     name="carryToolImages",
     kind="bool",
-    doc="Pass images returned by tools on to the model.",
+    doc="Send images that tools return (an MCP tool's screenshot) to the model as images, after the tool "
+    "results; only for a model that takes images (a text-only one refuses the request). Off: the model reads "
+    "a line naming each image. Hosted providers always carry them.",
     default=False,
-    used=False,
 )
 _COMPATIBLE: Final = "hive_providers.compatible:from_settings"
 
@@ -272,7 +273,12 @@ def _server(name: str, title: str, *, prefix: str, endpoint: FieldSpec) -> Provi
                 _IMAGES,
             ),
         ),
-        settings={"endpoint": "endpoint", "model": "model", "streamIdleTimeoutSeconds": "idle_timeout"},
+        settings={
+            "endpoint": "endpoint",
+            "model": "model",
+            "streamIdleTimeoutSeconds": "idle_timeout",
+            "carryToolImages": "carry_tool_images",
+        },
         required=(),
         factory=_COMPATIBLE,
     )
@@ -324,11 +330,10 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         prefix="GPUSTACK",
         model=_key("model", "The model to use.", "GPUSTACK_MODEL"),
         more=(
-            _key("embeddingModel", "The embedding model.", "GPUSTACK_EMBEDDING_MODEL", used=False),
-            _key("rerankModel", "The reranking model.", "GPUSTACK_RERANK_MODEL", used=False),
             _IDLE,
             _IMAGES,
         ),
+        settings={"carryToolImages": "carry_tool_images"},
     ),
     _cloud(
         "openai",
@@ -439,8 +444,6 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
                     "this machine's memory and cores run well (`hive doctor` says which). A hub model is "
                     "downloaded on its first run, or by `hive models pull NAME`, into the Hugging Face cache.",
                 ),
-                _key("embedderModel", "The embedding model.", default="auto", used=False),
-                _key("rerankerModel", "The reranking model.", default="auto", used=False),
                 FieldSpec(
                     name="maxContextLength",
                     kind="int",

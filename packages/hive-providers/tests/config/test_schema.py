@@ -54,8 +54,6 @@ DEFAULTS = {
     "lmstudio.carryToolImages": False,
     "gpuStack.carryToolImages": False,
     "lmsupply.enabled": True,
-    "lmsupply.embedderModel": "auto",
-    "lmsupply.rerankerModel": "auto",
     "chatBehavior.maximumIterationsPerRequest": 10,
     "chatBehavior.maximumConsecutiveErrorsPerRequest": 3,
     "chatBehavior.maxOutputTokens": 4096,

@@ -365,11 +365,11 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "advisor",
-            "The advisor tool: a stronger model the working model can consult; off until model is set.",
+            "The advisor tool: a stronger model the working model can consult about the conversation so far "
+            "(offered by hive's own loop); off until model is set.",
             _s("provider", "The advisor's provider (unset: the working provider)."),
-            _s("model", "The advisor's model."),
-            _i("maxCalls", "Consultations per session at most.", 5),
-            used=False,
+            _s("model", "The advisor's model; setting it offers the advisor tool."),
+            _i("maxCalls", "Consultations per session at most.", 5, positive=True),
         ),
         _section(
             "approval",
