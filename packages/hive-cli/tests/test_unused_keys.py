@@ -76,7 +76,7 @@ def test_keys_nothing_reads_are_gone_from_config_show(ws: Workspace) -> None:
     shown = ws.run("config", "show")
     assert shown.code == 0, shown
     keys = {line.split(" = ")[0] for line in shown.stdout.splitlines()}
-    assert "lmsupply.generatorModel" in keys
+    assert "lmsupply.enabled" in keys
     for removed in (
         "lmsupply.embedderModel",
         "lmsupply.rerankerModel",
