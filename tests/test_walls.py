@@ -24,6 +24,11 @@ CORE_STACK = {
     "bracex",
     "tree_sitter",
     "tree_sitter_bash",
+    # httpx2's own transport layer (the web tools pin connections through it), and the `web` extra.
+    "httpcore2",
+    "ddgs",
+    "trafilatura",
+    "protego",
 }
 PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "acp"}
 
@@ -81,7 +86,7 @@ KERNEL = (
 )
 """hive-core's kernel (ARCHITECTURE.md): the SDK a host builds on. A module or package of hive_core by its name."""
 
-HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions")
+HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions", "web")
 """hive-core's host modules: what the kernel never imports."""
 
 NEVER = {

@@ -32,6 +32,7 @@ from hive_providers import ProviderSettings
 
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
+from .web_host import web_tools_for
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
@@ -268,7 +269,11 @@ def build_host(
     checkpoints = CheckpointKeeper()
     agent = Agent(
         client,
-        tools=(*builtin_tools(sandbox=SandboxSettings.from_config(loaded)), *extra_tools),
+        tools=(
+            *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+            *web_tools_for(loaded, settings, client),
+            *extra_tools,
+        ),
         instructions=instructions_for(root, planning=options.planning, small=small),
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,
