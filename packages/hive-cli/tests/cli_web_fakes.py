@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from typing import Any
+
+from cli_http_server import running_server
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,9 @@ def _serve(answer: Any) -> Generator[FakeServer]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running_server(Handler) as server:
+        fake.url = f"http://127.0.0.1:{server.server_port}"
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 @contextmanager

@@ -47,12 +47,10 @@ async def search(settings: WebSettings, query: str, max_results: int | None = No
         raise WebError("the search query is empty")
     count = max(1, min(max_results or settings.default_max_results, MAX_RESULTS))
     provider = settings.chosen_provider
-    if provider == "tavily":
-        results = await _tavily(settings, query, count)
-    elif provider == "searchapi":
-        results = await _searchapi(settings, query, count)
-    else:
+    if provider == "duckduckgo":
         results = await _duckduckgo(settings, query, count)
+    else:
+        results = await _keyed(settings, provider, query, count)
     return results[:count]
 
 
@@ -74,36 +72,23 @@ def _key(value: str | None, provider: str, key: str) -> str:
     return value
 
 
-async def _tavily(settings: WebSettings, query: str, count: int) -> list[SearchResult]:
-    key = _key(settings.tavily_api_key, "tavily", "tavilyApiKey")
+async def _keyed(settings: WebSettings, provider: str, query: str, count: int) -> list[SearchResult]:
+    """A search through Tavily (``POST /search``, JSON) or SearchApi (``GET /api/v1/search``), the key as a bearer
+    token."""
+    if provider == "tavily":
+        key = _key(settings.tavily_api_key, provider, "tavilyApiKey")
+        url = settings.tavily_endpoint.rstrip("/") + "/search"
+        request: dict[str, Any] = {"json": {"query": query, "max_results": count}}
+        items, fields = "results", ("title", "url", "content")
+    else:
+        key = _key(settings.searchapi_key, provider, "searchApiKey")
+        url = settings.searchapi_endpoint.rstrip("/") + "/api/v1/search"
+        request = {"params": {"engine": settings.searchapi_engine, "q": query, "num": str(count)}}
+        items, fields = "organic_results", ("title", "link", "snippet")
     document = await _call(
-        settings,
-        "tavily",
-        "POST",
-        settings.tavily_endpoint.rstrip("/") + "/search",
-        headers={"Authorization": f"Bearer {key}"},
-        json={"query": query, "max_results": count},
+        settings, provider, "POST" if "json" in request else "GET", url, key=key, request=request
     )
-    return [
-        SearchResult(_field(item, "title"), _field(item, "url"), _field(item, "content"))
-        for item in _items(document, "results")
-    ]
-
-
-async def _searchapi(settings: WebSettings, query: str, count: int) -> list[SearchResult]:
-    key = _key(settings.searchapi_key, "searchapi", "searchApiKey")
-    document = await _call(
-        settings,
-        "searchapi",
-        "GET",
-        settings.searchapi_endpoint.rstrip("/") + "/api/v1/search",
-        headers={"Authorization": f"Bearer {key}"},
-        params={"engine": settings.searchapi_engine, "q": query, "num": str(count)},
-    )
-    return [
-        SearchResult(_field(item, "title"), _field(item, "link"), _field(item, "snippet"))
-        for item in _items(document, "organic_results")
-    ]
+    return [SearchResult(*(_field(item, name) for name in fields)) for item in _items(document, items)]
 
 
 async def _call(
@@ -112,14 +97,16 @@ async def _call(
     method: str,
     url: str,
     *,
-    headers: Mapping[str, str],
-    json: object = None,
-    params: Mapping[str, str] | None = None,
+    key: str,
+    request: dict[str, Any],
 ) -> object:
     name = _NAMES[provider]
+    headers = {"Authorization": f"Bearer {key}"}
     try:
         async with httpx2.AsyncClient(timeout=settings.timeout) as client:
-            response = await client.request(method, url, headers=dict(headers), json=json, params=params)
+            response = await client.request(
+                method, url, headers=headers, json=request.get("json"), params=request.get("params")
+            )
     except httpx2.TimeoutException:
         raise WebError(f"{name} did not answer within {settings.timeout:g} s") from None
     except httpx2.HTTPError as error:
