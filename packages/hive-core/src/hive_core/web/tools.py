@@ -70,7 +70,7 @@ def web_tools(
         return format_results(query, await search(web, query, max_results))
 
     async def fetch_page(context: ToolContext, url: str) -> str:
-        """Read a web page: its main text, without menus and markup.
+        """Fetch a web page by its http or https URL and return its main text, without menus and markup.
 
         Args:
             url: The page's http or https URL.
@@ -114,8 +114,8 @@ def _research_tool(
     clients: list[ChatClient] = []
 
     async def deep_research_tool(context: ToolContext, query: str, depth: Depth = "standard") -> ToolOutcome:
-        """Research a question on the web: search, read the pages, take notes, and write a report that cites
-        its sources as [n] with a numbered list of their URLs.
+        """Deep research on the web: a report with [n] citations and a numbered list of source URLs, written
+        from notes on the pages a web search finds.
 
         Args:
             query: The research question.
