@@ -14,6 +14,7 @@ from hive_core.permissions import PermissionPolicy
 from hive_core.permissions import PermissionRule
 from hive_core.permissions import PermissionRules
 from hive_core.permissions import load_permission_rules
+from hive_core.permissions import with_allowed
 from hive_core.permissions.web import WebRules
 from hive_core.permissions.web import address_problem
 
@@ -124,3 +125,12 @@ def test_the_rules_file_web_section_allows_the_loopback_site(project: Path) -> N
 
 def test_the_defaults_have_no_web_rules() -> None:
     assert PermissionRules.default().web == ()
+
+
+def test_allow_flags_add_web_rules(project: Path) -> None:
+    rules = with_allowed(PermissionRules.default(), ["fetch_page:http://127.0.0.1:*"])
+    policy = PermissionPolicy(rules, project)
+    assert policy.evaluate("fetch_page", {"url": "http://127.0.0.1:8000/x"}).action == "allow"
+    assert policy.evaluate("explore_site", {"base_url": "http://10.0.0.1/"}).action == "ask"
+    everything = PermissionPolicy(with_allowed(PermissionRules.default(), ["explore_site"]), project)
+    assert everything.evaluate("explore_site", {"base_url": "http://10.0.0.1/"}).action == "allow"
