@@ -115,7 +115,7 @@ def _research_tool(
 
     async def deep_research_tool(context: ToolContext, query: str, depth: Depth = "standard") -> ToolOutcome:
         """Deep research on the web: a report with [n] citations and a numbered list of source URLs, written
-        from notes on the pages a web search finds.
+        from notes on the pages it finds.
 
         Args:
             query: The research question.
