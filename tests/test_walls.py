@@ -30,7 +30,7 @@ CORE_STACK = {
     "trafilatura",
     "protego",
 }
-PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "acp"}
+PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "huggingface_hub", "acp"}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {
     "hive_protocol": (ROOT / "packages/hive-protocol/src/hive_protocol", {"msgspec"}),
@@ -86,7 +86,18 @@ KERNEL = (
 )
 """hive-core's kernel (ARCHITECTURE.md): the SDK a host builds on. A module or package of hive_core by its name."""
 
-HOST = ("builtin_tools", "child_processes", "config", "mcp", "permissions", "sandbox", "sessions", "web")
+HOST = (
+    "agents_md",
+    "builtin_tools",
+    "child_processes",
+    "config",
+    "mcp",
+    "permissions",
+    "sandbox",
+    "sessions",
+    "skills",
+    "web",
+)
 """hive-core's host modules: what the kernel never imports."""
 
 NEVER = {

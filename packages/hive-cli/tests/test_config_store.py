@@ -61,7 +61,7 @@ def test_set_echo_masks_secrets(home: Path) -> None:
         ("OPENAI.API_KEY", "openai.apiKey"),
         ("chat_behavior.max_output_tokens", "chatBehavior.maxOutputTokens"),
         ("gpustack.api_key", "gpuStack.apiKey"),
-        ("gpu_stack.rerank-model", "gpuStack.rerankModel"),
+        ("gpu_stack.stream-idle-timeout_seconds", "gpuStack.streamIdleTimeoutSeconds"),
         ("local.generator_model", "lmsupply.generatorModel"),
         ("web_search.tavily_api_key", "webSearch.tavilyApiKey"),
         ("default_provider", "defaultProvider"),

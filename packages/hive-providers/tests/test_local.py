@@ -154,8 +154,8 @@ def test_from_settings_reads_path_and_context(tmp_path: Path) -> None:
     settings = ProviderSettings(provider="local", model=str(tmp_path / "m.gguf"), context_length=4096)
     client = from_settings(settings)
     assert client.model_path == tmp_path / "m.gguf"
-    auto = from_settings(ProviderSettings(provider="local", model="gguf:auto"))
-    assert auto.model_path == model_file()
+    default = from_settings(ProviderSettings(provider="local", model=None))
+    assert default.model_path == model_file()
 
 
 # --- missing or unreadable model files ----------------------------------------------------------------------

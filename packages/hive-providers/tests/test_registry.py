@@ -243,7 +243,7 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
     config = configuration(
         tmp_path,
         text=(
-            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n  embeddingModel: emb\n"
+            "gpuStack:\n  endpoint: http://g/v1\n  apiKey: gk\n  model: gm\n"
             "openai:\n  apiKey: ok\n  model: om\n  endpoint: http://proxy/v1\n  streamIdleTimeoutSeconds: 30\n"
             "googleai:\n  apiKey: gk2\n  model: gemini-x\n"
             "azureopenai:\n  endpoint: https://az\n  apiKey: ak\n  deploymentName: dep\n"
@@ -253,8 +253,9 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
         ),
     )
     assert config.warnings == ()
+    # carryToolImages is off by default on the local servers, on for every other provider.
     assert provider_settings(config, "gpustack") == ProviderSettings(
-        provider="gpustack", model="gm", api_key="gk", endpoint="http://g/v1"
+        provider="gpustack", model="gm", api_key="gk", endpoint="http://g/v1", carry_tool_images=False
     )
     assert provider_settings(config, "openai") == ProviderSettings(
         provider="openai", model="om", api_key="ok", endpoint="http://proxy/v1", idle_timeout=30.0
@@ -265,8 +266,9 @@ def test_the_seeds_sections_and_keys_fill_the_settings(tmp_path: Path) -> None:
         provider="azure", model="dep", api_key="ak", endpoint="https://az", api_version="2024-10-21"
     )
     assert provider_settings(config, "ollama") == ProviderSettings(
-        provider="ollama", model="llama3", endpoint="http://o:11434"
+        provider="ollama", model="llama3", endpoint="http://o:11434", carry_tool_images=True
     )
+    assert provider_settings(config, "lmstudio").carry_tool_images is False
     assert provider_settings(config, "local") == ProviderSettings(
         provider="local", model="/models/a.gguf", context_length=4096
     )
@@ -280,10 +282,22 @@ def test_defaults_of_the_table_fill_the_settings(tmp_path: Path) -> None:
     assert provider_settings(config, "anthropic").endpoint is None
 
 
-@pytest.mark.parametrize("model", ["gguf:auto", "auto", "default", "gguf:default", "GGUF:AUTO"])
-def test_the_seeds_automatic_local_model_means_the_default_one(tmp_path: Path, model: str) -> None:
+@pytest.mark.parametrize("model", ["default", "gguf:default", "GGUF:Default"])
+def test_the_default_local_model_names_mean_the_packaged_one(tmp_path: Path, model: str) -> None:
     config = configuration(tmp_path, text=f"lmsupply:\n  generatorModel: {model}\n")
     assert provider_settings(config, "local").model is None
+
+
+@pytest.mark.parametrize("model", ["gguf:auto", "auto", "GGUF:AUTO"])
+def test_the_seeds_automatic_local_model_reaches_the_adapter(tmp_path: Path, model: str) -> None:
+    # gguf:auto is the machine's pick from the alias table (hive_providers.local.model_table), not the default.
+    config = configuration(tmp_path, text=f"lmsupply:\n  generatorModel: {model}\n")
+    assert provider_settings(config, "local").model == model
+
+
+def test_the_local_model_is_unset_by_default(tmp_path: Path) -> None:
+    # Unset: the packaged model, which the first command runs offline with nothing downloaded.
+    assert provider_settings(configuration(tmp_path), "local").model is None
 
 
 def test_the_environment_overrides_the_config_and_empty_values_do_not(tmp_path: Path) -> None:

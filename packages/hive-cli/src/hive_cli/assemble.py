@@ -23,6 +23,7 @@ from hive_core import TokenBudgetChatClient
 from hive_core import Tool
 from hive_core.config import LoadedConfig
 from hive_core.config import find_project_root
+from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
@@ -30,6 +31,7 @@ from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
+from .advisor import advisor_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
 from .web_host import web_tools_for
@@ -122,6 +124,9 @@ class Host:
     checkpoints: CheckpointKeeper | None = None
     """Keeps each file's state before a turn's file tools change it, once bound to the session (``/undo``);
     ``None`` when a coding-agent CLI runs the turns (it changes files itself)."""
+    knowledge: str = ""
+    """What follows :func:`instructions_for`'s text in the agent's instructions: the project's AGENTS.md and
+    skills sections (``""`` for none)."""
 
     @property
     def model_label(self) -> str:
@@ -205,6 +210,8 @@ def build_host(
             _say_once(f"hive: warning: {warning}")
         for notice in loaded.notices:
             _say_once(f"hive: {notice}")
+        for unused in unused_setting_warnings(loaded):
+            _say_once(f"hive: warning: {unused}")
     compaction = CompactionSettings.from_config(loaded)
     client: ChatClient | None = None
     if model_free:
@@ -239,6 +246,8 @@ def build_host(
     from hive_core.sandbox import SandboxSettings
     from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 
+    from .knowledge import project_knowledge
+
     rules = with_allowed(
         load_permission_rules(
             root,
@@ -267,14 +276,21 @@ def build_host(
     small = settings.provider in SMALL_MODEL_PROVIDERS
     # Innermost, after the approval gate: only a call about to run keeps the files it names.
     checkpoints = CheckpointKeeper()
+    knowledge = project_knowledge(loaded, root, options.cwd)
+    for line in knowledge.warnings if warn else ():
+        _say_once(f"hive: {line}")
     agent = Agent(
         client,
         tools=(
             *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+            *knowledge.tools,
+            *advisor_tools(
+                loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
+            ),
             *web_tools_for(loaded, settings, client),
             *extra_tools,
         ),
-        instructions=instructions_for(root, planning=options.planning, small=small),
+        instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
         tool_selector=ToolRetrieval() if small else None,
         policy=policy,
         approvals=approvals,
@@ -287,7 +303,7 @@ def build_host(
         planning=options.planning,
         context=ContextManager(compaction),
     )
-    return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints)
+    return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
 
 
 @asynccontextmanager

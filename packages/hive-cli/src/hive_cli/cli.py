@@ -475,16 +475,36 @@ def _no_short_provider(_ctx: click.Context, _param: click.Parameter, value: str 
         raise _OneLineUsageError("no such option -p for `hive models` — did you mean --provider?")
 
 
-@cli.command(epilog="\b\nExamples:\n  hive models\n  hive models --provider openai -o json")
+@cli.group(
+    invoke_without_command=True,
+    epilog="\b\nExamples:\n  hive models\n  hive models --provider openai -o json\n  hive models pull qwen2.5-1.5b",
+)
 @click.option("--provider", help="Only this provider.")
 @click.option("-p", "short_provider", hidden=True, expose_value=False, callback=_no_short_provider)
 @_output_option("on stdout")
 @_json_alias
-def models(provider: str | None, output: str, as_json: bool) -> None:
-    """List the models of the configured providers."""
-    from .commands.models import models_main
+@click.pass_context
+def models(ctx: click.Context, provider: str | None, output: str, as_json: bool) -> None:
+    """List the models of the configured providers; `hive models pull` downloads a local one."""
+    if ctx.invoked_subcommand == "pull":
+        from .commands.model_pull import pull_epilog
 
-    sys.exit(models_main(provider=provider, output=_chosen_output(output, as_json)))
+        # Read from the model table only now (it imports the local adapter): before `pull --help` is parsed.
+        models_pull.epilog = pull_epilog()
+    if ctx.invoked_subcommand is None:
+        from .commands.models import models_main
+
+        ctx.exit(models_main(provider=provider, output=_chosen_output(output, as_json)))
+
+
+@models.command("pull")
+@click.argument("name", required=False)
+def models_pull(name: str | None) -> None:
+    """Download a local model into the Hugging Face cache: NAME is an alias, REPO[:FILE_PATTERN] or gguf:auto
+    (default: lmsupply.generatorModel). Progress is shown on a terminal; HF_HOME and HF_ENDPOINT are honoured."""
+    from .commands.model_pull import pull_main
+
+    sys.exit(pull_main(name))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive doctor --verbose\n  hive doctor --fix")

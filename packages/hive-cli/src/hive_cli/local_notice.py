@@ -29,13 +29,22 @@ def local_model_notice(session: OpenSession) -> str | None:
     settings = session.host.settings
     if settings.provider != "local":
         return None
-    model = (settings.model or "").lower()
-    if model and "smollm2" not in model:
-        return None
+    from hive_providers.local.model_source import UnknownModel
+    from hive_providers.local.model_source import model_source
     from hive_providers.local.models import default_model_path
 
+    try:
+        source = model_source(settings.model)
+    except UnknownModel:
+        return None
+    packaged = default_model_path()
     # Without the model installed the run fails with what to install; a notice of who answers would be false.
-    return LOCAL_MODEL_NOTICE if model or default_model_path() is not None else None
+    if packaged is None:
+        return None
+    # Unset, its alias, gguf:auto's pick on a small machine, or its file named by path.
+    if source.kind == "packaged" or (source.kind == "path" and source.path == packaged):
+        return LOCAL_MODEL_NOTICE
+    return None
 
 
 def say_local_model_notice(session: OpenSession, stream: TextIO) -> None:

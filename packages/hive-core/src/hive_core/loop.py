@@ -347,6 +347,9 @@ class AgentSession:
                 )
                 return "step_limit"
             outcomes = await run_tool_round(self, calls, offered, emit)
+            for outcome in outcomes:
+                if outcome.usage is not None:
+                    usage.add(outcome.usage)
             if any(outcome.terminate for outcome in outcomes):
                 return "tool_terminated"
             if chat_options.tool_choice not in ("auto", "none"):

@@ -21,6 +21,7 @@ __all__ = [
     "TextPart",
     "ThinkingPart",
     "ToolCallPart",
+    "ToolImage",
     "ToolResultPart",
     "system",
     "user",
@@ -63,6 +64,15 @@ class ToolCallPart(msgspec.Struct, tag="tool_call", frozen=True, omit_defaults=T
     """Why the arguments did not parse, when they did not."""
 
 
+class ToolImage(msgspec.Struct, frozen=True):
+    """An image a tool returned (an MCP tool's screenshot), carried to a model that takes images."""
+
+    media_type: str
+    """Its MIME type (``image/png``)."""
+    data: str
+    """The image's bytes, base64-encoded."""
+
+
 class ToolResultPart(msgspec.Struct, tag="tool_result", frozen=True, omit_defaults=True):
     """The outcome of one tool call, as the model reads it."""
 
@@ -78,6 +88,9 @@ class ToolResultPart(msgspec.Struct, tag="tool_result", frozen=True, omit_defaul
     """Set when the call was refused instead of run."""
     error: str | None = None
     """``Type: message`` of the failure, for the repeated-error guard."""
+    images: tuple[ToolImage, ...] = ()
+    """Images the tool returned besides its text (:attr:`content` names each one). A provider that carries
+    them sends them as images after the results; any other sends only the text."""
 
 
 Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart

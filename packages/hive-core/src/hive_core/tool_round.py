@@ -205,6 +205,7 @@ async def _outcome(
             emit,
             history,
             path_judge=agent.policy if isinstance(agent.policy, PathJudge) else None,
+            instructions=agent.instructions,
         ),
         planning=session.planning,
         timeout=found.timeout if found is not None and found.timeout is not None else agent.tool_timeout,
@@ -232,6 +233,7 @@ def _result(call: ToolCallPart, outcome: ToolOutcome) -> ToolResultPart:
         is_error=not outcome.success or outcome.refusal is not None,
         refusal=outcome.refusal,
         error=outcome.error,
+        images=outcome.images,
     )
 
 

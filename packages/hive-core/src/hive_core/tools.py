@@ -29,8 +29,10 @@ from hive_protocol import RefusalKind
 
 from .approvals import PathJudge
 from .chat import ToolSpec
+from .chat import UsageUpdate
 from .errors import HiveError
 from .messages import Message
+from .messages import ToolImage
 
 __all__ = [
     "EventSink",
@@ -69,6 +71,9 @@ class ToolContext:
 
     Tools that widen what a call reaches only for an approved call read it: the command sandbox shows paths the
     rules ask about, the file tools touch a file with more than one hard link."""
+    instructions: str | None = None
+    """The agent's system instructions, which the conversation does not hold: what a tool that shows the
+    conversation to another model (the advisor) shows first."""
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):
@@ -86,6 +91,13 @@ class ToolOutcome(msgspec.Struct, kw_only=True):
     """End the turn after this round (``stop_reason: tool_terminated``)."""
     stats: dict[str, int | float | bool | str] | None = None
     """The tool's own report for the client; never shown to the model."""
+    images: tuple[ToolImage, ...] = ()
+    """Images the tool returned besides :attr:`content` (which should name them for a model that cannot see
+    them); they reach the model with the call's result (:attr:`ToolResultPart.images
+    <hive_core.messages.ToolResultPart.images>`)."""
+    usage: UsageUpdate | None = None
+    """Tokens the tool spent on a model of its own (the advisor, research): the loop adds them to the turn's
+    usage, so ``turn_end`` counts everything the turn cost."""
 
     @classmethod
     def refused(cls, kind: RefusalKind, text: str, *, terminate: bool = False) -> ToolOutcome:

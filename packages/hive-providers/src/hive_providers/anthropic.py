@@ -335,7 +335,18 @@ def _blocks(message: Message, called: set[str]) -> list[dict[str, Any]]:
             if not assistant:
                 called.add(part.name)
                 result: dict[str, Any] = {"type": "tool_result", "tool_use_id": _tool_id(part.call_id)}
-                if part.content:
+                if part.images:
+                    result["content"] = [
+                        *([{"type": "text", "text": part.content}] if part.content else []),
+                        *(
+                            {
+                                "type": "image",
+                                "source": {"type": "base64", "media_type": i.media_type, "data": i.data},
+                            }
+                            for i in part.images
+                        ),
+                    ]
+                elif part.content:
                     result["content"] = part.content
                 if part.is_error:
                     result["is_error"] = True

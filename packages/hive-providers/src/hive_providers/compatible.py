@@ -128,6 +128,7 @@ def from_settings(settings: ProviderSettings) -> OpenAIChatClient:
         efforts=profile.efforts,
         max_tokens_field=profile.max_tokens_field,
         window_probe=profile.window_probe,
+        carry_images=settings.carry_tool_images,
     )
 
 

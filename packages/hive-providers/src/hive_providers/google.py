@@ -390,6 +390,7 @@ def _user_parts(message: Message) -> list[dict[str, Any]]:
             if not _GENERATED_ID.match(part.call_id):
                 response["id"] = part.call_id
             parts.append({"functionResponse": response})
+            parts += ({"inlineData": {"mimeType": i.media_type, "data": i.data}} for i in part.images)
     return parts
 
 

@@ -25,6 +25,8 @@ from ._openai_base import OpenAIClientBase
 from ._openai_base import OpenAIConnection
 from ._openai_base import error_from_payload
 from ._openai_base import unreadable
+from ._tool_images import data_url
+from ._tool_images import tool_images
 
 __all__ = ["OpenAIChatClient"]
 
@@ -101,15 +103,19 @@ class OpenAIChatClient(OpenAIClientBase):
         model: str,
         thinking: bool | None = None,
         max_tokens_field: str = "max_completion_tokens",
+        carry_images: bool = True,
         **connection: Unpack[OpenAIConnection],
     ) -> None:
         """Configure the client; nothing is imported or connected until the first request.
 
         ``thinking`` declares whether the model returns reasoning (default: ``False`` for OpenAI, which does
         not stream it here, ``True`` for compatible servers). ``max_tokens_field`` is ``max_completion_tokens``
-        for OpenAI, ``max_tokens`` for servers that only know the older name.
+        for OpenAI, ``max_tokens`` for servers that only know the older name. ``carry_images``: the images
+        tools returned follow their results as a user message of ``image_url`` parts (off: only the results'
+        text, which names them).
         """
         super().__init__(model=model, **connection)
+        self.carry_images = carry_images
         self._thinking = thinking if thinking is not None else self.provider != "openai"
         self._max_tokens_field = max_tokens_field
 
@@ -121,7 +127,7 @@ class OpenAIChatClient(OpenAIClientBase):
         """The JSON body of the request for ``messages`` and ``options``."""
         body: dict[str, Any] = {
             "model": options.model or self.model,
-            "messages": _messages(messages, options.instructions),
+            "messages": _messages(messages, options.instructions, carry_images=self.carry_images),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -248,8 +254,11 @@ def _tool_choice(choice: chat.ToolChoice) -> str | dict[str, Any]:
     return choice
 
 
-def _messages(messages: Sequence[Message], instructions: str | None) -> list[dict[str, Any]]:
-    """hive's conversation as Chat Completions messages (``instructions`` first, as a system message)."""
+def _messages(
+    messages: Sequence[Message], instructions: str | None, *, carry_images: bool = True
+) -> list[dict[str, Any]]:
+    """hive's conversation as Chat Completions messages (``instructions`` first, as a system message; with
+    ``carry_images`` the images tools returned after their results, in a user message)."""
     out: list[dict[str, Any]] = []
     if instructions and instructions.strip():
         out.append({"role": "system", "content": instructions})
@@ -260,6 +269,13 @@ def _messages(messages: Sequence[Message], instructions: str | None) -> list[dic
                 {"role": "tool", "tool_call_id": r.call_id, "content": r.content}
                 for r in message.tool_results
             )
+            images: list[dict[str, Any]] = []
+            if carry_images:
+                for line, carried in tool_images(message.tool_results):
+                    images.append({"type": "text", "text": line})
+                    images += ({"type": "image_url", "image_url": {"url": data_url(i)}} for i in carried)
+            if images:
+                out.append({"role": "user", "content": images})
         elif role == "assistant":
             text = message.text
             calls = message.tool_calls

@@ -28,6 +28,8 @@ from ._openai_base import OpenAIClientBase
 from ._openai_base import OpenAIConnection
 from ._openai_base import error_from_payload
 from ._openai_base import unreadable
+from ._tool_images import data_url
+from ._tool_images import tool_images
 from .registry import required_setting
 from .settings import ProviderSettings
 
@@ -415,6 +417,12 @@ def _input(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 {"type": "function_call_output", "call_id": r.call_id, "output": r.content}
                 for r in message.tool_results
             )
+            images: list[dict[str, Any]] = []
+            for line, carried in tool_images(message.tool_results):
+                images.append({"type": "input_text", "text": line})
+                images += ({"type": "input_image", "image_url": data_url(i)} for i in carried)
+            if images:
+                items.append({"role": "user", "content": images})
         else:
             items.append({"role": role, "content": message.text})
     return items

@@ -8,7 +8,16 @@ import msgspec
 
 __all__ = ["ProviderSettings", "SettingName"]
 
-SettingName = Literal["model", "api_key", "endpoint", "api_version", "api", "context_length", "idle_timeout"]
+SettingName = Literal[
+    "model",
+    "api_key",
+    "endpoint",
+    "api_version",
+    "api",
+    "context_length",
+    "idle_timeout",
+    "carry_tool_images",
+]
 """A field of :class:`ProviderSettings` that a configuration key sets."""
 
 
@@ -36,3 +45,7 @@ class ProviderSettings(msgspec.Struct, frozen=True, kw_only=True):
     adapter's knowledge of the model (local inference: sized from the machine's memory)."""
     idle_timeout: float = 120.0
     """Seconds a stream may go without a byte before the request fails with ``timeout``."""
+    carry_tool_images: bool = True
+    """Send the images tools return to the model as images (after the tool results); off, the model reads
+    only the line of text that names each image. The local servers' ``carryToolImages`` sets it (off by
+    default there: the model a server has loaded may not take images); every other provider carries them."""

@@ -46,7 +46,7 @@ class ProviderSpec:
     section: SectionSpec
     """Its configuration section."""
     settings: Mapping[str, SettingName]
-    """Section key → the settings field it fills; keys not listed (``enabled``, ``carryToolImages``...) are
+    """Section key → the settings field it fills; keys not listed (``enabled``...) are
     configuration only."""
     required: tuple[str, ...]
     """Section keys that must all be set for the provider to count as configured; empty: it counts as
@@ -201,9 +201,10 @@ _IDLE: Final = FieldSpec(
 _IMAGES: Final = FieldSpec(
     name="carryToolImages",
     kind="bool",
-    doc="Pass images returned by tools on to the model.",
+    doc="Send images that tools return (an MCP tool's screenshot) to the model as images, after the tool "
+    "results; only for a model that takes images (a text-only one refuses the request). Off: the model reads "
+    "a line naming each image. Hosted providers always carry them.",
     default=False,
-    used=False,
 )
 _COMPATIBLE: Final = "hive_providers.compatible:from_settings"
 
@@ -272,7 +273,12 @@ def _server(name: str, title: str, *, prefix: str, endpoint: FieldSpec) -> Provi
                 _IMAGES,
             ),
         ),
-        settings={"endpoint": "endpoint", "model": "model", "streamIdleTimeoutSeconds": "idle_timeout"},
+        settings={
+            "endpoint": "endpoint",
+            "model": "model",
+            "streamIdleTimeoutSeconds": "idle_timeout",
+            "carryToolImages": "carry_tool_images",
+        },
         required=(),
         factory=_COMPATIBLE,
     )
@@ -324,11 +330,10 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         prefix="GPUSTACK",
         model=_key("model", "The model to use.", "GPUSTACK_MODEL"),
         more=(
-            _key("embeddingModel", "The embedding model.", "GPUSTACK_EMBEDDING_MODEL", used=False),
-            _key("rerankModel", "The reranking model.", "GPUSTACK_RERANK_MODEL", used=False),
             _IDLE,
             _IMAGES,
         ),
+        settings={"carryToolImages": "carry_tool_images"},
     ),
     _cloud(
         "openai",
@@ -432,11 +437,13 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
                 _enabled("Allow local inference.", "LMSUPPLY_ENABLED", default=True),
                 _key(
                     "generatorModel",
-                    "The chat model: an alias, a Hugging Face id or a GGUF path.",
-                    default="gguf:auto",
+                    "The chat model (unset: SmolLM2-135M, packaged with hive, never downloaded): a GGUF path; a "
+                    "Hugging Face repository org/name[:FILE_PATTERN] (no pattern: its Q4_K_M file, else the first "
+                    "of Q4_K_S, Q4_0, Q5_K_M, Q5_0, Q6_K, Q8_0, else the smallest); an alias (qwen2.5-1.5b, "
+                    "llama3.2-3b, gemma3-4b...: `hive models pull --help`); or gguf:auto, the largest Qwen 2.5 "
+                    "this machine's memory and cores run well (`hive doctor` says which). A hub model is "
+                    "downloaded on its first run, or by `hive models pull NAME`, into the Hugging Face cache.",
                 ),
-                _key("embedderModel", "The embedding model.", default="auto", used=False),
-                _key("rerankerModel", "The reranking model.", default="auto", used=False),
                 FieldSpec(
                     name="maxContextLength",
                     kind="int",
@@ -448,8 +455,8 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         settings={"generatorModel": "model", "maxContextLength": "context_length"},
         required=(),
         factory="hive_providers.local:from_settings",
-        # The seed's names for "whatever the default model is".
-        default_models=frozenset({"auto", "default", "gguf:auto", "gguf:default"}),
+        # Names of the packaged model; the seed's gguf:auto is the machine's pick (hive_providers.local.model_source).
+        default_models=frozenset({"default", "gguf:default"}),
     ),
 )
 """Every provider, in the order the default provider is chosen among the configured ones."""

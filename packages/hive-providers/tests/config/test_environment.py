@@ -15,8 +15,6 @@ TEXT_VARIABLES = {
     "GPUSTACK_ENDPOINT": "gpuStack.endpoint",
     "GPUSTACK_API_KEY": "gpuStack.apiKey",
     "GPUSTACK_MODEL": "gpuStack.model",
-    "GPUSTACK_EMBEDDING_MODEL": "gpuStack.embeddingModel",
-    "GPUSTACK_RERANK_MODEL": "gpuStack.rerankModel",
     "OPENAI_API_KEY": "openai.apiKey",
     "OPENAI_MODEL": "openai.model",
     "OPENAI_ENDPOINT": "openai.endpoint",

@@ -54,9 +54,6 @@ DEFAULTS = {
     "lmstudio.carryToolImages": False,
     "gpuStack.carryToolImages": False,
     "lmsupply.enabled": True,
-    "lmsupply.generatorModel": "gguf:auto",
-    "lmsupply.embedderModel": "auto",
-    "lmsupply.rerankerModel": "auto",
     "chatBehavior.maximumIterationsPerRequest": 10,
     "chatBehavior.maximumConsecutiveErrorsPerRequest": 3,
     "chatBehavior.maxOutputTokens": 4096,
@@ -108,6 +105,7 @@ UNSET = [
     "openai.model",
     "anthropic.apiKey",
     "gpuStack.endpoint",
+    "lmsupply.generatorModel",  # unset: the packaged model (the seed writes gguf:auto, hive its pick)
     "lmsupply.maxContextLength",
     "chatBehavior.reasoningEffort",
     "chatBehavior.toolCallTimeoutSeconds",

@@ -26,6 +26,8 @@ from hive_core.sandbox import sandbox_status
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
+from .doctor_knowledge import check_knowledge
+
 __all__ = ["doctor_main"]
 
 _CONNECT_TIMEOUT = 30.0
@@ -115,8 +117,16 @@ def _check_local(report: _Report, settings: ProviderSettings, *, alone: bool) ->
             status.runtime_advice(),
             status.runtime_problem,
         )
+    if status.source is None:
+        missing(status.choice(), "set it to a GGUF path, a Hugging Face repository or an alias, or unset it")
+        return False
+    report.ok(status.choice())
     if status.model is not None and status.model_found:
         report.ok(f"local model: {status.model.name} ({status.model.stat().st_size / 1e6:.0f} MB)")
+    elif status.source.kind == "hub":
+        # Not an error: the first run downloads it (and says so), or says to pull it when the hub is unreachable.
+        report.warn(f"local model: {status.source.name} is not downloaded yet", status.model_advice())
+        return status.runtime_version is not None
     elif status.model is None:
         missing(
             f"local model: the default model ({DEFAULT_MODEL_DISTRIBUTION}) is not installed",
@@ -274,6 +284,10 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
 
     report.section("Agents")
     _check_agents(report)
+
+    if loaded is not None:
+        report.section("Instructions and skills")
+        check_knowledge(report, loaded, root, Path.cwd())
 
     report.section("Environment")
     if shutil.which("git"):

@@ -263,7 +263,7 @@ def _plan(live: LiveSession) -> str:
     planning = not agent_session.planning
     agent_session.planning = agent.planning = planning
     small = host.settings.provider in SMALL_MODEL_PROVIDERS
-    agent.instructions = instructions_for(host.project_root, planning=planning, small=small)
+    agent.instructions = instructions_for(host.project_root, planning=planning, small=small) + host.knowledge
     live.options = live.with_options(planning=planning)
     if planning:
         return "planning mode on: only read-only tools run (/plan again to leave it)"

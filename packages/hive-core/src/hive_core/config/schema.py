@@ -380,11 +380,11 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "advisor",
-            "The advisor tool: a stronger model the working model can consult; off until model is set.",
+            "The advisor tool: a stronger model the working model can consult about the conversation so far "
+            "(offered by hive's own loop); off until model is set.",
             _s("provider", "The advisor's provider (unset: the working provider)."),
-            _s("model", "The advisor's model."),
-            _i("maxCalls", "Consultations per session at most.", 5),
-            used=False,
+            _s("model", "The advisor's model; setting it offers the advisor tool."),
+            _i("maxCalls", "Consultations per session at most.", 5, positive=True),
         ),
         _section(
             "approval",
@@ -432,11 +432,16 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "agentsMd",
-            "AGENTS.md files from the repository root down to the working directory, added to the "
-            "instructions.",
+            "AGENTS.md files from the project root down to the working directory (CLAUDE.md in a directory "
+            "without one), root first, added to the instructions of hive's own loop.",
             _b("enabled", "Read AGENTS.md files.", True),
-            _i("maxCharacters", "Characters of AGENTS.md text at most.", 32_000),
-            used=False,
+            _i(
+                "maxCharacters",
+                "Characters of AGENTS.md text at most; past it the nearest files are kept and the farthest cut "
+                "or left out, with a note saying which.",
+                32_000,
+                positive=True,
+            ),
         ),
         _section(
             "toolRetrieval",
@@ -465,22 +470,28 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "skills",
-            "SKILL.md skills; off until roots names a directory.",
-            _l("roots", "Directories searched for skills, in order (~ expands to the home directory)."),
-            _l("enabled", "The skills to offer, in order (unset: all found)."),
+            "SKILL.md skills, listed in the instructions and read with load_skill; off until roots names a "
+            "directory (`hive doctor` shows what was found and every problem).",
+            _l(
+                "roots",
+                "Directories whose subdirectories holding a SKILL.md are skills, searched in order (an earlier "
+                "root wins a name); ~ expands to the home directory, relative ones start at the project root.",
+            ),
+            _l("enabled", "The skills to offer, in this order (unset: every skill found)."),
             _l("exclude", "Skills never offered."),
             _i(
                 "maxMetadataCharacters",
-                "Characters of the skill listing in the instructions at most.",
+                "Characters of the skill listing in the instructions at most; skills past it are not listed but "
+                "load_skill still loads them.",
                 12_000,
             ),
             _b(
                 "acceptUnknownFields",
-                "Accept SKILL.md frontmatter with unknown fields (with a warning).",
+                "Load a skill whose SKILL.md frontmatter has keys the specification does not define, dropping them "
+                "(off: such a skill is not loaded).",
                 False,
             ),
             replace_whole=True,
-            used=False,
         ),
         _section(
             "serve",

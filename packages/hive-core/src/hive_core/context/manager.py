@@ -206,6 +206,7 @@ class ContextManager:
                     is_error=part.is_error,
                     refusal=part.refusal,
                     error=part.error,
+                    images=part.images,
                 )
                 changed = True
         return Message(message.role, parts) if changed else message

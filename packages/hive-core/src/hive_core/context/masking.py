@@ -82,6 +82,7 @@ def mask_message(message: Message, calls: dict[str, ToolCallPart], min_length: i
         if isinstance(part, ToolResultPart) and len(part.content) >= min_length:
             call = calls.get(part.call_id)
             name = call.name if call is not None else (part.name or "tool")
+            # An old result's images go with its text: the placeholder says how to get both again.
             parts[index] = ToolResultPart(
                 part.call_id,
                 part.name,

@@ -15,6 +15,7 @@ from hive_core.messages import ToolCallPart
 
 __all__ = [
     "CONVERSATION_OVERHEAD",
+    "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD",
     "chars_to_tokens",
     "estimate_message_tokens",
@@ -26,15 +27,19 @@ MESSAGE_OVERHEAD: Final = 4
 """Tokens a message costs beyond its content (role and separators)."""
 CONVERSATION_OVERHEAD: Final = 3
 """Tokens a request costs beyond its messages."""
+IMAGE_TOKENS: Final = 1_000
+"""Tokens an image a tool returned is counted as: about what the providers charge for a screenshot at their
+default detail (they scale images down to roughly a megapixel)."""
 
 
 def estimate_message_tokens(message: Message) -> int:
     """Characters / 4 (rounded up) over the message's parts, each text counted once, plus
     :data:`MESSAGE_OVERHEAD`.
 
-    A tool call costs its name and the JSON of its arguments; a tool result its content.
+    A tool call costs its name and the JSON of its arguments; a tool result its content, and
+    :data:`IMAGE_TOKENS` for each image it carries.
     """
-    chars = 0
+    chars = images = 0
     for part in message.parts:
         if isinstance(part, TextPart | ThinkingPart):
             chars += len(part.text)
@@ -42,7 +47,8 @@ def estimate_message_tokens(message: Message) -> int:
             chars += len(part.name) + len(part.arguments_text)
         else:
             chars += len(part.content)
-    return chars_to_tokens(chars) + MESSAGE_OVERHEAD
+            images += len(part.images)
+    return chars_to_tokens(chars) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
 
 
 def estimate_tokens(messages: Sequence[Message], options: ChatOptions | None = None) -> int:

@@ -7,6 +7,8 @@ fits every tool into that, deterministically (see its rules).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Iterable
@@ -17,6 +19,7 @@ from typing import Final
 
 import msgspec
 
+from hive_core.messages import ToolImage
 from hive_core.tools import Tool
 from hive_core.tools import ToolArgumentError
 from hive_core.tools import ToolContext
@@ -29,13 +32,23 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult
     from mcp.types import Tool as ToolInfo
 
-__all__ = ["MAX_TOOL_NAME_LENGTH", "TOOL_PREFIX", "McpTool", "mcp_tool_names", "outcome_of"]
+__all__ = [
+    "CARRIED_IMAGE_TYPES",
+    "MAX_TOOL_NAME_LENGTH",
+    "TOOL_PREFIX",
+    "McpTool",
+    "mcp_tool_names",
+    "outcome_of",
+]
 
 TOOL_PREFIX: Final = "mcp__"
 """What every MCP tool's name starts with: the permission engine judges such names by the ``mcp_tools`` rules."""
 
 MAX_TOOL_NAME_LENGTH: Final = 64
 """The longest tool name model APIs accept."""
+
+CARRIED_IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types a tool's image is carried to the model in: those the model APIs all accept."""
 
 _ERROR_TEXT_CAP: Final = 500
 _HASH_LENGTHS: Final = (8, 16, 32)
@@ -146,15 +159,35 @@ def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def outcome_of(result: CallToolResult) -> ToolOutcome:
     """What the model reads of a tool's result: its content blocks as text (structured content when there is no
-    content). A result flagged ``isError`` is a failed outcome whose error is ``McpToolError: <text>``."""
+    content), each image named in the text and carried as an image besides (:attr:`ToolOutcome.images`). A
+    result flagged ``isError`` is a failed outcome whose error is ``McpToolError: <text>``."""
+    from mcp.types import ImageContent
+
     text = "\n".join(_block_text(block) for block in result.content)
+    images = tuple(
+        ToolImage(block.mime_type, block.data)
+        for block in result.content
+        if isinstance(block, ImageContent) and _carriable(block.mime_type, block.data)
+    )
     if not text and result.structured_content is not None:
         text = msgspec.json.encode(result.structured_content).decode()
     if result.is_error:
         message = text or "the tool reported an error without a message"
         cut = message if len(message) <= _ERROR_TEXT_CAP else message[:_ERROR_TEXT_CAP] + "..."
         return ToolOutcome(content=message, success=False, error=f"McpToolError: {cut}")
-    return ToolOutcome(content=text)
+    return ToolOutcome(content=text, images=images)
+
+
+def _carriable(media_type: str, data: str) -> bool:
+    """Whether an image can go to a model as one: a type every provider takes, and base64 that decodes (a
+    provider refuses the whole request over a bad image, so such an image stays a line of text)."""
+    if media_type not in CARRIED_IMAGE_TYPES:
+        return False
+    try:
+        base64.b64decode(data, validate=True)
+    except binascii.Error:
+        return False
+    return True
 
 
 def _block_text(block: object) -> str:

@@ -30,6 +30,11 @@ from .generation import generate
 from .gguf import gguf_context_length
 from .memory import context_length_for_memory
 from .memory import total_memory
+from .model_fetch import ensure_model
+from .model_fetch import find_model
+from .model_source import ModelSource
+from .model_source import UnknownModel
+from .model_source import model_source
 from .models import LoadedModel
 from .models import default_model_path
 from .models import import_llama
@@ -44,7 +49,13 @@ __all__ = ["LocalChatClient", "from_settings"]
 
 # Model names that mean the default model: the table's, and what a request may name it.
 _AUTO_MODELS: Final = frozenset(
-    {"", "local", *(name for spec in PROVIDERS if spec.name == "local" for name in spec.default_models)}
+    {
+        "",
+        "local",
+        "auto",
+        "gguf:auto",
+        *(name for spec in PROVIDERS if spec.name == "local" for name in spec.default_models),
+    }
 )
 
 
@@ -59,12 +70,16 @@ class LocalChatClient:
     The prompt prefix (system message and tools) is saved in ``prefix_cache_dir`` (by default
     ``cache/local-prefix`` in the hive home, see :mod:`.prefix_cache`), at most ``prefix_cache_bytes`` in all;
     ``prefix_cache_bytes=0`` keeps it in memory only.
+
+    ``source`` (instead of ``model_path``): a model of the Hugging Face hub (:mod:`.model_source`), taken from
+    the hub's cache, or downloaded into it on the first request that needs it, with a notice on stderr.
     """
 
     def __init__(
         self,
         *,
         model_path: str | os.PathLike[str] | None = None,
+        source: ModelSource | None = None,
         context_length: int | None = None,
         threads: int | None = None,
         prefix_cache_dir: str | os.PathLike[str] | None = None,
@@ -77,6 +92,7 @@ class LocalChatClient:
         if prefix_cache_bytes < 0:
             raise ValueError(f"prefix_cache_bytes must not be negative, got {prefix_cache_bytes}")
         self._model_path = Path(model_path).expanduser() if model_path is not None else None
+        self._source = source if source is not None and source.kind == "hub" else None
         self._context_length = context_length
         self._threads = threads
         self._planned: dict[Path, int] = {}
@@ -116,8 +132,12 @@ class LocalChatClient:
 
     @property
     def model_path(self) -> Path:
-        """The GGUF file used; :class:`ChatError` when none is configured and the default is not installed."""
+        """The GGUF file used; :class:`ChatError` when none is configured and the default is not installed,
+        or when the configured hub model is not in the hub's cache (nothing is downloaded here)."""
         if self._model_path is not None:
+            return self._model_path
+        if self._source is not None:
+            self._model_path = find_model(self._source)
             return self._model_path
         if self._default_path is not None:
             return self._default_path
@@ -158,16 +178,23 @@ class LocalChatClient:
         self._planned[path] = size
         return size
 
+    def _configured(self) -> Path:
+        """The configured model's file, downloaded first when it is a hub model not yet in the cache."""
+        if self._source is not None and self._model_path is None:
+            self._model_path = ensure_model(self._source)
+        return self.model_path
+
     def _resolve(self, override: str | None) -> Path:
         if override is None or override.strip().lower() in _AUTO_MODELS:
-            return self.model_path
+            return self._configured()
         current = self.model_path
         if override in (str(current), current.name, current.stem):
             return current
         return Path(override).expanduser()
 
     async def _model(self, override: str | None) -> LoadedModel:
-        path = self._resolve(override)
+        # A download (a hub model's first run) may take minutes: a cancelled turn does not wait for it.
+        path = await anyio.to_thread.run_sync(self._resolve, override, abandon_on_cancel=True)
         if not path.is_file():
             raise ChatError(
                 f"local model file not found: {path}; set lmsupply.generatorModel (or local.generatorModel) in "
@@ -246,9 +273,13 @@ def _chat_error(exc: BaseException, path: Path) -> ChatError:
 
 
 def from_settings(settings: ProviderSettings) -> LocalChatClient:
-    """The ``local`` provider: ``model`` is a GGUF path (unset, or one of the default model's names: the
-    default model), ``context_length`` the context size."""
-    model = settings.model
-    if model is not None and model.strip().lower() in _AUTO_MODELS:
-        model = None
-    return LocalChatClient(model_path=model, context_length=settings.context_length)
+    """The ``local`` provider: ``model`` is what ``lmsupply.generatorModel`` names (:mod:`.model_source`: unset,
+    the packaged model; a GGUF path; an alias; ``gguf:auto``; a Hugging Face repository), ``context_length`` the
+    context size. :class:`~hive_providers.registry.ProviderSelectionError` when the name names nothing."""
+    try:
+        source = model_source(settings.model)
+    except UnknownModel as exc:
+        from hive_providers.registry import ProviderSelectionError
+
+        raise ProviderSelectionError(str(exc)) from exc
+    return LocalChatClient(model_path=source.path, source=source, context_length=settings.context_length)

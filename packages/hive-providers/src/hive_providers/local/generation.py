@@ -39,12 +39,12 @@ from .tool_calls import TOOL_CALL_OPEN
 from .tool_calls import TOOL_RESPONSE_OPEN
 from .tool_calls import ToolCallParser
 
-__all__ = ["TEMPERATURE", "Job", "generate"]
+__all__ = ["SAMPLING", "TEMPERATURE", "Job", "generate"]
 
 TEMPERATURE: Final = 0.2
 """The sampling temperature when a request sets none (llama-cpp-python's chat-completion default)."""
-# llama-cpp-python's other chat-completion defaults.
-_SAMPLING: Final[dict[str, float | int]] = {"top_p": 0.95, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1}
+SAMPLING: Final[dict[str, float | int]] = {"top_p": 0.95, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1}
+"""llama-cpp-python's other chat-completion defaults, which hive samples with."""
 
 
 @dataclass(eq=False)
@@ -190,7 +190,7 @@ def generate(model: LoadedModel, job: Job, emit: Emit) -> None:
                 stream=True,
                 grammar=grammar,
                 stopping_criteria=llama_cpp.StoppingCriteriaList([stopping]),
-                **_SAMPLING,
+                **SAMPLING,
             )
             for chunk in chunks:
                 if job.cancelled.is_set():

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .model_source import ModelSource
+from .model_source import UnknownModel
+from .model_source import model_source
 from .models import INSTALL_HINT
 from .models import default_model_path
 
@@ -25,6 +28,16 @@ class LocalStatus:
     default model's distribution is not installed)."""
     configured: bool
     """Whether the file is configured (``lmsupply.generatorModel``) rather than the default model."""
+    source: ModelSource | None = None
+    """How ``lmsupply.generatorModel`` was read (``None`` when it names nothing)."""
+    source_problem: str | None = None
+    """Why it names nothing, when it does not."""
+
+    def choice(self) -> str:
+        """The chosen model and why, in a line (for ``hive doctor``)."""
+        if self.source is None:
+            return f"lmsupply.generatorModel: {self.source_problem}"
+        return f"local model choice: {self.source.why}"
 
     @property
     def model_found(self) -> bool:
@@ -42,6 +55,11 @@ class LocalStatus:
 
     def model_advice(self) -> str:
         """What to do about a missing model."""
+        if self.source is not None and self.source.kind == "hub":
+            return (
+                f"run `hive models pull {self.source.name}` (or let the first run download it), or unset "
+                "lmsupply.generatorModel to use the packaged model"
+            )
         if self.configured:
             return (
                 "set lmsupply.generatorModel in config.yaml to an existing GGUF file, or unset it to use the "
@@ -60,7 +78,8 @@ def _install_advice() -> str:
 
 
 def local_status(model: str | None = None) -> LocalStatus:
-    """The runtime and the model local inference would use (``model``: the configured GGUF path, if any).
+    """The runtime and the model local inference would use (``model``: ``lmsupply.generatorModel``, if set; a
+    hub model is looked for in the hub's cache only).
 
     The runtime is imported to know: a wheel whose native library does not load is no runtime.
     """
@@ -72,8 +91,17 @@ def local_status(model: str | None = None) -> LocalStatus:
         version = str(getattr(llama_cpp, "__version__", "unknown version"))
     except Exception as exc:  # ImportError, or the native library's OSError/RuntimeError
         problem = f"{type(exc).__name__}: {exc}"
-    if model is not None:
-        path: Path | None = Path(model).expanduser()
+    try:
+        source: ModelSource | None = model_source(model)
+    except UnknownModel as exc:
+        return LocalStatus(version, problem, None, True, None, str(exc))
+    if source.kind == "path":
+        path: Path | None = source.path
+    elif source.kind == "hub":
+        from .hub import cached_model
+
+        assert source.repo is not None
+        path = cached_model(source.repo, source.pattern)
     else:
         path = default_model_path()
-    return LocalStatus(version, problem, path, model is not None)
+    return LocalStatus(version, problem, path, source.kind != "packaged", source)
