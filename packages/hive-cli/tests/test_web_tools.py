@@ -282,8 +282,10 @@ def test_deep_research_reads_the_local_pages_and_cites_them(
         paths = site.paths
     end = tool_ends(events)["r1"]
     assert end["success"], end
-    assert end["stats"]["research_model_calls"] == 3
-    assert (end["stats"]["research_input_tokens"], end["stats"]["research_output_tokens"]) == (90, 21)
+    assert end["stats"] == {"sources": 2, "research_model_calls": 3}
+    # The research model's tokens count in the turn: its three requests beside the loop's two rounds.
+    turn_end = events[-1]
+    assert (turn_end["input_tokens"], turn_end["output_tokens"]) == (20 + 90 + 10, 5 + 21 + 2)
     assert searched["query"] == "How do honey bees find flowers?"
     assert paths == ["/index.html", "/about.html"]
     report = tool_output(server, 4, "r1")

@@ -71,6 +71,8 @@ class Research:
     """Input tokens the research model reported."""
     output_tokens: int = 0
     """Output tokens the research model reported."""
+    cached_input_tokens: int = 0
+    """Input tokens the research model's provider served from its cache."""
 
 
 async def deep_research(
@@ -161,6 +163,7 @@ async def _ask(client: ChatClient, research: Research, instructions: str, prompt
             elif isinstance(update, UsageUpdate):
                 research.input_tokens += update.input_tokens
                 research.output_tokens += update.output_tokens
+                research.cached_input_tokens += update.cached_input_tokens
     except ChatError as error:
         raise WebError(f"the research model failed: {error}") from None
     return "".join(pieces)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hive_core.chat import ChatClient
+from hive_core.chat import UsageUpdate
 from hive_core.permissions.web import UrlJudge
 from hive_core.permissions.web import WebRules
 from hive_core.tool_names import DEEP_RESEARCH
@@ -133,12 +134,8 @@ def _research_tool(
         )
         return ToolOutcome(
             content=found.report,
-            stats={
-                "sources": len(found.sources),
-                "research_model_calls": found.model_calls,
-                "research_input_tokens": found.input_tokens,
-                "research_output_tokens": found.output_tokens,
-            },
+            stats={"sources": len(found.sources), "research_model_calls": found.model_calls},
+            usage=UsageUpdate(found.input_tokens, found.output_tokens, found.cached_input_tokens),
         )
 
     return Tool(deep_research_tool, name=DEEP_RESEARCH, read_only=True)
