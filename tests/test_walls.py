@@ -24,6 +24,11 @@ CORE_STACK = {
     "bracex",
     "tree_sitter",
     "tree_sitter_bash",
+    # httpx2's own transport layer (the web tools pin connections through it), and the `web` extra.
+    "httpcore2",
+    "ddgs",
+    "trafilatura",
+    "protego",
 }
 PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "huggingface_hub", "acp"}
 
@@ -91,6 +96,7 @@ HOST = (
     "sandbox",
     "sessions",
     "skills",
+    "web",
 )
 """hive-core's host modules: what the kernel never imports."""
 

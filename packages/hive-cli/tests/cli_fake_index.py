@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
+
+from cli_http_server import running_server
 
 
 @dataclass
@@ -73,13 +73,6 @@ def fake_index() -> Iterator[FakeIndex]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running_server(Handler) as server:
+        fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple"
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)

@@ -34,6 +34,7 @@ from hive_providers import ProviderSettings
 from .advisor import advisor_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
+from .web_host import web_tools_for
 
 if TYPE_CHECKING:
     from hive_core.mcp import McpPlugins
@@ -286,6 +287,7 @@ def build_host(
             *advisor_tools(
                 loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
             ),
+            *web_tools_for(loaded, settings, client),
             *extra_tools,
         ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,

@@ -55,7 +55,7 @@ PermissionAction = Literal["allow", "deny", "ask"]
 PERMISSION_ACTIONS: tuple[PermissionAction, ...] = get_args(PermissionAction)
 """The accepted spellings of :data:`PermissionAction`, in the order error messages list them."""
 
-RuleCategory = Literal["read", "edit", "bash", "external_directory", "mcp_tools", "tools"]
+RuleCategory = Literal["read", "edit", "bash", "external_directory", "mcp_tools", "tools", "web"]
 """The rule lists of the rules file, by the key that holds them."""
 
 _ACTION_WEIGHT: dict[PermissionAction, int] = {"allow": 0, "ask": 1, "deny": 2}

@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_APPROVAL_TIMEOUT", "HitlBridge", "hitl_id"]
 DEFAULT_APPROVAL_TIMEOUT = 300.0
 """Seconds an approval waits for its answer before it counts as rejected."""
 
-_TARGET_KEYS = ("path", "command", "url", "query", "source", "pattern")
+_TARGET_KEYS = ("path", "command", "url", "base_url", "query", "source", "pattern")
 
 
 def hitl_id(call_id: str) -> str:

@@ -24,6 +24,12 @@ GREP_FILES: Final = "grep_files"
 EXECUTE_COMMAND: Final = "execute_command"  # in the command sandbox
 MANAGE_TODO: Final = "manage_todo"  # the session's plan
 
+# The web tools (hive_core.web), offered when the configuration turns them on.
+WEB_SEARCH: Final = "web_search"
+FETCH_PAGE: Final = "fetch_page"  # url
+EXPLORE_SITE: Final = "explore_site"  # base_url
+DEEP_RESEARCH: Final = "deep_research"
+
 BUILTIN_TOOL_NAMES: Final = (
     READ_FILE,
     WRITE_FILE,

@@ -47,6 +47,8 @@ DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("advisor", {}, "allow", "advisor"),
     ("load_skill", {"name": "pdf"}, "allow", "load_skill"),
     ("manage_todo", {"action": "list"}, "allow", "manage_todo"),
+    ("web_search", {"query": "bees"}, "allow", "web_search"),
+    ("deep_research", {"query": "bees"}, "allow", "deep_research"),
 ]
 
 

@@ -183,9 +183,9 @@ def test_the_loaded_file_drives_the_policy(project: Path) -> None:
     assert policy.evaluate("delete_file", {"path": "docs/old.md"}).action == "allow"
     assert policy.evaluate("execute_command", {"command": "make all"}).action == "allow"
     assert policy.evaluate("web_fetch", {}).action == "deny"
-    # Planning mode lets web_search run (the file counts it read-only); then the default deny applies.
-    assert policy.is_read_only("web_search")
-    assert policy.evaluate("web_search", {}).action == "deny"
+    # Planning mode lets web_lookup run (the file counts it read-only); then the default deny applies.
+    assert policy.is_read_only("web_lookup")
+    assert policy.evaluate("web_lookup", {}).action == "deny"
     assert not policy.is_read_only("write_file")
 
 

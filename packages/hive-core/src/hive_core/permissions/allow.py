@@ -2,7 +2,8 @@
 
 Each flag becomes one ``allow`` rule in the category the tool is judged by (see
 :class:`~hive_core.permissions.PermissionPolicy`): ``execute_command:pytest *`` a ``bash`` rule, ``write_file:docs/**``
-an ``edit`` rule, ``read_file`` a ``read`` rule for every path, ``mcp__github__*`` an ``mcp_tools`` rule, any other
+an ``edit`` rule, ``read_file`` a ``read`` rule for every path, ``fetch_page:http://127.0.0.1:*`` a ``web`` rule
+(``fetch_page`` or ``explore_site`` alone: every URL, inward ones included), ``mcp__github__*`` an ``mcp_tools`` rule, any other
 name a ``tools`` rule. They come first at priority 0, so they win over the rules of equal priority and never over
 the guards above it: ``--allow execute_command`` still asks before ``git push --force`` and refuses ``sudo``.
 """
@@ -17,6 +18,8 @@ import msgspec
 from hive_core.tool_names import DELETE_FILE
 from hive_core.tool_names import EDIT_FILE
 from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import EXPLORE_SITE
+from hive_core.tool_names import FETCH_PAGE
 from hive_core.tool_names import MOVE_FILE
 from hive_core.tool_names import READ_FILE
 from hive_core.tool_names import WRITE_FILE
@@ -37,6 +40,8 @@ _BY_TOOL: Final[dict[str, tuple[RuleCategory, str]]] = {
     EDIT_FILE: ("edit", "**/*"),
     DELETE_FILE: ("edit", "**/*"),
     MOVE_FILE: ("edit", "**/*"),
+    FETCH_PAGE: ("web", "*"),
+    EXPLORE_SITE: ("web", "*"),
 }
 """The category a tool's calls are judged in, and the pattern a flag without one allows."""
 
@@ -62,7 +67,7 @@ def allow_rules(flags: Iterable[str]) -> PermissionRules:
         if known is not None:
             category, everything = known
             rule_pattern = pattern or everything
-            problem = path_pattern_problem(rule_pattern) if category != "bash" else None
+            problem = path_pattern_problem(rule_pattern) if category not in ("bash", "web") else None
             if problem is not None:
                 raise PermissionConfigError(f"--allow {flag!r}: {problem}", source="--allow")
         elif pattern:

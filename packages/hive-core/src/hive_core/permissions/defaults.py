@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from hive_core.approvals import PermissionAction
+from hive_core.tool_names import DEEP_RESEARCH
 from hive_core.tool_names import GLOB_FILES
 from hive_core.tool_names import GREP_FILES
 from hive_core.tool_names import LIST_DIRECTORY
 from hive_core.tool_names import MANAGE_TODO
+from hive_core.tool_names import WEB_SEARCH
 
 from .rules import PermissionRule
 from .rules import PermissionRules
@@ -127,6 +129,10 @@ DEFAULT_RULES = PermissionRules(
         *(_rule(name, "allow") for name in ("advisor", GLOB_FILES, GREP_FILES, LIST_DIRECTORY, "load_skill")),
         # Not upstream: the todo list is the agent's own scratch state under .hive/, not the user's files.
         _rule(MANAGE_TODO, "allow"),
+        # Searching goes to the search service the user configured; the pages these tools read are judged one by
+        # one by the web rules.
+        _rule(WEB_SEARCH, "allow"),
+        _rule(DEEP_RESEARCH, "allow"),
     ),
     ask_before_delete=True,
     default_action="ask",

@@ -18,6 +18,8 @@ from hive_core.approvals import strictest
 from hive_core.tool_names import DELETE_FILE
 from hive_core.tool_names import EDIT_FILE
 from hive_core.tool_names import EXECUTE_COMMAND
+from hive_core.tool_names import EXPLORE_SITE
+from hive_core.tool_names import FETCH_PAGE
 from hive_core.tool_names import GLOB_FILES
 from hive_core.tool_names import GREP_FILES
 from hive_core.tool_names import LIST_DIRECTORY
@@ -43,6 +45,9 @@ from .rules import PermissionRules
 from .rules import RuleCategory
 from .shell_judging import ShellRules
 from .shell_judging import judge_command
+from .web import WebRules
+from .web import resolve_host
+from .web import split_url
 
 __all__ = ["MCP_TOOL_PREFIX", "PermissionPolicy"]
 
@@ -67,7 +72,8 @@ class PermissionPolicy:
     Each tool has one category: ``read_file`` → ``read``; ``write_file``/``edit_file``/``delete_file``/
     ``move_file`` → ``edit``; ``execute_command`` → the always-deny list, then ``bash``; ``list_directory``/
     ``glob_files``/``grep_files`` → ``tools`` by name, then ``read`` on the directory; ``mcp__*`` → ``mcp_tools``;
-    any other tool → ``tools``. A path outside the project, after ``.``/``..`` and symbolic links are resolved,
+    ``fetch_page``/``explore_site`` → ``web`` on the URL, after its host is resolved (:mod:`.web`); any other
+    tool → ``tools``. A path outside the project, after ``.``/``..`` and symbolic links are resolved,
     is judged by ``external_directory`` alone. A credential store (``~/.ssh``, ``~/.aws``…) or the hive home is
     denied by its absolute path, whatever the project and the rules (:class:`CredentialStores`).
     """
@@ -90,7 +96,10 @@ class PermissionPolicy:
             DELETE_FILE: self._delete_file,
             MOVE_FILE: self._move_file,
             EXECUTE_COMMAND: self._execute_command,
+            FETCH_PAGE: lambda arguments: self._web(arguments, "url"),
+            EXPLORE_SITE: lambda arguments: self._web(arguments, "base_url"),
         }
+        self._web_rules = WebRules(rules.web, rules.default_action)
         self._shell_rules = ShellRules(self._bash_rule, self._bash_default, self.judge_path, self._given_dir)
         self._granted_line = ShellRules(
             self._granted_rule, self._granted_default, self.judge_path, self._given_dir
@@ -258,6 +267,22 @@ class PermissionPolicy:
             self._decide("external_directory", _spellings(spelling, location.resolved), "path")
             for spelling in spellings
         )
+
+    # -- web ----------------------------------------------------------------------------------------------------
+
+    def judge_url(self, url: str, addresses: Sequence[str]) -> Verdict:
+        """Judge requesting ``url``, whose host resolved to ``addresses`` (empty: it did not resolve), by the
+        ``web`` rules (:class:`~hive_core.permissions.web.WebRules`): the web tools judge every URL they reach,
+        redirects included, with this (:class:`~hive_core.permissions.web.UrlJudge`)."""
+        return self._web_rules.judge_url(url, addresses)
+
+    def _web(self, arguments: Mapping[str, Any], name: str) -> Verdict:
+        url = _text(arguments, name)
+        if url is None:
+            return Verdict.deny(f"the call names no URL ({name!r})", level=None)
+        split = split_url(url)
+        addresses = resolve_host(split[1], split[2]) if split is not None else []
+        return self.judge_url(url, addresses)
 
     # -- shell --------------------------------------------------------------------------------------------------
 

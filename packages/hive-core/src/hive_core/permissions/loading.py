@@ -57,6 +57,7 @@ _FILE_KEYS: Final = {
     "external_directory": "external_directory",
     "mcp_tools": "mcp_tools",
     "tools": "tools",
+    "web": "web",
     "read_only_tools": "read_only_tools",
     "ask_before_delete": "ask_before_delete",
     "default_action": "default_action",
@@ -69,12 +70,13 @@ _CONFIG_KEYS: Final = {
     "externalDirectory": "external_directory",
     "mcpTools": "mcp_tools",
     "tools": "tools",
+    "web": "web",
     "readOnlyTools": "read_only_tools",
     "askBeforeDelete": "ask_before_delete",
     "defaultAction": "default_action",
     "inherit": "inherit",
 }
-_RULE_LISTS: Final = frozenset({"read", "edit", "bash", "external_directory", "mcp_tools", "tools"})
+_RULE_LISTS: Final = frozenset({"read", "edit", "bash", "external_directory", "mcp_tools", "tools", "web"})
 _PATH_RULE_LISTS: Final = frozenset({"read", "edit", "external_directory"})
 _RULE_KEYS: Final = ("pattern", "action", "priority", "reason")
 

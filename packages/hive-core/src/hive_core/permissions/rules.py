@@ -17,6 +17,7 @@ RULE_CATEGORIES: tuple[RuleCategory, ...] = (
     "external_directory",
     "mcp_tools",
     "tools",
+    "web",
 )
 """Every :data:`RuleCategory`, in the order the rules file documents them."""
 
@@ -53,6 +54,11 @@ class PermissionRules(msgspec.Struct, frozen=True, kw_only=True):
     """Rules for MCP tools (names starting ``mcp__``), matched against the tool name."""
     tools: tuple[PermissionRule, ...] = ()
     """Rules for every other tool, matched against the tool name."""
+    web: tuple[PermissionRule, ...] = ()
+    """Rules for the URLs the web tools reach (``fetch_page``, ``explore_site``, the pages ``deep_research``
+    reads), matched against the whole URL with ``*`` spanning any characters (``http://127.0.0.1:*``); where none
+    matches, a public http(s) address is allowed and anything else asked about
+    (:mod:`hive_core.permissions.web`)."""
     read_only_tools: tuple[str, ...] = ()
     """Name patterns of tools counted as read-only although the tool is not marked so (an MCP tool without the
     hint, say): planning mode lets them run."""
