@@ -27,11 +27,10 @@ from pydantic import TypeAdapter
 from test_serve import TOKEN
 from test_serve import WRITE_CONFIG
 from test_serve import Served
+from test_serve import read_sse
 from test_serve import serving
 
 from hive_conformance.model_server import ScriptedModelServer
-from hive_protocol import ServerSentEvent
-from hive_protocol import SseDecoder
 
 EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 CLIENT_SCRIPT = Path(__file__).with_name("ag_ui_client.mjs")
@@ -56,16 +55,9 @@ def post(served: Served, body: dict[str, Any], **headers: str) -> list[tuple[int
     """Run ``body`` and read its whole stream: (SSE id, event) each, every event checked by the AG-UI models."""
     seen: list[tuple[int, dict[str, Any]]] = []
     with served.client.stream("POST", "/api/ag-ui", json=body, headers=headers) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        decoder = SseDecoder()
-        for chunk in response.iter_bytes():
-            for item in decoder.feed(chunk):
-                assert isinstance(item, ServerSentEvent)
-                assert item.id is not None
-                event = json.loads(item.data)
-                EVENT.validate_python(event)  # raises on anything AG-UI does not define
-                seen.append((int(item.id), event))
+        for place, event in read_sse(response):
+            EVENT.validate_python(event)  # raises on anything AG-UI does not define
+            seen.append((place, event))
     return seen
 
 
@@ -73,45 +65,38 @@ def types(events: list[tuple[int, dict[str, Any]]]) -> list[str]:
     return [event["type"] for _, event in events]
 
 
+STREAMS = {
+    # opening event: (its content event, its closing event, the id field)
+    "TEXT_MESSAGE_START": ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "messageId"),
+    "REASONING_START": (None, "REASONING_END", "messageId"),
+    "REASONING_MESSAGE_START": ("REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "messageId"),
+    "TOOL_CALL_START": ("TOOL_CALL_ARGS", "TOOL_CALL_END", "toolCallId"),
+}
+
+
 def check_order(events: list[dict[str, Any]]) -> None:
-    """AG-UI's ordering rules: one RUN_STARTED first, one RUN_FINISHED/RUN_ERROR last; every message, reasoning
-    and tool call started once, ended once, its content between; results name calls that were started."""
+    """AG-UI's ordering rules: one RUN_STARTED first, one RUN_FINISHED/RUN_ERROR last, nothing after; every
+    message, reasoning span and tool call started once and ended once, its content between; a result names a call
+    that was started (in this run or an earlier one of the thread)."""
     assert events[0]["type"] == "RUN_STARTED"
     assert events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
     assert all(event["type"] not in ("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR") for event in events[1:-1])
-    open_text: set[str] = set()
-    open_reasoning: set[str] = set()
-    open_calls: set[str] = set()
-    started: set[str] = set()
+    started: set[tuple[str, str]] = set()
+    open_ones: set[tuple[str, str]] = set()
+    content = {body: opening for opening, (body, _, _) in STREAMS.items() if body}
+    closing = {end: opening for opening, (_, end, _) in STREAMS.items()}
     for event in events[1:-1]:
         kind = event["type"]
-        if kind == "TEXT_MESSAGE_START":
-            assert event["messageId"] not in started
-            started.add(event["messageId"])
-            open_text.add(event["messageId"])
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            assert event["messageId"] in open_text
-        elif kind == "TEXT_MESSAGE_END":
-            open_text.remove(event["messageId"])
-        elif kind == "REASONING_MESSAGE_START":
-            assert event["messageId"] not in started
-            started.add(event["messageId"])
-            open_reasoning.add(event["messageId"])
-        elif kind == "REASONING_MESSAGE_CONTENT":
-            assert event["messageId"] in open_reasoning
-        elif kind == "REASONING_MESSAGE_END":
-            open_reasoning.remove(event["messageId"])
-        elif kind == "TOOL_CALL_START":
-            assert event["toolCallId"] not in started
-            started.add(event["toolCallId"])
-            open_calls.add(event["toolCallId"])
-        elif kind == "TOOL_CALL_ARGS":
-            assert event["toolCallId"] in open_calls
-        elif kind == "TOOL_CALL_END":
-            open_calls.remove(event["toolCallId"])
-    assert not open_text
-    assert not open_reasoning
-    assert not open_calls
+        if kind in STREAMS:
+            key = (kind, event[STREAMS[kind][2]])
+            assert key not in started, event
+            started.add(key)
+            open_ones.add(key)
+        elif kind in content:
+            assert (content[kind], event[STREAMS[content[kind]][2]]) in open_ones, event
+        elif kind in closing:
+            open_ones.remove((closing[kind], event[STREAMS[closing[kind]][2]]))
+    assert not open_ones
 
 
 def test_a_turn_streams_as_ag_ui_events_in_order(ws: Workspace, server: ScriptedModelServer) -> None:
@@ -231,7 +216,19 @@ def test_a_rejected_approval_and_a_reconnect_that_gets_the_rest_once(
     server.add(calls(WRITE_CONFIG), text("Not ", "written."))
     ws.use(server)
     with serving(ws) as served:
-        head = post(served, run_input("t-2", "r-1", ("u1", "write the config")))
+        opening = run_input("t-2", "r-1", ("u1", "write the config"))
+        # The client drops in the middle of the run (the run goes on in the session) ...
+        dropped: list[tuple[int, dict[str, Any]]] = []
+        with served.client.stream("POST", "/api/ag-ui", json=opening) as response:
+            for place, event in read_sse(response):
+                dropped.append((place, event))
+                if event["type"] == "TOOL_CALL_START":
+                    break
+        # ... and posts the same input with the last id it saw: it gets the rest of that run, once.
+        rest = post(served, opening, **{"last-event-id": str(dropped[-1][0])})
+        head = post(served, opening)
+        assert dropped + rest == head
+        assert rest[-1][1]["type"] == "RUN_FINISHED"
         [interrupt] = head[-1][1]["outcome"]["interrupts"]
         payload = {"approved": False, "reason": "not today"}
         body = run_input(
@@ -245,8 +242,7 @@ def test_a_rejected_approval_and_a_reconnect_that_gets_the_rest_once(
         result = next(event for _, event in whole if event["type"] == "TOOL_CALL_RESULT")
         assert "not today" in result["content"]
         # A client that dropped after event 3 posts the same input with Last-Event-ID: the rest, once.
-        rest = post(served, body, **{"last-event-id": "3"})
-        assert rest == whole[3:]
+        assert post(served, body, **{"last-event-id": "3"}) == whole[3:]
         # A reconnect with no new message: the conversation as a snapshot, nothing run.
         snapshot = post(served, run_input("t-2", "r-3", ("u1", "write the config")))
         assert types(snapshot) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
@@ -341,3 +337,33 @@ def test_the_real_ag_ui_client_runs_a_turn_and_resumes_its_approval(
     assert seen["messages"][-1]["content"] == "Written."
     assert status == "idle"
     assert (ws.project / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
+
+
+def test_the_plan_is_the_runs_state_snapshot_then_deltas(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(("p1", "manage_todo", {"action": "add", "task": "read it\nfix it"})),
+        calls(("p2", "manage_todo", {"action": "complete", "id": "1"})),
+        text("Planned."),
+    )
+    ws.use(server)
+    with serving(ws) as served:
+        run = post(served, run_input("t-plan", "r-1", ("u1", "plan the fix")))
+        check_order([event for _, event in run])
+        states = [event for _, event in run if event["type"] in ("STATE_SNAPSHOT", "STATE_DELTA")]
+        assert states[0]["type"] == "STATE_SNAPSHOT"
+        state = states[0]["snapshot"]
+        assert [step["description"] for step in state["plan"]["steps"]] == ["read it", "fix it"]
+        for delta in states[1:]:
+            assert delta["type"] == "STATE_DELTA"
+            for operation in delta["delta"]:
+                assert operation["op"] == "replace"
+                *parents, last = operation["path"].strip("/").split("/")
+                target = state
+                for part in parents:
+                    target = target[int(part)] if isinstance(target, list) else target[part]
+                target[int(last) if isinstance(target, list) else last] = operation["value"]
+        assert [step["status"] for step in state["plan"]["steps"]] == ["done", "pending"]
+        # A reconnect gets the plan as it stands.
+        again = post(served, run_input("t-plan", "r-2", ("u1", "plan the fix")))
+        assert types(again) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"]
+        assert again[2][1]["snapshot"] == state

@@ -150,6 +150,8 @@ class _Thread:
     """The AG-UI id of each turn's user message (``None`` for a turn sent another way), by turn."""
     answered: dict[str, _Run] = field(default_factory=dict[str, _Run])
     """The run that answered each interrupt."""
+    created_at: float | None = None
+    """When its session was created: another value means another session of the same id."""
 
 
 class AgUiEndpoint:
@@ -181,9 +183,9 @@ class AgUiEndpoint:
                     "bad_request",
                 )
             after = int(last_event_id)
-        thread = self._threads.setdefault(given.thread_id, _Thread())
-        known = thread.runs.get(given.run_id)
         session = self._serve.sessions.get(given.thread_id)
+        thread = self._thread(given.thread_id, session)
+        known = thread.runs.get(given.run_id)
         if known is not None and session is not None:
             return _streaming(self._events(known, session, thread, after))
         if after:
@@ -194,8 +196,19 @@ class AgUiEndpoint:
                 "runId",
             )
         session = await self._session(given.thread_id)
+        thread = self._thread(given.thread_id, session)
         run = self._resume(given, session, thread) if given.resume else self._start(given, session, thread)
         return _streaming(self._events(run, session, thread, 0))
+
+    def _thread(self, thread_id: str, session: HostedSession | None) -> _Thread:
+        """What this endpoint knows of the thread: forgotten when its session is a new one of the same id (the
+        old one was deleted), kept when an ended session went on."""
+        thread = self._threads.get(thread_id)
+        if thread is None or (session is not None and thread.created_at not in (None, session.created_at)):
+            thread = self._threads[thread_id] = _Thread()
+        if session is not None:
+            thread.created_at = session.created_at
+        return thread
 
     async def _session(self, thread_id: str) -> HostedSession:
         from .app import SessionRequest
@@ -767,22 +780,18 @@ def _reduce(messages: list[Message], events: Iterator[BaseEvent]) -> None:
     """Apply AG-UI events to a message list the way a client builds its conversation from them."""
     by_id: dict[str, Message] = {}
     for event in events:
-        if isinstance(event, TextMessageStartEvent):
-            message = AssistantMessage(id=event.message_id, content="")
-            messages.append(message)
-            by_id[event.message_id] = message
-        elif isinstance(event, TextMessageContentEvent):
+        if isinstance(event, TextMessageStartEvent | ReasoningMessageStartEvent):
+            opened: Message = (
+                AssistantMessage(id=event.message_id, content="")
+                if isinstance(event, TextMessageStartEvent)
+                else ReasoningMessage(id=event.message_id, content="")
+            )
+            messages.append(opened)
+            by_id[event.message_id] = opened
+        elif isinstance(event, TextMessageContentEvent | ReasoningMessageContentEvent):
             found = by_id.get(event.message_id)
-            if isinstance(found, AssistantMessage):
+            if isinstance(found, AssistantMessage | ReasoningMessage):
                 found.content = (found.content or "") + event.delta
-        elif isinstance(event, ReasoningMessageStartEvent):
-            message = ReasoningMessage(id=event.message_id, content="")
-            messages.append(message)
-            by_id[event.message_id] = message
-        elif isinstance(event, ReasoningMessageContentEvent):
-            found = by_id.get(event.message_id)
-            if isinstance(found, ReasoningMessage):
-                found.content += event.delta
         elif isinstance(event, ToolCallStartEvent):
             parent_id = event.parent_message_id or event.tool_call_id
             parent = by_id.get(parent_id)
