@@ -31,6 +31,8 @@ from test_serve import read_sse
 from test_serve import serving
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import HttpFailure
+from hive_conformance.script import Round
 
 EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 CLIENT_SCRIPT = Path(__file__).with_name("ag_ui_client.mjs")
@@ -367,3 +369,63 @@ def test_the_plan_is_the_runs_state_snapshot_then_deltas(ws: Workspace, server: 
         again = post(served, run_input("t-plan", "r-2", ("u1", "plan the fix")))
         assert types(again) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"]
         assert again[2][1]["snapshot"] == state
+
+
+def test_parallel_approvals_are_one_interrupt_outcome_and_every_one_must_be_answered(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    other = ("c2", "write_file", {"path": "other.json", "content": "{}"})
+    server.add(calls(WRITE_CONFIG, other), text("Both handled."))
+    ws.use(server)
+    with serving(ws) as served:
+        history = ("u1", "write both")
+        head = post(served, run_input("t-par", "r-1", history))
+        interrupts = head[-1][1]["outcome"]["interrupts"]
+        assert sorted(interrupt["toolCallId"] for interrupt in interrupts) == ["c1", "c2"]
+        first, second = (interrupt["id"] for interrupt in interrupts)
+        partial = served.client.post(
+            "/api/ag-ui",
+            json=run_input(
+                "t-par",
+                "r-2",
+                history,
+                resume=[{"interruptId": first, "status": "resolved", "payload": {"approved": True}}],
+            ),
+        )
+        assert (partial.status_code, partial.json()["code"]) == (400, "interrupts_open")
+        assert second in partial.json()["error"]
+        bad = served.client.post(
+            "/api/ag-ui",
+            json=run_input(
+                "t-par",
+                "r-2",
+                history,
+                resume=[
+                    {"interruptId": first, "status": "resolved", "payload": {"approved": "yes"}},
+                    {"interruptId": second, "status": "cancelled"},
+                ],
+            ),
+        )
+        assert (bad.status_code, bad.json()["field"]) == (400, "resume[0].payload.approved")
+        resume = [
+            {"interruptId": first, "status": "resolved", "payload": {"approved": True}},
+            {"interruptId": second, "status": "cancelled"},
+        ]
+        done = post(served, run_input("t-par", "r-2", history, resume=resume))
+        check_order([event for _, event in done])
+        results = {e["toolCallId"]: e["content"] for _, e in done if e["type"] == "TOOL_CALL_RESULT"}
+        assert set(results) == {"c1", "c2"}
+        assert "cancelled by the user" in results["c2"]
+    assert (ws.project / "config.json").exists()
+    assert not (ws.project / "other.json").exists()
+
+
+def test_a_failed_turn_ends_its_run_with_run_error(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(Round(failure=HttpFailure(status=401, message="no such key")))
+    ws.use(server)
+    with serving(ws) as served:
+        failed = post(served, run_input("t-err", "r-1", ("u1", "hello")))
+        check_order([event for _, event in failed])
+        assert failed[-1][1]["type"] == "RUN_ERROR"
+        assert failed[-1][1]["message"]
+        assert served.client.get("/api/sessions/t-err").json()["status"] == "idle"
