@@ -7,16 +7,21 @@ receives the rest of that run, once.
 - The thread is a hive session: ``threadId`` is the session id (a new one opens a session, an ended one goes on).
   ``runId`` names the run: posting a known ``runId`` again starts nothing, it streams that run (from
   ``Last-Event-ID`` when given).
-- The run's message is the last ``user`` message of ``messages`` whose id this thread has not run yet (text, or
-  text parts). Earlier messages are not sent again: the session already holds the conversation, and what a client
-  sends of it is not read. A run with no new message and no ``resume`` is a reconnect: ``MESSAGES_SNAPSHOT`` (the
-  thread's conversation as the server has it), ``STATE_SNAPSHOT`` (the plan), and the interrupts still open.
+- The run's message is the last of ``messages`` when it is a ``user`` message whose id this thread has not run
+  (text, or text parts only). Earlier messages are not sent again: the session already holds the conversation,
+  and what a client sends of it is not read (nor ``state``, ``tools`` or ``context``: hive's own apply). A run
+  with no new message and no ``resume`` is a reconnect: ``MESSAGES_SNAPSHOT`` (the conversation as the server
+  has it), ``STATE_SNAPSHOT`` (the plan) and ``RUN_FINISHED`` with the interrupts still open.
+- Ids: a tool call keeps hive's call id; a message's id is ``m``/``r``/``t`` and the position of its first event
+  in the session's log, so a replayed run and a snapshot name everything as the live run did. Runs and the user
+  messages' ids are kept in memory: a restarted server forgets them (the session and its events it keeps).
 - hive's events map onto AG-UI's: text onto ``TEXT_MESSAGE_*``, thinking onto ``REASONING_*``, a tool call onto
   ``TOOL_CALL_START/ARGS/END`` and its outcome onto ``TOOL_CALL_RESULT``, the plan onto ``STATE_SNAPSHOT`` /
   ``STATE_DELTA`` of ``{"plan": …}``, other news onto ``CUSTOM`` events named ``hive.<type>``; the turn's end onto
   ``RUN_FINISHED`` (with its token usage) or, after an error, ``RUN_ERROR``.
 - Approvals and questions end the run with ``RUN_FINISHED`` whose ``outcome`` is ``interrupt``, listing every one
-  that waits. The next run answers them in ``resume``: every open interrupt covered, an approval's payload
+  that waits (``id`` hive's request id, ``reason`` ``tool_approval`` or ``question``, ``message``, ``toolCallId``,
+  ``responseSchema``). The next run answers them in ``resume``: every open interrupt covered, an approval's payload
   ``{approved, reason?, always?}``, a question's ``{answers: {question: label, labels or text}}``, ``cancelled``
   meaning rejected or declined. The same resume posted again (a retry) answers nothing twice: it streams the run
   that answered it. An interrupt that is not open (unknown, or answered otherwise) is a 400 naming it.
@@ -94,6 +99,8 @@ if TYPE_CHECKING:
 __all__ = ["APPROVAL_SCHEMA", "AgUiEndpoint", "translate"]
 
 MAX_INPUT_BYTES: Final = 16 * 1024 * 1024
+KEPT_RUNS: Final = 256
+"""Runs a thread remembers, to stream them again on a reconnect."""
 PING_SECONDS: Final = 15.0
 """How often an idle run's stream sends a comment, so proxies and browsers keep it open."""
 APPROVAL_SCHEMA: Final[dict[str, Any]] = {
@@ -152,6 +159,12 @@ class _Thread:
     """The run that answered each interrupt."""
     created_at: float | None = None
     """When its session was created: another value means another session of the same id."""
+
+    def keep(self, run: _Run) -> None:
+        """Remember ``run`` (the oldest are forgotten past :data:`KEPT_RUNS`: posting one again is a new run)."""
+        self.runs[run.run_id] = run
+        while len(self.runs) > KEPT_RUNS:
+            del self.runs[next(iter(self.runs))]
 
 
 class AgUiEndpoint:
@@ -230,7 +243,7 @@ class AgUiEndpoint:
         run = _Run(given.run_id, given.thread_id, len(session.log))
         if found is None:
             run.connect = True
-            thread.runs[run.run_id] = run
+            thread.keep(run)
             return run
         if session.waiting:
             raise _Refused(
@@ -249,7 +262,7 @@ class AgUiEndpoint:
         while len(thread.message_ids) < len(session.messages) - 1:
             thread.message_ids.append(None)
         thread.message_ids.append(message_id)
-        thread.runs[run.run_id] = run
+        thread.keep(run)
         return run
 
     def _resume(self, given: RunAgentInput, session: HostedSession, thread: _Thread) -> _Run:
@@ -295,7 +308,7 @@ class AgUiEndpoint:
         for entry in entries:
             run.resume[entry.interrupt_id] = _entry_key(entry)
             thread.answered[entry.interrupt_id] = run
-        thread.runs[run.run_id] = run
+        thread.keep(run)
         return run
 
     async def _events(
