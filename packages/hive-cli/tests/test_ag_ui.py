@@ -9,6 +9,9 @@ import json
 import os
 import shutil
 import subprocess
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +152,9 @@ def test_a_turn_streams_as_ag_ui_events_in_order(ws: Workspace, server: Scripted
         assert interrupt["toolCallId"] == "c1"
         assert interrupt["reason"] == "tool_approval"
         assert interrupt["responseSchema"]["required"] == ["approved"]
+        # It says when the approval stops being answerable (the session's approval timeout, 300 s by default).
+        expires = datetime.strptime(interrupt["expiresAt"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        assert expires > datetime.now(UTC) + timedelta(seconds=60)
         assert served.client.get("/api/sessions/thread-1").json()["status"] == "waiting"
         # A new message while it waits is refused: the interrupt must be answered.
         refused = served.client.post(

@@ -33,6 +33,7 @@ Errors are JSON ``{"error": message, "code": …, "field"?: …}``: 400 for inpu
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -159,6 +160,8 @@ class _Thread:
     """The run that answered each interrupt."""
     created_at: float | None = None
     """When its session was created: another value means another session of the same id."""
+    asked_at: dict[str, float] = field(default_factory=dict[str, float])
+    """When a run first reported each approval (its ``expiresAt`` counts from then)."""
 
     def keep(self, run: _Run) -> None:
         """Remember ``run`` (the oldest are forgotten past :data:`KEPT_RUNS`: posting one again is a new run)."""
@@ -348,7 +351,7 @@ class AgUiEndpoint:
                 if run.end is None and position >= len(session.log):
                     # The turn waits for its asks: the run ends here with them as its interrupts.
                     run.end = position
-                    run.interrupts = _interrupts(session)
+                    run.interrupts = _interrupts(session, thread)
                 continue
             if run.end is None and session.ended and position >= len(session.log):
                 translator.fail("the session ended before the run finished")
@@ -366,7 +369,7 @@ class AgUiEndpoint:
             return [started]
         if run.end is None:
             run.end = run.start
-            run.interrupts = _interrupts(session) if session.status == "waiting" else None
+            run.interrupts = _interrupts(session, thread) if session.status == "waiting" else None
         events: list[BaseEvent] = [
             started,
             MessagesSnapshotEvent(messages=_conversation(session, thread, run.start)),
@@ -501,13 +504,27 @@ def _asks(session: HostedSession) -> dict[str, dict[str, Any]]:
     return asks
 
 
-def _interrupts(session: HostedSession) -> list[Interrupt] | None:
+def _interrupts(session: HostedSession, thread: _Thread) -> list[Interrupt] | None:
     asks = _asks(session)
-    found = [_interrupt(asks[ask_id]) for ask_id in session.waiting if ask_id in asks]
+    bridge = session.runner.bridge if session.runner is not None else None
+    found: list[Interrupt] = []
+    for ask_id in session.waiting:
+        if ask_id not in asks:
+            continue
+        expires_at = None
+        if bridge is not None and asks[ask_id]["type"] == "hitl_request":
+            # The approval is refused once its wait times out; counted from when a run first reported it.
+            asked = thread.asked_at.setdefault(ask_id, time.time())
+            expires_at = _iso(asked + bridge.timeout)
+        found.append(_interrupt(asks[ask_id], expires_at))
     return found or None
 
 
-def _interrupt(ask: dict[str, Any]) -> Interrupt:
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+def _interrupt(ask: dict[str, Any], expires_at: str | None) -> Interrupt:
     if ask["type"] == "hitl_request":
         target = f": {ask['target']}" if ask.get("target") else ""
         return Interrupt(
@@ -516,6 +533,7 @@ def _interrupt(ask: dict[str, Any]) -> Interrupt:
             message=f"{ask['description']} ({ask['action']}{target})",
             tool_call_id=ask.get("call_id"),
             response_schema=APPROVAL_SCHEMA,
+            expires_at=expires_at,
             metadata={
                 "tool": ask.get("tool_name"),
                 "arguments": ask.get("arguments"),
