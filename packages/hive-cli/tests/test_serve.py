@@ -68,14 +68,7 @@ class Served:
         """The session's events as (position, event), read from its SSE stream."""
         headers = {} if after is None else {"last-event-id": str(after)}
         with self.client.stream("GET", f"/api/sessions/{session}/events", headers=headers) as response:
-            assert response.status_code == 200, response.read()
-            assert response.headers["content-type"].startswith("text/event-stream")
-            decoder = SseDecoder()
-            for chunk in response.iter_bytes():
-                for item in decoder.feed(chunk):
-                    assert isinstance(item, ServerSentEvent)
-                    assert item.id is not None
-                    yield int(item.id), json.loads(item.data)
+            yield from read_sse(response)
 
     def turn(
         self, session: str, content: str, *, after: int | None = None
@@ -92,6 +85,18 @@ class Served:
             if event["type"] == kind:
                 return seen
         raise AssertionError(f"the stream ended before a {kind}: {seen}")
+
+
+def read_sse(response: httpx2.Response) -> Iterator[tuple[int, dict[str, Any]]]:
+    """A 200 event stream's events as (``id``, JSON data), every one numbered."""
+    assert response.status_code == 200, response.read()
+    assert response.headers["content-type"].startswith("text/event-stream")
+    decoder = SseDecoder()
+    for chunk in response.iter_bytes():
+        for item in decoder.feed(chunk):
+            assert isinstance(item, ServerSentEvent)
+            assert item.id is not None
+            yield int(item.id), json.loads(item.data)
 
 
 @contextmanager

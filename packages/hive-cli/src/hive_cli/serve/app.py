@@ -13,6 +13,8 @@
 - ``POST /api/sessions/{id}/close``: ends the session's input, as end of file does on stdio.
 - ``DELETE /api/sessions/{id}``: forgets an ended session (its events and its stored conversation): its id opens
   a new session afterwards. 409 while it is live.
+- ``POST /api/ag-ui``: the AG-UI protocol's run (a ``RunAgentInput`` in, AG-UI events out as SSE), its thread a
+  session of this server (:mod:`hive_cli.serve.ag_ui`).
 
 ``/`` is the web chat page (``page/``, its scripts and styles under ``/page/``), sent with a Content-Security-Policy
 that lets it run only its own scripts and reach only this server.
@@ -53,6 +55,7 @@ from hive_core.session_id import new_session_id
 from hive_core.sessions import SessionInUse
 from hive_protocol import sse_event
 
+from .ag_ui import AgUiEndpoint
 from .agents import EVENT_POSITION_HEADER
 from .agents import AgentCommand
 from .agents import EventsRefused
@@ -141,6 +144,7 @@ class ServeApp:
                 Route("/api/agent/{session_id}/ready", self._agent_ready, methods=["POST"]),
                 Route("/api/agent/{session_id}/inbox", self._agent_inbox, methods=["GET"]),
                 Route("/api/agent/{session_id}/events", self._agent_events, methods=["POST"]),
+                Route("/api/ag-ui", AgUiEndpoint(self).run, methods=["POST"]),
             ],
             exception_handlers={_TooLarge: _too_large},
         )
@@ -230,6 +234,13 @@ class ServeApp:
             wanted = msgspec.json.decode(body or b"{}", type=SessionRequest)
         except msgspec.DecodeError as exc:
             return _error(400, f"not a session request: {exc}", "bad_request")
+        opened = await self.open(wanted)
+        if isinstance(opened, Response):
+            return opened
+        return JSONResponse({"session_id": opened.session_id}, status_code=201)
+
+    async def open(self, wanted: SessionRequest) -> HostedSession | Response:
+        """Open the session ``wanted`` asks for (an ended one goes on), or the error response that refuses it."""
         live = sum(1 for session in self.sessions.values() if not session.ended)
         if self.max_sessions is not None and live >= self.max_sessions:
             return _error(
@@ -281,7 +292,7 @@ class ServeApp:
         if session.ended and session.runner is None:
             del self.sessions[session_id]
             return _error(400, _last_error(session), "session_failed")
-        return JSONResponse({"session_id": session_id}, status_code=201)
+        return session
 
     async def _list(self, request: Request) -> Response:
         ordered = sorted(self.sessions.values(), key=lambda session: session.created_at, reverse=True)

@@ -135,6 +135,12 @@ class HostedSession:
         return "waiting" if self._waiting else "running"
 
     @property
+    def waiting(self) -> list[str]:
+        """The ids of the approvals and questions the running turn asked and that wait for their answer, in the
+        order they were asked."""
+        return list(self._waiting)
+
+    @property
     def queued(self) -> int:
         """Messages sent and not yet answered, the running turn's included."""
         return max(0, self._turns_sent - self._turns_ended)
