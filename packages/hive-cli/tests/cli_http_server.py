@@ -11,9 +11,14 @@ from http.server import ThreadingHTTPServer
 
 
 @contextmanager
-def running_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
-    """``handler`` served on a free port of 127.0.0.1 (``server_address`` says which) until the block ends."""
+def running_server(
+    handler: type[BaseHTTPRequestHandler], *, daemon_threads: bool = False
+) -> Iterator[ThreadingHTTPServer]:
+    """``handler`` served on a free port of 127.0.0.1 (``server_address`` says which) until the block ends;
+    ``daemon_threads`` for a server whose requests may still be streaming when it stops (closing it then does
+    not wait for them)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = daemon_threads
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -13,18 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Final
 from urllib.parse import unquote
 from urllib.parse import urlsplit
+
+from cli_http_server import running_server
 
 __all__ = ["COMMIT", "FakeHub", "fake_hub"]
 
@@ -138,14 +138,6 @@ def fake_hub(repos: Mapping[str, Mapping[str, Path]]) -> Iterator[FakeHub]:
         for local in files.values():
             if local not in hub.etags:
                 hub.etags[local] = hashlib.sha256(local.read_bytes()).hexdigest()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
-    server.daemon_threads = True
-    hub.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running_server(_handler(hub), daemon_threads=True) as server:
+        hub.url = f"http://127.0.0.1:{server.server_port}"
         yield hub
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
