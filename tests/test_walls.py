@@ -48,6 +48,9 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
             "packaging",
             "starlette",
             "uvicorn",
+            # AG-UI's own types for the /api/ag-ui route, and the pydantic they are built on.
+            "ag_ui",
+            "pydantic",
         },
     ),
     "hive_conformance": (

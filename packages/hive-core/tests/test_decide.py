@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -107,3 +108,32 @@ async def test_a_change_is_judged_again_and_is_what_runs() -> None:
         Rules(), elsewhere, call_id="c1", tool_name="write_file", arguments={"path": "a", "n": 1}
     )
     assert (approved.outcome, approved.arguments) == ("approved", {"path": "b", "n": 1})
+
+
+class ThreadNoting:
+    """Allows every call, noting the thread each judgement ran on."""
+
+    def __init__(self) -> None:
+        self.threads: dict[str, int] = {}
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        self.threads[tool_name] = threading.get_ident()
+        return Verdict.allow("allowed")
+
+    def is_read_only(self, tool_name: str) -> bool:
+        return True
+
+
+async def test_a_judgement_that_resolves_a_host_runs_off_the_event_loop() -> None:
+    # fetch_page and explore_site are judged after a DNS lookup, which may take seconds: on the loop's thread it
+    # would stall every other session of the process (hive serve) meanwhile.
+    rules = ThreadNoting()
+    for tool in ("fetch_page", "explore_site", "read_file"):
+        judged = await decide(
+            rules, None, call_id="c1", tool_name=tool, arguments={"url": "https://example.org"}
+        )
+        assert judged.outcome == "allowed"
+    loop_thread = threading.get_ident()
+    assert rules.threads["read_file"] == loop_thread
+    assert rules.threads["fetch_page"] != loop_thread
+    assert rules.threads["explore_site"] != loop_thread

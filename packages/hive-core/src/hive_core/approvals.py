@@ -22,15 +22,20 @@ from typing import Protocol
 from typing import get_args
 from typing import runtime_checkable
 
+import anyio
 import msgspec
 
 from hive_protocol import RefusalKind
 from hive_protocol import RiskLevel
 
+from .tool_names import EXPLORE_SITE
+from .tool_names import FETCH_PAGE
+
 __all__ = [
     "ALLOW_ALL",
     "NO_RULES",
     "PERMISSION_ACTIONS",
+    "RESOLVING_TOOLS",
     "AllowEverything",
     "ApprovalDecision",
     "ApprovalRequest",
@@ -284,6 +289,16 @@ class Judgement:
         return _REFUSALS.get(self.outcome)
 
 
+RESOLVING_TOOLS: Final = frozenset({FETCH_PAGE, EXPLORE_SITE})
+"""Tools whose calls are judged after resolving the host they name: the judgement may wait on DNS (up to the
+permission engine's resolve timeout), so it runs on a worker thread instead of holding every session's event
+loop."""
+
+
+_NO_CHANGES: Final[Mapping[str, Any]] = {}
+"""The changes of a call judged the first time: none."""
+
+
 def _evaluate(tool_name: str) -> CallJudge:
     def judge(policy: ToolCallPolicy, arguments: Mapping[str, Any], changes: Mapping[str, Any]) -> Verdict:
         return policy.evaluate(tool_name, arguments)
@@ -311,7 +326,12 @@ async def decide(
     """
     judging = judge if judge is not None else _evaluate(tool_name)
     called = dict(arguments)
-    verdict = Verdict.ask(NO_RULES) if policy is None else judging(policy, called, {})
+    if policy is None:
+        verdict = Verdict.ask(NO_RULES)
+    elif tool_name in RESOLVING_TOOLS:
+        verdict = await anyio.to_thread.run_sync(judging, policy, called, _NO_CHANGES)
+    else:
+        verdict = judging(policy, called, _NO_CHANGES)
     if verdict.action == "allow":
         return Judgement("allowed", verdict, called)
     if verdict.action == "deny":
@@ -334,7 +354,10 @@ async def decide(
         return Judgement("approved", verdict, called, decision)
     changed = {**called, **changes}
     if policy is not None:
-        again = judging(policy, changed, changes)
+        if tool_name in RESOLVING_TOOLS:
+            again = await anyio.to_thread.run_sync(judging, policy, changed, changes)
+        else:
+            again = judging(policy, changed, changes)
         if again.action == "deny":
             return Judgement("denied", again, changed, decision)
     return Judgement("approved", verdict, changed, decision)
