@@ -214,6 +214,37 @@ def test_a_fetch_of_the_loopback_address_is_asked_about_and_not_run_until_approv
     assert site.paths == ["/index.html"]
 
 
+def test_always_on_an_asked_fetch_allows_that_url_again_and_no_other(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    with _site() as site:
+        url = f"{site.url}/index.html"
+        server.add(
+            calls(("f1", "fetch_page", {"url": url})),
+            calls(("f2", "fetch_page", {"url": url})),
+            calls(("f3", "fetch_page", {"url": f"{site.url}/about.html"})),
+            text("Done."),
+        )
+        with ws.use(server).serve() as proc:
+            proc.send({"type": "user_message", "content": "read them"})
+            asked = proc.events_until("hitl_request")[-1]
+            assert asked["target"] == url
+            proc.send({"type": "hitl_response", "id": asked["id"], "approved": True, "always_approve": True})
+            # The same URL runs unasked (the tool's own check of it included); another page of the site asks.
+            between = proc.events_until("hitl_request")
+            asked = between[-1]
+            assert asked["target"] == f"{site.url}/about.html"
+            assert [e["call_id"] for e in between if e["type"] == "hitl_request"] == ["f3"]
+            proc.send({"type": "hitl_response", "id": asked["id"], "approved": False, "reason": "enough"})
+            events = between + proc.events_until("turn_end")
+            proc.send({"type": "shutdown"})
+            assert proc.wait() == 0, proc.stderr
+    ends = tool_ends(events)
+    assert ends["f2"]["success"], ends["f2"]
+    assert ends["f3"]["refusal"] == "rejected"
+    assert site.paths == ["/index.html", "/index.html"]
+
+
 def test_a_redirect_inward_is_judged_again_and_not_followed(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:

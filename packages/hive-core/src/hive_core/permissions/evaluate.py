@@ -274,7 +274,10 @@ class PermissionPolicy:
         """Judge requesting ``url``, whose host resolved to ``addresses`` (empty: it did not resolve), by the
         ``web`` rules (:class:`~hive_core.permissions.web.WebRules`): the web tools judge every URL they reach,
         redirects included, with this (:class:`~hive_core.permissions.web.UrlJudge`)."""
-        return self._web_rules.judge_url(url, addresses)
+        verdict = self._web_rules.judge_url(url, addresses)
+        if verdict.action == "ask" and self.grants.exact_url(url):
+            return Verdict.allow(f'{url!r} was allowed for this session by an "always" answer')
+        return verdict
 
     def _web(self, arguments: Mapping[str, Any], name: str) -> Verdict:
         url = _text(arguments, name)

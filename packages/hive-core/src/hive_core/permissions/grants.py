@@ -14,6 +14,9 @@ consults beside its rules, so a grant never takes a guard's place:
 - a file edit (``write_file``/``edit_file``) or read: that file's project-relative path, exactly. Not its folder:
   ``src/**`` would cover files the person never saw, and a path is all the call showed. ``delete_file`` and
   ``move_file`` and paths outside the project are not remembered (deleting is asked each time by design).
+- ``fetch_page`` / ``explore_site``: that very URL, as the call spelled it (not its site: other pages would be
+  pages the person never saw). The tools' own check of every URL they request consults it too, so the next call
+  for that URL runs, while its redirects elsewhere are judged as ever.
 - any other tool: its name where its arguments do not choose what it does (the listing tools, ``manage_todo``…;
   their paths are still judged), otherwise the tool with exactly these arguments (MCP tools and the rest).
 
@@ -168,6 +171,8 @@ _FILE_TOOLS: Final[Mapping[str, RuleCategory]] = {
     named.EDIT_FILE: "edit",
     named.READ_FILE: "read",
 }
+_URL_TOOLS: Final[Mapping[str, str]] = {named.FETCH_PAGE: "url", named.EXPLORE_SITE: "base_url"}
+"""The web tools judged by the URL they name, and the argument naming it."""
 
 
 def grant_rules(grant: Grant) -> tuple[PermissionRule, ...]:
@@ -254,6 +259,11 @@ def derive_grants(
         return (Grant(tool=tool_name, category=_FILE_TOOLS[tool_name], pattern=place),)
     if tool_name in (named.DELETE_FILE, named.MOVE_FILE):
         return "deleting or moving a file is asked about every time"
+    if tool_name in _URL_TOOLS:
+        url = arguments.get(_URL_TOOLS[tool_name])
+        if not isinstance(url, str) or not url.strip():
+            return "the call names no URL"
+        return (Grant(tool=tool_name, category="web", pattern=url.strip(), exact=True),)
     category: RuleCategory = "mcp_tools" if tool_name.startswith("mcp__") else "tools"
     if tool_name in _NAME_ONLY_TOOLS and "*" not in tool_name and "?" not in tool_name:
         return (Grant(tool=tool_name, category=category, pattern=tool_name),)
@@ -327,11 +337,16 @@ class SessionGrants:
         """Whether the command line ``command`` (stripped) was granted as it is."""
         return any(g.exact and g.category == "bash" and g.pattern == command for g in self._grants)
 
+    def exact_url(self, url: str) -> bool:
+        """Whether the URL ``url`` (stripped) was granted as it is, by either web tool."""
+        url = url.strip()
+        return any(g.exact and g.category == "web" and g.pattern == url for g in self._grants)
+
     def exact_call(self, tool_name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether the tool was granted with exactly these arguments."""
         text = canonical_arguments(arguments)
         return any(
-            g.exact and g.category != "bash" and g.pattern == tool_name and g.arguments == text
+            g.exact and g.category not in ("bash", "web") and g.pattern == tool_name and g.arguments == text
             for g in self._grants
         )
 
