@@ -9,16 +9,21 @@ over a connection pinned to the address that was judged. The libraries they use 
 
 from __future__ import annotations
 
-from ._http import PinnedFetcher
-from ._http import WebError
-from ._http import WebRefused
-from .research import Depth
-from .research import Research
-from .search import SearchResult
+import importlib
+from typing import TYPE_CHECKING
+
+from .settings import Depth
 from .settings import ResearchSettings
 from .settings import SearchProvider
 from .settings import WebSettings
 from .tools import web_tools
+
+if TYPE_CHECKING:
+    from ._http import PinnedFetcher
+    from ._http import WebError
+    from ._http import WebRefused
+    from .research import Research
+    from .search import SearchResult
 
 __all__ = [
     "Depth",
@@ -32,3 +37,20 @@ __all__ = [
     "WebSettings",
     "web_tools",
 ]
+
+_LAZY = {
+    "PinnedFetcher": "._http",
+    "WebError": "._http",
+    "WebRefused": "._http",
+    "Research": ".research",
+    "SearchResult": ".search",
+}
+"""Names whose modules import the HTTP stack: loaded when first asked for, so importing the package (to offer the
+tools) stays light."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

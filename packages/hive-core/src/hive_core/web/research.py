@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Final
-from typing import Literal
 
 from hive_core.chat import ChatClient
 from hive_core.chat import ChatOptions
@@ -25,12 +24,10 @@ from ._http import PinnedFetcher
 from ._http import WebError
 from .pages import read_page
 from .search import search
+from .settings import Depth
 from .settings import WebSettings
 
 __all__ = ["DEPTHS", "Depth", "Research", "deep_research"]
-
-Depth = Literal["quick", "standard", "comprehensive"]
-"""How far a research goes: rounds of searching and pages read per round."""
 
 DEPTHS: Final[dict[Depth, tuple[int, int]]] = {
     "quick": (1, 2),

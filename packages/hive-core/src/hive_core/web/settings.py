@@ -8,7 +8,11 @@ from typing import Literal
 
 from hive_core.config import LoadedConfig
 
-__all__ = ["SEARCH_PROVIDERS", "ResearchSettings", "SearchProvider", "WebSettings"]
+__all__ = ["SEARCH_PROVIDERS", "Depth", "ResearchSettings", "SearchProvider", "WebSettings"]
+
+Depth = Literal["quick", "standard", "comprehensive"]
+"""How far ``deep_research`` goes: rounds of searching and pages read per round (declared here, beside the
+settings, so that offering the tools imports no HTTP stack)."""
 
 SearchProvider = Literal["duckduckgo", "tavily", "searchapi"]
 """The search services ``web_search`` speaks to."""

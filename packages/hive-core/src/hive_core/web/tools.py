@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hive_core.chat import ChatClient
 from hive_core.chat import UsageUpdate
@@ -16,15 +17,12 @@ from hive_core.tools import Tool
 from hive_core.tools import ToolContext
 from hive_core.tools import ToolOutcome
 
-from ._http import PinnedFetcher
-from .pages import explore_site
-from .pages import read_page
-from .research import Depth
-from .research import deep_research
-from .search import format_results
-from .search import search
+from .settings import Depth
 from .settings import ResearchSettings
 from .settings import WebSettings
+
+if TYPE_CHECKING:
+    from ._http import PinnedFetcher
 
 __all__ = ["web_tools"]
 
@@ -53,7 +51,11 @@ def web_tools(
         policy = context.path_judge
         return policy if isinstance(policy, UrlJudge) else _DEFAULT_JUDGE
 
+    # The HTTP stack (httpx2, httpcore2) and the page libraries are imported by the first call that needs them:
+    # offering the tools must not load them into every run (a local one-shot stays light).
     def fetcher(context: ToolContext, approved: str | None = None) -> PinnedFetcher:
+        from ._http import PinnedFetcher
+
         return PinnedFetcher(
             judge_of(context),
             timeout=web.timeout,
@@ -68,6 +70,9 @@ def web_tools(
             query: What to search for.
             max_results: How many results to return (default: the configured number).
         """
+        from .search import format_results
+        from .search import search
+
         return format_results(query, await search(web, query, max_results))
 
     async def fetch_page(context: ToolContext, url: str) -> str:
@@ -76,6 +81,8 @@ def web_tools(
         Args:
             url: The page's http or https URL.
         """
+        from .pages import read_page
+
         page = await read_page(fetcher(context, url), url)
         return f"{page.url}\n\n{page.text}"
 
@@ -87,6 +94,8 @@ def web_tools(
             base_url: The site's start page (http or https).
             include_sitemap: Also list the URLs of the site's sitemap.
         """
+        from .pages import explore_site
+
         return await explore_site(
             fetcher(context, base_url),
             base_url,
@@ -122,6 +131,8 @@ def _research_tool(
             query: The research question.
             depth: quick (one search, two pages), standard or comprehensive.
         """
+        from .research import deep_research
+
         if not clients:
             clients.append(research_client())
         found = await deep_research(
