@@ -9,8 +9,8 @@ over a connection pinned to the address that was judged. The libraries they use 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+import importlib as _importlib
+import typing as _typing
 
 from .settings import Depth
 from .settings import ResearchSettings
@@ -18,7 +18,7 @@ from .settings import SearchProvider
 from .settings import WebSettings
 from .tools import web_tools
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._http import PinnedFetcher
     from ._http import WebError
     from ._http import WebRefused
@@ -53,4 +53,4 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+    return getattr(_importlib.import_module(module, __name__), name)
