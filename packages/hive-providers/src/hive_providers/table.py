@@ -184,8 +184,8 @@ def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _key(name: str, doc: str, *env: str, default: str | None = None, used: bool = True) -> FieldSpec:
-    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env, used=used)
+def _key(name: str, doc: str, *env: str, default: str | None = None) -> FieldSpec:
+    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env)
 
 
 def _enabled(doc: str, variable: str, *, default: bool) -> FieldSpec:

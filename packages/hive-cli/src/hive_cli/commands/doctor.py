@@ -209,7 +209,16 @@ def _check_choice(report: _Report, loaded: LoadedConfig) -> str | None:
         report.warn(notice)
     model = choice.settings.model or "the default model"
     if choice.settings.provider == "local" and choice.settings.model:
-        model = Path(choice.settings.model).name
+        from hive_providers.local.model_source import UnknownModel
+        from hive_providers.local.model_source import model_source
+
+        # A file's name is enough; a hub repository's ``ORG/NAME`` is its name and must stay whole.
+        try:
+            is_file = model_source(choice.settings.model).kind == "path"
+        except UnknownModel:
+            is_file = False
+        if is_file:
+            model = Path(choice.settings.model).name
     report.ok(f"a run uses {choice.settings.provider}: {model}")
     return choice.settings.provider
 
