@@ -55,6 +55,11 @@ class FieldSpec(msgspec.Struct, frozen=True, kw_only=True):
     used: bool = True
     """Whether this version of hive acts on the key; ``False`` for a key of the seed's configuration that is
     accepted (a file written for it loads) but read by nothing yet, which ``config show`` and ``set`` say."""
+    items: tuple[FieldSpec, ...] = ()
+    """For a list of mappings: the keys each item holds, checked like a section's fields (an unknown one is
+    warned about); empty: the items are not checked here."""
+    required: bool = False
+    """For a key of :attr:`items`: every item must set it."""
 
 
 class SectionSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -505,6 +510,16 @@ SCHEMA: Final = ConfigSchema(
             "defaultProvider",
             "The provider used when none is named (unset: the first configured, by priority).",
         ),
+        FieldSpec(
+            name="fallback",
+            kind="mapping_list",
+            doc="Providers tried in order when the session's own fails (an auth failure, or a server error "
+            "after its retries); one found dead is skipped for the rest of the session.",
+            items=(
+                msgspec.structs.replace(_s("provider", "The provider's name."), required=True),
+                _s("model", "The model (unset: the provider's configured one)."),
+            ),
+        ),
     )
 )
-"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider``."""
+"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider`` and ``fallback``."""
