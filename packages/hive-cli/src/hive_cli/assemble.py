@@ -300,6 +300,7 @@ def build_host(
         approvals=approvals,
         middlewares=[*default_middlewares(policy, approvals), checkpoints],
         max_iterations=options.max_iterations or behavior.maximum_iterations_per_request,
+        max_consecutive_errors=behavior.maximum_consecutive_errors_per_request,
         max_output_tokens=options.max_output_tokens or behavior.max_output_tokens,
         reasoning_effort=options.reasoning_effort or behavior.reasoning_effort,
         tool_timeout=options.tool_timeout or behavior.tool_call_timeout_seconds,

@@ -361,14 +361,12 @@ SCHEMA: Final = ConfigSchema(
             "chatBehavior",
             "The agent loop of the CLI and the servers.",
             _i("maximumIterationsPerRequest", "Tool rounds per request at most.", 10, positive=True),
-            msgspec.structs.replace(
-                _i(
-                    "maximumConsecutiveErrorsPerRequest",
-                    "Back-to-back tool errors before the request stops.",
-                    3,
-                    positive=True,
-                ),
-                used=False,
+            _i(
+                "maximumConsecutiveErrorsPerRequest",
+                "Failed tool calls in a row that stop the request (a success starts the count again; calls "
+                "the rules or the user refused do not count).",
+                3,
+                positive=True,
             ),
             _i("maxOutputTokens", "Output tokens per model response at most.", 4096, positive=True),
             _s(
