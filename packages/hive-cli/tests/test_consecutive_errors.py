@@ -10,10 +10,12 @@ from cli_harness import model_requests
 from cli_harness import text
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.script import Round
 
 
-def _read(call_id: str, path: str) -> tuple[str, str, dict[str, str]]:
-    return (call_id, "read_file", {"path": path})
+def _reads(*paths: str) -> list[Round]:
+    """One round per path, each reading it with ``read_file`` (call ids c1, c2...)."""
+    return [calls((f"c{number}", "read_file", {"path": path})) for number, path in enumerate(paths, 1)]
 
 
 def _tool_ends(events: list[dict[str, object]]) -> list[bool]:
@@ -21,12 +23,7 @@ def _tool_ends(events: list[dict[str, object]]) -> list[bool]:
 
 
 def test_three_failed_calls_in_a_row_end_the_request(ws: Workspace, server: ScriptedModelServer) -> None:
-    server.add(
-        calls(_read("c1", "missing-1.txt")),
-        calls(_read("c2", "missing-2.txt")),
-        calls(_read("c3", "missing-3.txt")),
-        text("never asked for"),
-    )
+    server.add(*_reads("missing-1.txt", "missing-2.txt", "missing-3.txt"), text("never asked for"))
     with ws.use(server).allow_all().serve() as proc:
         events = proc.turn("read the notes")
         assert _tool_ends(events) == [False, False, False]
@@ -47,11 +44,7 @@ def test_three_failed_calls_in_a_row_end_the_request(ws: Workspace, server: Scri
 def test_a_success_starts_the_count_again(ws: Workspace, server: ScriptedModelServer) -> None:
     (ws.project / "notes.txt").write_text("the notes\n", encoding="utf-8")
     server.add(
-        calls(_read("c1", "missing-1.txt")),
-        calls(_read("c2", "missing-2.txt")),
-        calls(_read("c3", "notes.txt")),
-        calls(_read("c4", "missing-3.txt")),
-        calls(_read("c5", "missing-4.txt")),
+        *_reads("missing-1.txt", "missing-2.txt", "notes.txt", "missing-3.txt", "missing-4.txt"),
         text("Found them in notes.txt."),
     )
     with ws.use(server).allow_all().serve() as proc:
@@ -66,7 +59,7 @@ def test_the_limit_is_read_from_the_configuration(ws: Workspace, server: Scripte
     (ws.project / ".hive" / "config.yaml").write_text(
         "chatBehavior:\n  maximumConsecutiveErrorsPerRequest: 1\n", encoding="utf-8"
     )
-    server.add(calls(_read("c1", "missing.txt")), text("never asked for"))
+    server.add(*_reads("missing.txt"), text("never asked for"))
     with ws.use(server).allow_all().serve() as proc:
         events = proc.turn("read it")
     assert _tool_ends(events) == [False]

@@ -4,6 +4,8 @@ unknown provider stops the start with its file and line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cli_harness import MODEL
 from cli_harness import Workspace
 from cli_harness import model_requests
@@ -67,21 +69,27 @@ def test_a_working_provider_never_builds_its_fallback(ws: Workspace, server: Scr
         assert second.requests == []
 
 
+def _refused_start(ws: Workspace, server: ScriptedModelServer, config_text: str) -> tuple[Path, str]:
+    """``hive run --server`` with ``config_text`` as the project's config: the file, and what it said on
+    stderr before it exited with an error, having asked no model."""
+    config = ws.project / ".hive" / "config.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    with ws.use(server).start("run", "--server") as proc:
+        assert proc.wait() != 0
+    assert server.requests == []
+    return config, proc.stderr
+
+
 def test_a_fallback_naming_an_unknown_provider_is_refused_with_its_line(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    config = ws.project / ".hive" / "config.yaml"
-    config.write_text(
-        "fallback:\n  - provider: xai\n    model: m\n  - provider: nobody\n    model: m\n", encoding="utf-8"
+    config, stderr = _refused_start(
+        ws, server, "fallback:\n  - provider: xai\n    model: m\n  - provider: nobody\n    model: m\n"
     )
-    with ws.use(server).start("run", "--server") as proc:
-        code = proc.wait()
-    assert code != 0
-    assert f"{config}:4:" in proc.stderr
-    assert "'fallback.1.provider'" in proc.stderr
-    assert "'nobody'" in proc.stderr
-    assert "xai" in proc.stderr  # the names it could have been
-    assert server.requests == []
+    assert f"{config}:4:" in stderr
+    assert "'fallback.1.provider'" in stderr
+    assert "'nobody'" in stderr
+    assert "xai" in stderr  # the names it could have been
 
 
 def test_a_fallback_entry_without_a_provider_is_refused(ws: Workspace) -> None:
@@ -94,14 +102,9 @@ def test_a_fallback_entry_without_a_provider_is_refused(ws: Workspace) -> None:
 
 
 def test_a_fallback_provider_not_set_up_stops_the_start(ws: Workspace, server: ScriptedModelServer) -> None:
-    config = ws.project / ".hive" / "config.yaml"
-    config.write_text("fallback:\n  - provider: anthropic\n", encoding="utf-8")
-    with ws.use(server).start("run", "--server") as proc:
-        code = proc.wait()
-    assert code != 0
-    assert f"fallback entry 1 ({config}:1)" in proc.stderr
-    assert "anthropic" in proc.stderr
-    assert "ANTHROPIC_API_KEY" in proc.stderr
+    config, stderr = _refused_start(ws, server, "fallback:\n  - provider: anthropic\n")
+    assert f"fallback entry 1 ({config}:1)" in stderr
+    assert "ANTHROPIC_API_KEY" in stderr
 
 
 def test_config_show_and_doctor_show_the_chain(ws: Workspace, server: ScriptedModelServer) -> None:
