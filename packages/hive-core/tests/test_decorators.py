@@ -321,16 +321,17 @@ async def test_a_lazy_client_is_built_by_its_first_request_only() -> None:
 
     lazy = LazyChatClient(connect)
     primary = ScriptedChatClient(
-        [reply("early"), fail(ChatError("gone", code="auth"))], capabilities=Capabilities(context_window=900)
+        [reply("early"), fail(ChatError("gone", code="auth"))], capabilities=Capabilities(context_window=300)
     )
     client = FallbackChatClient([primary, lazy], sleep=Sleeps())
 
-    assert (await probed_capabilities(client)).context_window == 900
+    assert (await probed_capabilities(client)).context_window == 300
     assert of_type(await turn(client), TextDeltaEvent) == [TextDeltaEvent(content="early")]
     assert built == []
     assert of_type(await turn(client), TextDeltaEvent) == [TextDeltaEvent(content="late")]
     assert len(built) == 1
     assert lazy.client is built[0]
+    # The dead primary's smaller window no longer narrows what is sent.
     assert client.capabilities.context_window == 500
 
 

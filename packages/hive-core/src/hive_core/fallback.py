@@ -65,13 +65,16 @@ class FallbackChatClient:
 
     @property
     def capabilities(self) -> Capabilities:
-        """What every provider can do (any of them may answer): tools and streamed calls only when all take
-        them, thinking when any returns it, and the smallest window."""
-        return _combined([client.capabilities for client in self.clients])
+        """What every provider not found dead can do (any of them may answer): tools and streamed calls only when
+        all take them, thinking when any returns it, and the smallest window."""
+        return _combined([client.capabilities for client in self._alive()])
 
     async def probe_capabilities(self) -> Capabilities:
-        """Let every provider that can ask its server do so, then combine what they report."""
-        return _combined([await probed_capabilities(client) for client in self.clients])
+        """Let every provider not found dead that can ask its server do so, then combine what they report."""
+        return _combined([await probed_capabilities(client) for client in self._alive()])
+
+    def _alive(self) -> list[ChatClient]:
+        return [client for index, client in enumerate(self.clients) if index not in self.dead]
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the first provider that answers."""
