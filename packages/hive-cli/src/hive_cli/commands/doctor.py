@@ -223,6 +223,20 @@ def _check_choice(report: _Report, loaded: LoadedConfig) -> str | None:
     return choice.settings.provider
 
 
+def _check_fallback(report: _Report, loaded: LoadedConfig) -> None:
+    """The ``fallback`` chain a run would build after its own provider, in order, or the error it would stop
+    with."""
+    from hive_providers.registry import fallback_providers
+
+    try:
+        chain = fallback_providers(loaded)
+    except USER_ERRORS as exc:
+        report.error(f"a run would fail: {exc}", "set up that provider, or take it out of the fallback list")
+        return
+    for number, settings in enumerate(chain, 1):
+        report.ok(f"fallback {number}: {settings.provider}: {settings.model or 'the default model'}")
+
+
 def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
@@ -266,6 +280,8 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
         if failure is not None and report.verbose:
             sys.stdout.write(f"      the window could not be read: {failure}\n")
     chosen = _check_choice(report, loaded) if loaded is not None and providers else None
+    if loaded is not None and chosen is not None:
+        _check_fallback(report, loaded)
     if not providers:
         report.error(
             "no provider configured and local inference is off",

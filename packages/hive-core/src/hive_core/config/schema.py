@@ -55,6 +55,11 @@ class FieldSpec(msgspec.Struct, frozen=True, kw_only=True):
     used: bool = True
     """Whether this version of hive acts on the key; ``False`` for a key of the seed's configuration that is
     accepted (a file written for it loads) but read by nothing yet, which ``config show`` and ``set`` say."""
+    items: tuple[FieldSpec, ...] = ()
+    """For a list of mappings: the keys each item holds, checked like a section's fields (an unknown one is
+    warned about); empty: the items are not checked here."""
+    required: bool = False
+    """For a key of :attr:`items`: every item must set it."""
 
 
 class SectionSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -356,14 +361,12 @@ SCHEMA: Final = ConfigSchema(
             "chatBehavior",
             "The agent loop of the CLI and the servers.",
             _i("maximumIterationsPerRequest", "Tool rounds per request at most.", 10, positive=True),
-            msgspec.structs.replace(
-                _i(
-                    "maximumConsecutiveErrorsPerRequest",
-                    "Back-to-back tool errors before the request stops.",
-                    3,
-                    positive=True,
-                ),
-                used=False,
+            _i(
+                "maximumConsecutiveErrorsPerRequest",
+                "Failed tool calls in a row that stop the request (a success starts the count again; calls "
+                "the rules or the user refused do not count).",
+                3,
+                positive=True,
             ),
             _i("maxOutputTokens", "Output tokens per model response at most.", 4096, positive=True),
             _s(
@@ -505,6 +508,16 @@ SCHEMA: Final = ConfigSchema(
             "defaultProvider",
             "The provider used when none is named (unset: the first configured, by priority).",
         ),
+        FieldSpec(
+            name="fallback",
+            kind="mapping_list",
+            doc="Providers tried in order when the session's own fails (an auth failure, or a server error "
+            "after its retries); one found dead is skipped for the rest of the session.",
+            items=(
+                msgspec.structs.replace(_s("provider", "The provider's name."), required=True),
+                _s("model", "The model (unset: the provider's configured one)."),
+            ),
+        ),
     )
 )
-"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider``."""
+"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider`` and ``fallback``."""
