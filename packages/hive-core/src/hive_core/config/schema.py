@@ -293,19 +293,17 @@ SCHEMA: Final = ConfigSchema(
             ),
             _i("toolResultKeepHeadLines", "Lines kept from the start of a cut result.", 50),
             _i("toolResultKeepTailLines", "Lines kept from the end of a cut result.", 20),
-            FieldSpec(
-                name="useAnchoredCompaction",
-                kind="bool",
-                doc="Keep a structured state block across compactions (not implemented yet).",
-                default=False,
-                used=False,
+            _b(
+                "useAnchoredCompaction",
+                "Keep a structured state block (goal, files, errors, decisions) across compactions, beside the "
+                "summary.",
+                False,
             ),
-            FieldSpec(
-                name="maxAnchorStateChars",
-                kind="int",
-                doc="The size limit of the anchored state block (not implemented yet).",
-                default=2_000,
-                used=False,
+            _i(
+                "maxAnchorStateChars",
+                "The anchored state block's size at most, in characters (the oldest entries go first).",
+                2_000,
+                positive=True,
             ),
             _i(
                 "maxContextTokens",
