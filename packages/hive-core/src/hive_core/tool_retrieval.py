@@ -172,6 +172,7 @@ class ToolRetrieval:
             name: frozenset(vocabulary) for name, vocabulary in (words or BUILTIN_TOOL_WORDS).items()
         }
         """The job words of each tool, by tool name, added to the words of its name and description."""
+        self._vocabularies: dict[str, tuple[Tool, frozenset[str]]] = {}
 
     def select(self, prompt: str, history: Sequence[Message], tools: Mapping[str, Tool]) -> tuple[str, ...]:
         """The tools for ``prompt`` after ``history``: always-included, sticky, then the most relevant."""
@@ -215,8 +216,13 @@ class ToolRetrieval:
         return {name: weight / best for name, weight in weights.items()} if best else {}
 
     def _vocabulary(self, name: str, tool: Tool) -> frozenset[str]:
+        cached = self._vocabularies.get(name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
         described = _words(name.replace("_", " ")) | _words(tool.spec.description.split("\n\n", 1)[0])
-        return described | self.words.get(name, frozenset())
+        vocabulary = described | self.words.get(name, frozenset())
+        self._vocabularies[name] = (tool, vocabulary)
+        return vocabulary
 
 
 def tool_retrieval_from_config(loaded: ConfigSections) -> ToolRetrieval | None:
