@@ -29,6 +29,7 @@ from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
 from hive_core.tool_retrieval import ToolRetrieval
+from hive_core.tool_retrieval import tool_retrieval_from_config
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
@@ -295,7 +296,8 @@ def build_host(
             *extra_tools,
         ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
-        tool_selector=ToolRetrieval() if small else None,
+        # The toolRetrieval section, when enabled, replaces the small-model profile's selection.
+        tool_selector=tool_retrieval_from_config(loaded) or (ToolRetrieval() if small else None),
         policy=policy,
         approvals=approvals,
         middlewares=[*default_middlewares(policy, approvals), checkpoints],

@@ -85,6 +85,7 @@ DEFAULTS = {
     "toolRetrieval.enabled": False,
     "toolRetrieval.maxTools": 10,
     "toolRetrieval.minRelevanceScore": 0.3,
+    "toolRetrieval.minScoredSlots": 0,
     "toolRetrieval.stickyToolLimit": 0,
     "toolRetrieval.stickyChangeScore": 0.7,
     "delegation.agentsDirectory": "agents",

@@ -298,19 +298,17 @@ SCHEMA: Final = ConfigSchema(
             ),
             _i("toolResultKeepHeadLines", "Lines kept from the start of a cut result.", 50),
             _i("toolResultKeepTailLines", "Lines kept from the end of a cut result.", 20),
-            FieldSpec(
-                name="useAnchoredCompaction",
-                kind="bool",
-                doc="Keep a structured state block across compactions (not implemented yet).",
-                default=False,
-                used=False,
+            _b(
+                "useAnchoredCompaction",
+                "Keep a structured state block (goal, files, errors, decisions) across compactions, beside the "
+                "summary.",
+                False,
             ),
-            FieldSpec(
-                name="maxAnchorStateChars",
-                kind="int",
-                doc="The size limit of the anchored state block (not implemented yet).",
-                default=2_000,
-                used=False,
+            _i(
+                "maxAnchorStateChars",
+                "The anchored state block's size at most, in characters (the oldest entries go first).",
+                2_000,
+                positive=True,
             ),
             _i(
                 "maxContextTokens",
@@ -448,15 +446,28 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "toolRetrieval",
-            "Offering the model only the tools relevant to the request.",
+            "Offering the model only the tools relevant to each request, for any model, scored locally on the "
+            "words of each tool's name and description (no network).",
             _b("enabled", "Select tools by relevance.", False),
-            _i("maxTools", "Tools offered at most.", 10),
-            _n("minRelevanceScore", "Tools scoring below this are not offered.", 0.3),
-            _i("minScoredSlots", "Slots kept for scored tools."),
-            _l("alwaysInclude", "Tools always offered."),
-            _i("stickyToolLimit", "Recently used tools kept offered.", 0),
-            _n("stickyChangeScore", "The score a new tool needs to displace a sticky one.", 0.7),
-            used=False,
+            _i(
+                "maxTools",
+                "Tools offered at most (alwaysInclude ones count, and are offered even past it).",
+                10,
+                positive=True,
+            ),
+            _n(
+                "minRelevanceScore",
+                "Relevance a tool needs, 0 to 1 (the best match scores 1, a tool sharing no word 0).",
+                0.3,
+            ),
+            _i("minScoredSlots", "Slots the sticky tools leave to relevant tools when there are some.", 0),
+            _l("alwaysInclude", "Tools offered every turn."),
+            _i("stickyToolLimit", "Tools the conversation called, most recent first, kept offered.", 0),
+            _n(
+                "stickyChangeScore",
+                "Relevance a new tool needs to take the slot of the least recently called sticky tool.",
+                0.7,
+            ),
         ),
         _section(
             "delegation",
