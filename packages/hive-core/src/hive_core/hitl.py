@@ -103,7 +103,11 @@ class HitlBridge:
         if self._emit is None:
             reason = self._closed or "no client is attached to answer approval requests"
             return ApprovalDecision(approved=False, reason=reason)
-        request_id = hitl_id(request.call_id)
+        request_id = hitl_id(
+            request.call_id
+            if request.subagent_call_id is None
+            else f"{request.call_id}.{request.subagent_call_id}"
+        )
         wait = _Wait()
         self._waits[request_id] = wait  # registered before publishing: the answer cannot outrun its wait
         try:
@@ -112,7 +116,9 @@ class HitlBridge:
                     id=request_id,
                     action=request.reason or request.tool_name,
                     target=_target(request),
-                    description=f"Allow {request.tool_name}?",
+                    description=f"Allow {request.tool_name}?"
+                    if request.subagent is None
+                    else f"Allow {request.tool_name} for subagent {request.subagent}?",
                     tool_name=request.tool_name,
                     arguments=request.arguments,
                     call_id=request.call_id,

@@ -87,6 +87,7 @@ DEFAULTS = {
     "toolRetrieval.minRelevanceScore": 0.3,
     "toolRetrieval.stickyToolLimit": 0,
     "toolRetrieval.stickyChangeScore": 0.7,
+    "delegation.enabled": False,
     "delegation.agentsDirectory": "agents",
     "delegation.maxDepth": 2,
     "delegation.maxConcurrent": 3,
