@@ -51,6 +51,7 @@ from hive_core.context import ContextManager
 from hive_core.loop import DEFAULT_MAX_ITERATIONS
 from hive_core.loop import Agent
 from hive_core.pipeline import default_middlewares
+from hive_core.tool_names import DELEGATE
 from hive_core.tools import EventSink
 from hive_core.tools import Tool
 from hive_core.tools import ToolContext
@@ -77,7 +78,7 @@ __all__ = [
     "model_subagent",
 ]
 
-DELEGATE_TOOL_NAME: Final = "delegate"
+DELEGATE_TOOL_NAME: Final = DELEGATE
 """The tool's name, and the name an agent definition's ``tools`` lists to let the subagent delegate further."""
 
 DEFAULT_MAX_DEPTH: Final = 2
