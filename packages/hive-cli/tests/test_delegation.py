@@ -11,8 +11,10 @@ from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import input_items
 from cli_harness import model_requests
+from cli_harness import scripted_server
 from cli_harness import text
 from cli_harness import user_texts
+from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.recording import RecordedRequest
@@ -46,7 +48,9 @@ def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [event for event in events if event["type"] == kind]
 
 
-def test_a_subagent_on_another_model_answers_the_delegation(ws: Workspace, server: ScriptedModelServer) -> None:
+def test_a_subagent_on_another_model_answers_the_delegation(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
     (ws.project / "notes.txt").write_text("teh typo\n", encoding="utf-8")
     server.add(
         calls(("c1", "delegate", {"agent": "reviewer", "task": "Review notes.txt for typos."})),
@@ -98,3 +102,237 @@ def test_a_subagent_on_another_model_answers_the_delegation(ws: Workspace, serve
     # The parent's two rounds (20 + 50 in, 5 + 5 out) and the subagent's (20 + 100 in, 5 + 10 out).
     assert (end["input_tokens"], end["output_tokens"]) == (190, 25)
 
+
+WRITER_AGENT = (
+    "    - name: writer\n"
+    "      description: Writes files.\n"
+    f"      model: {REVIEWER}\n"
+    "      tools: [write_file]\n"
+)
+
+
+def test_a_subagents_approval_reaches_the_agents_approver_naming_it(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "writer", "task": "Write hello to out.txt."})),
+        calls(("s1", "write_file", {"path": "out.txt", "content": "hello"})),
+        text("Written."),
+        text("Done."),
+    )
+    with _configure(ws, server, WRITER_AGENT).serve() as proc:
+        proc.send({"type": "user_message", "content": "write it"})
+        head = proc.events_until("hitl_request")
+        asked = head[-1]
+        # Asked under the delegation the client saw start, naming the subagent and its call.
+        assert asked["call_id"] == "c1"
+        assert asked["id"] == "hitl-c1.s1"
+        assert asked["tool_name"] == "write_file"
+        assert asked["arguments"] == {"path": "out.txt", "content": "hello"}
+        assert "subagent writer" in asked["description"]
+        assert (ws.project / "out.txt").exists() is False
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
+        tail = proc.events_until("turn_end")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    assert verify([line.encode() for line in proc.stdout.splitlines(keepends=True)], turns=1) == []
+    assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hello"
+    [ended] = _of(tail, "tool_end")
+    assert (ended["call_id"], ended["output"]) == ("c1", "Written.")
+
+
+def test_a_rejected_subagent_call_is_refused_to_the_subagent(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "writer", "task": "Write hello to out.txt."})),
+        calls(("s1", "write_file", {"path": "out.txt", "content": "hello"})),
+        text("I was not allowed to write."),
+        text("Done."),
+    )
+    with _configure(ws, server, WRITER_AGENT).serve() as proc:
+        proc.send({"type": "user_message", "content": "write it"})
+        asked = proc.events_until("hitl_request")[-1]
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": False, "reason": "not now"})
+        proc.events_until("turn_end")
+    assert not (ws.project / "out.txt").exists()
+    refused = input_items(model_requests(server)[2], "function_call_output")
+    assert "Approval rejected: not now" in str(refused[-1]["output"])
+
+
+NESTING_AGENTS = (
+    "    - name: lead\n"
+    "      description: Splits work.\n"
+    "      model: lead-model\n"
+    "      tools: [delegate]\n"
+    "    - name: helper\n"
+    "      description: Helps.\n"
+    "      model: helper-model\n"
+)
+
+
+def test_max_depth_one_gives_subagents_no_delegate_tool(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "lead", "task": "Plan it."})),
+        text("Planned alone."),
+        text("Done."),
+    )
+    with _configure(ws, server, NESTING_AGENTS, "  maxDepth: 1\n").serve() as proc:
+        proc.turn("go")
+    parent, lead, _ = model_requests(server)
+    assert "delegate" in _tool_names(parent)
+    assert lead.body["model"] == "lead-model"
+    assert "delegate" not in _tool_names(lead)
+
+
+def test_max_depth_two_lets_a_subagent_delegate_once_more(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "lead", "task": "Plan it."})),
+        calls(("l1", "delegate", {"agent": "helper", "task": "Count to two."})),
+        text("One, two."),
+        text("The helper counted."),
+        text("Done."),
+    )
+    with _configure(ws, server, NESTING_AGENTS, "  maxDepth: 2\n").serve() as proc:
+        events = proc.turn("go")
+    _, lead, helper, lead_again, _ = model_requests(server)
+    assert "delegate" in _tool_names(lead)
+    # The helper is at the last level: it may not delegate, whatever its definition says.
+    assert helper.body["model"] == "helper-model"
+    assert "delegate" not in _tool_names(helper)
+    assert input_items(lead_again, "function_call_output")[-1]["output"] == "One, two."
+    [ended] = _of(events, "tool_end")
+    assert ended["output"] == "The helper counted."
+    # Only the agent's own delegation is announced to its client.
+    assert [event["agent_name"] for event in _of(events, "agent_selected")] == ["lead"]
+
+
+def _by_model(request: RecordedRequest) -> Round | None:
+    model = request.body.get("model")
+    if model in ("first-model", "second-model"):
+        return text(f"answer of {model}")
+    return None
+
+
+PAIR_AGENTS = "    - name: first\n      model: first-model\n    - name: second\n      model: second-model\n"
+
+
+def test_max_concurrent_makes_further_delegations_wait(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.responder = _by_model
+    server.add(
+        calls(
+            ("c1", "delegate", {"agent": "first", "task": "one"}),
+            ("c2", "delegate", {"agent": "second", "task": "two"}),
+        ),
+        text("Both answered."),
+    )
+    with _configure(ws, server, PAIR_AGENTS, "  maxConcurrent: 1\n").serve() as proc:
+        events = proc.turn("go")
+    snapshots = [snapshot["items"] for snapshot in _of(events, "agent_work")]
+    running = [sum(item["status"] == "running" for item in items) for items in snapshots]
+    assert max(running) == 1, snapshots
+    # Every snapshot lists every delegation of the session so far: the second one joins after the first ended.
+    assert [len(items) for items in snapshots] == [1, 1, 2, 2]
+    assert [item["status"] for item in snapshots[-1]] == ["completed", "completed"]
+    ends = {event["call_id"]: event["output"] for event in _of(events, "tool_end")}
+    assert ends == {"c1": "answer of first-model", "c2": "answer of second-model"}
+
+
+def test_without_a_limit_both_delegations_run_at_once(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.responder = _by_model
+    server.add(
+        calls(
+            ("c1", "delegate", {"agent": "first", "task": "one"}),
+            ("c2", "delegate", {"agent": "second", "task": "two"}),
+        ),
+        text("Both answered."),
+    )
+    with _configure(ws, server, PAIR_AGENTS, "  maxConcurrent: 2\n").serve() as proc:
+        events = proc.turn("go")
+    snapshots = [snapshot["items"] for snapshot in _of(events, "agent_work")]
+    # Both started before either could end: their model requests had not been answered yet.
+    assert [item["status"] for item in snapshots[1]] == ["running", "running"]
+
+
+def test_planning_mode_does_not_offer_the_delegate_tool(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("A plan."), text("Work."))
+    _configure(ws, server, REVIEWER_AGENT)
+    planned = ws.run("run", "--plan", "plan it")
+    assert planned.code == 0, planned
+    working = ws.run("run", "do it")
+    assert working.code == 0, working
+    plan_request, work_request = model_requests(server)
+    assert "delegate" not in _tool_names(plan_request)
+    assert "read_file" in _tool_names(plan_request)
+    assert "delegate" in _tool_names(work_request)
+
+
+def test_without_delegation_enabled_there_is_no_delegate_tool(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / ".hive" / "config.yaml").write_text(
+        f"delegation:\n  agents:\n{REVIEWER_AGENT}", encoding="utf-8"
+    )
+    server.add(text("Hi."))
+    result = ws.use(server).run("-p", "hi")
+    assert result.code == 0, result
+    assert "delegate" not in _tool_names(model_requests(server)[0])
+    assert "not used" not in result.stderr
+
+
+def test_cancelling_the_turn_stops_the_subagent(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "reviewer", "task": "Talk slowly."})),
+        text(*[f"w{i} " for i in range(40)], delay=0.5),
+        text("Still here."),
+    )
+    with _configure(ws, server, REVIEWER_AGENT).serve() as proc:
+        proc.send({"type": "user_message", "content": "go"})
+        proc.events_until("agent_work")
+        wait_until(lambda: len(model_requests(server)) == 2, what="the subagent's model request")
+        proc.send({"type": "cancel"})
+        tail = proc.events_until("turn_end")
+        again = proc.turn("are you there?")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    assert tail[-1]["stop_reason"] == "cancelled"
+    [stopped] = _of(tail, "agent_work")[-1]["items"]
+    assert stopped["status"] == "stopped"
+    [ended] = _of(tail, "tool_end")
+    assert ended["success"] is False
+    assert "".join(event["content"] for event in _of(again, "text_delta")) == "Still here."
+    assert verify([line.encode() for line in proc.stdout.splitlines(keepends=True)], turns=2) == []
+
+
+def test_an_agent_yaml_with_an_unknown_provider_stops_the_start_with_its_line(ws: Workspace) -> None:
+    folder = ws.project / ".hive" / "agents" / "critic"
+    folder.mkdir(parents=True)
+    (folder / "agent.yaml").write_text(
+        "description: Critiques.\nprovider: nosuchai\nmodel: m\n", encoding="utf-8"
+    )
+    (ws.project / ".hive" / "config.yaml").write_text("delegation:\n  enabled: true\n", encoding="utf-8")
+    with scripted_server() as server:
+        result = ws.use(server).run("-p", "hi")
+    assert result.code == 1, result
+    assert f"{folder / 'agent.yaml'}:2:" in result.stderr
+    assert "nosuchai" in result.stderr
+    assert server.requests == []
+
+
+def test_an_agent_yaml_with_an_unknown_key_or_backend_is_an_error_with_its_line(ws: Workspace) -> None:
+    folder = ws.project / ".hive" / "agents" / "critic"
+    folder.mkdir(parents=True)
+    path = folder / "agent.yaml"
+    (ws.project / ".hive" / "config.yaml").write_text("delegation:\n  enabled: true\n", encoding="utf-8")
+    with scripted_server() as server:
+        ws.use(server)
+        path.write_text("description: Critiques.\nmodle: m\n", encoding="utf-8")
+        unknown_key = ws.run("-p", "hi")
+        path.write_text("description: Critiques.\n\nbackend: nosuchcli\n", encoding="utf-8")
+        unknown_backend = ws.run("-p", "hi")
+    assert unknown_key.code == 1, unknown_key
+    assert f"{path}:2:" in unknown_key.stderr
+    assert "'modle'" in unknown_key.stderr
+    assert unknown_backend.code == 1, unknown_backend
+    assert f"{path}:3:" in unknown_backend.stderr
+    assert "nosuchcli" in unknown_backend.stderr
