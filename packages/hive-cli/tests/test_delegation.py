@@ -5,8 +5,13 @@ naming the subagent, cancelling, and definitions that cannot work."""
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+from agent_cli_harness import agent_clis_bin
 from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import input_items
@@ -17,6 +22,9 @@ from cli_harness import user_texts
 from cli_harness import wait_until
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import OK_REPLY
+from hive_conformance.model_server.agent_cli import RUNTOOL_MARKER
+from hive_conformance.model_server.agent_cli import agent_cli_responder
 from hive_conformance.model_server.recording import RecordedRequest
 from hive_conformance.script import Round
 from hive_protocol import verify
@@ -336,3 +344,64 @@ def test_an_agent_yaml_with_an_unknown_key_or_backend_is_an_error_with_its_line(
     assert unknown_backend.code == 1, unknown_backend
     assert f"{path}:3:" in unknown_backend.stderr
     assert "nosuchcli" in unknown_backend.stderr
+
+
+@pytest.fixture
+def agent_server() -> Iterator[ScriptedModelServer]:
+    """A scripted model that answers a coding-agent CLI, whatever it asks (``MOCK_REPLY ok`` to plain text)."""
+    with ScriptedModelServer(model="local-model", responder=agent_cli_responder()) as served:
+        yield served
+
+
+@pytest.mark.slow
+def test_a_subagent_can_be_a_real_coding_agent_cli(
+    ws: Workspace, server: ScriptedModelServer, agent_server: ScriptedModelServer
+) -> None:
+    executable = agent_clis_bin() / "pi"
+    if not os.access(executable, os.X_OK):
+        pytest.skip(f"pi: {executable} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
+    home = ws.root / "home"
+    home.mkdir()
+    ws.env.update(
+        PATH=f"{executable.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1"
+    )
+    agents = (
+        "    - name: coder\n"
+        "      description: A coding agent with its own tools.\n"
+        "      instructions: Be brief.\n"
+        "      backend: pi\n"
+        "      model: local-model\n"
+        f"      endpoint: {agent_server.url}/v1\n"
+    )
+    server.add(
+        calls(("c1", "delegate", {"agent": "coder", "task": "Say hello."})),
+        text("The coder said hello."),
+        calls(("c2", "delegate", {"agent": "coder", "task": f"{RUNTOOL_MARKER} go"})),
+        text("The coder ran it."),
+    )
+    with _configure(ws, server, agents).serve() as proc:
+        first = proc.turn("ask the coder")
+        proc.send({"type": "user_message", "content": "have the coder run its tool"})
+        asked = proc.events_until("hitl_request")[-1]
+        assert asked["call_id"] == "c2"
+        assert "subagent coder" in asked["description"]
+        assert not (ws.project / "hive_tool_ran.txt").exists()
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
+        second = proc.events_until("turn_end")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    assert verify([line.encode() for line in proc.stdout.splitlines(keepends=True)], turns=2) == []
+    [selected] = _of(first, "agent_selected")
+    assert selected["agent_name"] == "coder"
+    [ended] = _of(first, "tool_end")
+    assert (ended["success"], ended["output"]) == (True, OK_REPLY)
+    assert _of(first, "agent_work")[-1]["items"][0]["status"] == "completed"
+    # Its answer is the delegation's result in the parent's next request.
+    assert input_items(model_requests(server)[1], "function_call_output")[-1]["output"] == OK_REPLY
+    # The CLI was given the agent's instructions and the task.
+    sent = [json.dumps(request.body) for request in agent_server.requests if request.body is not None]
+    assert any("Be brief." in body and "Say hello." in body for body in sent), sent
+    # Its tool ran once the parent's client approved it.
+    assert (ws.project / "hive_tool_ran.txt").exists()
+    [ran] = _of(second, "tool_end")
+    assert ran["success"] is True
