@@ -405,3 +405,19 @@ def test_a_subagent_can_be_a_real_coding_agent_cli(
     assert (ws.project / "hive_tool_ran.txt").exists()
     [ran] = _of(second, "tool_end")
     assert ran["success"] is True
+
+
+def test_the_terminal_approver_names_the_subagent(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(
+        calls(("c1", "delegate", {"agent": "writer", "task": "Write hello to out.txt."})),
+        calls(("s1", "write_file", {"path": "out.txt", "content": "hello"})),
+        text("Written."),
+        text("All done."),
+    )
+    with _configure(ws, server, WRITER_AGENT).terminal("-p", "write it", term="xterm-256color") as term:
+        panel = term.expect("reject and stop")
+        assert "approval needed: write_file (medium risk) for subagent writer" in panel
+        term.type("y")
+        term.expect("All done.")
+        assert term.wait() == 0
+    assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hello"
