@@ -225,7 +225,8 @@ def _by_model(request: RecordedRequest) -> Round | None:
 PAIR_AGENTS = "    - name: first\n      model: first-model\n    - name: second\n      model: second-model\n"
 
 
-def test_max_concurrent_makes_further_delegations_wait(ws: Workspace, server: ScriptedModelServer) -> None:
+def _delegate_both(ws: Workspace, server: ScriptedModelServer, limit: int) -> list[dict[str, Any]]:
+    """One round delegating to both agents with ``maxConcurrent: limit``; the turn's events."""
     server.responder = _by_model
     server.add(
         calls(
@@ -234,8 +235,12 @@ def test_max_concurrent_makes_further_delegations_wait(ws: Workspace, server: Sc
         ),
         text("Both answered."),
     )
-    with _configure(ws, server, PAIR_AGENTS, "  maxConcurrent: 1\n").serve() as proc:
-        events = proc.turn("go")
+    with _configure(ws, server, PAIR_AGENTS, f"  maxConcurrent: {limit}\n").serve() as proc:
+        return proc.turn("go")
+
+
+def test_max_concurrent_makes_further_delegations_wait(ws: Workspace, server: ScriptedModelServer) -> None:
+    events = _delegate_both(ws, server, 1)
     snapshots = [snapshot["items"] for snapshot in _of(events, "agent_work")]
     running = [sum(item["status"] == "running" for item in items) for items in snapshots]
     assert max(running) == 1, snapshots
@@ -247,17 +252,7 @@ def test_max_concurrent_makes_further_delegations_wait(ws: Workspace, server: Sc
 
 
 def test_without_a_limit_both_delegations_run_at_once(ws: Workspace, server: ScriptedModelServer) -> None:
-    server.responder = _by_model
-    server.add(
-        calls(
-            ("c1", "delegate", {"agent": "first", "task": "one"}),
-            ("c2", "delegate", {"agent": "second", "task": "two"}),
-        ),
-        text("Both answered."),
-    )
-    with _configure(ws, server, PAIR_AGENTS, "  maxConcurrent: 2\n").serve() as proc:
-        events = proc.turn("go")
-    snapshots = [snapshot["items"] for snapshot in _of(events, "agent_work")]
+    snapshots = [snapshot["items"] for snapshot in _of(_delegate_both(ws, server, 2), "agent_work")]
     # Both started before either could end: their model requests had not been answered yet.
     assert [item["status"] for item in snapshots[1]] == ["running", "running"]
 
