@@ -416,3 +416,25 @@ def test_the_terminal_approver_names_the_subagent(ws: Workspace, server: Scripte
         term.expect("All done.")
         assert term.wait() == 0
     assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hello"
+
+
+def test_a_nested_subagents_approval_names_the_whole_chain(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    agents = NESTING_AGENTS + "      tools: [write_file]\n"
+    server.add(
+        calls(("c1", "delegate", {"agent": "lead", "task": "Have it written."})),
+        calls(("l1", "delegate", {"agent": "helper", "task": "Write hi to out.txt."})),
+        calls(("h1", "write_file", {"path": "out.txt", "content": "hi"})),
+        text("Written."),
+        text("The helper wrote it."),
+        text("Done."),
+    )
+    with _configure(ws, server, agents, "  maxDepth: 2\n").serve() as proc:
+        proc.send({"type": "user_message", "content": "go"})
+        asked = proc.events_until("hitl_request")[-1]
+        assert (asked["call_id"], asked["id"]) == ("c1", "hitl-c1.l1.h1")
+        assert asked["description"] == "Allow write_file for subagent lead > helper?"
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
+        proc.events_until("turn_end")
+    assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hi"
