@@ -1,7 +1,9 @@
 """Human approval over the wire: an :class:`ApprovalService` whose human is the runner's client.
 
 Each asked call is published as a ``hitl_request`` (its ``id`` derived from the call id, so a replayed turn asks
-with the same id) and waits for the matching ``hitl_response``. Every way of not getting an answer is a
+with the same id) and waits for the matching ``hitl_response``. A subagent's call is asked under the delegation
+call the client saw start, naming the subagent, with the subagent's call id after the delegation's in the ``id``
+(``hitl-c1.s1``). Every way of not getting an answer is a
 rejection: no client attached, the timeout, the client going away, or the bridge shutting down.
 """
 
