@@ -58,7 +58,7 @@ def test_the_warning_is_written_once_per_process(
 ) -> None:
     config = ws.project / ".hive" / "config.yaml"
     # A key of its own, so that no other test of this process has said it already.
-    config.write_text("\n\ndelegation:\n  maxDepth: 7\n", encoding="utf-8")
+    config.write_text("\n\ncompaction:\n  maxAnchorStateChars: 7\n", encoding="utf-8")
     ws.use(server).trust_now()
     for variable in CONFIG_SCHEMA.environment:
         monkeypatch.delenv(variable.name, raising=False)
@@ -67,7 +67,7 @@ def test_the_warning_is_written_once_per_process(
     for _ in range(2):  # a session opened again (/clear, /model) builds its host again
         build_host(HostOptions(cwd=ws.project), approvals=None, model_free=True)
     assert _warnings(capsys.readouterr().err) == [
-        f"hive: warning: {config}:4: delegation.maxDepth is not used by this version of hive"
+        f"hive: warning: {config}:4: compaction.maxAnchorStateChars is not used by this version of hive"
     ]
 
 

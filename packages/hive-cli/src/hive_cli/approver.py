@@ -130,7 +130,8 @@ class TerminalApprover(TerminalAsker):
     def _panel(self, request: ApprovalRequest, change: Change | None, *, color: bool = False) -> str:
         lines = [
             "",
-            f"╭─ approval needed: {request.tool_name} ({request.level or 'medium'} risk)",
+            f"╭─ approval needed: {request.tool_name} ({request.level or 'medium'} risk)"
+            + (f" for subagent {request.subagent}" if request.subagent is not None else ""),
             f"│ {request.reason or 'the rules ask before this call'}",
         ]
         for key, value in request.arguments.items():

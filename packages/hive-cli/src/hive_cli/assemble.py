@@ -35,6 +35,7 @@ from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
 
 from .advisor import advisor_tools
+from .delegation import delegation_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
 from .web_host import web_tools_for
@@ -284,16 +285,31 @@ def build_host(
     knowledge = project_knowledge(loaded, root, options.cwd)
     for line in knowledge.warnings if warn else ():
         _say_once(f"hive: {line}")
+    max_iterations = options.max_iterations or behavior.maximum_iterations_per_request
+    max_output_tokens = options.max_output_tokens or behavior.max_output_tokens
+    tool_timeout = options.tool_timeout or behavior.tool_call_timeout_seconds
+    tools = (
+        *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
+        *knowledge.tools,
+        *advisor_tools(loaded, settings, max_output_tokens=max_output_tokens),
+        *web_tools_for(loaded, settings, client),
+        *extra_tools,
+    )
     agent = Agent(
         client,
         tools=(
-            *builtin_tools(sandbox=SandboxSettings.from_config(loaded)),
-            *knowledge.tools,
-            *advisor_tools(
-                loaded, settings, max_output_tokens=options.max_output_tokens or behavior.max_output_tokens
+            *tools,
+            *delegation_tools(
+                loaded,
+                settings,
+                {item.name: item for item in tools},
+                policy=policy,
+                approvals=approvals,
+                max_iterations=max_iterations,
+                max_output_tokens=max_output_tokens,
+                tool_timeout=tool_timeout,
+                compaction=compaction,
             ),
-            *web_tools_for(loaded, settings, client),
-            *extra_tools,
         ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
         # The toolRetrieval section, when enabled, replaces the small-model profile's selection.
@@ -301,11 +317,11 @@ def build_host(
         policy=policy,
         approvals=approvals,
         middlewares=[*default_middlewares(policy, approvals), checkpoints],
-        max_iterations=options.max_iterations or behavior.maximum_iterations_per_request,
+        max_iterations=max_iterations,
         max_consecutive_errors=behavior.maximum_consecutive_errors_per_request,
-        max_output_tokens=options.max_output_tokens or behavior.max_output_tokens,
+        max_output_tokens=max_output_tokens,
         reasoning_effort=options.reasoning_effort or behavior.reasoning_effort,
-        tool_timeout=options.tool_timeout or behavior.tool_call_timeout_seconds,
+        tool_timeout=tool_timeout,
         working_dir=root,
         planning=options.planning,
         context=ContextManager(compaction),

@@ -164,6 +164,12 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     """Why the policy asks."""
     level: RiskLevel | None = None
     """How risky the call is judged to be."""
+    subagent: str | None = None
+    """The subagent that made the call (``reviewer``; ``planner > reviewer`` for one a subagent started), or
+    ``None`` for the agent itself. Then :attr:`call_id` is the agent's own delegation call, the one its client
+    saw start, and :attr:`subagent_call_id` the subagent's id for the call."""
+    subagent_call_id: str | None = None
+    """The subagent's own id for the call, when :attr:`subagent` is set."""
 
 
 class ApprovalDecision(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,7 +1,9 @@
 """Human approval over the wire: an :class:`ApprovalService` whose human is the runner's client.
 
 Each asked call is published as a ``hitl_request`` (its ``id`` derived from the call id, so a replayed turn asks
-with the same id) and waits for the matching ``hitl_response``. Every way of not getting an answer is a
+with the same id) and waits for the matching ``hitl_response``. A subagent's call is asked under the delegation
+call the client saw start, naming the subagent, with the subagent's call id after the delegation's in the ``id``
+(``hitl-c1.s1``). Every way of not getting an answer is a
 rejection: no client attached, the timeout, the client going away, or the bridge shutting down.
 """
 
@@ -103,7 +105,11 @@ class HitlBridge:
         if self._emit is None:
             reason = self._closed or "no client is attached to answer approval requests"
             return ApprovalDecision(approved=False, reason=reason)
-        request_id = hitl_id(request.call_id)
+        request_id = hitl_id(
+            request.call_id
+            if request.subagent_call_id is None
+            else f"{request.call_id}.{request.subagent_call_id}"
+        )
         wait = _Wait()
         self._waits[request_id] = wait  # registered before publishing: the answer cannot outrun its wait
         try:
@@ -112,7 +118,9 @@ class HitlBridge:
                     id=request_id,
                     action=request.reason or request.tool_name,
                     target=_target(request),
-                    description=f"Allow {request.tool_name}?",
+                    description=f"Allow {request.tool_name}?"
+                    if request.subagent is None
+                    else f"Allow {request.tool_name} for subagent {request.subagent}?",
                     tool_name=request.tool_name,
                     arguments=request.arguments,
                     call_id=request.call_id,

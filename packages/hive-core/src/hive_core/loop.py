@@ -383,6 +383,12 @@ class AgentSession:
         agent = self.agent
         defaults = agent.defaults
         offer = agent.offer(options, prompt, self.conversation)
+        if self.planning:
+            # Planning investigates: work handed to another agent is not offered at all.
+            kept = tuple(
+                name for name in offer.names if name not in agent.tools or not agent.tools[name].delegates
+            )
+            offer = ToolOffer(kept, offer.choice if kept else "none")
         instructions = "\n\n".join(t for t in (agent.instructions, options.instructions) if t) or None
         chat = ChatOptions(
             tools=[agent.tools[name].spec for name in offer.names],

@@ -30,6 +30,10 @@ FETCH_PAGE: Final = "fetch_page"  # url
 EXPLORE_SITE: Final = "explore_site"  # base_url
 DEEP_RESEARCH: Final = "deep_research"
 
+# Subagents (hive_core.builtin_tools.delegate), offered when delegation is on: each of their calls is judged on its
+# own, so handing a task over is allowed by default.
+DELEGATE: Final = "delegate"
+
 BUILTIN_TOOL_NAMES: Final = (
     READ_FILE,
     WRITE_FILE,

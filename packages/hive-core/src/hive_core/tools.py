@@ -131,6 +131,7 @@ class Tool:
         description: str | None = None,
         read_only: bool = False,
         timeout: float | None = None,
+        delegates: bool = False,
     ) -> None:
         self.function = function
         self.name = name or function.__name__
@@ -143,6 +144,8 @@ class Tool:
         runs only read-only tools."""
         self.timeout = timeout
         """Seconds a call may run before it is stopped (``None``: the agent's default)."""
+        self.delegates = delegates
+        """Whether it hands work to another agent (``delegate``): planning mode does not offer it."""
         self._is_async = inspect.iscoroutinefunction(function)
         self._takes_context, self._arguments_type, self.parameters = _signature_schema(
             function, self.name, doc

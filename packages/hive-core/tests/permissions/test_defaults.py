@@ -49,6 +49,7 @@ DEFAULT_CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("manage_todo", {"action": "list"}, "allow", "manage_todo"),
     ("web_search", {"query": "bees"}, "allow", "web_search"),
     ("deep_research", {"query": "bees"}, "allow", "deep_research"),
+    ("delegate", {"agent": "reviewer", "task": "review it"}, "allow", "delegate"),
 ]
 
 

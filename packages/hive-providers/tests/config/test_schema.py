@@ -88,6 +88,7 @@ DEFAULTS = {
     "toolRetrieval.minScoredSlots": 0,
     "toolRetrieval.stickyToolLimit": 0,
     "toolRetrieval.stickyChangeScore": 0.7,
+    "delegation.enabled": False,
     "delegation.agentsDirectory": "agents",
     "delegation.maxDepth": 2,
     "delegation.maxConcurrent": 3,

@@ -471,16 +471,32 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "delegation",
-            "Subagents offered as tools.",
-            _s("agentsDirectory", "The directory of agent definitions (agents/<name>/agent.yaml).", "agents"),
+            "Subagents, offered to the model through one delegate(agent, task) tool; off until enabled and an agent "
+            "is defined.",
+            _b("enabled", "Offer the delegate tool with the agents defined.", False),
+            _s(
+                "agentsDirectory",
+                "The directory of agent definitions (<name>/agent.yaml), relative to the project's .hive/.",
+                "agents",
+            ),
             FieldSpec(
                 name="agents",
                 kind="mapping_list",
-                doc="Agents defined inline: name, provider, model, description, maxToolTurns.",
+                doc="Agents defined inline, each with name, description, instructions, provider and model or "
+                "backend (a coding-agent CLI), endpoint, tools.",
             ),
-            _i("maxDepth", "Delegation depth at most.", 2),
-            _i("maxConcurrent", "Subagents running at once at most.", 3, positive=True),
-            used=False,
+            _i(
+                "maxDepth",
+                "Levels of delegation at most (1: subagents cannot delegate further).",
+                2,
+                positive=True,
+            ),
+            _i(
+                "maxConcurrent",
+                "Subagents running at once at most; further delegations wait.",
+                3,
+                positive=True,
+            ),
         ),
         _section(
             "skills",

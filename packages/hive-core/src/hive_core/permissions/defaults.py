@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hive_core.approvals import PermissionAction
 from hive_core.tool_names import DEEP_RESEARCH
+from hive_core.tool_names import DELEGATE
 from hive_core.tool_names import GLOB_FILES
 from hive_core.tool_names import GREP_FILES
 from hive_core.tool_names import LIST_DIRECTORY
@@ -133,6 +134,8 @@ DEFAULT_RULES = PermissionRules(
         # one by the web rules.
         _rule(WEB_SEARCH, "allow"),
         _rule(DEEP_RESEARCH, "allow"),
+        # Not upstream: a subagent's own calls are judged by these very rules, and asked about in the agent's name.
+        _rule(DELEGATE, "allow"),
     ),
     ask_before_delete=True,
     default_action="ask",

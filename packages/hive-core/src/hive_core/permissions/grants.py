@@ -162,7 +162,15 @@ _EXACT_SUBCOMMANDS: Final = frozenset(
 _MODULE_TOOLS: Final = frozenset({"pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest"})
 """Modules an interpreter may run by name (``python3 -m pytest``), remembered as that prefix."""
 _NAME_ONLY_TOOLS: Final = frozenset(
-    {named.LIST_DIRECTORY, named.GLOB_FILES, named.GREP_FILES, named.MANAGE_TODO, "advisor", "load_skill"}
+    {
+        named.LIST_DIRECTORY,
+        named.GLOB_FILES,
+        named.GREP_FILES,
+        named.MANAGE_TODO,
+        named.DELEGATE,
+        "advisor",
+        "load_skill",
+    }
 )
 """Tools whose grant is their name: their arguments either do not matter or are paths the policy still judges
 one by one."""

@@ -1,0 +1,199 @@
+"""The ``delegation`` section made into the ``delegate`` tool: off until ``delegation.enabled`` and an agent is
+defined. A model agent runs on its ``provider`` (unset: the session's) through the provider registry, as the
+session's own model does; a ``backend`` agent is a coding-agent CLI run for one turn through the backend registry,
+as ``--agent`` runs one, judged by the same rules and asking the same approver.
+
+Every name is checked now, so a definition that cannot work stops the start with its file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+from typing import cast
+
+import anyio
+
+from hive_core import ApprovalService
+from hive_core import ChatClient
+from hive_core import Tool
+from hive_core.config import LoadedConfig
+from hive_core.config.agents import AgentDefinition
+from hive_core.config.agents import agent_definitions
+from hive_core.tools import EventSink
+from hive_protocol import UserMessageRequest
+from hive_providers import ProviderSettings
+
+if TYPE_CHECKING:
+    from hive_core.approvals import ToolCallPolicy
+    from hive_core.builtin_tools.delegate import Processor
+    from hive_core.builtin_tools.delegate import Subagent
+    from hive_core.builtin_tools.delegate import SubagentLaunch
+    from hive_core.context import CompactionSettings
+
+__all__ = ["delegation_tools"]
+
+
+def _model_agent(
+    definition: AgentDefinition,
+    loaded: LoadedConfig,
+    working: ProviderSettings,
+    tools: Mapping[str, Tool],
+    *,
+    policy: ToolCallPolicy,
+    max_iterations: int,
+    max_output_tokens: int | None,
+    tool_timeout: float | None,
+    compaction: CompactionSettings,
+) -> Subagent:
+    from hive_core.builtin_tools.delegate import DELEGATE_TOOL_NAME
+    from hive_core.builtin_tools.delegate import model_subagent
+    from hive_providers.registry import ProviderSelectionError
+    from hive_providers.registry import UnknownProviderError
+    from hive_providers.registry import choose_provider
+    from hive_providers.registry import create_client
+    from hive_providers.registry import provider_spec
+
+    if definition.provider is not None:
+        try:
+            provider_spec(definition.provider)
+        except UnknownProviderError as exc:
+            raise definition.error("provider", str(exc)) from None
+    try:
+        settings = choose_provider(
+            loaded, definition.provider or working.provider, definition.model or working.model
+        ).settings
+    except ProviderSelectionError as exc:
+        raise definition.error("provider" if definition.provider else "model", str(exc)) from None
+    own: dict[str, Tool] = {}
+    for name in definition.tools:
+        if name == DELEGATE_TOOL_NAME:
+            continue
+        found = tools.get(name)
+        if found is None:
+            known = ", ".join(sorted({*tools, DELEGATE_TOOL_NAME}))
+            raise definition.error("tools", f"there is no tool named {name!r} (tools: {known})")
+        own[name] = found
+
+    def connect() -> ChatClient:
+        return create_client(settings)
+
+    return model_subagent(
+        definition.name,
+        connect,
+        description=definition.description,
+        instructions=definition.instructions,
+        tools=own,
+        delegates=DELEGATE_TOOL_NAME in definition.tools,
+        policy=policy,
+        working_dir=loaded.project_root,
+        max_iterations=max_iterations,
+        max_output_tokens=max_output_tokens,
+        tool_timeout=tool_timeout,
+        compaction=compaction,
+    )
+
+
+def _backend_agent(definition: AgentDefinition, loaded: LoadedConfig, *, policy: ToolCallPolicy) -> Subagent:
+    from hive_core.builtin_tools.delegate import Subagent
+    from hive_core.sandbox import SandboxSettings
+    from hive_providers.backends.kit.errors import UnknownBackend
+    from hive_providers.backends.kit.specs import ENDPOINT_MODEL
+    from hive_providers.backends.kit.specs import BackendOptions
+    from hive_providers.backends.kit.specs import ModelEndpoint
+    from hive_providers.backends.registry import create_backend
+    from hive_providers.backends.registry import resolve_backend
+
+    assert definition.backend is not None
+    if definition.tools:
+        raise definition.error("tools", "a coding-agent CLI uses its own tools: 'tools' is for a model agent")
+    try:
+        spec = resolve_backend(definition.backend)
+    except UnknownBackend as exc:
+        raise definition.error("backend", str(exc)) from None
+    endpoint = None
+    if definition.endpoint is not None:
+        if not spec.offline:
+            reason = spec.needs_login or "hive has no offline configuration for it"
+            raise definition.error("endpoint", f"{spec.name} cannot run against an endpoint: {reason}")
+        endpoint = ModelEndpoint(base_url=definition.endpoint, model=definition.model or ENDPOINT_MODEL)
+    sandbox = SandboxSettings.from_config(loaded)
+    instructions = definition.instructions
+
+    @asynccontextmanager
+    async def launch(given: SubagentLaunch) -> AsyncGenerator[Processor]:
+        backend = create_backend(
+            spec,
+            BackendOptions(
+                cwd=loaded.project_root,
+                model=None if endpoint is not None else definition.model,
+                endpoint=endpoint,
+                policy=policy,
+                approvals=given.approvals,
+                sandbox=sandbox,
+            ),
+        )
+
+        async def run(request: UserMessageRequest, emit: EventSink) -> None:
+            # A CLI has its own system prompt: the agent's instructions lead the task.
+            task = f"{instructions}\n\n{request.content}" if instructions else request.content
+            await backend(UserMessageRequest(content=task), emit)
+
+        try:
+            yield run
+        finally:
+            with anyio.CancelScope(shield=True):
+                await backend.aclose()
+
+    return Subagent(definition.name, definition.description, launch)
+
+
+def delegation_tools(
+    loaded: LoadedConfig,
+    working: ProviderSettings,
+    tools: Mapping[str, Tool],
+    *,
+    policy: ToolCallPolicy,
+    approvals: ApprovalService | None,
+    max_iterations: int,
+    max_output_tokens: int | None,
+    tool_timeout: float | None,
+    compaction: CompactionSettings,
+) -> tuple[Tool, ...]:
+    """The ``delegate`` tool when ``delegation.enabled`` and an agent is defined (empty otherwise), its
+    subagents using ``tools`` (the agent's, by name) as their definitions say and asking ``approvals``.
+
+    Raises :class:`~hive_core.config.agents.AgentDefinitionError` (file and line) for a definition naming a
+    provider, backend or tool that does not exist, or a provider that is not set up.
+    """
+    definitions = agent_definitions(loaded)
+    if not definitions:
+        return ()
+    from hive_core.builtin_tools.delegate import Delegation
+
+    subagents = [
+        _backend_agent(definition, loaded, policy=policy)
+        if definition.backend is not None
+        else _model_agent(
+            definition,
+            loaded,
+            working,
+            tools,
+            policy=policy,
+            max_iterations=max_iterations,
+            max_output_tokens=max_output_tokens,
+            tool_timeout=tool_timeout,
+            compaction=compaction,
+        )
+        for definition in definitions
+    ]
+    section = loaded.section("delegation")
+    delegation = Delegation(
+        subagents,
+        max_depth=cast("int", section["maxDepth"]),
+        max_concurrent=cast("int", section["maxConcurrent"]),
+    )
+    made = delegation.tool(1, approvals)
+    return (made,) if made is not None else ()
