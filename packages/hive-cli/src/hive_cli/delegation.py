@@ -3,7 +3,9 @@ defined. A model agent runs on its ``provider`` (unset: the session's) through t
 session's own model does; a ``backend`` agent is a coding-agent CLI run for one turn through the backend registry,
 as ``--agent`` runs one, judged by the same rules and asking the same approver.
 
-Every name is checked now, so a definition that cannot work stops the start with its file and line.
+Every name is checked now, so a definition that cannot work stops the start with its file and line. An agent
+of a project the user has not trusted that sets an ``endpoint`` is left out (:func:`untrusted_agent_endpoints`):
+the model could otherwise hand the conversation, as a task, to a server the project chose.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
 
@@ -19,8 +22,10 @@ import anyio
 from hive_core import ApprovalService
 from hive_core import ChatClient
 from hive_core import Tool
+from hive_core.config import IgnoredSetting
 from hive_core.config import LoadedConfig
 from hive_core.config.agents import AgentDefinition
+from hive_core.config.agents import AgentDefinitionError
 from hive_core.config.agents import agent_definitions
 from hive_core.tools import EventSink
 from hive_protocol import UserMessageRequest
@@ -33,7 +38,7 @@ if TYPE_CHECKING:
     from hive_core.builtin_tools.delegate import SubagentLaunch
     from hive_core.context import CompactionSettings
 
-__all__ = ["delegation_tools"]
+__all__ = ["delegation_tools", "untrusted_agent_endpoints"]
 
 
 def _model_agent(
@@ -168,7 +173,9 @@ def delegation_tools(
     Raises :class:`~hive_core.config.agents.AgentDefinitionError` (file and line) for a definition naming a
     provider, backend or tool that does not exist, or a provider that is not set up.
     """
-    definitions = agent_definitions(loaded)
+    definitions = [
+        definition for definition in agent_definitions(loaded) if not _needs_trust(definition, loaded)
+    ]
     if not definitions:
         return ()
     from hive_core.builtin_tools.delegate import Delegation
@@ -197,3 +204,32 @@ def delegation_tools(
     )
     made = delegation.tool(1, approvals)
     return (made,) if made is not None else ()
+
+
+def untrusted_agent_endpoints(loaded: LoadedConfig) -> list[IgnoredSetting]:
+    """The agents of an untrusted project (its agents directory or its own config) that set an ``endpoint``:
+    they are left out of delegation until the user trusts the project. Empty for a trusted project, and when a
+    definition cannot be read (the start reports that itself)."""
+    if loaded.trusted:
+        return []
+    try:
+        definitions = agent_definitions(loaded)
+    except AgentDefinitionError:
+        return []
+    return [
+        IgnoredSetting(
+            setting=f"agent {definition.name!r} endpoint: {definition.endpoint}",
+            source=definition.source,
+            line=definition.lines.get("endpoint"),
+        )
+        for definition in definitions
+        if _needs_trust(definition, loaded)
+    ]
+
+
+def _needs_trust(definition: AgentDefinition, loaded: LoadedConfig) -> bool:
+    return (
+        definition.endpoint is not None
+        and not loaded.trusted
+        and Path(definition.source).is_relative_to(loaded.project_root)
+    )

@@ -81,7 +81,14 @@ def settings_needing_trust(root: Path, loaded: LoadedConfig) -> list[IgnoredSett
     untrusted: config keys and ``.env`` variables, the loosening parts of its rules, its MCP plugins."""
     from hive_core.mcp.config import project_plugin_settings
 
-    return [*loaded.ignored, *_loosening_rules(root, loaded), *project_plugin_settings(root)]
+    from .delegation import untrusted_agent_endpoints
+
+    return [
+        *loaded.ignored,
+        *_loosening_rules(root, loaded),
+        *project_plugin_settings(root),
+        *untrusted_agent_endpoints(loaded),
+    ]
 
 
 def _loosening_rules(root: Path, loaded: LoadedConfig) -> list[IgnoredSetting]:
