@@ -20,6 +20,9 @@ from hive_conformance.model_server import ScriptedModelServer
 READ_NOTES = calls(("c1", "read_file", {"path": "notes.txt"}))
 """A round calling one tool; the scripted usage of a round of calls is 20 in, 5 out."""
 
+ONE_CALL_KINDS = ["turn_start", "model_request", "tool", "model_request", "turn_end"]
+"""The log of a turn that called one tool and then answered."""
+
 
 def records_of(output: str) -> list[dict[str, Any]]:
     """JSON Lines, each line an object with ``time`` and ``kind``."""
@@ -53,13 +56,7 @@ def test_a_served_turn_with_a_tool_call_logs_its_requests_its_call_and_its_ends(
 
     assert result.code == 0, result
     records = records_of(result.stdout)
-    assert [r["kind"] for r in records] == [
-        "turn_start",
-        "model_request",
-        "tool",
-        "model_request",
-        "turn_end",
-    ]
+    assert [r["kind"] for r in records] == ONE_CALL_KINDS
     assert [r["time"] for r in records] == sorted(r["time"] for r in records)
     first, tool, second, end = records[1:]
     assert (first["input_tokens"], first["output_tokens"]) == (20, 5)
@@ -101,13 +98,7 @@ def test_a_failed_call_and_a_failed_request_are_logged_as_such(
 
     records = records_of(ws.run("logs", "-o", "json").stdout)
 
-    assert [r["kind"] for r in records] == [
-        "turn_start",
-        "model_request",
-        "tool",
-        "model_request",
-        "turn_end",
-    ]
+    assert [r["kind"] for r in records] == ONE_CALL_KINDS
     assert records[2]["outcome"] == "error"
     assert records[3]["error"]
     assert records[4]["error"]
@@ -162,13 +153,7 @@ def test_hive_serve_offers_the_log_behind_its_token(ws: Workspace, server: Scrip
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/jsonl")
     records = records_of(response.text)
-    assert [r["kind"] for r in records] == [
-        "turn_start",
-        "model_request",
-        "tool",
-        "model_request",
-        "turn_end",
-    ]
+    assert [r["kind"] for r in records] == ONE_CALL_KINDS
     assert records[2]["name"] == "read_file"
     assert refused.status_code == 401
     assert "turn_start" not in refused.text

@@ -131,14 +131,7 @@ class CompactionRecord(_Record, frozen=True, kw_only=True, tag="compaction"):
     @classmethod
     def of(cls, report: CompactionReport, time: float) -> CompactionRecord:
         """The record of ``report``, written at ``time``."""
-        return cls(
-            time=time,
-            messages_before=report.messages_before,
-            messages_after=report.messages_after,
-            tokens_before=report.tokens_before,
-            tokens_after=report.tokens_after,
-            summarized=report.summarized,
-        )
+        return cls(time=time, **msgspec.structs.asdict(report))
 
 
 class TurnEndRecord(_Record, frozen=True, kw_only=True, tag="turn_end"):

@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from core_harness import WAIT
+from core_harness import history
 
 from hive_core import Agent
 from hive_core import ChatError
@@ -24,8 +25,6 @@ from hive_core.execution_log import ToolRecord
 from hive_core.execution_log import TurnEndRecord
 from hive_core.execution_log import TurnStartRecord
 from hive_core.execution_log import record_kind
-from hive_core.messages import Message
-from hive_core.messages import TextPart
 from hive_core.sessions import LogReader
 from hive_core.sessions import SqliteSessionStore
 from hive_core.sessions import TranscriptRecorder
@@ -48,14 +47,6 @@ def kinds(log: list[LogRecord]) -> list[str]:
     return [record_kind(record) for record in log]
 
 
-def long_history(turns: int, size: int) -> list[Message]:
-    messages: list[Message] = []
-    for n in range(turns):
-        messages.append(Message("user", [TextPart(f"question {n} " + "q" * size)]))
-        messages.append(Message("assistant", [TextPart(f"answer {n} " + "a" * size)]))
-    return messages
-
-
 def session_in(store: SqliteSessionStore, project: Path) -> str:
     return store.create(project_path=project, model="scripted").id
 
@@ -65,7 +56,7 @@ async def test_an_overflow_logs_the_failed_request_the_compaction_and_the_retry(
 ) -> None:
     sid = session_in(store, project)
     client = ScriptedChatClient([fail(OVERFLOW), reply("SUMMARY-X"), reply("fits now", usage=(900, 3))])
-    session = Agent(client, policy=ALLOW_ALL).session(long_history(3, 3_900))
+    session = Agent(client, policy=ALLOW_ALL).session(history(3, 3_900))
     recorder = TranscriptRecorder(session, store, sid, model="m-1")
     with anyio.fail_after(WAIT):
         await collect_turn(recorder, "again")
