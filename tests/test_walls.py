@@ -69,6 +69,7 @@ KERNEL = (
     "chat",
     "context",
     "errors",
+    "execution_log",
     "failures",
     "fallback",
     "hitl",

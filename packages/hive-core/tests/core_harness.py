@@ -15,7 +15,9 @@ from typing import TypeVar
 
 import anyio
 
+from hive_core import Message
 from hive_core import SessionRunner
+from hive_core import TextPart
 from hive_core import Tool
 from hive_core.approvals import Verdict
 from hive_core.runners.session import Incoming
@@ -67,6 +69,15 @@ def recording_tool(name: str, result: str, *, read_only: bool = False) -> tuple[
         return result
 
     return Tool(run, name=name, description=f"Answers {result!r}.", read_only=read_only), ran
+
+
+def history(turns: int, size: int) -> list[Message]:
+    """``turns`` finished turns, each a user message and a reply of about ``size`` characters."""
+    messages: list[Message] = []
+    for n in range(turns):
+        messages.append(Message("user", [TextPart(f"question {n} " + "q" * size)]))
+        messages.append(Message("assistant", [TextPart(f"answer {n} " + "a" * size)]))
+    return messages
 
 
 def kinds(events: Sequence[Event]) -> list[str]:

@@ -11,6 +11,7 @@ import anyio
 import pytest
 from core_harness import WAIT
 from core_harness import assert_verified
+from core_harness import history
 
 from hive_core import Agent
 from hive_core import Capabilities
@@ -73,15 +74,6 @@ def text_of(messages: Sequence[Message]) -> str:
         for part in m.parts
         if isinstance(part, TextPart | ToolResultPart)
     )
-
-
-def history(turns: int, size: int) -> list[Message]:
-    """``turns`` finished turns, each a user message and a reply of about ``size`` characters."""
-    messages: list[Message] = []
-    for n in range(turns):
-        messages.append(Message("user", [TextPart(f"question {n} " + "q" * size)]))
-        messages.append(Message("assistant", [TextPart(f"answer {n} " + "a" * size)]))
-    return messages
 
 
 class Responder:

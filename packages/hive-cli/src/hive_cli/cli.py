@@ -600,6 +600,27 @@ def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
     sys.exit(delete_main(session_id, as_json=output == "json", yes=yes))
 
 
+@cli.command(
+    epilog="\b\nExamples:\n  hive logs\n  hive logs 18f3a2c4 -o json\n  hive logs --follow",
+)
+@click.argument("session_id", metavar="[SESSION]", required=False)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(_FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format: text, or json / jsonl (both: one JSON record a line).",
+)
+@click.option("-f", "--follow", is_flag=True, help="Keep printing records as they are written, until Ctrl+C.")
+def logs(session_id: str | None, output: str, follow: bool) -> None:
+    """Show a session's execution log: turns, model requests (size, duration, tokens), tool calls, fallbacks and
+    compactions (SESSION: an id or a unique start of one; the project's most recent session by default)."""
+    from .commands.logs import logs_main
+
+    sys.exit(logs_main(session_id, output=output, follow=follow))
+
+
 def run_cli(args: list[str]) -> int:
     """Run the command line with ``args``; return the exit code.
 

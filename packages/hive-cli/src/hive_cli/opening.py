@@ -241,7 +241,9 @@ def _open(
     else:
         if clock is not None:
             host.agent.clock = clock
-        recorder = TranscriptRecorder(host.agent.session(store.restore(sid)), store, sid)
+        recorder = TranscriptRecorder(
+            host.agent.session(store.restore(sid)), store, sid, model=host.settings.model
+        )
         backend, processor = HiveBackend(recorder.session), recorder
         grants = _kept_grants(host, store, sid)
         served_questions = None  # hive's own loop asks no questions

@@ -53,6 +53,9 @@ from .chat import probed_capabilities
 from .context import CompactionReport
 from .context import ContextManager
 from .context import PreparedRequest
+from .execution_log import CompactionRecord
+from .execution_log import ExecutionObserver
+from .execution_log import ModelRequestRecord
 from .failures import context_overflowed
 from .messages import Message
 from .messages import Part
@@ -82,6 +85,8 @@ _NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
 _DECIDED: Final[frozenset[RefusalKind]] = frozenset({"denied", "approval_unavailable", "rejected"})
 """Refusals that are the rules' or the user's decision, not a failure of the call: they do not count towards
 :attr:`Agent.max_consecutive_errors`, nor reset the count."""
+
+_REQUEST_SIZE: Final = msgspec.json.Encoder()
 
 
 class Agent:
@@ -178,13 +183,17 @@ class _Usage:
     input: int = 0
     output: int = 0
     cached: int = 0
-    seen: bool = False
+    reports: int = 0
+
+    @property
+    def seen(self) -> bool:
+        return self.reports > 0
 
     def add(self, update: UsageUpdate) -> None:
         self.input += update.input_tokens
         self.output += update.output_tokens
         self.cached += update.cached_input_tokens
-        self.seen = True
+        self.reports += 1
 
 
 @dataclass
@@ -293,6 +302,9 @@ class AgentSession:
         """What prepares each request from the conversation."""
         self.planning = agent.planning
         """Planning mode for this session."""
+        self.observer: ExecutionObserver | None = None
+        """Told of every model request, tool call and compaction as it is measured (the execution log); ``None``
+        measures nothing."""
         self._call_ids = _CallIds()
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
@@ -427,6 +439,8 @@ class AgentSession:
             prepared = await context.prepare(self.conversation, client=client, options=options, force=True)
         if prepared.compaction is not None:
             compactions.append(prepared.compaction)
+            if self.observer is not None:
+                self.observer(CompactionRecord.of(prepared.compaction, time.time()))
         return prepared
 
     async def _model_round(
@@ -438,7 +452,7 @@ class AgentSession:
             reported, written = usage.input, usage.output
             current = _Round()
             try:
-                await self._stream(prepared, options, current, emit, usage)
+                await self._measured(prepared, options, current, emit, usage)
             except Exception as exc:
                 # The server says the request did not fit (the window was unknown, or the estimate was off):
                 # compact and send the round once more, if nothing of it reached the client yet.
@@ -462,6 +476,37 @@ class AgentSession:
         message = current.message(f"call_{len(self.conversation)}", self._call_ids.of(self.conversation))
         self.conversation.append(message)
         return message, current.finish
+
+    async def _measured(
+        self, prepared: PreparedRequest, options: ChatOptions, current: _Round, emit: EventSink, usage: _Usage
+    ) -> None:
+        """Stream one request, telling the :attr:`observer` (if any) its size, duration and usage once it ended."""
+        observer = self.observer
+        if observer is None:
+            await self._stream(prepared, options, current, emit, usage)
+            return
+        size = len(_REQUEST_SIZE.encode((prepared.messages, options)))
+        reports, reported, written = usage.reports, usage.input, usage.output
+        begun = time.perf_counter()
+        error: str | None = None
+        try:
+            await self._stream(prepared, options, current, emit, usage)
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            raise
+        finally:
+            seen = usage.reports > reports
+            observer(
+                ModelRequestRecord(
+                    time=time.time(),
+                    duration_ms=int((time.perf_counter() - begun) * 1000),
+                    request_bytes=size,
+                    input_tokens=usage.input - reported if seen else None,
+                    output_tokens=usage.output - written if seen else None,
+                    model=options.model,
+                    error=error,
+                )
+            )
 
     async def _stream(
         self, prepared: PreparedRequest, options: ChatOptions, current: _Round, emit: EventSink, usage: _Usage

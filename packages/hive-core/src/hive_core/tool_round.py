@@ -8,6 +8,7 @@ with every call's result in call order. :func:`offer_tools` says which tools a t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Iterable
@@ -28,6 +29,9 @@ from hive_protocol import TurnOptions
 from .approvals import PathJudge
 from .chat import RequiredTool
 from .chat import ToolChoice
+from .execution_log import ToolOutcomeKind
+from .execution_log import ToolRecord
+from .execution_log import tool_outcome_kind
 from .messages import Message
 from .messages import Part
 from .messages import ToolCallPart
@@ -153,8 +157,18 @@ async def run_tool_round(
     outcomes: dict[str, ToolOutcome] = {}
     history = _History(session.conversation)
 
+    observer = session.observer
+
     async def run_one(call: ToolCallPart) -> None:
-        outcome = await _outcome(session, call, offered, history, emit)
+        begun = time.perf_counter()
+        try:
+            outcome = await _outcome(session, call, offered, history, emit)
+        except anyio.get_cancelled_exc_class():
+            if observer is not None:
+                observer(_measured(call, begun, "cancelled"))
+            raise
+        if observer is not None:
+            observer(_measured(call, begun, tool_outcome_kind(outcome)))
         outcomes[call.id] = outcome
         if on_settled is not None:
             on_settled(call)
@@ -216,6 +230,16 @@ async def _outcome(
         raise
     except Exception as exc:
         return ToolOutcome.failed(exc)
+
+
+def _measured(call: ToolCallPart, begun: float, outcome: ToolOutcomeKind) -> ToolRecord:
+    return ToolRecord(
+        time=time.time(),
+        name=call.name,
+        call_id=call.id,
+        duration_ms=int((time.perf_counter() - begun) * 1000),
+        outcome=outcome,
+    )
 
 
 def _results(

@@ -13,11 +13,15 @@ from core_harness import one_question
 
 from hive_core import SessionRunner
 from hive_core.backends import BackendProbe
+from hive_core.execution_log import ToolRecord
+from hive_core.execution_log import TurnEndRecord
+from hive_core.execution_log import record_kind
 from hive_core.questions import QuestionBridge
 from hive_core.questions import QuestionService
 from hive_core.sessions import BackendRecorder
 from hive_core.sessions import BackendSession
 from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import execution_log
 from hive_core.sessions import last_backend_session
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
@@ -101,11 +105,13 @@ async def test_a_backend_turn_is_recorded_with_the_cli_session(tmp_path: Path) -
             "message",
             "backend_session",
             "tool_end",
+            "tool",
             "message",
             "turn_end",
             "turn_start",
             "message",
             "tool_end",
+            "tool",
             "message",
             "turn_end",
         ]
@@ -122,6 +128,16 @@ async def test_a_backend_turn_is_recorded_with_the_cli_session(tmp_path: Path) -
         info = store.get(sid)
         assert info is not None
         assert (info.first_message, info.message_count) == ("hello", 4)
+        # The execution log: the CLI's call timed from its tool_start to its tool_end, each turn's start and end.
+        log = list(execution_log(entries))
+        assert [record_kind(r) for r in log] == ["turn_start", "tool", "turn_end"] * 2
+        tool = log[1]
+        assert isinstance(tool, ToolRecord)
+        assert (tool.name, tool.call_id, tool.outcome) == ("read_file", "c1", "ok")
+        assert tool.duration_ms >= 0
+        end = log[2]
+        assert isinstance(end, TurnEndRecord)
+        assert (end.stop_reason, end.input_tokens, end.output_tokens, end.error) == ("completed", 3, 4, None)
 
 
 async def test_a_working_path_stays_in_the_turn_start_not_in_the_users_message(tmp_path: Path) -> None:

@@ -126,7 +126,14 @@ async def test_kill_9_while_a_tool_runs_keeps_everything_written_and_marks_the_t
         )
         assert store.restore("crash-1") == expected
         entries = store.entries("crash-1")
-        assert [e.kind for e in entries] == ["turn_start", "message", "message", "tool_end"]
+        assert [e.kind for e in entries] == [
+            "turn_start",
+            "message",
+            "model_request",
+            "message",
+            "tool",
+            "tool_end",
+        ]
         assert replay(entries).last_turn == "interrupted"
 
         # Resumed in a new process: the model is sent the whole conversation, the note included.

@@ -24,6 +24,8 @@ from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
 from hive_core.chat import TextUpdate
 from hive_core.chat import ToolCallUpdate
+from hive_core.execution_log import ModelRequestRecord
+from hive_core.execution_log import ToolRecord
 from hive_core.messages import Message
 from hive_core.messages import TextPart
 from hive_core.messages import ThinkingPart
@@ -33,6 +35,7 @@ from hive_core.messages import user
 from hive_core.sessions import INTERRUPTED_NOTE
 from hive_core.sessions import SqliteSessionStore
 from hive_core.sessions import TranscriptRecorder
+from hive_core.sessions import execution_log
 from hive_core.sessions import replay
 from hive_core.testing import Block
 from hive_core.testing import ScriptedChatClient
@@ -83,7 +86,7 @@ def recorded(
 ) -> tuple[TranscriptRecorder, ScriptedChatClient]:
     client = ScriptedChatClient(rounds)
     agent = Agent(client, tools=TOOLS, clock=lambda: 0.0, policy=ALLOW_ALL)
-    return TranscriptRecorder(agent.session(history), store, session_id), client
+    return TranscriptRecorder(agent.session(history), store, session_id, model="scripted"), client
 
 
 def rich_round() -> ScriptedRound:
@@ -127,17 +130,33 @@ async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly
     assert (by_id["c_bad"].is_error, by_id["c_bad"].refusal) == (True, "invalid_arguments")
     assert answer == Message("assistant", [TextPart("The sum is 5.")])
 
-    # One row per round and per tool outcome, never one per streamed delta.
+    # One row per round and per tool outcome (with the execution log's record of each), never one per delta.
     entries = store.entries(info.id)
     assert [e.kind for e in entries] == [
         "turn_start",
         "message",
+        "model_request",
         "message",
-        *["tool_end"] * 4,
+        *["tool", "tool_end"] * 4,
         "message",
+        "model_request",
         "message",
         "turn_end",
     ]
+    log = list(execution_log(entries))
+    requests = [r for r in log if isinstance(r, ModelRequestRecord)]
+    assert [(r.input_tokens, r.output_tokens, r.model, r.error) for r in requests] == [
+        (None, None, "scripted", None),
+        (10, 4, "scripted", None),
+    ]
+    assert all(r.request_bytes > 0 and r.duration_ms >= 0 for r in requests)
+    outcomes = {r.call_id: (r.name, r.outcome) for r in log if isinstance(r, ToolRecord)}
+    assert outcomes == {
+        "c_add": ("add", "ok"),
+        "c_boom": ("explode", "error"),
+        "c_none": ("no_such_tool", "error"),
+        "c_bad": ("add", "invalid_arguments"),
+    }
     assert entries[0].payload == TurnRequest(content="add 2 and 3")
     assert entries[-1].payload == TurnEndEvent(
         input_tokens=10, output_tokens=4, total_tokens=14, stop_reason="completed", duration_ms=0

@@ -20,7 +20,7 @@ from hive_core.config import find_project_root
 from hive_core.errors import UserError
 from hive_core.sessions import cut_title
 
-__all__ = ["delete_main", "list_main", "show_main"]
+__all__ = ["command_error", "delete_main", "list_main", "show_main"]
 
 
 def list_main(*, limit: int, output: str, everything: bool = False) -> int:
@@ -32,7 +32,7 @@ def list_main(*, limit: int, output: str, everything: bool = False) -> int:
         with open_session_store() as store:
             listed, hidden = listed_sessions(store, str(root), limit=limit, everything=everything)
     except UserError as exc:  # a damaged or newer database: one line, in the format asked for
-        return _error(str(exc), as_json)
+        return command_error(str(exc), as_json)
     infos = [session.info for session in listed]
     statuses: dict[str, ListedStatus] = {session.info.id: session.status for session in listed}
     if output == "jsonl":
@@ -66,7 +66,7 @@ def show_main(session_id: str, *, output: str = "text") -> int:
             messages = store.restore(found)
             dead = info.status == "active" and found not in store.served()
     except UserError as exc:
-        return _error(str(exc), as_json)
+        return command_error(str(exc), as_json)
     document = session_transcript(info, messages, "dead" if dead else None)
     if output == "jsonl":
         sys.stdout.writelines(encode_document(item) + "\n" for item in document.items)
@@ -85,20 +85,20 @@ def show_main(session_id: str, *, output: str = "text") -> int:
 def delete_main(session_id: str | None, *, as_json: bool, yes: bool) -> int:
     """Delete a session (text mode asks first unless ``yes``)."""
     if not session_id:
-        return _error("give the id of the session to delete (see `hive sessions list`)", as_json)
+        return command_error("give the id of the session to delete (see `hive sessions list`)", as_json)
     try:
         return _delete(session_id, as_json=as_json, yes=yes)
     except UserError as exc:
-        return _error(str(exc), as_json)
+        return command_error(str(exc), as_json)
 
 
 def _delete(session_id: str, *, as_json: bool, yes: bool) -> int:
     with open_session_store() as store:
         if store.get(session_id) is None:
-            return _error(f"no session {session_id!r}", as_json)
+            return command_error(f"no session {session_id!r}", as_json)
         if not as_json and not yes:
             if not sys.stdin.isatty():
-                return _error(
+                return command_error(
                     "not deleting without confirmation: pass --yes when stdin is not a terminal", as_json
                 )
             answer = input(f"Delete session {session_id}? [y/N] ").strip().lower()
@@ -114,7 +114,9 @@ def _delete(session_id: str, *, as_json: bool, yes: bool) -> int:
     return 0
 
 
-def _error(message: str, as_json: bool) -> int:
+def command_error(message: str, as_json: bool) -> int:
+    """Report a command's failure: a ``CommandError`` document on stdout with ``as_json``, else a line on stderr;
+    return the exit code (1)."""
     if as_json:
         sys.stdout.write(encode_document(CommandError(error=message)) + "\n")
     else:

@@ -50,9 +50,11 @@ from starlette.staticfiles import StaticFiles
 
 from hive_cli.assemble import HostOptions
 from hive_cli.assemble import SessionLayer
+from hive_cli.log_records import log_json
 from hive_cli.session_store import open_session_store
 from hive_core.session_id import new_session_id
 from hive_core.sessions import SessionInUse
+from hive_core.sessions import execution_log
 from hive_protocol import sse_event
 
 from .ag_ui import AgUiEndpoint
@@ -139,6 +141,7 @@ class ServeApp:
                 Route("/api/sessions/{session_id}", self._delete, methods=["DELETE"]),
                 Route("/api/sessions/{session_id}/events", self._events, methods=["GET"]),
                 Route("/api/sessions/{session_id}/messages", self._messages, methods=["GET"]),
+                Route("/api/sessions/{session_id}/log", self._log, methods=["GET"]),
                 Route("/api/sessions/{session_id}/requests", self._requests, methods=["POST"]),
                 Route("/api/sessions/{session_id}/close", self._close, methods=["POST"]),
                 Route("/api/agent/{session_id}/ready", self._agent_ready, methods=["POST"]),
@@ -342,6 +345,13 @@ class ServeApp:
         ]
         return JSONResponse({"messages": numbered})
 
+    async def _log(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return _unknown(request)
+        lines = await anyio.to_thread.run_sync(_execution_log, session.session_id)
+        return Response(lines, media_type="application/jsonl", headers={"cache-control": "no-store"})
+
     async def _requests(self, request: Request) -> Response:
         session = self._session(request)
         if session is None:
@@ -478,6 +488,16 @@ def _forget_conversation(session_id: str) -> None:
     process serves it."""
     with open_session_store() as store, store.lease(session_id):
         store.delete(session_id)
+
+
+def _execution_log(session_id: str) -> bytes:
+    """The session's execution log as JSON Lines (as ``hive logs -o json`` prints it); empty while nothing of it
+    was recorded (a session whose agent is external records none)."""
+    with open_session_store() as store:
+        if store.get(session_id) is None:
+            return b""
+        records = execution_log(store.entries(session_id))
+        return "".join(log_json(record) + "\n" for record in records).encode()
 
 
 def _last_error(session: HostedSession) -> str:

@@ -11,12 +11,16 @@ tool arguments, results with their errors and refusals), closing a turn a crash 
 (``backend_session``, read back by :func:`last_backend_session`) that resuming the hive session resumes.
 :mod:`~hive_core.sessions.checkpoints` keeps each file's state before a turn changed it through hive's file tools
 (the pipeline step :class:`~hive_core.sessions.checkpoint_keeper.CheckpointKeeper`), for undoing turns.
+Both recorders also write the execution log (model requests, tool calls, fallbacks, compactions), which
+:func:`execution_log` reads back with the turns' starts and ends.
 """
 
 from .backend_recorder import BackendRecorder
 from .durable import RESUMED_NOTE
 from .durable import DurableHitlBridge
 from .durable import SuspendedTurn
+from .execution import LogReader
+from .execution import execution_log
 from .ids import MAX_SESSION_ID_LENGTH
 from .ids import InvalidSessionId
 from .ids import validate_session_id
@@ -85,6 +89,7 @@ __all__ = [
     "InvalidSessionId",
     "LastTurn",
     "LeaseHolder",
+    "LogReader",
     "PendingApproval",
     "PermissionGrants",
     "Replay",
@@ -106,6 +111,7 @@ __all__ = [
     "cut_title",
     "decode_payload",
     "entry_kind",
+    "execution_log",
     "keep_grants",
     "last_backend_session",
     "last_grants",

@@ -4,7 +4,8 @@
 coding-agent CLI serves (an :class:`~hive_core.backends.AgentBackend`): the CLI keeps the conversation in a session
 of its own, so hive writes what lets the session be listed, read and resumed, not what a model would be sent again.
 Per turn: ``turn_start`` with the request and the user's message; the assistant's text as one ``message`` (written
-when the turn ends or fails, never one row per delta); ``tool_end``, ``error`` and ``turn_end`` as they pass; and a
+when the turn ends or fails, never one row per delta); ``tool_end`` (with the call's ``tool`` record of the execution
+log, timed from its ``tool_start``), ``error`` and ``turn_end`` as they pass; and a
 ``backend_session`` entry whenever the CLI's session id changes (its first turn, or a resume the CLI could not
 honour), written before the event that revealed it reaches the client, so a crash right after still resumes it.
 """
@@ -20,9 +21,11 @@ from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import TextDeltaEvent
 from hive_protocol import ToolEndEvent
+from hive_protocol import ToolStartEvent
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 
+from .execution import ToolTimer
 from .recorder import ended
 from .records import BackendSession
 from .store import SessionStore
@@ -69,12 +72,13 @@ class BackendRecorder:
 class _BackendTurnLog:
     """The event sink of one recorded backend turn: writes what must be kept, then forwards the event."""
 
-    __slots__ = ("_emit", "_recorder", "_text", "ended")
+    __slots__ = ("_emit", "_recorder", "_text", "_tools", "ended")
 
     def __init__(self, recorder: BackendRecorder, emit: EventSink) -> None:
         self._recorder = recorder
         self._emit = emit
         self._text: list[str] = []
+        self._tools = ToolTimer()
         self.ended = False
         """Whether the turn's ``turn_end`` was written."""
 
@@ -84,8 +88,11 @@ class _BackendTurnLog:
         if isinstance(event, TextDeltaEvent):
             self._text.append(event.content)
         elif not self.ended:
-            if isinstance(event, ToolEndEvent):
+            if isinstance(event, ToolStartEvent):
+                self._tools.started(event)
+            elif isinstance(event, ToolEndEvent):
                 recorder.store.append(recorder.session_id, event)
+                recorder.store.append(recorder.session_id, self._tools.ended(event))
             elif isinstance(event, ErrorEvent | TurnEndEvent):
                 self._flush()
                 recorder.store.append(recorder.session_id, event)

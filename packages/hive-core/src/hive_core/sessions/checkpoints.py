@@ -141,8 +141,8 @@ class CheckpointStore(Protocol):
         """Record that ``changes`` were undone."""
         ...
 
-    def entries(self, session_id: str) -> Sequence[Entry]:
-        """The session's log in order."""
+    def entries(self, session_id: str, *, after: int = 0) -> Sequence[Entry]:
+        """The session's log in order (only the entries past sequence number ``after``, when given)."""
         ...
 
 

@@ -13,6 +13,9 @@ first ``tool_start``, the next round's first delta or the ``turn_end``), never o
 events that carry what the conversation does not hold yet are written as they pass: ``tool_end`` (a call's
 outcome before its round's tool message exists), ``error`` and ``turn_end``; a ``turn_start`` with the request
 (a :class:`~hive_core.turn_request.TurnRequest`, its working path a field) comes first. Approval waits are written by :class:`~hive_core.sessions.DurableHitlBridge`, which sends them.
+The execution log's records are written the same way: the session's
+:attr:`~hive_core.loop.AgentSession.observer` writes each model request, tool call and compaction as it ends, and
+a ``fallback`` event is written as it passes.
 
 Each write is its own transaction, made synchronously on the event loop before the event reaches the client:
 a process killed mid-turn loses only what had not been written yet (at most the model round streaming at the
@@ -22,13 +25,18 @@ cannot be recorded is not continued silently.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Protocol
 from typing import TypeVar
 
 import anyio
+import msgspec
 
+from hive_core.execution_log import ExecutionRecord
+from hive_core.execution_log import FallbackRecord
+from hive_core.execution_log import ModelRequestRecord
 from hive_core.failures import classify
 from hive_core.loop import AgentSession
 from hive_core.messages import Message
@@ -36,6 +44,7 @@ from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
+from hive_protocol import FallbackEvent
 from hive_protocol import TextDeltaEvent
 from hive_protocol import ThinkingDeltaEvent
 from hive_protocol import ToolEndEvent
@@ -56,14 +65,24 @@ class TranscriptRecorder:
     messages added afterwards are written.
     """
 
-    def __init__(self, session: AgentSession, store: SessionStore, session_id: str) -> None:
+    def __init__(
+        self, session: AgentSession, store: SessionStore, session_id: str, *, model: str | None = None
+    ) -> None:
         self.session = session
         """The session whose turns run."""
         self.store = store
         """Where they are recorded."""
         self.session_id = session_id
         """The session's id in the store."""
+        self.model = model
+        """The model a ``model_request`` record names when its request named none (the session's)."""
         self._cursor = len(session.conversation)
+        session.observer = self._observe
+
+    def _observe(self, record: ExecutionRecord) -> None:
+        if isinstance(record, ModelRequestRecord) and record.model is None and self.model is not None:
+            record = msgspec.structs.replace(record, model=self.model)
+        self.store.append(self.session_id, record)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Record ``turn_start``, then run the turn, recording it as it goes."""
@@ -151,6 +170,8 @@ class TurnLog:
         if cls is not TextDeltaEvent and cls is not ThinkingDeltaEvent and not self.ended:
             if isinstance(event, ToolEndEvent | ErrorEvent):
                 recorder.store.append(recorder.session_id, event)
+            elif isinstance(event, FallbackEvent):
+                recorder.store.append(recorder.session_id, FallbackRecord.of(event, time.time()))
             elif isinstance(event, TurnEndEvent):
                 recorder.store.append(recorder.session_id, event)
                 self.ended = True

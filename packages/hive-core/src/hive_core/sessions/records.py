@@ -17,6 +17,11 @@ Each entry carries one typed payload, and the payload's type names the entry's k
   a session of its own with that id; the last one is what ``-c`` and ``-r`` resume.
 - ``permission_grants`` (:class:`PermissionGrants`): every rule "always" answers granted, after each change (a
   grant made or revoked); the last one is what ``-c``, ``-r`` and a restart restore.
+- ``model_request``, ``tool``, ``fallback``, ``compaction``
+  (:class:`~hive_core.execution_log.ModelRequestRecord`, :class:`~hive_core.execution_log.ToolRecord`,
+  :class:`~hive_core.execution_log.FallbackRecord`, :class:`~hive_core.execution_log.CompactionRecord`): the
+  execution log's measurements, written as each request, call, provider failure or compaction ends; with
+  ``turn_start``, ``error`` and ``turn_end`` they make the log :func:`~hive_core.sessions.execution_log` reads.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ import msgspec
 from hive_core.approvals import Grant
 from hive_core.errors import ErrorPosition
 from hive_core.errors import UserError
+from hive_core.execution_log import CompactionRecord
+from hive_core.execution_log import FallbackRecord
+from hive_core.execution_log import ModelRequestRecord
+from hive_core.execution_log import ToolRecord
 from hive_core.messages import Message
 from hive_core.messages import ToolCallPart
 from hive_core.turn_request import TurnRequest
@@ -86,6 +95,10 @@ EntryKind = Literal[
     "error",
     "backend_session",
     "permission_grants",
+    "model_request",
+    "tool",
+    "fallback",
+    "compaction",
 ]
 """The kinds of log entry; see the module's table."""
 
@@ -191,6 +204,10 @@ EntryPayload = (
     | ErrorEvent
     | BackendSession
     | PermissionGrants
+    | ModelRequestRecord
+    | ToolRecord
+    | FallbackRecord
+    | CompactionRecord
 )
 """What one log entry holds; its type names its kind."""
 
@@ -205,6 +222,10 @@ _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
     ErrorEvent: "error",
     BackendSession: "backend_session",
     PermissionGrants: "permission_grants",
+    ModelRequestRecord: "model_request",
+    ToolRecord: "tool",
+    FallbackRecord: "fallback",
+    CompactionRecord: "compaction",
 }
 _TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
 

@@ -533,12 +533,19 @@ class SqliteSessionStore(Closing, SessionStore):
             )
         return int(seq)
 
-    def entries(self, session_id: str) -> list[Entry]:
-        """The session's log in order."""
+    def entries(self, session_id: str, *, after: int = 0) -> list[Entry]:
+        """The session's log in order (only the entries past sequence number ``after``, when given)."""
         with self._read() as conn:
             if _select(conn, session_id) is None:
                 raise SessionNotFound(session_id=session_id)
-            return _entries(conn, session_id)
+            return _entries(conn, session_id, after)
+
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits a write to the database (SQLite's
+        ``data_version``): what a reader following a log polls before reading again."""
+        with self._read() as conn:
+            (version,) = conn.execute("PRAGMA data_version").fetchone()
+            return int(version)
 
     # -- checkpoints -----------------------------------------------------------------------------------------
 
@@ -722,9 +729,10 @@ def _info(row: tuple[object, ...]) -> SessionInfo:
     )
 
 
-def _entries(conn: sqlite3.Connection, session_id: str) -> list[Entry]:
+def _entries(conn: sqlite3.Connection, session_id: str, after: int = 0) -> list[Entry]:
     rows: Iterable[tuple[object, object, object, object]] = conn.execute(
-        "SELECT seq, ts, kind, payload FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+        "SELECT seq, ts, kind, payload FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq",
+        (session_id, after),
     )
     return [_entry(row) for row in rows]
 

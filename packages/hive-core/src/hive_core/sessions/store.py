@@ -79,8 +79,8 @@ class SessionStore(Protocol):
         """Append one entry in its own transaction, durable when this returns; returns its sequence number."""
         ...
 
-    def entries(self, session_id: str) -> Sequence[Entry]:
-        """The session's log in order."""
+    def entries(self, session_id: str, *, after: int = 0) -> Sequence[Entry]:
+        """The session's log in order (only the entries past sequence number ``after``, when given)."""
         ...
 
     def restore(self, session_id: str) -> list[Message]:
