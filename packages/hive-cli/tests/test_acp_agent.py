@@ -15,6 +15,8 @@ from acp.schema import TextContentBlock
 from acp_client_harness import PromptBlock
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
+from agent_cli_harness import ASK_TRANSCRIPT
+from agent_cli_harness import FakeCli
 from cli_harness import TIMEOUT
 from cli_harness import Workspace
 from cli_harness import calls
@@ -266,3 +268,23 @@ async def test_an_agent_that_is_not_installed_is_named_with_its_install_hint(ws:
     message = str(refused.value)
     assert "gemini" in message
     assert "install it with" in message
+
+
+async def test_a_clis_question_is_a_choice_of_the_client(ws: Workspace) -> None:
+    """A question of the CLI (a recording of Reasonix asking one) reaches the client as a permission-shaped
+    choice, one option per answer; the picked one goes back to the CLI."""
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(ASK_TRANSCRIPT))
+    client = RecordingClient(answers=["answer-0"])
+    async with hive_acp(ws, "--agent", "reasonix", client=client) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=say("ASKME which database?"))
+    assert done.stop_reason == "end_turn"
+    [asked] = client.asked
+    assert asked.tool_call.title == "Which database?"
+    kinds = [option.kind for option in asked.options]
+    assert kinds[-1] == "reject_once"  # decline: asked, never assumed
+    assert len(kinds) >= 3
+    assert set(kinds[:-1]) == {"allow_once"}  # one option per answer
+    [chosen] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    assert chosen["result"]["outcome"]["outcome"] == "selected"
