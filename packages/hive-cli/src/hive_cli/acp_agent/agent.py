@@ -18,6 +18,7 @@ serves one (the same opener, store, rules and backends), its events turned into 
 from __future__ import annotations
 
 import math
+from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Final
+from typing import cast
 
 import anyio
 from acp import PROTOCOL_VERSION
@@ -90,6 +92,8 @@ from hive_protocol import HitlResponseRequest
 from hive_protocol import QuestionRequestEvent
 from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
+from hive_protocol import TextDeltaEvent
+from hive_protocol import ThinkingDeltaEvent
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 
@@ -387,7 +391,7 @@ class HiveAcpAgent:
 
     async def _turn(self, live: _Live) -> PromptResponse:
         error: ErrorEvent | None = None
-        async for event in live.events:
+        async for event in _coalesced(live.events):
             match event:
                 case HitlRequestEvent():
                     await self._approve(live, event)
@@ -524,6 +528,33 @@ async def _serve(
     except USER_ERRORS as exc:
         if not started:
             task_status.started(exc)
+
+
+async def _coalesced(events: MemoryObjectReceiveStream[Event]) -> AsyncIterator[Event]:
+    """The events, with runs of text (or thinking) deltas already waiting merged into one: a model that streams
+    faster than the client reads costs one session update per batch, not per token."""
+    held: Event | None = None
+    while True:
+        if held is None:
+            try:
+                held = await events.receive()
+            except anyio.EndOfStream:
+                return
+        event, held = held, None
+        if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent):
+            parts = [event.content]
+            while True:
+                try:
+                    following = events.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+                if type(following) is not type(event):
+                    held = following
+                    break
+                parts.append(cast("TextDeltaEvent | ThinkingDeltaEvent", following).content)
+            if len(parts) > 1:
+                event = type(event)(content="".join(parts))
+        yield event
 
 
 def _plugin(server: McpServer, cwd: Path) -> PluginConfig:
