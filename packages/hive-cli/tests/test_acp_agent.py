@@ -289,3 +289,36 @@ async def test_a_clis_question_is_a_choice_of_the_client(ws: Workspace) -> None:
     assert set(kinds[:-1]) == {"allow_once"}  # one option per answer
     [chosen] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
     assert chosen["result"]["outcome"]["outcome"] == "selected"
+
+
+async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: ScriptedModelServer) -> None:
+    server.add(text("first"))
+    server.add(text("in the fork"))
+    server.add(text("resumed"))
+    async with hive_acp(ws.use(server)) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("one"))
+        await conn.close_session(session_id=session.session_id)
+        with pytest.raises(RequestError) as closed:
+            await conn.prompt(session_id=session.session_id, prompt=say("after close"))
+        assert closed.value.code == -32602
+        fork = await conn.fork_session(session_id=session.session_id, cwd=str(ws.project), mcp_servers=[])
+        assert fork.session_id != session.session_id
+        chosen = await conn.set_config_option(
+            config_id="model", session_id=fork.session_id, value="other-model"
+        )
+        assert [option.current_value for option in chosen.config_options] == ["other-model"]
+        await conn.prompt(session_id=fork.session_id, prompt=say("two"))
+        with pytest.raises(RequestError) as unknown_option:
+            await conn.set_config_option(config_id="temperature", session_id=fork.session_id, value="hot")
+        assert unknown_option.value.code == -32602
+    async with hive_acp(ws) as (conn, client):
+        await conn.resume_session(session_id=session.session_id, cwd=str(ws.project), mcp_servers=[])
+        assert client.updates == []  # resume replays nothing
+        await conn.prompt(session_id=session.session_id, prompt=say("three"))
+    first, forked, resumed = model_requests(server)
+    assert forked.body["model"] == "other-model"
+    assert resumed.body["model"] == "scripted"
+    assert "one" in user_texts(forked)[0]  # the fork holds the original's conversation
+    assert "one" in user_texts(resumed)[0]
+    assert "two" not in " ".join(user_texts(resumed))  # and the original does not hold the fork's

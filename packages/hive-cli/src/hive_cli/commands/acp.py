@@ -23,7 +23,8 @@ async def _serve(options: HostOptions) -> None:
     async with anyio.create_task_group() as group:
         agent = HiveAcpAgent(options, group)
         try:
-            await acp.run_agent(agent)
+            # session/resume, session/fork and session/close are "unstable" in ACP 0.12: served only when asked for.
+            await acp.run_agent(agent, use_unstable_protocol=True)
         finally:
             # The client is gone: every session's running turn is cancelled (it still ends) and its runner stops.
             agent.close()
