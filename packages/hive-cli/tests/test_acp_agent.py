@@ -316,7 +316,7 @@ async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: Scr
         await conn.resume_session(session_id=session.session_id, cwd=str(ws.project), mcp_servers=[])
         assert client.updates == []  # resume replays nothing
         await conn.prompt(session_id=session.session_id, prompt=say("three"))
-    first, forked, resumed = model_requests(server)
+    _, forked, resumed = model_requests(server)
     assert forked.body["model"] == "other-model"
     assert resumed.body["model"] == "scripted"
     assert "one" in user_texts(forked)[0]  # the fork holds the original's conversation
