@@ -19,31 +19,17 @@ from acp import RequestError
 from acp import spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import AllowedOutcome
-from acp.schema import AudioContentBlock
 from acp.schema import ClientCapabilities
 from acp.schema import DeniedOutcome
-from acp.schema import EmbeddedResourceContentBlock
 from acp.schema import FileSystemCapabilities
-from acp.schema import ImageContentBlock
 from acp.schema import PermissionOption
 from acp.schema import ReadTextFileResponse
 from acp.schema import RequestPermissionResponse
-from acp.schema import ResourceContentBlock
-from acp.schema import TextContentBlock
 from acp.schema import ToolCallUpdate
 from acp.schema import WriteTextFileResponse
 from cli_harness import HIVE
 from cli_harness import TIMEOUT
 from cli_harness import Workspace
-
-PromptBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-"""What a prompt is made of."""
 
 
 @dataclass

@@ -12,7 +12,6 @@ import pytest
 from acp import RequestError
 from acp.schema import HttpMcpServer
 from acp.schema import TextContentBlock
-from acp_client_harness import PromptBlock
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
 from agent_cli_harness import ASK_TRANSCRIPT
@@ -24,6 +23,7 @@ from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import user_texts
 
+from hive_cli.acp_agent.agent import PromptBlock
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.tool_server import FixtureToolServer
 
@@ -322,3 +322,46 @@ async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: Scr
     assert "one" in user_texts(forked)[0]  # the fork holds the original's conversation
     assert "one" in user_texts(resumed)[0]
     assert "two" not in " ".join(user_texts(resumed))  # and the original does not hold the fork's
+
+
+READ_BUT_SECRET = """\
+permissions:
+  read:
+    - pattern: "secret.txt"
+      action: deny
+    - pattern: "**/*"
+      action: allow
+  edit:
+    - pattern: "**/*"
+      action: allow
+  inherit: false
+"""
+
+
+async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha", encoding="utf-8")
+    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
+    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    server.add(
+        calls(
+            ("r1", "read_file", {"path": "a.txt"}),
+            ("r2", "read_file", {"path": "link.txt"}),
+            ("w1", "write_file", {"path": "b.txt", "content": "beta"}),
+        )
+    )
+    server.add(text("done"))
+    ws.permissions(READ_BUT_SECRET)
+    async with hive_acp(ws.use(server), fs=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("read and write"))
+    project = ws.project.resolve()
+    assert client.reads == [str(project / "a.txt")]  # the link to the denied file is never read
+    assert client.writes == [(str(project / "b.txt"), "beta")]
+    outcomes = {u.tool_call_id: (u.status, u.raw_output) for u in client.of("tool_call_update")}
+    assert outcomes["r1"] == ("completed", "alpha")
+    assert outcomes["r2"][0] == "failed"
+    assert "secret.txt" in outcomes["r2"][1]
+    assert outcomes["w1"][0] == "completed"
+    assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"

@@ -9,12 +9,12 @@ import os
 
 import pytest
 from acp.schema import TextContentBlock
-from acp_client_harness import PromptBlock
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
 from agent_cli_harness import agent_clis_bin
 from cli_harness import Workspace
 
+from hive_cli.acp_agent.agent import PromptBlock
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.agent_cli import RUNTOOL_MARKER
 from hive_conformance.model_server.agent_cli import agent_cli_responder

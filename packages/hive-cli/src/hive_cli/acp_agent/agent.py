@@ -106,7 +106,7 @@ from .updates import stop_reason
 from .updates import tool_kind
 from .updates import usage
 
-__all__ = ["MODES", "HiveAcpAgent"]
+__all__ = ["MODES", "HiveAcpAgent", "PromptBlock"]
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 PromptBlock = (
@@ -189,6 +189,8 @@ class HiveAcpAgent:
         self._group = group
         self._client: Client | None = None
         self._sessions: dict[str, _Live] = {}
+        self._files = (False, False)
+        """Whether the client offered ``fs/read_text_file`` and ``fs/write_text_file``."""
 
     def on_connect(self, conn: Client) -> None:
         """Keep the client's side of the connection, for updates and permission requests."""
@@ -209,6 +211,9 @@ class HiveAcpAgent:
     ) -> InitializeResponse:
         """What hive offers: stored sessions loaded, listed, resumed and forked; text and embedded text in
         prompts; MCP servers over stdio and HTTP."""
+        offered = client_capabilities.fs if client_capabilities is not None else None
+        if offered is not None:
+            self._files = (bool(offered.read_text_file), bool(offered.write_text_file))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -500,15 +505,29 @@ class HiveAcpAgent:
         options = replace(
             self._options, cwd=directory, layer=SessionLayer(plugins=plugins) if plugins else None
         )
-        opened: _Live | BaseException = await self._group.start(_serve, options, session_id)
+        files = _Files(self.client, *self._files)
+        opened: _Live | BaseException = await self._group.start(_serve, options, session_id, files)
         if isinstance(opened, BaseException):
             raise RequestError(-32603, str(opened), {"cwd": cwd}) from opened
         self._sessions[opened.session_id] = opened
         return opened
 
 
+@dataclass(frozen=True)
+class _Files:
+    """The client's file service, for hive's file tools: whether it reads and writes."""
+
+    client: Client
+    read: bool
+    write: bool
+
+
 async def _serve(
-    options: HostOptions, session_id: str | None, *, task_status: TaskStatus[_Live | BaseException]
+    options: HostOptions,
+    session_id: str | None,
+    files: _Files,
+    *,
+    task_status: TaskStatus[_Live | BaseException],
 ) -> None:
     """Open the session and run it until it is stopped; report the session (or the error that kept it from
     opening) through ``task_status``."""
@@ -517,6 +536,14 @@ async def _serve(
     started = False
     try:
         async with open_served(options, session_id) as opened:
+            agent_session = opened.agent_session
+            if agent_session is not None and (files.read or files.write):
+                from .files import client_file_tools
+
+                served = client_file_tools(
+                    files.client, opened.session_id, opened.host.policy, read=files.read, write=files.write
+                )
+                agent_session.agent.tools.update((tool.name, tool) for tool in served)
             requests, incoming = anyio.create_memory_object_stream[Request](math.inf)
             outgoing, events = anyio.create_memory_object_stream[Event](math.inf)
             live = _Live(opened, options.cwd, requests, events, opened.runner.stop, Translator(options.cwd))
