@@ -5,9 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import Unpack
 
 import click
+
+if TYPE_CHECKING:
+    from .commands.session_flags import SessionFlags
 
 __all__ = ["cli", "run_cli"]
 
@@ -341,7 +346,7 @@ def run(**options: Any) -> None:
 @click.option("-m", "--model", help="Model of new sessions (a session's `model` option changes it).")
 @click.option("--provider", help="Provider of new sessions.")
 @_agent_options
-def acp(**flags: Any) -> None:
+def acp(**flags: Unpack[SessionFlags]) -> None:
     """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and ACP clients.
 
     Each ACP session is a hive session in the client's working directory, under the project's rules: every ask
