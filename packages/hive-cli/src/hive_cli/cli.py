@@ -5,9 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import Unpack
 
 import click
+
+if TYPE_CHECKING:
+    from .commands.session_flags import SessionFlags
 
 __all__ = ["cli", "run_cli"]
 
@@ -332,6 +337,29 @@ def run(**options: Any) -> None:
 
     options["output"] = _chosen_output(options["output"], options.pop("as_json"))
     sys.exit(run_main(**options))
+
+
+@cli.command(
+    epilog="\b\nExamples:\n  hive acp                       hive's own loop, for Zed or any ACP client\n"
+    "  hive acp --agent claude-code   Claude Code behind hive's rules"
+)
+@click.option("-m", "--model", help="Model of new sessions (a session's `model` option changes it).")
+@click.option("--provider", help="Provider of new sessions.")
+@_agent_options
+def acp(**flags: Unpack[SessionFlags]) -> None:
+    """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and ACP clients.
+
+    Each ACP session is a hive session in the client's working directory, under the project's rules: every ask
+    becomes a permission request of the client. Sessions are stored as `hive run --server`'s are (load, resume,
+    fork, list). The process ends when the client closes stdin.
+    """
+    from .commands.acp import acp_main
+    from .commands.session_flags import host_options
+
+    options = host_options(flags)
+    if options is None:
+        sys.exit(2)
+    sys.exit(acp_main(options))
 
 
 @cli.command(

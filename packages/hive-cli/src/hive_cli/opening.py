@@ -42,9 +42,11 @@ from hive_core.sessions import validate_session_id
 from hive_core.turn_deadline import PausingQuestions
 from hive_core.turn_deadline import TurnDeadline
 
+from .assemble import SMALL_MODEL_PROVIDERS
 from .assemble import Host
 from .assemble import HostOptions
 from .assemble import build_host
+from .assemble import instructions_for
 from .assemble import plugins_for
 from .backend_host import AgentOptionError
 from .backend_host import build_backend
@@ -145,6 +147,20 @@ class OpenSession(AbstractContextManager["OpenSession"]):
         # The model asked for now (``-m``, ``/model``) before the one the session was created with.
         model = self.host.settings.model or self.conversation.info.model
         return f"agent {self.conversation.backend}" + (f" ({model})" if model else "")
+
+    def set_planning(self, planning: bool) -> bool:
+        """Turn hive's planning mode (only read-only tools run) on or off for the turns to come, its instructions
+        with it; ``False`` (and nothing changed) when a coding-agent CLI runs the turns: the mode is hive's loop's."""
+        agent_session = self.agent_session
+        if agent_session is None:
+            return False
+        host, agent = self.host, agent_session.agent
+        agent_session.planning = agent.planning = planning
+        small = host.settings.provider in SMALL_MODEL_PROVIDERS
+        agent.instructions = (
+            instructions_for(host.project_root, planning=planning, small=small) + host.knowledge
+        )
+        return True
 
     def plugins(self) -> AbstractAsyncContextManager[None]:
         """What runs beside the turns, stopped at the end of the block: the project's MCP servers for hive's own

@@ -14,11 +14,12 @@ import anyio
 
 from hive_cli.assemble import HostOptions
 from hive_cli.conversation import SessionChoice
+from hive_cli.opening import OpenSession
 from hive_cli.opening import open_session
 from hive_core import AsyncClosable
 from hive_core import SessionRunner
 
-__all__ = ["open_server_session"]
+__all__ = ["open_served", "open_server_session"]
 
 
 @asynccontextmanager
@@ -35,10 +36,23 @@ async def open_server_session(
     ``turn_end.duration_ms`` deterministic). Configuration faults raise one of
     :class:`~hive_core.errors.UserError` before anything is yielded.
     """
+    async with open_served(options, session_id, clock=clock) as session:
+        yield session.runner
+
+
+@asynccontextmanager
+async def open_served(
+    options: HostOptions,
+    session_id: str | None = None,
+    *,
+    clock: Callable[[], float] | None = None,
+) -> AsyncGenerator[OpenSession]:
+    """:func:`open_server_session`, yielding the whole :class:`~hive_cli.opening.OpenSession` (its host and
+    backend too) for a server that changes the session while it runs (``hive acp``'s modes)."""
     with open_session(options, SessionChoice(session_id=session_id), prompts=None, clock=clock) as session:
         async with session.plugins():
             try:
-                yield session.runner
+                yield session
             finally:
                 # A server opens many sessions in one process: each one's model connections end with it.
                 client = session.host.client

@@ -21,9 +21,7 @@ from hive_cli import __version__
 from hive_cli.agent_model import describe_agent_model
 from hive_cli.agent_model import switch_agent_model
 from hive_cli.approver import TerminalApprover
-from hive_cli.assemble import SMALL_MODEL_PROVIDERS
 from hive_cli.assemble import HostOptions
-from hive_cli.assemble import instructions_for
 from hive_cli.attachments import AttachmentError
 from hive_cli.attachments import attach_for
 from hive_cli.attachments import mentions
@@ -259,11 +257,8 @@ def _plan(live: LiveSession) -> str:
             f"planning mode is a mode of hive's own loop; {session.label} has its own "
             "(/agent hive switches to hive's loop)"
         )
-    host, agent = session.host, agent_session.agent
     planning = not agent_session.planning
-    agent_session.planning = agent.planning = planning
-    small = host.settings.provider in SMALL_MODEL_PROVIDERS
-    agent.instructions = instructions_for(host.project_root, planning=planning, small=small) + host.knowledge
+    session.set_planning(planning)
     live.options = live.with_options(planning=planning)
     if planning:
         return "planning mode on: only read-only tools run (/plan again to leave it)"

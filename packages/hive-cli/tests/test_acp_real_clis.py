@@ -1,0 +1,63 @@
+"""``hive acp --agent NAME`` in front of real coding-agent CLIs (from ``.ci/agent-clis``), offline against the
+scripted model: the CLI's shell tool call is judged by hive's rules, asked through the ACP client's
+``session/request_permission``, and refused or run as answered. One ACP CLI (OpenCode) and one on its own stream
+(Pi)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from acp.schema import TextContentBlock
+from acp_client_harness import RecordingClient
+from acp_client_harness import hive_acp
+from agent_cli_harness import agent_clis_bin
+from cli_harness import Workspace
+
+from hive_cli.acp_agent.agent import PromptBlock
+from hive_conformance.model_server import ScriptedModelServer
+from hive_conformance.model_server.agent_cli import RUNTOOL_MARKER
+from hive_conformance.model_server.agent_cli import agent_cli_responder
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+RAN = "hive_tool_ran.txt"
+"""The file the scripted model's shell call creates (``touch hive_tool_ran.txt``)."""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def say(words: str) -> list[PromptBlock]:
+    return [TextContentBlock(type="text", text=words)]
+
+
+@pytest.mark.parametrize("answer", ["reject_once", "allow_once"])
+@pytest.mark.parametrize(("agent", "program"), [("opencode-acp", "opencode"), ("pi", "pi")])
+async def test_the_clis_tool_call_is_asked_through_the_client_and_runs_as_answered(
+    ws: Workspace, agent: str, program: str, answer: str
+) -> None:
+    binary = agent_clis_bin() / program
+    if not os.access(binary, os.X_OK):
+        pytest.skip(f"{binary} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
+    home = ws.root / "user-home"
+    home.mkdir()
+    ws.env.update(PATH=f"{binary.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1")
+    with ScriptedModelServer(model="local-model", responder=agent_cli_responder()) as model:
+        flags = ("--agent", agent, "--model-endpoint", f"{model.url}/v1", "-m", "local-model")
+        async with hive_acp(ws, *flags, client=RecordingClient(answers=[answer])) as (conn, client):
+            session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+            assert session.modes is not None
+            assert [mode.id for mode in session.modes.available_modes] == ["default", "accept_edits"]
+            done = await conn.prompt(session_id=session.session_id, prompt=say(f"{RUNTOOL_MARKER} now"))
+    assert done.stop_reason == "end_turn"
+    [asked] = client.asked
+    assert asked.tool_call.kind == "execute"
+    assert "touch" in str(asked.tool_call.raw_input)
+    if answer == "allow_once":
+        assert (ws.project / RAN).exists()
+        assert client.text()  # the CLI's reply to the result streamed as message chunks
+    else:
+        assert not (ws.project / RAN).exists()
