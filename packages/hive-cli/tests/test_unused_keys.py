@@ -16,8 +16,8 @@ PROJECT_CONFIG = """\
 chatBehavior:
   maximumIterationsPerRequest: 5
   maximumConsecutiveErrorsPerRequest: 4
-budget:
-  maxSessionTokens: 1000
+compaction:
+  useAnchoredCompaction: true
 """
 
 
@@ -34,9 +34,9 @@ def test_a_set_unused_key_is_warned_with_its_file_and_line(
     result = ws.use(server).run("-p", "hi")
     assert result.code == 0, result
     assert _warnings(result.stderr) == [
+        f"hive: warning: {config}:5: compaction.useAnchoredCompaction is not used by this version of hive",
         f"hive: warning: {config}:3: chatBehavior.maximumConsecutiveErrorsPerRequest is not used by this "
         "version of hive",
-        f"hive: warning: {config}:5: budget.maxSessionTokens is not used by this version of hive",
     ]
 
 

@@ -26,6 +26,7 @@ from hive_core.config import find_project_root
 from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
+from hive_core.spending import SpendingLimits
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
@@ -199,6 +200,7 @@ def build_host(
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
     """
+    from hive_providers.pricing import PriceTable
     from hive_providers.registry import choose_provider
     from hive_providers.registry import create_client
 
@@ -302,6 +304,8 @@ def build_host(
         working_dir=root,
         planning=options.planning,
         context=ContextManager(compaction),
+        spending=SpendingLimits.from_config(loaded),
+        pricing=PriceTable(settings),
     )
     return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
 

@@ -52,6 +52,7 @@ from .chat import probed_capabilities
 from .context import CompactionReport
 from .context import ContextManager
 from .context import PreparedRequest
+from .context import estimate_tokens
 from .failures import context_overflowed
 from .messages import Message
 from .messages import Part
@@ -62,6 +63,9 @@ from .messages import ToolResultPart
 from .pipeline import Middleware
 from .pipeline import Pipeline
 from .pipeline import default_middlewares
+from .spending import Pricing
+from .spending import SessionSpending
+from .spending import SpendingLimits
 from .tool_retrieval import ToolSelector
 from .tool_round import ToolOffer
 from .tool_round import offer_tools
@@ -76,6 +80,7 @@ DEFAULT_MAX_ITERATIONS: Final = 10
 """Model rounds with tool calls allowed per turn before a last round without tools."""
 
 _NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
+_OVER_BUDGET_TEXT: Final = "Not run: the session reached its budget."
 
 
 class Agent:
@@ -100,6 +105,8 @@ class Agent:
         context: ContextManager | None = None,
         clock: Callable[[], float] = time.monotonic,
         tool_selector: ToolSelector | None = None,
+        spending: SpendingLimits | None = None,
+        pricing: Pricing | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
@@ -135,6 +142,10 @@ class Agent:
         conversation stays whole). It caches one conversation: a host running several sessions of one agent at
         once gives each its own (:meth:`session`)."""
         self.clock = clock
+        self.spending = spending if spending is not None else SpendingLimits()
+        """What each of its sessions may spend (the ``budget`` section); no limit by default."""
+        self.pricing = pricing
+        """Prices each model request's usage (``None``: every cost is unknown)."""
         self._probed = False
 
     async def probe(self) -> None:
@@ -281,6 +292,9 @@ class AgentSession:
         """What prepares each request from the conversation."""
         self.planning = agent.planning
         """Planning mode for this session."""
+        self.spending = SessionSpending(agent.spending, agent.pricing)
+        """What the session has spent against its limits; whoever restores a session restores its
+        :attr:`~hive_core.spending.SessionSpending.spent` too."""
         self._call_ids = _CallIds()
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
@@ -303,13 +317,15 @@ class AgentSession:
         self.conversation.append(Message("user", [TextPart(prompt)]))
         usage = _Usage()
         compactions: list[CompactionReport] = []
+        notes: list[str] = []
+        self.spending.start_turn()
         try:
-            stop = await self._rounds(chat_options, offered, emit, usage, compactions)
+            stop = await self._rounds(chat_options, offered, emit, usage, compactions, notes)
         except Exception:
             # The runner reports the failure (error, turn_end); the turn's compactions happened all the same.
-            _report(compactions, emit)
+            _report(compactions, notes, emit)
             raise
-        _report(compactions, emit)
+        _report(compactions, notes, emit)
         emit(
             TurnEndEvent(
                 input_tokens=usage.input if usage.seen else None,
@@ -328,6 +344,7 @@ class AgentSession:
         emit: EventSink,
         usage: _Usage,
         compactions: list[CompactionReport],
+        notes: list[str],
     ) -> StopReason:
         agent = self.agent
         for round_index in range(agent.max_iterations + 1):
@@ -335,16 +352,18 @@ class AgentSession:
             round_options = (
                 msgspec.structs.replace(chat_options, tools=[], tool_choice="none") if last else chat_options
             )
-            message, finish = await self._model_round(round_options, emit, usage, compactions)
+            answered = await self._model_round(round_options, emit, usage, compactions, notes)
+            if answered is None:
+                return "budget_exhausted"
+            message, finish, within_budget = answered
             calls = message.tool_calls
+            if not within_budget:
+                self._not_run(calls, _OVER_BUDGET_TEXT)
+                return "budget_exhausted"
             if not calls:
                 return "step_limit" if last else _stop_reason(finish)
             if last:
-                self.conversation.append(
-                    Message(
-                        "tool", [ToolResultPart(c.id, c.name, _NOT_RUN_TEXT, is_error=True) for c in calls]
-                    )
-                )
+                self._not_run(calls, _NOT_RUN_TEXT)
                 return "step_limit"
             outcomes = await run_tool_round(self, calls, offered, emit)
             for outcome in outcomes:
@@ -355,6 +374,13 @@ class AgentSession:
             if chat_options.tool_choice not in ("auto", "none"):
                 chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
         raise AssertionError("unreachable: the last round has no tools")
+
+    def _not_run(self, calls: Sequence[ToolCallPart], text: str) -> None:
+        """Answer ``calls`` the model made with ``text``, as failures: every call keeps a result."""
+        if calls:
+            self.conversation.append(
+                Message("tool", [ToolResultPart(c.id, c.name, text, is_error=True) for c in calls])
+            )
 
     def _chat_options(
         self, options: TurnOptions, model: str | None, prompt: str = ""
@@ -403,9 +429,20 @@ class AgentSession:
         return prepared
 
     async def _model_round(
-        self, options: ChatOptions, emit: EventSink, usage: _Usage, compactions: list[CompactionReport]
-    ) -> tuple[Message, FinishReason | None]:
+        self,
+        options: ChatOptions,
+        emit: EventSink,
+        usage: _Usage,
+        compactions: list[CompactionReport],
+        notes: list[str],
+    ) -> tuple[Message, FinishReason | None, bool] | None:
+        """One model request and its response, appended to the conversation, and whether the session is still
+        within its budget after it; ``None`` when the budget did not let the request be sent."""
         prepared = await self._prepare(options, compactions)
+        spending = self.spending
+        if not spending.before(options.model, estimate_tokens(prepared.messages, options), notes):
+            return None
+        start = _Usage(usage.input, usage.output, usage.cached)
         retry = self.context.settings.compact_on_overflow
         while True:
             reported, written = usage.input, usage.output
@@ -434,7 +471,13 @@ class AgentSession:
             self.context.observe_usage(usage.input - reported, prepared)
         message = current.message(f"call_{len(self.conversation)}", self._call_ids.of(self.conversation))
         self.conversation.append(message)
-        return message, current.finish
+        within = True
+        if usage.seen and (usage.input, usage.output) != (start.input, start.output):
+            spent = UsageUpdate(
+                usage.input - start.input, usage.output - start.output, usage.cached - start.cached
+            )
+            within = spending.after(options.model, spent, notes)
+        return message, current.finish, within
 
     async def _stream(
         self, prepared: PreparedRequest, options: ChatOptions, current: _Round, emit: EventSink, usage: _Usage
@@ -475,10 +518,12 @@ class AgentSession:
             raise
 
 
-def _report(compactions: Sequence[CompactionReport], emit: EventSink) -> None:
-    """The turn's one addendum (after its last text delta): every compaction it made."""
-    if compactions:
-        emit(AddendumEvent(content="; ".join(report.describe() for report in compactions)))
+def _report(compactions: Sequence[CompactionReport], notes: Sequence[str], emit: EventSink) -> None:
+    """The turn's one addendum (after its last text delta): every compaction it made, then what it spent past a
+    budget's warning or limit."""
+    said = [*(report.describe() for report in compactions), *notes]
+    if said:
+        emit(AddendumEvent(content="; ".join(said)))
 
 
 def _stop_reason(finish: FinishReason | None) -> StopReason:

@@ -32,6 +32,8 @@ import anyio
 from hive_core.failures import classify
 from hive_core.loop import AgentSession
 from hive_core.messages import Message
+from hive_core.spending import RequestSpend
+from hive_core.spending import Spent
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent
@@ -64,6 +66,14 @@ class TranscriptRecorder:
         self.session_id = session_id
         """The session's id in the store."""
         self._cursor = len(session.conversation)
+        # What the session spent is what its log says (a resumed session keeps its total), and each request's
+        # spend is written as it is counted, so a process killed mid-turn loses none of it.
+        spending = session.spending
+        spending.spent = Spent.of(entry.payload for entry in store.entries(session_id))
+        spending.listeners.append(self._write_spend)
+
+    def _write_spend(self, spend: RequestSpend) -> None:
+        self.store.append(self.session_id, spend)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Record ``turn_start``, then run the turn, recording it as it goes."""

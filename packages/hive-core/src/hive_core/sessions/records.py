@@ -17,6 +17,8 @@ Each entry carries one typed payload, and the payload's type names the entry's k
   a session of its own with that id; the last one is what ``-c`` and ``-r`` resume.
 - ``permission_grants`` (:class:`PermissionGrants`): every rule "always" answers granted, after each change (a
   grant made or revoked); the last one is what ``-c``, ``-r`` and a restart restore.
+- ``spending`` (:class:`~hive_core.spending.RequestSpend`): one model request's usage, written as it is counted;
+  their sum is what a resumed session has spent against its ``budget``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from hive_core.errors import ErrorPosition
 from hive_core.errors import UserError
 from hive_core.messages import Message
 from hive_core.messages import ToolCallPart
+from hive_core.spending import RequestSpend
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent
 from hive_protocol import HitlRequestEvent
@@ -86,6 +89,7 @@ EntryKind = Literal[
     "error",
     "backend_session",
     "permission_grants",
+    "spending",
 ]
 """The kinds of log entry; see the module's table."""
 
@@ -191,6 +195,7 @@ EntryPayload = (
     | ErrorEvent
     | BackendSession
     | PermissionGrants
+    | RequestSpend
 )
 """What one log entry holds; its type names its kind."""
 
@@ -205,6 +210,7 @@ _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
     ErrorEvent: "error",
     BackendSession: "backend_session",
     PermissionGrants: "permission_grants",
+    RequestSpend: "spending",
 }
 _TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
 
