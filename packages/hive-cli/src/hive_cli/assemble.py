@@ -66,6 +66,8 @@ class SessionLayer:
     """Permission rules put first over the configured ones, as ``--allow``'s are (the guards above them stay)."""
     approval_timeout: float | None = None
     """Seconds an approval waits for its answer, replacing ``approval.timeoutSeconds``."""
+    max_session_tokens: int | None = None
+    """The session's token budget, replacing ``budget.maxSessionTokens``."""
 
 
 @dataclass
@@ -274,6 +276,9 @@ def build_host(
     if client is None:
         return Host(root, loaded, settings, policy, None, None, plugins)
     behavior = loaded.chat_behavior
+    spending = SpendingLimits.from_config(loaded)
+    if layer is not None and layer.max_session_tokens is not None:
+        spending = msgspec.structs.replace(spending, max_session_tokens=layer.max_session_tokens)
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).
     small = settings.provider in SMALL_MODEL_PROVIDERS
     # Innermost, after the approval gate: only a call about to run keeps the files it names.
@@ -304,7 +309,7 @@ def build_host(
         working_dir=root,
         planning=options.planning,
         context=ContextManager(compaction),
-        spending=SpendingLimits.from_config(loaded),
+        spending=spending,
         pricing=PriceTable(settings),
     )
     return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
