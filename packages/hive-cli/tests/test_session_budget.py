@@ -163,3 +163,24 @@ def test_a_budget_of_zero_is_refused_with_its_line(ws: Workspace, server: Script
         assert f"{config}:{line}" in result.stderr, result.stderr
         assert key in result.stderr
     assert model_requests(server) == []
+
+
+def test_tokens_shows_the_session_cost_or_says_it_is_unknown(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(text("Priced.", usage=(1_000, 200)), text("Unpriced.", usage=(1_000, 200)))
+    expected = float(
+        calc_price(Usage(input_tokens=1_000, output_tokens=200), "gpt-4o", provider_id="openai").total_price
+    )
+    ws.use(server).env["OPENAI_MODEL"] = "gpt-4o"
+    with ws.prompt() as term:
+        term.enter("hi", "Priced.")
+        term.enter("/tokens", f"this session: 1200 tokens, ${expected:.4f}")
+        term.type("/exit\r")
+        assert term.wait() == 0
+    ws.env["OPENAI_MODEL"] = "scripted"
+    with ws.prompt() as term:
+        term.enter("hi", "Unpriced.")
+        term.enter("/tokens", "this session: 1200 tokens, cost unknown (no price for openai/scripted)")
+        term.type("/exit\r")
+        assert term.wait() == 0

@@ -136,6 +136,7 @@ async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly
         *["tool_end"] * 4,
         "message",
         "message",
+        "spending",  # the usage of the round that reported some, after that round's message
         "turn_end",
     ]
     assert entries[0].payload == TurnRequest(content="add 2 and 3")

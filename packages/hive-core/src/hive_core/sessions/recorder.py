@@ -73,6 +73,7 @@ class TranscriptRecorder:
         spending.listeners.append(self._write_spend)
 
     def _write_spend(self, spend: RequestSpend) -> None:
+        self.sync()  # the round's message first: the log reads in the order things happened
         self.store.append(self.session_id, spend)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
