@@ -29,8 +29,8 @@ def test_keys_nothing_reads_yet_are_marked_not_used(home: Path, tmp_path: Path) 
     assert used["chatBehavior.maximumIterationsPerRequest"] is True
     assert used["openai.endpoint"] is True
     assert used["compaction.targetRatio"] is True
-    assert used["compaction.useAnchoredCompaction"] is False
-    assert used["compaction.maxAnchorStateChars"] is False
+    assert used["compaction.useAnchoredCompaction"] is True
+    assert used["toolRetrieval.maxTools"] is True
     assert used["budget.stopOnLimit"] is True
-    assert used["chatBehavior.maximumConsecutiveErrorsPerRequest"] is False
+    assert used["chatBehavior.maximumConsecutiveErrorsPerRequest"] is True
     assert used["ollama.carryToolImages"] is True

@@ -262,7 +262,7 @@ def test_signatures_the_commands_rely_on() -> None:
 
 
 def test_setting_a_key_nothing_reads_yet_says_so(home: Path) -> None:
-    assert set_value("compaction.useAnchoredCompaction", "true", home=home).used is False
+    assert set_value("budget.stopOnLimit", "false", home=home).used is False
     assert set_value("openai.model", "gpt-4o-mini", home=home).used is True
 
 

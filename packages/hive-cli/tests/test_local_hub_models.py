@@ -169,6 +169,9 @@ def test_doctor_says_which_local_model_and_why(tmp_path: Path, hub: FakeHub) -> 
     ), alias
     assert "! local model: llama3.2-3b is not downloaded yet" in alias.stdout
     assert "hive models pull llama3.2-3b" in alias.stdout
+    _local(workspace, hub.url, tmp_path / "hf", OWN_REPO)
+    repository = workspace.run("doctor")
+    assert f"✓ a run uses local: {OWN_REPO}\n" in repository.stdout, repository  # the ORG/ stays
     _local(workspace, hub.url, tmp_path / "hf", "gguf:auto")
     auto = workspace.run("doctor")
     assert "✓ local model choice: gguf:auto → " in auto.stdout, auto

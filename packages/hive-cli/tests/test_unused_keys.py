@@ -13,11 +13,11 @@ from hive_conformance.model_server import ScriptedModelServer
 from hive_providers import CONFIG_SCHEMA
 
 PROJECT_CONFIG = """\
-chatBehavior:
-  maximumIterationsPerRequest: 5
-  maximumConsecutiveErrorsPerRequest: 4
 compaction:
+  targetRatio: 0.5
   useAnchoredCompaction: true
+delegation:
+  maxDepth: 1
 """
 
 
@@ -34,15 +34,14 @@ def test_a_set_unused_key_is_warned_with_its_file_and_line(
     result = ws.use(server).run("-p", "hi")
     assert result.code == 0, result
     assert _warnings(result.stderr) == [
-        f"hive: warning: {config}:5: compaction.useAnchoredCompaction is not used by this version of hive",
-        f"hive: warning: {config}:3: chatBehavior.maximumConsecutiveErrorsPerRequest is not used by this "
-        "version of hive",
+        f"hive: warning: {config}:3: compaction.useAnchoredCompaction is not used by this version of hive",
+        f"hive: warning: {config}:5: delegation.maxDepth is not used by this version of hive",
     ]
 
 
 def test_used_and_default_keys_are_not_warned(ws: Workspace, server: ScriptedModelServer) -> None:
     (ws.project / ".hive" / "config.yaml").write_text(
-        "chatBehavior:\n  maximumIterationsPerRequest: 5\ncompaction:\n  targetRatio: 0.5\nadvisor:\n  maxCalls: 2\n",
+        "chatBehavior:\n  maximumIterationsPerRequest: 5\n  maximumConsecutiveErrorsPerRequest: 4\ncompaction:\n  targetRatio: 0.5\nadvisor:\n  maxCalls: 2\n",
         encoding="utf-8",
     )
     server.add(text("Fine."))

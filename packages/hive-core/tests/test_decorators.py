@@ -16,6 +16,7 @@ from hive_core import ChatClient
 from hive_core import ChatError
 from hive_core import ChatOptions
 from hive_core import FallbackChatClient
+from hive_core import LazyChatClient
 from hive_core import Message
 from hive_core import SessionRunner
 from hive_core import TextPart
@@ -278,6 +279,60 @@ async def test_other_exceptions_pass_through_untouched() -> None:
 
     assert of_type(events, FallbackEvent) == []
     assert of_type(events, ErrorEvent)[0].code == "internal"
+
+
+async def test_a_provider_moved_past_is_skipped_by_later_requests() -> None:
+    first = ScriptedChatClient([fail(ChatError("bad key", code="auth"))])
+    second = ScriptedChatClient([reply("one"), reply("two")])
+    last = ScriptedChatClient([])
+    client = FallbackChatClient([first, second, last], sleep=Sleeps())
+    agent = Agent(client, clock=fixed_clock, policy=ALLOW_ALL)
+    session = agent.session()
+
+    with anyio.fail_after(WAIT):
+        opening = await collect_turn(session, "hi")
+        later = await collect_turn(session, "again")
+
+    assert [(e.kind, e.provider_index) for e in of_type(opening, FallbackEvent)] == [("fallback", 0)]
+    assert client.dead == {0}
+    # No second request to the dead provider, and no event saying so: its fallback event said it once.
+    assert len(first.requests) == 1
+    assert later == [TextDeltaEvent(content="two"), TurnEndEvent(stop_reason="completed", duration_ms=0)]
+    second.assert_consumed()
+    assert last.requests == []
+
+
+async def test_the_last_provider_is_never_skipped() -> None:
+    first = ScriptedChatClient([fail(ChatError("bad key", code="auth"))])
+    second = ScriptedChatClient([fail(ChatError("no credit", code="billing")), reply("back")])
+    client = FallbackChatClient([first, second], sleep=Sleeps())
+
+    assert of_type(await turn(client), ErrorEvent) == [ErrorEvent(message="no credit", code="billing")]
+    assert client.dead == {0}
+    assert of_type(await turn(client), TextDeltaEvent) == [TextDeltaEvent(content="back")]
+
+
+async def test_a_lazy_client_is_built_by_its_first_request_only() -> None:
+    built: list[ScriptedChatClient] = []
+
+    def connect() -> ChatClient:
+        built.append(ScriptedChatClient([reply("late")], capabilities=Capabilities(context_window=500)))
+        return built[-1]
+
+    lazy = LazyChatClient(connect)
+    primary = ScriptedChatClient(
+        [reply("early"), fail(ChatError("gone", code="auth"))], capabilities=Capabilities(context_window=300)
+    )
+    client = FallbackChatClient([primary, lazy], sleep=Sleeps())
+
+    assert (await probed_capabilities(client)).context_window == 300
+    assert of_type(await turn(client), TextDeltaEvent) == [TextDeltaEvent(content="early")]
+    assert built == []
+    assert of_type(await turn(client), TextDeltaEvent) == [TextDeltaEvent(content="late")]
+    assert len(built) == 1
+    assert lazy.client is built[0]
+    # The dead primary's smaller window no longer narrows what is sent.
+    assert client.capabilities.context_window == 500
 
 
 def test_fallback_window_is_the_smallest_known() -> None:

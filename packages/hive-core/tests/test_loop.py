@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from core_harness import WAIT
+from core_harness import Rules
 from core_harness import assert_ended
 from core_harness import assert_verified
 from core_harness import kinds
@@ -35,6 +36,7 @@ from hive_core import collect_turn
 from hive_core import open_turn
 from hive_core import tool
 from hive_core.approvals import ALLOW_ALL
+from hive_core.approvals import Verdict
 from hive_core.chat import FinishReason
 from hive_core.chat import RequiredTool
 from hive_core.testing import Block
@@ -45,6 +47,7 @@ from hive_core.testing import call
 from hive_core.testing import fail
 from hive_core.testing import reply
 from hive_core.tool_round import TOOL_OUTPUT_EVENT_CAP
+from hive_protocol import AddendumEvent
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import TextDeltaEvent
@@ -573,3 +576,63 @@ def test_scripted_client_reports_unplayed_rounds() -> None:
     client = ScriptedChatClient([reply("a")])
     with pytest.raises(ScriptError, match="1 scripted round"):
         client.assert_consumed()
+
+
+# -- consecutive tool failures ---------------------------------------------------------------------------------
+
+
+@tool
+def explode(path: str) -> str:
+    """Always fails."""
+    raise ValueError(f"cannot open {path}")
+
+
+async def test_failed_calls_in_a_row_are_counted_in_call_order_across_rounds() -> None:
+    client = ScriptedChatClient(
+        [
+            call(("explode", {"path": "a"}), ("add", {"a": 1, "b": 2}), ("explode", {"path": "b"})),
+            call(("explode", {"path": "c"})),
+        ]
+    )
+    agent = Agent(client, tools=[explode, add], clock=fixed_clock, policy=ALLOW_ALL, max_consecutive_errors=2)
+
+    events = await run(agent, "go")
+
+    # a fails, add succeeds (the count starts again), b and then c fail: two in a row end the request.
+    assert [e.success for e in of_type(events, ToolEndEvent)] == [False, True, False, False]
+    assert events[-2] == AddendumEvent(content="The request was stopped after 2 failed tool calls in a row.")
+    assert_ended(events, "tool_terminated")
+    client.assert_consumed()
+    assert_verified(events, turns=1)
+
+
+async def test_calls_the_rules_refuse_neither_count_nor_start_the_count_again() -> None:
+    client = ScriptedChatClient(
+        [
+            call(("explode", {"path": "a"})),
+            call(("write_note", {"name": "n", "text": "t"})),
+            call(("explode", {"path": "b"})),
+        ]
+    )
+    rules = Rules(write_note=Verdict.deny("notes are read-only"))
+    agent = Agent(
+        client, tools=[explode, write_note], clock=fixed_clock, policy=rules, max_consecutive_errors=2
+    )
+
+    events = await run(agent, "go")
+
+    assert [e.refusal for e in of_type(events, ToolEndEvent)] == [None, "denied", None]
+    assert_ended(events, "tool_terminated")
+    client.assert_consumed()
+
+
+async def test_without_a_limit_failures_go_on_until_the_model_stops() -> None:
+    client = ScriptedChatClient(
+        [call(("explode", {"path": str(n)})) for n in range(4)] + [reply("giving up")]
+    )
+    events = await run(Agent(client, tools=[explode], clock=fixed_clock, policy=ALLOW_ALL), "go")
+    assert len(of_type(events, ToolEndEvent)) == 4
+    assert of_type(events, AddendumEvent) == []
+    assert_ended(events, "completed")
+    with pytest.raises(ValueError, match="max_consecutive_errors"):
+        Agent(client, max_consecutive_errors=0)

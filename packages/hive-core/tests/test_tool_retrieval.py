@@ -17,6 +17,7 @@ from hive_core.testing import ScriptedChatClient
 from hive_core.testing import call
 from hive_core.testing import reply
 from hive_core.tool_retrieval import ToolRetrieval
+from hive_core.tool_retrieval import tool_retrieval_from_config
 from hive_protocol import TurnOptions
 from hive_protocol import UserMessageRequest
 
@@ -61,7 +62,7 @@ def test_a_plain_question_is_offered_no_tools(prompt: str) -> None:
 def test_a_request_is_offered_the_tool_its_words_point_at(prompt: str, expected: str) -> None:
     chosen = RETRIEVAL.select(prompt, [], TOOLS)
     assert chosen[0] == expected or expected in chosen
-    assert 0 < len(chosen) <= RETRIEVAL.limit
+    assert 0 < len(chosen) <= RETRIEVAL.max_tools
 
 
 def test_tools_used_earlier_stay_offered_and_other_tools_match_their_description() -> None:
@@ -93,3 +94,69 @@ async def test_the_agent_offers_the_selected_tools_and_a_turn_naming_tools_overr
     await collect_turn(named.session(), request)
     assert isinstance(named.client, ScriptedChatClient)
     assert [spec.name for spec in named.client.requests[0][1].tools] == ["read_file"]
+
+
+def _called(*names: str) -> list[Message]:
+    return [Message("assistant", [ToolCallPart(f"c{i}", name, "{}")]) for i, name in enumerate(names)]
+
+
+def test_sticky_tools_leave_the_scored_slots_to_relevant_tools() -> None:
+    history = _called("read_file", "write_file", "execute_command")
+    sticky = ToolRetrieval(max_tools=3, sticky_tool_limit=3, sticky_change_score=2.0)
+    assert sticky.select("Where is parse_config defined?", history, TOOLS) == (
+        "execute_command",
+        "write_file",
+        "read_file",
+    )
+    reserved = ToolRetrieval(max_tools=3, sticky_tool_limit=3, min_scored_slots=1, sticky_change_score=2.0)
+    assert reserved.select("Where is parse_config defined?", history, TOOLS) == (
+        "execute_command",
+        "write_file",
+        "grep_files",
+    )
+    # No relevant tool: the reserved slot goes back to the sticky ones.
+    assert reserved.select("Thanks, that was great!", history, TOOLS) == (
+        "execute_command",
+        "write_file",
+        "read_file",
+    )
+
+
+def test_min_relevance_score_leaves_out_weak_matches() -> None:
+    scores = ToolRetrieval().scores("Run the tests and tell me what fails", TOOLS)
+    assert scores["execute_command"] == 1
+    weak = {name for name, score in scores.items() if score < 1}
+    assert weak
+    strict = ToolRetrieval(max_tools=10, min_relevance_score=0.99)
+    assert strict.select("Run the tests and tell me what fails", [], TOOLS) == ("execute_command",)
+    loose = ToolRetrieval(max_tools=10)
+    assert weak <= set(loose.select("Run the tests and tell me what fails", [], TOOLS))
+
+
+def test_the_config_section_builds_the_selector_only_when_enabled() -> None:
+    class Loaded:
+        def __init__(self, section: dict[str, object]) -> None:
+            self._section = section
+
+        def section(self, name: str, /) -> dict[str, object]:
+            assert name == "toolRetrieval"
+            return self._section
+
+    fields: dict[str, object] = {
+        "enabled": True,
+        "maxTools": 5,
+        "minRelevanceScore": 0.5,
+        "minScoredSlots": 2,
+        "alwaysInclude": ["manage_todo"],
+        "stickyToolLimit": 1,
+        "stickyChangeScore": 0.8,
+    }
+    assert tool_retrieval_from_config(Loaded({**fields, "enabled": False})) is None
+    built = tool_retrieval_from_config(Loaded(fields))
+    assert built is not None
+    assert (built.max_tools, built.min_relevance_score, built.min_scored_slots) == (5, 0.5, 2)
+    assert (built.always_include, built.sticky_tool_limit, built.sticky_change_score) == (
+        ("manage_todo",),
+        1,
+        0.8,
+    )

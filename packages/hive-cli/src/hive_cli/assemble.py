@@ -19,6 +19,8 @@ import msgspec
 from hive_core import Agent
 from hive_core import ApprovalService
 from hive_core import ChatClient
+from hive_core import FallbackChatClient
+from hive_core import LazyChatClient
 from hive_core import TokenBudgetChatClient
 from hive_core import Tool
 from hive_core.config import LoadedConfig
@@ -28,6 +30,7 @@ from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
 from hive_core.spending import SpendingLimits
 from hive_core.tool_retrieval import ToolRetrieval
+from hive_core.tool_retrieval import tool_retrieval_from_config
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
@@ -205,6 +208,7 @@ def build_host(
     from hive_providers.pricing import PriceTable
     from hive_providers.registry import choose_provider
     from hive_providers.registry import create_client
+    from hive_providers.registry import fallback_providers
 
     root = find_project_root(options.cwd)
     check_project_root(root, ask=ask)
@@ -232,6 +236,7 @@ def build_host(
 
             if isinstance(model_client, LocalChatClient):
                 model_client.preload()
+        model_client = _with_fallback(model_client, fallback_providers(loaded))
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
             model_client,
@@ -298,11 +303,13 @@ def build_host(
             *extra_tools,
         ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,
-        tool_selector=ToolRetrieval() if small else None,
+        # The toolRetrieval section, when enabled, replaces the small-model profile's selection.
+        tool_selector=tool_retrieval_from_config(loaded) or (ToolRetrieval() if small else None),
         policy=policy,
         approvals=approvals,
         middlewares=[*default_middlewares(policy, approvals), checkpoints],
         max_iterations=options.max_iterations or behavior.maximum_iterations_per_request,
+        max_consecutive_errors=behavior.maximum_consecutive_errors_per_request,
         max_output_tokens=options.max_output_tokens or behavior.max_output_tokens,
         reasoning_effort=options.reasoning_effort or behavior.reasoning_effort,
         tool_timeout=options.tool_timeout or behavior.tool_call_timeout_seconds,
@@ -313,6 +320,20 @@ def build_host(
         pricing=PriceTable(settings),
     )
     return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
+
+
+def _with_fallback(primary: ChatClient, chain: tuple[ProviderSettings, ...]) -> ChatClient:
+    """``primary``, followed by the ``fallback`` list's providers, each client built only when first needed."""
+    if not chain:
+        return primary
+    from hive_providers.registry import create_client
+
+    def later(settings: ProviderSettings) -> LazyChatClient:
+        return LazyChatClient(lambda: create_client(settings))
+
+    # One attempt per provider: each adapter already retried its failed request (its SDK's retries with
+    # backoff), so a provider still failing after them is dead and the next one is asked.
+    return FallbackChatClient([primary, *(later(settings) for settings in chain)], max_attempts=1)
 
 
 @asynccontextmanager

@@ -14,7 +14,7 @@ LOCAL_MODEL_NOTICE: Final = (
     "hive: answering with the built-in local model SmolLM2-135M, a small offline demo model (expect simple "
     "answers).\n"
     "hive: for a real model: `hive set openai.apiKey` (or set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY), "
-    "or `--agent NAME` for a coding-agent CLI (`hive agents`).\n"
+    "`--agent NAME` for a coding-agent CLI (`hive agents`), or a larger local model (`hive models pull --help`).\n"
 )
 """What is said, once per process."""
 

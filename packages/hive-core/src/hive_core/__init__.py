@@ -35,6 +35,7 @@ from .chat import UsageUpdate
 from .failures import ChatError
 from .failures import classify
 from .fallback import FallbackChatClient
+from .fallback import LazyChatClient
 from .hitl import HitlBridge
 from .loop import Agent
 from .loop import AgentSession
@@ -91,6 +92,7 @@ __all__ = [
     "HttpRunner",
     "HttpRunnerError",
     "Invocation",
+    "LazyChatClient",
     "Message",
     "Middleware",
     "ModelLister",

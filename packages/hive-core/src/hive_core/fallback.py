@@ -13,6 +13,7 @@ from hive_protocol import FallbackCategory
 from hive_protocol import FallbackEvent
 from hive_protocol import FallbackKind
 
+from .chat import AsyncClosable
 from .chat import Capabilities
 from .chat import ChatClient
 from .chat import ChatOptions
@@ -24,7 +25,7 @@ from .failures import classify
 from .failures import fallback_category
 from .messages import Message
 
-__all__ = ["FallbackChatClient"]
+__all__ = ["FallbackChatClient", "LazyChatClient"]
 
 
 class FallbackChatClient:
@@ -35,6 +36,10 @@ class FallbackChatClient:
     of attempts, moves to the next provider; a fatal failure (a rejected request, a context overflow) is raised
     at once, since another provider would reject it too. Only a request that has not streamed anything yet is
     retried: a stream that fails midway fails the turn, because the client has already shown part of it.
+
+    A provider the chain moved past (its ``fallback`` event) is dead for the rest of the client's life: later
+    requests skip it without asking it again and without a further event, so one session does not pay a dead
+    provider's failures on every turn. The last provider is never skipped (there is nothing after it).
     """
 
     def __init__(
@@ -55,21 +60,28 @@ class FallbackChatClient:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self._sleep = sleep
+        self.dead: set[int] = set()
+        """The indexes of the providers found dead (skipped by every later request)."""
 
     @property
     def capabilities(self) -> Capabilities:
-        """What every provider can do (any of them may answer): tools and streamed calls only when all take
-        them, thinking when any returns it, and the smallest window."""
-        return _combined([client.capabilities for client in self.clients])
+        """What every provider not found dead can do (any of them may answer): tools and streamed calls only when
+        all take them, thinking when any returns it, and the smallest window."""
+        return _combined([client.capabilities for client in self._alive()])
 
     async def probe_capabilities(self) -> Capabilities:
-        """Let every provider that can ask its server do so, then combine what they report."""
-        return _combined([await probed_capabilities(client) for client in self.clients])
+        """Let every provider not found dead that can ask its server do so, then combine what they report."""
+        return _combined([await probed_capabilities(client) for client in self._alive()])
+
+    def _alive(self) -> list[ChatClient]:
+        return [client for index, client in enumerate(self.clients) if index not in self.dead]
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the first provider that answers."""
         total = len(self.clients)
         for index, client in enumerate(self.clients):
+            if index in self.dead:
+                continue
             attempt = 0
             while True:
                 attempt += 1
@@ -93,8 +105,15 @@ class FallbackChatClient:
                         yield NoticeUpdate(self._event("retry", index, category, exc, attempt))
                         await self._sleep(self._delay(exc, attempt))
                         continue
+                    self.dead.add(index)
                     yield NoticeUpdate(self._event("fallback", index, category, exc, attempt))
                     break
+
+    async def aclose(self) -> None:
+        """Close every provider's client that holds connections."""
+        for client in self.clients:
+            if isinstance(client, AsyncClosable):
+                await client.aclose()
 
     def _delay(self, exc: BaseException, attempt: int) -> float:
         if isinstance(exc, ChatError) and exc.retry_after is not None:
@@ -113,6 +132,42 @@ class FallbackChatClient:
             attempt=attempt,
             max_attempts=self.max_attempts,
         )
+
+
+class LazyChatClient:
+    """A client built by ``connect`` only when its first request is streamed: a fallback provider that is never
+    needed costs no import and no connection.
+
+    Until then it reports ``assumed`` capabilities (by default none that would narrow a
+    :class:`FallbackChatClient`'s: tools taken, no window known), and probing does not build it.
+    """
+
+    def __init__(self, connect: Callable[[], ChatClient], *, assumed: Capabilities | None = None) -> None:
+        self._connect = connect
+        self._assumed = assumed or Capabilities()
+        self.client: ChatClient | None = None
+        """The client, once a request built it."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The built client's, else the assumed ones."""
+        return self.client.capabilities if self.client is not None else self._assumed
+
+    async def probe_capabilities(self) -> Capabilities:
+        """The built client's after it asked its server; the assumed ones while it is not built."""
+        return await probed_capabilities(self.client) if self.client is not None else self._assumed
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Build the client if needed, then stream from it."""
+        if self.client is None:
+            self.client = self._connect()
+        async for update in self.client.stream(messages, options):
+            yield update
+
+    async def aclose(self) -> None:
+        """Close the client if it was built and holds connections."""
+        if isinstance(self.client, AsyncClosable):
+            await self.client.aclose()
 
 
 def _combined(each: Sequence[Capabilities]) -> Capabilities:

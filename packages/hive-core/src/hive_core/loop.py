@@ -26,6 +26,7 @@ from hive_protocol import AddendumEvent
 from hive_protocol import ErrorEvent
 from hive_protocol import InvalidTurnOptions
 from hive_protocol import ReasoningEffort
+from hive_protocol import RefusalKind
 from hive_protocol import StopReason
 from hive_protocol import TextDeltaEvent
 from hive_protocol import ThinkingDeltaEvent
@@ -72,6 +73,7 @@ from .tool_round import offer_tools
 from .tool_round import run_tool_round
 from .tools import EventSink
 from .tools import Tool
+from .tools import ToolOutcome
 from .turn_request import TurnRequest
 
 __all__ = ["DEFAULT_MAX_ITERATIONS", "Agent", "AgentSession"]
@@ -81,6 +83,10 @@ DEFAULT_MAX_ITERATIONS: Final = 10
 
 _NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
 _OVER_BUDGET_TEXT: Final = "Not run: the session reached its budget."
+
+_DECIDED: Final[frozenset[RefusalKind]] = frozenset({"denied", "approval_unavailable", "rejected"})
+"""Refusals that are the rules' or the user's decision, not a failure of the call: they do not count towards
+:attr:`Agent.max_consecutive_errors`, nor reset the count."""
 
 
 class Agent:
@@ -96,6 +102,7 @@ class Agent:
         approvals: ApprovalService | None = None,
         middlewares: Sequence[Middleware] | None = None,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        max_consecutive_errors: int | None = None,
         temperature: float | None = None,
         max_output_tokens: int | None = None,
         reasoning_effort: ReasoningEffort | None = None,
@@ -110,6 +117,8 @@ class Agent:
     ) -> None:
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+        if max_consecutive_errors is not None and max_consecutive_errors < 1:
+            raise ValueError(f"max_consecutive_errors must be at least 1, got {max_consecutive_errors}")
         self.client = client
         self.tools: dict[str, Tool] = {}
         """The registered tools by name."""
@@ -129,6 +138,9 @@ class Agent:
             default_middlewares(policy, approvals) if middlewares is None else middlewares
         )
         self.max_iterations = max_iterations
+        self.max_consecutive_errors = max_consecutive_errors
+        """Failed tool calls in a row (in call order, across the rounds of one request) that end the request
+        with ``stop_reason: tool_terminated``; a call that succeeds starts the count again. ``None``: no limit."""
         self.defaults = TurnOptions(
             temperature=temperature, max_output_tokens=max_output_tokens, reasoning_effort=reasoning_effort
         )
@@ -323,9 +335,9 @@ class AgentSession:
             stop = await self._rounds(chat_options, offered, emit, usage, compactions, notes)
         except Exception:
             # The runner reports the failure (error, turn_end); the turn's compactions happened all the same.
-            _report(compactions, notes, emit)
+            _report(compactions, emit, notes)
             raise
-        _report(compactions, notes, emit)
+        _report(compactions, emit, notes)
         emit(
             TurnEndEvent(
                 input_tokens=usage.input if usage.seen else None,
@@ -347,6 +359,7 @@ class AgentSession:
         notes: list[str],
     ) -> StopReason:
         agent = self.agent
+        failures = 0
         for round_index in range(agent.max_iterations + 1):
             last = round_index >= agent.max_iterations
             round_options = (
@@ -370,6 +383,12 @@ class AgentSession:
                 if outcome.usage is not None:
                     usage.add(outcome.usage)
             if any(outcome.terminate for outcome in outcomes):
+                return "tool_terminated"
+            failures = _failures_in_a_row(failures, outcomes)
+            limit = agent.max_consecutive_errors
+            if limit is not None and failures >= limit:
+                what = "a failed tool call" if failures == 1 else f"{failures} failed tool calls in a row"
+                notes.append(f"The request was stopped after {what}.")
                 return "tool_terminated"
             if chat_options.tool_choice not in ("auto", "none"):
                 chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
@@ -518,12 +537,23 @@ class AgentSession:
             raise
 
 
-def _report(compactions: Sequence[CompactionReport], notes: Sequence[str], emit: EventSink) -> None:
-    """The turn's one addendum (after its last text delta): every compaction it made, then what it spent past a
-    budget's warning or limit."""
-    said = [*(report.describe() for report in compactions), *notes]
-    if said:
-        emit(AddendumEvent(content="; ".join(said)))
+def _report(compactions: Sequence[CompactionReport], emit: EventSink, notes: Sequence[str] = ()) -> None:
+    """The turn's one addendum (after its last text delta): every compaction it made, then why it stopped
+    early or what it spent past a budget's warning or limit."""
+    parts = [report.describe() for report in compactions]
+    if parts or notes:
+        emit(AddendumEvent(content="; ".join((*parts, *notes))))
+
+
+def _failures_in_a_row(before: int, outcomes: Iterable[ToolOutcome]) -> int:
+    """The count of failed tool calls in a row after ``outcomes`` (in call order), ``before`` it: a success
+    starts it again, a call the rules or the user refused (:data:`_DECIDED`) leaves it as it is."""
+    count = before
+    for outcome in outcomes:
+        if outcome.refusal in _DECIDED:
+            continue
+        count = 0 if outcome.success and outcome.refusal is None else count + 1
+    return count
 
 
 def _stop_reason(finish: FinishReason | None) -> StopReason:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from hive_core.config import ChatBehavior
+from hive_core.config import ConfigError
+from hive_core.config import FallbackEntry
 from hive_core.config import LoadedConfig
 from hive_core.config import load_config
 from hive_core.permissions import load_permission_rules
@@ -46,6 +48,38 @@ def test_chat_behavior(project: Path, env: dict[str, str]) -> None:
 
 def test_default_provider(project: Path, env: dict[str, str]) -> None:
     assert _load(project, env, "defaultProvider: anthropic\n").default_provider == "anthropic"
+
+
+def test_the_fallback_list_in_order_its_items_checked(project: Path, env: dict[str, str]) -> None:
+    loaded = _load(
+        project,
+        env,
+        "fallback:\n  - provider: anthropic\n    model: claude-x\n  - provider: ollama\n    region: eu\n",
+    )
+    assert loaded.fallback == (
+        FallbackEntry(provider="anthropic", model="claude-x"),
+        FallbackEntry(provider="ollama"),
+    )
+    [warning] = loaded.warnings
+    assert (warning.key, warning.line) == ("fallback.1.region", 5)
+    assert "unknown key" in warning.message
+    assert load_config(project, {**env, "HIVE_HOME": str(project / "empty-home")}).fallback == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("fallback:\n  - provider: [a]\n", 2, "'fallback.0.provider' must be text"),
+        ("fallback:\n  - provider: openai\n  - model: m\n", 3, "'fallback.1' must set 'provider'"),
+        ("fallback:\n  - openai\n", 2, "each item of 'fallback' must be a mapping"),
+    ],
+)
+def test_a_bad_fallback_item_names_its_line(
+    project: Path, env: dict[str, str], text: str, line: int, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=problem) as caught:
+        _load(project, env, text)
+    assert caught.value.line == line
 
 
 def test_the_permissions_section_feeds_the_permission_rules(project: Path, env: dict[str, str]) -> None:

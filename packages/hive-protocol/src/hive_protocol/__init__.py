@@ -5,7 +5,9 @@ types, the one canonical encoder, tolerant decoders, the line framing and the se
 msgspec alone, so a client can speak to any hive runner with nothing else installed.
 """
 
+from .codec import ExtensionClash
 from .codec import ProtocolError
+from .codec import ProtocolExtension
 from .codec import UnknownEvent
 from .codec import UnreadableRequest
 from .codec import decode_event
@@ -105,6 +107,7 @@ __all__ = [
     "ErrorCode",
     "ErrorEvent",
     "Event",
+    "ExtensionClash",
     "FallbackCategory",
     "FallbackEvent",
     "FallbackKind",
@@ -118,6 +121,7 @@ __all__ = [
     "PlanStepCompletedEvent",
     "PlanStepStartedEvent",
     "ProtocolError",
+    "ProtocolExtension",
     "Question",
     "QuestionOption",
     "QuestionRequestEvent",

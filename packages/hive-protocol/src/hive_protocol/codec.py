@@ -5,13 +5,19 @@ non-ASCII raw, one trailing ``\\n``. Reading is tolerant: fields in any order, u
 event type kept as an :class:`UnknownEvent`, and it never fails on hostile input with anything but the protocol's
 errors: free-form values nested deeper than :data:`~hive_protocol.MAX_NESTING_DEPTH` are refused, and an error
 quotes at most an excerpt of the line.
+
+An embedder adds request and event types of its own with a :class:`ProtocolExtension`, whose decoders know them
+besides the built-in ones; the module's :func:`decode_request` and :func:`decode_event` know only the built-in
+types, so to every reader without the extension its events stay :class:`UnknownEvent`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 from typing import Final
+from typing import Union
 from typing import cast
 from typing import get_args
 
@@ -25,7 +31,9 @@ from .limits import nested_too_deep
 from .requests import Request
 
 __all__ = [
+    "ExtensionClash",
     "ProtocolError",
+    "ProtocolExtension",
     "UnknownEvent",
     "UnreadableRequest",
     "decode_event",
@@ -60,20 +68,118 @@ class UnreadableRequest(msgspec.Struct, frozen=True):
         return ErrorEvent(message=f"Unreadable request skipped: {self.message}", code="unreadable_request")
 
 
+class ExtensionClash(ValueError):
+    """A :class:`ProtocolExtension` type that cannot be added: its ``type`` is built in or taken, or its struct
+    would not be written in the canonical form."""
+
+
 _encoder: Final = msgspec.json.Encoder()
-_request_decoder: Final = msgspec.json.Decoder(Request)
-_event_decoder: Final = msgspec.json.Decoder(Event)
 _any_decoder: Final = msgspec.json.Decoder()
-_REQUEST_TYPES: Final = frozenset(t.__struct_config__.tag for t in get_args(Request))
-_EVENT_TYPES: Final = frozenset(t.__struct_config__.tag for t in get_args(Event))
+_BUILT_IN_REQUESTS: Final[tuple[type[msgspec.Struct], ...]] = get_args(Request)
+_BUILT_IN_EVENTS: Final[tuple[type[msgspec.Struct], ...]] = get_args(Event)
 
 
-def encode(message: Event | Request | UnknownEvent) -> bytes:
+def _tag(kind: type[msgspec.Struct]) -> str:
+    return cast("str", kind.__struct_config__.tag)
+
+
+_BUILT_IN_TYPES: Final = frozenset(_tag(kind) for kind in (*_BUILT_IN_REQUESTS, *_BUILT_IN_EVENTS))
+
+
+class ProtocolExtension:
+    """Request and event types an embedder adds to the protocol, and the decoders that read them.
+
+    Each type is a ``msgspec.Struct`` declared like the built-in ones: ``tag_field="type"``, a ``tag`` of its
+    own (its wire ``type``, which must not be a built-in request or event type, nor given twice) and
+    ``omit_defaults=True`` (so :func:`encode` writes it in the canonical form). Anything else raises
+    :class:`ExtensionClash`. Give the same extension to the runner (which reads requests with it) and to the
+    embedder's client (which reads events with it)::
+
+        class Ping(msgspec.Struct, tag_field="type", tag="x_ping", omit_defaults=True, frozen=True):
+            note: str = ""
+
+        extension = ProtocolExtension(requests=[Ping], events=[Pong])
+        extension.decode_request(b'{"type":"x_ping"}')  # Ping(note='')
+    """
+
+    __slots__ = ("_event_decoder", "_event_types", "_request_decoder", "_request_types", "events", "requests")
+
+    def __init__(
+        self, *, requests: Iterable[type[msgspec.Struct]] = (), events: Iterable[type[msgspec.Struct]] = ()
+    ) -> None:
+        self.requests: tuple[type[msgspec.Struct], ...] = tuple(requests)
+        """The added request types."""
+        self.events: tuple[type[msgspec.Struct], ...] = tuple(events)
+        """The added event types."""
+        taken: set[str] = set()
+        for kind in (*self.requests, *self.events):
+            taken.add(_check_extension_type(kind, taken))
+        request_types = (*_BUILT_IN_REQUESTS, *self.requests)
+        event_types = (*_BUILT_IN_EVENTS, *self.events)
+        self._request_decoder = msgspec.json.Decoder(Union[request_types])  # noqa: UP007
+        self._event_decoder = msgspec.json.Decoder(Union[event_types])  # noqa: UP007
+        self._request_types = frozenset(_tag(kind) for kind in request_types)
+        self._event_types = frozenset(_tag(kind) for kind in event_types)
+
+    def decode_request(self, line: bytes | str) -> Request | msgspec.Struct | UnreadableRequest:
+        """Read one request line, of a built-in or an added type. Never raises: an unreadable line becomes an
+        :class:`UnreadableRequest`, whose message quotes at most a few hundred characters of the line."""
+        try:
+            return cast("Request | msgspec.Struct", self._request_decoder.decode(line))
+        except msgspec.DecodeError as exc:
+            return UnreadableRequest(
+                _explain(exc, _loads(line), self._request_types, "request"), _as_bytes(line)
+            )
+        except RecursionError:
+            return UnreadableRequest(TOO_DEEP, _as_bytes(line))
+
+    def decode_event(self, line: bytes | str) -> Event | msgspec.Struct | UnknownEvent:
+        """Read one event line, of a built-in or an added type; any other ``type`` gives an
+        :class:`UnknownEvent`. Raises :class:`ProtocolError` as :func:`decode_event` does."""
+        try:
+            return cast("Event | msgspec.Struct", self._event_decoder.decode(line))
+        except msgspec.DecodeError as exc:
+            value = _loads(line)
+            raw = _as_object(value)
+            kind = raw.get("type") if raw is not None else None
+            if raw is not None and isinstance(kind, str) and kind not in self._event_types:
+                if nested_too_deep(raw):
+                    raise ProtocolError(f"unknown event type {excerpt(repr(kind))}: {TOO_DEEP}") from None
+                return UnknownEvent(kind, raw)
+            raise ProtocolError(_explain(exc, value, self._event_types, "event")) from None
+        except RecursionError:
+            raise ProtocolError(TOO_DEEP) from None
+
+
+def _check_extension_type(kind: object, taken: set[str]) -> str:
+    """The wire ``type`` of an added type, once it is known to be one that can be added."""
+    if not (isinstance(kind, type) and issubclass(kind, msgspec.Struct)):
+        raise ExtensionClash(f"{kind!r} is not a msgspec.Struct class")
+    config = kind.__struct_config__
+    name = kind.__qualname__
+    if config.tag_field != "type" or not isinstance(config.tag, str):
+        raise ExtensionClash(f"{name} must be declared with tag_field='type' and a tag naming its wire type")
+    if not config.omit_defaults:
+        raise ExtensionClash(f"{name} must be declared with omit_defaults=True (unset fields are left out)")
+    if config.tag in _BUILT_IN_TYPES:
+        raise ExtensionClash(
+            f"{name}: the type {config.tag!r} is a built-in protocol type; choose another name"
+        )
+    if config.tag in taken:
+        raise ExtensionClash(f"{name}: the type {config.tag!r} is added twice")
+    return config.tag
+
+
+_BUILT_IN: Final = ProtocolExtension()
+
+
+def encode(message: Event | Request | UnknownEvent | msgspec.Struct) -> bytes:
     """The canonical line for ``message``, including its trailing ``\\n``.
 
     Every runner writes exactly these bytes, and the SSE ``data:`` payload is this line without the newline.
-    An :class:`UnknownEvent` is written back as it was read. Text that is not valid Unicode (a lone surrogate, as
-    Python makes of a file name that is not UTF-8) is written with U+FFFD in its place instead of failing.
+    An :class:`UnknownEvent` is written back as it was read; a type of a :class:`ProtocolExtension` like a
+    built-in one. Text that is not valid Unicode (a lone surrogate, as Python makes of a file name that is not
+    UTF-8) is written with U+FFFD in its place instead of failing.
     """
     value: object = message.raw if type(message) is UnknownEvent else message
     try:
@@ -87,12 +193,7 @@ def decode_request(line: bytes | str) -> Request | UnreadableRequest:
 
     Its message quotes at most a few hundred characters of the line, however long the line is.
     """
-    try:
-        return _request_decoder.decode(line)
-    except msgspec.DecodeError as exc:
-        return UnreadableRequest(_explain(exc, _loads(line), _REQUEST_TYPES, "request"), _as_bytes(line))
-    except RecursionError:
-        return UnreadableRequest(TOO_DEEP, _as_bytes(line))
+    return cast("Request | UnreadableRequest", _BUILT_IN.decode_request(line))
 
 
 def decode_event(line: bytes | str) -> Event | UnknownEvent:
@@ -102,19 +203,7 @@ def decode_event(line: bytes | str) -> Event | UnknownEvent:
     known type whose fields are invalid, or free-form values nested deeper than
     :data:`~hive_protocol.MAX_NESTING_DEPTH`.
     """
-    try:
-        return _event_decoder.decode(line)
-    except msgspec.DecodeError as exc:
-        value = _loads(line)
-        raw = _as_object(value)
-        kind = raw.get("type") if raw is not None else None
-        if raw is not None and isinstance(kind, str) and kind not in _EVENT_TYPES:
-            if nested_too_deep(raw):
-                raise ProtocolError(f"unknown event type {excerpt(repr(kind))}: {TOO_DEEP}") from None
-            return UnknownEvent(kind, raw)
-        raise ProtocolError(_explain(exc, value, _EVENT_TYPES, "event")) from None
-    except RecursionError:
-        raise ProtocolError(TOO_DEEP) from None
+    return cast("Event | UnknownEvent", _BUILT_IN.decode_event(line))
 
 
 _MALFORMED: Final = object()

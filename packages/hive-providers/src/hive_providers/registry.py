@@ -43,6 +43,7 @@ __all__ = [
     "choose_provider",
     "configured_providers",
     "create_client",
+    "fallback_providers",
     "list_models",
     "model_capabilities",
     "provider_settings",
@@ -236,6 +237,20 @@ def select_provider(config: LoadedConfig, name: str | None = None) -> ProviderSe
         return choose_provider(config).settings
     spec = provider_spec(name)
     return _named(spec, _section(config, spec), None, inferred_from=None)
+
+
+def fallback_providers(config: LoadedConfig) -> tuple[ProviderSettings, ...]:
+    """The settings of each provider the ``fallback`` list names, in its order, checked as a named provider is
+    (:func:`choose_provider`); a :class:`ProviderSelectionError` names the list's file and line."""
+    chain: list[ProviderSettings] = []
+    for number, entry in enumerate(config.fallback, 1):
+        try:
+            chain.append(choose_provider(config, entry.provider, entry.model).settings)
+        except ProviderSelectionError as exc:
+            origin = config.origin("fallback")
+            where = f" ({origin.source}:{origin.line})" if origin and origin.source and origin.line else ""
+            raise ProviderSelectionError(f"fallback entry {number}{where}: {exc}") from exc
+    return tuple(chain)
 
 
 def required_setting(settings: ProviderSettings, name: Literal["model", "api_key", "endpoint"]) -> str:

@@ -186,8 +186,8 @@ def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _key(name: str, doc: str, *env: str, default: str | None = None, used: bool = True) -> FieldSpec:
-    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env, used=used)
+def _key(name: str, doc: str, *env: str, default: str | None = None) -> FieldSpec:
+    return FieldSpec(name=name, kind="str", doc=doc, default=default, env=env)
 
 
 def _enabled(doc: str, variable: str, *, default: bool) -> FieldSpec:
@@ -472,5 +472,23 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
 )
 """Every provider, in the order the default provider is chosen among the configured ones."""
 
-CONFIG_SCHEMA: Final = ConfigSchema((*(spec.section for spec in PROVIDERS), *SCHEMA.values()))
+_PROVIDER_NAMES: Final = tuple(name for spec in PROVIDERS for name in (spec.name, *spec.aliases))
+"""Every name a provider is known by: the canonical ones, then their aliases."""
+
+
+def _naming_providers(key: SectionSpec | FieldSpec) -> SectionSpec | FieldSpec:
+    """``key`` with the ``provider`` of each of its items restricted to :data:`_PROVIDER_NAMES` (``fallback``): an
+    unknown name is refused at load with its file and line."""
+    if not isinstance(key, FieldSpec) or not key.items:
+        return key
+    items = tuple(
+        msgspec.structs.replace(item, choices=_PROVIDER_NAMES) if item.name == "provider" else item
+        for item in key.items
+    )
+    return msgspec.structs.replace(key, items=items)
+
+
+CONFIG_SCHEMA: Final = ConfigSchema(
+    (*(spec.section for spec in PROVIDERS), *(_naming_providers(key) for key in SCHEMA.values()))
+)
 """The configuration hive reads: every provider's section, then hive-core's own keys."""

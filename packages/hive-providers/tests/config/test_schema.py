@@ -85,6 +85,7 @@ DEFAULTS = {
     "toolRetrieval.enabled": False,
     "toolRetrieval.maxTools": 10,
     "toolRetrieval.minRelevanceScore": 0.3,
+    "toolRetrieval.minScoredSlots": 0,
     "toolRetrieval.stickyToolLimit": 0,
     "toolRetrieval.stickyChangeScore": 0.7,
     "delegation.agentsDirectory": "agents",
@@ -120,10 +121,22 @@ UNSET = [
 
 def test_every_seed_section_is_known() -> None:
     assert set(CONFIG_SCHEMA) >= SEED_TOP_LEVEL_KEYS
-    # hive's own additions: defaultProvider, the command sandbox, and `hive serve`.
-    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox", "serve"}
+    # hive's own additions: defaultProvider, the command sandbox, `hive serve`, and the fallback providers.
+    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox", "serve", "fallback"}
     assert CONFIG_SCHEMA.aliases == {"local": "lmsupply"}
     assert set(PROVIDER_SECTIONS) <= set(CONFIG_SCHEMA)
+
+
+def test_a_fallback_entry_names_a_provider_of_the_table() -> None:
+    fallback = CONFIG_SCHEMA["fallback"]
+    assert isinstance(fallback, FieldSpec)
+    [provider] = [item for item in fallback.items if item.name == "provider"]
+    assert provider.required
+    assert {"openai", "anthropic", "local", "lmsupply", "claude", "grok"} <= set(provider.choices)
+    # hive-core alone knows no provider: its own schema leaves the names unchecked.
+    core = SCHEMA["fallback"]
+    assert isinstance(core, FieldSpec)
+    assert all(not item.choices for item in core.items)
 
 
 def test_hive_cores_own_schema_has_no_provider_section() -> None:

@@ -209,9 +209,32 @@ def _check_choice(report: _Report, loaded: LoadedConfig) -> str | None:
         report.warn(notice)
     model = choice.settings.model or "the default model"
     if choice.settings.provider == "local" and choice.settings.model:
-        model = Path(choice.settings.model).name
+        from hive_providers.local.model_source import UnknownModel
+        from hive_providers.local.model_source import model_source
+
+        # A file's name is enough; a hub repository's ``ORG/NAME`` is its name and must stay whole.
+        try:
+            is_file = model_source(choice.settings.model).kind == "path"
+        except UnknownModel:
+            is_file = False
+        if is_file:
+            model = Path(choice.settings.model).name
     report.ok(f"a run uses {choice.settings.provider}: {model}")
     return choice.settings.provider
+
+
+def _check_fallback(report: _Report, loaded: LoadedConfig) -> None:
+    """The ``fallback`` chain a run would build after its own provider, in order, or the error it would stop
+    with."""
+    from hive_providers.registry import fallback_providers
+
+    try:
+        chain = fallback_providers(loaded)
+    except USER_ERRORS as exc:
+        report.error(f"a run would fail: {exc}", "set up that provider, or take it out of the fallback list")
+        return
+    for number, settings in enumerate(chain, 1):
+        report.ok(f"fallback {number}: {settings.provider}: {settings.model or 'the default model'}")
 
 
 def doctor_main(*, verbose: bool, fix: bool = False) -> int:
@@ -257,6 +280,8 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
         if failure is not None and report.verbose:
             sys.stdout.write(f"      the window could not be read: {failure}\n")
     chosen = _check_choice(report, loaded) if loaded is not None and providers else None
+    if loaded is not None and chosen is not None:
+        _check_fallback(report, loaded)
     if not providers:
         report.error(
             "no provider configured and local inference is off",

@@ -16,6 +16,7 @@ from .keys import is_secret_key
 from .keys import mask_secret
 from .load import load_config
 from .loaded import ChatBehavior
+from .loaded import FallbackEntry
 from .loaded import LoadedConfig
 from .origin import DEFAULT_ORIGIN
 from .origin import LayerName
@@ -64,6 +65,7 @@ __all__ = [
     "ConfigWarning",
     "DotenvFile",
     "EnvVar",
+    "FallbackEntry",
     "FieldKind",
     "FieldSpec",
     "IgnoredSetting",

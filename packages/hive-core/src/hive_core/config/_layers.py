@@ -190,7 +190,30 @@ class _FileReader:
                         raise self.error(
                             (*path, index), f"each item of '{key}' must be a mapping, not {describe(item)}"
                         )
-                return copy.deepcopy(mappings)
+                if not spec.items:
+                    return copy.deepcopy(mappings)
+                return [
+                    self.item(spec, (*path, index), cast("dict[object, object]", item))
+                    for index, item in enumerate(mappings)
+                ]
+
+    def item(self, spec: FieldSpec, path: KeyPath, value: dict[object, object]) -> dict[str, object]:
+        """One item of a list of mappings whose keys ``spec.items`` names, each value checked."""
+        fields = {field.name: field for field in spec.items}
+        item: dict[str, object] = {}
+        for key, raw in value.items():
+            field = fields.get(key) if isinstance(key, str) else None
+            if field is None:
+                self.unknown((*path, str(key)), fields)
+                continue
+            coerced = self.coerce(field, (*path, field.name), raw)
+            if coerced is not None and coerced != "":
+                item[field.name] = coerced
+        for field in spec.items:
+            if field.required and field.name not in item:
+                written = ".".join(str(part) for part in path)
+                raise self.error(path, f"'{written}' must set '{field.name}'")
+        return item
 
 
 def _is_container(value: object) -> bool:

@@ -15,7 +15,7 @@ from .schema import ConfigSchema
 from .schema import SectionSpec
 from .trust import IgnoredSetting
 
-__all__ = ["ChatBehavior", "LoadedConfig"]
+__all__ = ["ChatBehavior", "FallbackEntry", "LoadedConfig"]
 
 
 class ChatBehavior(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,6 +31,15 @@ class ChatBehavior(msgspec.Struct, frozen=True, kw_only=True):
     """How hard a reasoning model thinks; ``None`` leaves it to the model."""
     tool_call_timeout_seconds: float | None = None
     """Seconds a tool call may run; ``None`` for no limit."""
+
+
+class FallbackEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One item of the ``fallback`` list: a provider tried when those before it fail."""
+
+    provider: str
+    """The provider's name (canonical or alias)."""
+    model: str | None = None
+    """The model; ``None`` for the provider's configured one."""
 
 
 def _child(node: object, name: str) -> object | None:
@@ -104,6 +113,17 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
             max_output_tokens=cast("int", section["maxOutputTokens"]),
             reasoning_effort=cast("ReasoningEffort | None", effort),
             tool_call_timeout_seconds=float(cast("float", timeout)) if timeout is not None else None,
+        )
+
+    @property
+    def fallback(self) -> tuple[FallbackEntry, ...]:
+        """The ``fallback`` list, in the order its providers are tried (empty when unset)."""
+        items = self.data.get("fallback")
+        if not isinstance(items, list):
+            return ()
+        return tuple(
+            FallbackEntry(provider=str(item["provider"]), model=_text(item.get("model")))
+            for item in cast("list[dict[str, object]]", items)
         )
 
     @property

@@ -57,6 +57,11 @@ class FieldSpec(msgspec.Struct, frozen=True, kw_only=True):
     used: bool = True
     """Whether this version of hive acts on the key; ``False`` for a key of the seed's configuration that is
     accepted (a file written for it loads) but read by nothing yet, which ``config show`` and ``set`` say."""
+    items: tuple[FieldSpec, ...] = ()
+    """For a list of mappings: the keys each item holds, checked like a section's fields (an unknown one is
+    warned about); empty: the items are not checked here."""
+    required: bool = False
+    """For a key of :attr:`items`: every item must set it."""
 
 
 class SectionSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -295,19 +300,17 @@ SCHEMA: Final = ConfigSchema(
             ),
             _i("toolResultKeepHeadLines", "Lines kept from the start of a cut result.", 50),
             _i("toolResultKeepTailLines", "Lines kept from the end of a cut result.", 20),
-            FieldSpec(
-                name="useAnchoredCompaction",
-                kind="bool",
-                doc="Keep a structured state block across compactions (not implemented yet).",
-                default=False,
-                used=False,
+            _b(
+                "useAnchoredCompaction",
+                "Keep a structured state block (goal, files, errors, decisions) across compactions, beside the "
+                "summary.",
+                False,
             ),
-            FieldSpec(
-                name="maxAnchorStateChars",
-                kind="int",
-                doc="The size limit of the anchored state block (not implemented yet).",
-                default=2_000,
-                used=False,
+            _i(
+                "maxAnchorStateChars",
+                "The anchored state block's size at most, in characters (the oldest entries go first).",
+                2_000,
+                positive=True,
             ),
             _i(
                 "maxContextTokens",
@@ -358,14 +361,12 @@ SCHEMA: Final = ConfigSchema(
             "chatBehavior",
             "The agent loop of the CLI and the servers.",
             _i("maximumIterationsPerRequest", "Tool rounds per request at most.", 10, positive=True),
-            msgspec.structs.replace(
-                _i(
-                    "maximumConsecutiveErrorsPerRequest",
-                    "Back-to-back tool errors before the request stops.",
-                    3,
-                    positive=True,
-                ),
-                used=False,
+            _i(
+                "maximumConsecutiveErrorsPerRequest",
+                "Failed tool calls in a row that stop the request (a success starts the count again; calls "
+                "the rules or the user refused do not count).",
+                3,
+                positive=True,
             ),
             _i("maxOutputTokens", "Output tokens per model response at most.", 4096, positive=True),
             _s(
@@ -465,15 +466,28 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "toolRetrieval",
-            "Offering the model only the tools relevant to the request.",
+            "Offering the model only the tools relevant to each request, for any model, scored locally on the "
+            "words of each tool's name and description (no network).",
             _b("enabled", "Select tools by relevance.", False),
-            _i("maxTools", "Tools offered at most.", 10),
-            _n("minRelevanceScore", "Tools scoring below this are not offered.", 0.3),
-            _i("minScoredSlots", "Slots kept for scored tools."),
-            _l("alwaysInclude", "Tools always offered."),
-            _i("stickyToolLimit", "Recently used tools kept offered.", 0),
-            _n("stickyChangeScore", "The score a new tool needs to displace a sticky one.", 0.7),
-            used=False,
+            _i(
+                "maxTools",
+                "Tools offered at most (alwaysInclude ones count, and are offered even past it).",
+                10,
+                positive=True,
+            ),
+            _n(
+                "minRelevanceScore",
+                "Relevance a tool needs, 0 to 1 (the best match scores 1, a tool sharing no word 0).",
+                0.3,
+            ),
+            _i("minScoredSlots", "Slots the sticky tools leave to relevant tools when there are some.", 0),
+            _l("alwaysInclude", "Tools offered every turn."),
+            _i("stickyToolLimit", "Tools the conversation called, most recent first, kept offered.", 0),
+            _n(
+                "stickyChangeScore",
+                "Relevance a new tool needs to take the slot of the least recently called sticky tool.",
+                0.7,
+            ),
         ),
         _section(
             "delegation",
@@ -525,6 +539,16 @@ SCHEMA: Final = ConfigSchema(
             "defaultProvider",
             "The provider used when none is named (unset: the first configured, by priority).",
         ),
+        FieldSpec(
+            name="fallback",
+            kind="mapping_list",
+            doc="Providers tried in order when the session's own fails (an auth failure, or a server error "
+            "after its retries); one found dead is skipped for the rest of the session.",
+            items=(
+                msgspec.structs.replace(_s("provider", "The provider's name."), required=True),
+                _s("model", "The model (unset: the provider's configured one)."),
+            ),
+        ),
     )
 )
-"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider``."""
+"""hive-core's own top-level keys, in display order: its sections, then ``defaultProvider`` and ``fallback``."""

@@ -11,6 +11,7 @@ from hive_core.messages import ToolCallPart
 from hive_core.messages import ToolResultPart
 from hive_core.messages import system
 
+from .anchor import AnchorState
 from .compaction import MIN_SUMMARY_TOKENS
 from .compaction import budgets_for
 from .compaction import plan_compaction
@@ -27,6 +28,7 @@ from .summary import omitted_marker
 from .summary import summarize
 from .summary import summary_message
 from .tokens import CONVERSATION_OVERHEAD
+from .tokens import MESSAGE_OVERHEAD
 from .tokens import chars_to_tokens
 from .tokens import estimate_message_tokens
 from .tokens import estimate_tool_tokens
@@ -42,7 +44,9 @@ class ContextManager:
 
     :meth:`prepare` builds what to send: tool results cut to their head and tail, old ones masked, and — when
     the trigger fires — older history compacted into a summary the model writes (or, when that fails, the
-    ``[N earlier messages omitted]`` marker), with the goal reminder once the conversation is long. The
+    ``[N earlier messages omitted]`` marker), with the goal reminder once the conversation is long; with
+    ``use_anchored_compaction``, an anchored state block (goal, files, errors, decisions) merged at every
+    compaction goes beside the summary (see :mod:`hive_core.context.anchor`). The
     conversation passed in is never modified. The work is cached per message: the conversation only grows by
     appending, so each request costs the new messages plus one pass to assemble the list. A conversation that
     is not an extension of the last one starts the cache over.
@@ -72,6 +76,8 @@ class ContextManager:
         self._since_goal = 0
         self._summary: Message | None = None
         self._summary_text: str | None = None
+        self._anchor = AnchorState()
+        self._anchor_message: Message | None = None
         self._omitted = 0
         self._offset = None
 
@@ -220,6 +226,8 @@ class ContextManager:
 
     def _extras(self) -> list[Message]:
         extras: list[Message] = []
+        if self._anchor_message is not None:
+            extras.append(self._anchor_message)
         if self._summary is not None:
             extras.append(self._summary)
         if self.settings.goal_reminder and self._goal is not None and self._since_goal >= REMINDER_AFTER:
@@ -263,10 +271,15 @@ class ContextManager:
         offset = self._offset or 0
         before = self._calibrated(fixed + self._live)
         budgets = budgets_for(self.settings, window)
-        # The new summary replaces the old one, so the old one's cost is not fixed.
-        replaced = estimate_message_tokens(self._summary) if self._summary is not None else 0
+        # The new summary and anchored state replace the old ones, so the old ones' cost is not fixed; the new
+        # anchored state may take its whole limit.
+        anchored = self.settings.use_anchored_compaction
+        replaced = sum(
+            estimate_message_tokens(m) for m in (self._summary, self._anchor_message) if m is not None
+        )
+        reserved = chars_to_tokens(self.settings.max_anchor_state_chars) + MESSAGE_OVERHEAD if anchored else 0
         plan = plan_compaction(
-            messages, tokens, self.settings, budgets, fixed=fixed - replaced + offset, force=force
+            messages, tokens, self.settings, budgets, fixed=fixed - replaced + reserved + offset, force=force
         )
         if plan is None:
             return None
@@ -280,6 +293,7 @@ class ContextManager:
                 window=window,
                 options=options,
                 previous=self._summary_text,
+                anchored=anchored,
             )
         self._omitted += len(pruned)
         if text is not None:
@@ -289,6 +303,9 @@ class ContextManager:
             self._summary = summary_message(f"{self._summary_text}\n{omitted_marker(self._omitted)}")
         else:
             self._summary = system(omitted_marker(self._omitted))
+        if anchored:
+            self._anchor.update(pruned, goal=self._goal, summary=text)
+            self._anchor_message = self._anchor.message(self.settings.max_anchor_state_chars)
         for group in plan.pruned:
             for i in range(group.start, group.end):
                 index = live[i]

@@ -64,9 +64,10 @@ class CompactionSettings(msgspec.Struct, frozen=True, kw_only=True):
     tool_result_keep_tail_lines: int = 20
     """Lines kept from the end of a cut result."""
     use_anchored_compaction: bool = False
-    """Keep a structured state block across compactions (not implemented by this version; accepted)."""
+    """Keep a structured state block (goal, files, errors, decisions) across compactions, beside the summary
+    (see :mod:`hive_core.context.anchor`)."""
     max_anchor_state_chars: int = 2_000
-    """The size limit of the anchored state block (not implemented by this version; accepted)."""
+    """The anchored state block's size at most, in characters (the oldest entries are dropped first)."""
     max_context_tokens: int | None = None
     """The model's window, when neither the server nor the catalog knows it."""
     compact_on_overflow: bool = True

@@ -17,6 +17,7 @@ from hive_core.messages import ToolResultPart
 from hive_core.messages import system
 from hive_core.messages import user
 
+from .anchor import DECISION_PREFIX
 from .tokens import MESSAGE_OVERHEAD
 from .tokens import chars_to_tokens
 
@@ -36,15 +37,21 @@ _REQUEST_OVERHEAD: Final = 64
 """Tokens kept free in the summary request beyond its parts (template, separators)."""
 
 
-def summary_instructions(limit_tokens: int) -> str:
-    """The summary request's system text."""
+def summary_instructions(limit_tokens: int, *, anchored: bool = False) -> str:
+    """The summary request's system text; ``anchored`` asks for each decision on a line of its own, which the
+    anchored state keeps (see :mod:`hive_core.context.anchor`)."""
+    decisions = (
+        f" Write each decision made on a line of its own that begins with '{DECISION_PREFIX}'."
+        if anchored
+        else ""
+    )
     return (
         "You summarize the earlier part of a conversation between a user and an AI coding assistant, so the "
         "assistant can continue without it. Write the summary in plain prose and lists, under "
         f"{limit_tokens} tokens. Keep: the user's goal and requests, decisions made, files read or changed "
         "(with paths), commands run and their outcomes, errors met and how they were handled, and what "
-        "remains to do. Leave out pleasantries and anything superseded. Do not call tools; do not continue "
-        "the conversation; answer with the summary only."
+        f"remains to do.{decisions} Leave out pleasantries and anything superseded. Do not call tools; do not "
+        "continue the conversation; answer with the summary only."
     )
 
 
@@ -94,16 +101,18 @@ async def summarize(
     window: int,
     options: ChatOptions,
     previous: str | None = None,
+    anchored: bool = False,
 ) -> str | None:
     """The model's summary of ``pruned`` in at most ``limit_tokens`` tokens, or ``None`` when the request
-    fails, is refused by the budget backstop or comes back empty.
+    fails, is refused by the budget backstop or comes back empty (``anchored``: see
+    :func:`summary_instructions`).
 
     The request has no tools, reserves ``limit_tokens`` as headroom for the answer, and sends the transcript
     cut to what fits the rest of the window.
     """
     from hive_core.budget import BUDGET_EXHAUSTED_TEXT  # budget imports this package's estimator
 
-    instructions = summary_instructions(limit_tokens - MESSAGE_OVERHEAD)
+    instructions = summary_instructions(limit_tokens - MESSAGE_OVERHEAD, anchored=anchored)
     room = (
         window - limit_tokens - chars_to_tokens(len(instructions)) - _REQUEST_OVERHEAD - 2 * MESSAGE_OVERHEAD
     )

@@ -7,7 +7,9 @@ from .http import HttpRunnerError
 from .http import run_http
 from .inprocess import collect_turn
 from .inprocess import open_turn
+from .session import ExtendedSink
 from .session import Processor
+from .session import RequestHandler
 from .session import Resume
 from .session import SessionRunner
 from .stdio import StdioRunner
@@ -15,10 +17,12 @@ from .stdio import run_stdio
 from .turns import TurnRecorder
 
 __all__ = [
+    "ExtendedSink",
     "Feed",
     "HttpRunner",
     "HttpRunnerError",
     "Processor",
+    "RequestHandler",
     "Resume",
     "SessionRunner",
     "StdioRunner",

@@ -38,6 +38,7 @@ from typing import Final
 from urllib.parse import quote
 
 import anyio
+import msgspec
 
 from hive_core.errors import HiveError
 from hive_protocol import DEFAULT_MAX_LINE_BYTES
@@ -104,7 +105,7 @@ class HttpRunner:
         self._ended = False
         self._wakeup = anyio.Event()
 
-    def write(self, event: Event) -> None:
+    def write(self, event: Event | msgspec.Struct) -> None:
         """Queue one event for the host (the session's sink); once the runner gave up, events are dropped."""
         if self.failure is not None:
             return

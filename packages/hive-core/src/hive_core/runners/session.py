@@ -6,7 +6,9 @@ being read while a turn runs, so ``hitl_response`` and ``cancel`` reach it; turn
 answer any more, and runs the queued turns to their ``turn_end``; an unreadable line is answered with
 ``error{code: unreadable_request}`` and the session goes on; after a ``context_update`` with a working path, each
 message goes to the processor as a :class:`~hive_core.turn_request.TurnRequest` carrying it (the model reads it as
-a ``[WorkingPath: …]`` prefix).
+a ``[WorkingPath: …]`` prefix). A request of a type the embedder added with a
+:class:`~hive_protocol.ProtocolExtension` goes to its ``on_request`` handler, which may write events of the added
+types.
 
 Turns wait in a bounded queue. When it is full, the runner stops reading until the running turn ends and makes
 room: nothing is dropped, the transport's own backpressure (a pipe, a socket) holds the client back, and memory
@@ -25,8 +27,10 @@ from collections.abc import Callable
 from typing import Final
 from typing import Protocol
 from typing import Self
+from typing import cast
 
 import anyio
+import msgspec
 from anyio.abc import TaskStatus
 
 from hive_core._closing import Closing
@@ -40,8 +44,10 @@ from hive_protocol import PROTOCOL_VERSION
 from hive_protocol import CancelRequest
 from hive_protocol import ContextUpdateRequest
 from hive_protocol import ErrorEvent
+from hive_protocol import Event
 from hive_protocol import HitlResponseRequest
 from hive_protocol import LineTooLong
+from hive_protocol import ProtocolExtension
 from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
 from hive_protocol import SessionStartedEvent
@@ -52,10 +58,26 @@ from hive_protocol import decode_request
 
 from .turns import TurnRecorder
 
-__all__ = ["MAX_QUEUED_TEXT", "MAX_QUEUED_TURNS", "Processor", "Resume", "SessionRunner"]
+__all__ = [
+    "MAX_QUEUED_TEXT",
+    "MAX_QUEUED_TURNS",
+    "ExtendedSink",
+    "Processor",
+    "RequestHandler",
+    "Resume",
+    "SessionRunner",
+]
 
 Processor = Callable[[UserMessageRequest, EventSink], Awaitable[None]]
 """What every runner drives: run the turn of one ``user_message``, writing its events to the sink."""
+
+ExtendedSink = Callable[[Event | msgspec.Struct], None]
+"""Where a :data:`RequestHandler` writes events: built-in ones and those of the runner's extension."""
+
+RequestHandler = Callable[[msgspec.Struct, ExtendedSink], Awaitable[None]]
+"""Acts on one request of a type added by the runner's :class:`~hive_protocol.ProtocolExtension`. It runs in the
+reader, in order with the other requests (reading waits for it, so keep it short or start a task of your own); an
+exception it raises is answered with an ``error`` event and the session goes on."""
 
 
 class Resume(Protocol):
@@ -71,7 +93,7 @@ MAX_QUEUED_TURNS: Final = 256
 MAX_QUEUED_TEXT: Final = 16 * 1024 * 1024
 """The default bound on the characters of message text those turns hold: one line's worth."""
 
-Incoming = Request | UnreadableRequest | bytes | LineTooLong
+Incoming = Request | msgspec.Struct | UnreadableRequest | bytes | LineTooLong
 """What a transport hands the runner: decoded requests, raw lines, or lines too long to read."""
 
 
@@ -93,6 +115,8 @@ class SessionRunner:
         max_queued_text: int = MAX_QUEUED_TEXT,
         turn_timeout: float | None = None,
         deadline: TurnDeadline | None = None,
+        extension: ProtocolExtension | None = None,
+        on_request: RequestHandler | None = None,
     ) -> None:
         self.processor = processor
         self.session_id = session_id or new_session_id()
@@ -117,6 +141,11 @@ class SessionRunner:
         """The running turn's deadline: give the processor's question service a
         :class:`~hive_core.turn_deadline.PausingQuestions` over it, and time spent waiting for answers does not
         count against the turn's timeout."""
+        self.extension = extension
+        """The request and event types the embedder added; requests are read with it (``None``: the built-in
+        types only, anything else is an unreadable request)."""
+        self.on_request = on_request
+        """Acts on the requests of :attr:`extension`'s types (``None``: they are refused with an ``error``)."""
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
@@ -138,10 +167,16 @@ class SessionRunner:
                 with anyio.CancelScope() as self._reading:
                     if self._stopped:
                         self._reading.cancel()
+                    decode = decode_request if self.extension is None else self.extension.decode_request
+                    added = () if self.extension is None else self.extension.requests
                     async for item in incoming:
-                        request = decode_request(item) if isinstance(item, bytes) else item
+                        request = decode(item) if isinstance(item, bytes) else item
                         if isinstance(request, ShutdownRequest):
                             break
+                        if isinstance(request, added):
+                            # Every runner's writer encodes any struct, so the sink takes the added events too.
+                            await self._extended(request, cast("ExtendedSink", emit))
+                            continue
                         turn = self._dispatch(request, emit)
                         if turn is not None:
                             await queue.put(turn)  # waits while the queue is full: reading pauses
@@ -150,8 +185,18 @@ class SessionRunner:
                 if self.questions is not None:
                     self.questions.detach()
 
+    async def _extended(self, request: msgspec.Struct, emit: ExtendedSink) -> None:
+        kind = request.__struct_config__.tag
+        if self.on_request is None:
+            emit(ErrorEvent(message=f"{kind} requests are not handled here", code="request_rejected"))
+            return
+        try:
+            await self.on_request(request, emit)
+        except Exception as exc:
+            emit(ErrorEvent(message=f"the {kind} request failed: {exc}", code="internal"))
+
     def _dispatch(
-        self, request: Request | UnreadableRequest | LineTooLong, emit: EventSink
+        self, request: Request | msgspec.Struct | UnreadableRequest | LineTooLong, emit: EventSink
     ) -> UserMessageRequest | None:
         """Act on one request; a ``user_message`` is returned, to be queued."""
         match request:

@@ -8,15 +8,18 @@ from typing import BinaryIO
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from hive_core.hitl import HitlBridge
 from hive_protocol import DEFAULT_MAX_LINE_BYTES
 from hive_protocol import Event
 from hive_protocol import LineSplitter
 from hive_protocol import LineTooLong
+from hive_protocol import ProtocolExtension
 from hive_protocol import encode
 
 from .session import Processor
+from .session import RequestHandler
 from .session import SessionRunner
 
 __all__ = ["StdioRunner", "run_stdio"]
@@ -48,7 +51,7 @@ class StdioRunner:
         self.closed = False
         """Whether the output was found closed; later events are dropped."""
 
-    def write(self, event: Event) -> None:
+    def write(self, event: Event | msgspec.Struct) -> None:
         """Write one event as one flushed line; once the client closed its end, events are dropped."""
         if self.closed:
             return
@@ -85,13 +88,17 @@ def run_stdio(
     session_id: str | None = None,
     bridge: HitlBridge | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    extension: ProtocolExtension | None = None,
+    on_request: RequestHandler | None = None,
 ) -> int:
     """Serve ``processor`` on this process's stdin and stdout until the input ends; returns the exit code.
 
-    ``bridge`` carries approvals over the wire (it must be the agent's approval service too). For the other
-    settings of :class:`SessionRunner`, build the runner: ``anyio.run(StdioRunner(SessionRunner(...)).run)``.
+    ``bridge`` carries approvals over the wire (it must be the agent's approval service too); ``extension`` adds
+    request and event types, and ``on_request`` acts on the added requests. For the other settings of
+    :class:`SessionRunner`, build the runner: ``anyio.run(StdioRunner(SessionRunner(...)).run)``.
     """
-    runner = StdioRunner(
-        SessionRunner(processor, session_id=session_id, bridge=bridge), max_line_bytes=max_line_bytes
+    session = SessionRunner(
+        processor, session_id=session_id, bridge=bridge, extension=extension, on_request=on_request
     )
+    runner = StdioRunner(session, max_line_bytes=max_line_bytes)
     return anyio.run(runner.run)
