@@ -30,7 +30,15 @@ CORE_STACK = {
     "trafilatura",
     "protego",
 }
-PROVIDER_STACK = CORE_STACK | {"hive_core", "openai", "anthropic", "llama_cpp", "huggingface_hub", "acp"}
+PROVIDER_STACK = CORE_STACK | {
+    "hive_core",
+    "openai",
+    "anthropic",
+    "llama_cpp",
+    "huggingface_hub",
+    "acp",
+    "genai_prices",
+}
 
 WALLS: dict[str, tuple[Path, set[str]]] = {
     "hive_protocol": (ROOT / "packages/hive-protocol/src/hive_protocol", {"msgspec"}),
@@ -80,6 +88,7 @@ KERNEL = (
     "redaction",
     "runners",
     "session_id",
+    "spending",
     "testing",
     "tool_names",
     "tool_retrieval",

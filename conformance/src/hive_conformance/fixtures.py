@@ -66,6 +66,8 @@ class Meta(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     """Milliseconds one call of a fixture tool may take; the runner's default when unset."""
     approval_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] | None = None
     """Seconds an approval waits for an answer; the runner's default when unset."""
+    max_session_tokens: _Positive | None = None
+    """The session's token budget (input plus output tokens of every model request); none when unset."""
     keep_input_open: bool = False
     """Leave the runner's input open after the last step (it must exit on its own, e.g. after ``shutdown``)."""
 

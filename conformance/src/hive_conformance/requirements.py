@@ -36,10 +36,16 @@ Tier = Literal["mandatory", "capability", "advisory"]
 TIERS: Final[tuple[Tier, ...]] = ("mandatory", "capability", "advisory")
 """Every tier, most binding first."""
 
-Capability = Literal["thinking", "approvals", "mcp_tools", "turn_options"]
+Capability = Literal["thinking", "approvals", "mcp_tools", "turn_options", "budgets"]
 """A feature a runner may lack; scenarios that need one are skipped for a runner run without it."""
 
-CAPABILITIES: Final[tuple[Capability, ...]] = ("thinking", "approvals", "mcp_tools", "turn_options")
+CAPABILITIES: Final[tuple[Capability, ...]] = (
+    "thinking",
+    "approvals",
+    "mcp_tools",
+    "turn_options",
+    "budgets",
+)
 """The runner capabilities a ``capability`` requirement may name, in a stable order."""
 
 _ID: Final = re.compile(r"HIVE-[A-Z]+-\d{3}")
@@ -252,6 +258,14 @@ _ALL: Final[tuple[Requirement, ...]] = (
         "A failed model request ends the turn with an error carrying the failure's code (context_limit for a "
         "request too long for the context window) immediately followed by a turn_end without stop_reason.",
         "wire protocol, sequence rules and value sets; hive-core runners TurnRecorder",
+    ),
+    _capability(
+        "HIVE-TURN-005",
+        "budgets",
+        "With a session token budget, a turn whose model usage reaches it ends with an addendum naming the "
+        "limit and turn_end stop_reason budget_exhausted; a later turn of the session asks the model nothing "
+        "and ends the same way.",
+        "wire protocol, value sets; hive-core spending",
     ),
     _advisory(
         "HIVE-TURN-004",

@@ -82,6 +82,8 @@ class ScenarioSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     """How long a tool call may run, when the scenario sets it."""
     approval_timeout_seconds: float | None = None
     """How long an approval may wait for its answer, when the scenario sets it."""
+    max_session_tokens: int | None = None
+    """The session's token budget, when the scenario sets one."""
 
 
 class Workspace(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,6 +123,7 @@ def prepare_workspace(
         ask_tools=[f"mcp__{server_name}__{name}" for name in ASK_TOOLS],
         tool_timeout_ms=meta.tool_timeout_ms,
         approval_timeout_seconds=meta.approval_timeout_seconds,
+        max_session_tokens=meta.max_session_tokens,
     )
     write_hive_home(hive_home, settings)
     (project / SETTINGS_FILE_NAME).write_bytes(msgspec.json.format(msgspec.json.encode(settings)) + b"\n")
@@ -147,7 +150,7 @@ def prepare_workspace(
 def write_hive_home(hive_home: Path, settings: ScenarioSettings) -> None:
     """Create ``hive_home`` holding a hive user's settings for a scenario: the fixture MCP server in
     ``plugins.json``; in ``config.yaml``, the ``permissions`` rules (ask for ``settings.ask_tools``, allow the
-    server's other tools) and the approval timeout when set."""
+    server's other tools), the approval timeout and the session's token budget when set."""
     hive_home.mkdir(parents=True, exist_ok=True)
     plugin: dict[str, object] = {"name": settings.mcp_server, "transport": "http", "url": settings.mcp_url}
     if settings.tool_timeout_ms is not None:
@@ -163,6 +166,8 @@ def write_hive_home(hive_home: Path, settings: ScenarioSettings) -> None:
     }
     if settings.approval_timeout_seconds is not None:
         config["approval"] = {"timeoutSeconds": settings.approval_timeout_seconds}
+    if settings.max_session_tokens is not None:
+        config["budget"] = {"maxSessionTokens": settings.max_session_tokens}
     # JSON is YAML: hive's config.yaml reads it as is.
     _write(hive_home / "config.yaml", config)
 

@@ -31,6 +31,6 @@ def test_keys_nothing_reads_yet_are_marked_not_used(home: Path, tmp_path: Path) 
     assert used["compaction.targetRatio"] is True
     assert used["compaction.useAnchoredCompaction"] is True
     assert used["toolRetrieval.maxTools"] is True
-    assert used["budget.stopOnLimit"] is False
+    assert used["budget.stopOnLimit"] is True
     assert used["chatBehavior.maximumConsecutiveErrorsPerRequest"] is True
     assert used["ollama.carryToolImages"] is True

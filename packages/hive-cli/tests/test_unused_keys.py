@@ -16,8 +16,8 @@ PROJECT_CONFIG = """\
 compaction:
   targetRatio: 0.5
   useAnchoredCompaction: true
-budget:
-  maxSessionTokens: 1000
+delegation:
+  maxDepth: 1
 """
 
 
@@ -34,8 +34,7 @@ def test_a_set_unused_key_is_warned_with_its_file_and_line(
     result = ws.use(server).run("-p", "hi")
     assert result.code == 0, result
     assert _warnings(result.stderr) == [
-        f"hive: warning: {config}:3: compaction.useAnchoredCompaction is not used by this version of hive",
-        f"hive: warning: {config}:5: budget.maxSessionTokens is not used by this version of hive",
+        f"hive: warning: {config}:5: delegation.maxDepth is not used by this version of hive",
     ]
 
 

@@ -28,6 +28,7 @@ from hive_core.config import find_project_root
 from hive_core.config.unused import unused_setting_warnings
 from hive_core.context import CompactionSettings
 from hive_core.context import ContextManager
+from hive_core.spending import SpendingLimits
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_core.tool_retrieval import tool_retrieval_from_config
 from hive_protocol import ReasoningEffort
@@ -69,6 +70,8 @@ class SessionLayer:
     """Permission rules put first over the configured ones, as ``--allow``'s are (the guards above them stay)."""
     approval_timeout: float | None = None
     """Seconds an approval waits for its answer, replacing ``approval.timeoutSeconds``."""
+    max_session_tokens: int | None = None
+    """The session's token budget, replacing ``budget.maxSessionTokens``."""
 
 
 @dataclass
@@ -203,6 +206,7 @@ def build_host(
     Raises ``ConfigError``, ``PermissionConfigError``, ``PluginConfigError`` or ``ProviderSelectionError`` with a
     message fit for the user. The MCP servers are only described here; :func:`plugins_for` starts them.
     """
+    from hive_providers.pricing import PriceTable
     from hive_providers.registry import choose_provider
     from hive_providers.registry import create_client
     from hive_providers.registry import fallback_providers
@@ -278,6 +282,9 @@ def build_host(
     if client is None:
         return Host(root, loaded, settings, policy, None, None, plugins)
     behavior = loaded.chat_behavior
+    spending = SpendingLimits.from_config(loaded)
+    if layer is not None and layer.max_session_tokens is not None:
+        spending = msgspec.structs.replace(spending, max_session_tokens=layer.max_session_tokens)
     # The small-model profile: short instructions, and only the tools a message points at (none for a question).
     small = settings.provider in SMALL_MODEL_PROVIDERS
     # Innermost, after the approval gate: only a call about to run keeps the files it names.
@@ -325,6 +332,8 @@ def build_host(
         working_dir=root,
         planning=options.planning,
         context=ContextManager(compaction),
+        spending=spending,
+        pricing=PriceTable(settings),
     )
     return Host(root, loaded, settings, policy, client, agent, plugins, checkpoints, knowledge.instructions)
 

@@ -113,7 +113,7 @@ async def _one_turn(message: str, options: HostOptions, printer: TurnOutput, sho
             return attached
         # Caught inside: leaving the plugins' task group, it would come out wrapped in an exception group.
         async with session.plugins():
-            printer.begin(session.session_id)
+            printer.begin(session.session_id, session.spending)
             request = UserMessageRequest(content=attached)
             try:
                 summary = await drive_turn(session.runner, request, printer, timeout=shot.timeout)

@@ -62,6 +62,7 @@ from .session_store import open_session_store
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: imported once the local model is loading
     from hive_core.permissions import SessionGrants
+    from hive_core.spending import SessionSpending
 
 __all__ = ["Approver", "OpenSession", "Prompts", "Questioner", "open_session", "terminal_prompts"]
 
@@ -132,6 +133,12 @@ class OpenSession(AbstractContextManager["OpenSession"]):
     def session_id(self) -> str:
         """The session's id."""
         return self.conversation.session_id
+
+    @property
+    def spending(self) -> SessionSpending | None:
+        """What the session has spent against its ``budget``; ``None`` when a coding-agent CLI runs the turns."""
+        agent_session = self.agent_session
+        return agent_session.spending if agent_session is not None else None
 
     @property
     def agent_session(self) -> AgentSession | None:

@@ -16,6 +16,7 @@ from typing import Final
 from typing import Literal
 
 from hive_core.questions import Answers
+from hive_core.spending import describe_cost
 from hive_protocol import AddendumEvent
 from hive_protocol import Event
 from hive_protocol import QuestionRequestEvent
@@ -165,8 +166,12 @@ def turn_document(
     questions: list[dict[str, Any]] | None = None,
     error: str | None = None,
     stop_reason: str | None = None,
+    cost_usd: float | None = None,
 ) -> dict[str, Any]:
     """The ``-o json`` document of a turn (``hive -p``, ``hive run``), however it ended.
+
+    ``cost_usd`` is the turn's price in US dollars (``None``: unknown); the document carries it as ``cost_usd``
+    (a number or ``null``) and as ``cost`` in words (``$0.0123`` or ``cost unknown``).
 
     ``error`` and ``stop_reason`` (``error``, ``timeout``, ``cancelled``) describe a turn that did not end by
     itself; the document still carries what the turn had so far. ``questions`` are the agent's questions and how
@@ -186,6 +191,8 @@ def turn_document(
         "calls": [_call(call) for call in calls],
         "thinking": {"content": thinking, "token_count": max(1, len(thinking) // 4)} if thinking else None,
         "usage": _usage(summary),
+        "cost_usd": cost_usd,
+        "cost": describe_cost(cost_usd),
     }
     if questions:
         document["questions"] = questions

@@ -121,6 +121,6 @@ def exit_code(summary: TurnSummary, *, timed_out: bool = False) -> int:
         return 130
     if reason == "content_filter":
         return 3
-    if reason in ("step_limit", "output_limit", "tool_terminated", "awaiting_host_tools"):
+    if reason in ("step_limit", "output_limit", "tool_terminated", "awaiting_host_tools", "budget_exhausted"):
         return 2
     return 0

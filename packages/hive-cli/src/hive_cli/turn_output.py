@@ -28,6 +28,8 @@ from .questioner import TerminalQuestioner
 from .render import TextRenderer
 
 if TYPE_CHECKING:
+    from hive_core.spending import SessionSpending
+
     from .opening import OpenSession
 from .summary import TurnSummary
 from .summary import exit_code
@@ -51,10 +53,14 @@ class TurnOutput:
     """When the command started (for ``duration_ms``)."""
     asked: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
     """The agent's questions and how each ended, for ``-o json``."""
+    spending: SessionSpending | None = None
+    """The session's spending, once one is open on hive's own loop."""
 
-    def begin(self, session_id: str | None) -> None:
-        """The session is open: ``start`` in ``-o jsonl``, the turn's header in text."""
+    def begin(self, session_id: str | None, spending: SessionSpending | None = None) -> None:
+        """The session is open: ``start`` in ``-o jsonl``, the turn's header in text. ``spending`` is the
+        session's (hive's own loop; ``None`` for a coding-agent CLI), whose turn cost ``-o json`` shows."""
         self.session_id = session_id
+        self.spending = spending
         if self.output == "jsonl":
             print_records([start_record(session_id)])
         elif self.output == "text":
@@ -137,6 +143,7 @@ class TurnOutput:
             questions=list(self.asked.values()),
             error=error,
             stop_reason=stop_reason,
+            cost_usd=self.spending.turn_cost() if self.spending is not None else None,
         )
 
 
@@ -154,7 +161,7 @@ async def attached_prompt(session: OpenSession, prompt: str, printer: TurnOutput
     except AttachmentError as exc:
         session.end(failed=True)
         if printer.output == "jsonl":  # `start` is the first record, always
-            printer.begin(session.session_id)
+            printer.begin(session.session_id, session.spending)
         return printer.failed(f"{exc} (nothing sent)", stop_reason="error", code=1)
     for line in attached.left_out:
         sys.stderr.write(f"hive: {line}\n")

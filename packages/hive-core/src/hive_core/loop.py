@@ -56,6 +56,7 @@ from .context import PreparedRequest
 from .execution_log import CompactionRecord
 from .execution_log import ExecutionObserver
 from .execution_log import ModelRequestRecord
+from .context import estimate_tokens
 from .failures import context_overflowed
 from .messages import Message
 from .messages import Part
@@ -66,6 +67,9 @@ from .messages import ToolResultPart
 from .pipeline import Middleware
 from .pipeline import Pipeline
 from .pipeline import default_middlewares
+from .spending import Pricing
+from .spending import SessionSpending
+from .spending import SpendingLimits
 from .tool_retrieval import ToolSelector
 from .tool_round import ToolOffer
 from .tool_round import offer_tools
@@ -81,6 +85,7 @@ DEFAULT_MAX_ITERATIONS: Final = 10
 """Model rounds with tool calls allowed per turn before a last round without tools."""
 
 _NOT_RUN_TEXT: Final = "Not run: the turn reached its limit of tool rounds."
+_OVER_BUDGET_TEXT: Final = "Not run: the session reached its budget."
 
 _DECIDED: Final[frozenset[RefusalKind]] = frozenset({"denied", "approval_unavailable", "rejected"})
 """Refusals that are the rules' or the user's decision, not a failure of the call: they do not count towards
@@ -112,6 +117,8 @@ class Agent:
         context: ContextManager | None = None,
         clock: Callable[[], float] = time.monotonic,
         tool_selector: ToolSelector | None = None,
+        spending: SpendingLimits | None = None,
+        pricing: Pricing | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
@@ -152,6 +159,10 @@ class Agent:
         conversation stays whole). It caches one conversation: a host running several sessions of one agent at
         once gives each its own (:meth:`session`)."""
         self.clock = clock
+        self.spending = spending if spending is not None else SpendingLimits()
+        """What each of its sessions may spend (the ``budget`` section); no limit by default."""
+        self.pricing = pricing
+        """Prices each model request's usage (``None``: every cost is unknown)."""
         self._probed = False
 
     async def probe(self) -> None:
@@ -305,6 +316,9 @@ class AgentSession:
         self.observer: ExecutionObserver | None = None
         """Told of every model request, tool call and compaction as it is measured (the execution log); ``None``
         measures nothing."""
+        self.spending = SessionSpending(agent.spending, agent.pricing)
+        """What the session has spent against its limits; whoever restores a session restores its
+        :attr:`~hive_core.spending.SessionSpending.spent` too."""
         self._call_ids = _CallIds()
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
@@ -328,11 +342,12 @@ class AgentSession:
         usage = _Usage()
         compactions: list[CompactionReport] = []
         notes: list[str] = []
+        self.spending.start_turn()
         try:
             stop = await self._rounds(chat_options, offered, emit, usage, compactions, notes)
         except Exception:
             # The runner reports the failure (error, turn_end); the turn's compactions happened all the same.
-            _report(compactions, emit)
+            _report(compactions, emit, notes)
             raise
         _report(compactions, emit, notes)
         emit(
@@ -362,16 +377,18 @@ class AgentSession:
             round_options = (
                 msgspec.structs.replace(chat_options, tools=[], tool_choice="none") if last else chat_options
             )
-            message, finish = await self._model_round(round_options, emit, usage, compactions)
+            answered = await self._model_round(round_options, emit, usage, compactions, notes)
+            if answered is None:
+                return "budget_exhausted"
+            message, finish, within_budget = answered
             calls = message.tool_calls
+            if not within_budget:
+                self._not_run(calls, _OVER_BUDGET_TEXT)
+                return "budget_exhausted"
             if not calls:
                 return "step_limit" if last else _stop_reason(finish)
             if last:
-                self.conversation.append(
-                    Message(
-                        "tool", [ToolResultPart(c.id, c.name, _NOT_RUN_TEXT, is_error=True) for c in calls]
-                    )
-                )
+                self._not_run(calls, _NOT_RUN_TEXT)
                 return "step_limit"
             outcomes = await run_tool_round(self, calls, offered, emit)
             for outcome in outcomes:
@@ -388,6 +405,13 @@ class AgentSession:
             if chat_options.tool_choice not in ("auto", "none"):
                 chat_options = msgspec.structs.replace(chat_options, tool_choice="auto")
         raise AssertionError("unreachable: the last round has no tools")
+
+    def _not_run(self, calls: Sequence[ToolCallPart], text: str) -> None:
+        """Answer ``calls`` the model made with ``text``, as failures: every call keeps a result."""
+        if calls:
+            self.conversation.append(
+                Message("tool", [ToolResultPart(c.id, c.name, text, is_error=True) for c in calls])
+            )
 
     def _chat_options(
         self, options: TurnOptions, model: str | None, prompt: str = ""
@@ -444,9 +468,20 @@ class AgentSession:
         return prepared
 
     async def _model_round(
-        self, options: ChatOptions, emit: EventSink, usage: _Usage, compactions: list[CompactionReport]
-    ) -> tuple[Message, FinishReason | None]:
+        self,
+        options: ChatOptions,
+        emit: EventSink,
+        usage: _Usage,
+        compactions: list[CompactionReport],
+        notes: list[str],
+    ) -> tuple[Message, FinishReason | None, bool] | None:
+        """One model request and its response, appended to the conversation, and whether the session is still
+        within its budget after it; ``None`` when the budget did not let the request be sent."""
         prepared = await self._prepare(options, compactions)
+        spending = self.spending
+        if not spending.before(options.model, lambda: estimate_tokens(prepared.messages, options), notes):
+            return None
+        start = _Usage(usage.input, usage.output, usage.cached)
         retry = self.context.settings.compact_on_overflow
         while True:
             reported, written = usage.input, usage.output
@@ -475,7 +510,13 @@ class AgentSession:
             self.context.observe_usage(usage.input - reported, prepared)
         message = current.message(f"call_{len(self.conversation)}", self._call_ids.of(self.conversation))
         self.conversation.append(message)
-        return message, current.finish
+        within = True
+        if usage.seen and (usage.input, usage.output) != (start.input, start.output):
+            spent = UsageUpdate(
+                usage.input - start.input, usage.output - start.output, usage.cached - start.cached
+            )
+            within = spending.after(options.model, spent, notes)
+        return message, current.finish, within
 
     async def _measured(
         self, prepared: PreparedRequest, options: ChatOptions, current: _Round, emit: EventSink, usage: _Usage
@@ -549,7 +590,7 @@ class AgentSession:
 
 def _report(compactions: Sequence[CompactionReport], emit: EventSink, notes: Sequence[str] = ()) -> None:
     """The turn's one addendum (after its last text delta): every compaction it made, then why it stopped
-    early."""
+    early or what it spent past a budget's warning or limit."""
     parts = [report.describe() for report in compactions]
     if parts or notes:
         emit(AddendumEvent(content="; ".join((*parts, *notes))))

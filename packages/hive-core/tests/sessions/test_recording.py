@@ -141,6 +141,7 @@ async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly
         "message",
         "model_request",
         "message",
+        "spending",  # the usage of the round that reported some, after that round's message
         "turn_end",
     ]
     log = list(execution_log(entries))

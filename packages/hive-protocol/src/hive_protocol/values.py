@@ -39,6 +39,7 @@ StopReason = Literal[
     "awaiting_host_tools",
     "step_limit",
     "cancelled",
+    "budget_exhausted",
 ]
 """Why a turn ended. Absent from ``turn_end`` when the turn failed (an ``error`` precedes it)."""
 

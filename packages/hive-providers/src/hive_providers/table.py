@@ -59,6 +59,8 @@ class ProviderSpec:
     current_model: str | None = None
     """The model used when the key is set but no model (the catalog's :data:`~hive_providers.catalog.
     DEFAULT_MODELS`); the model key is then not required. ``None``: a model must be set."""
+    prices_as: str | None = None
+    """The provider's id in the genai-prices table (its models' prices); ``None``: its costs are unknown."""
     keyless_elsewhere: bool = False
     """At an endpoint other than the default (a local OpenAI-compatible server) no key is required, but a
     model is (hive does not know that server's models)."""
@@ -223,6 +225,7 @@ def _cloud(
     more: tuple[FieldSpec, ...] = (),
     settings: Mapping[str, SettingName] | None = None,
     keyless_elsewhere: bool = False,
+    prices_as: str | None = None,
 ) -> ProviderSpec:
     """A provider reached with a key: configured when ``apiKey`` is set, the model defaulting to the catalog's
     current one."""
@@ -253,6 +256,7 @@ def _cloud(
         factory=factory,
         current_model=current,
         keyless_elsewhere=keyless_elsewhere,
+        prices_as=prices_as,
     )
 
 
@@ -295,6 +299,7 @@ def _hosted(
     more: tuple[FieldSpec, ...],
     aliases: tuple[str, ...] = (),
     settings: Mapping[str, SettingName] | None = None,
+    prices_as: str | None = None,
 ) -> ProviderSpec:
     """A server of the user's choosing: configured when ``endpoint``, ``apiKey`` and the ``model`` key are
     set."""
@@ -306,6 +311,7 @@ def _hosted(
     )
     return ProviderSpec(
         name=name,
+        prices_as=prices_as,
         title=title,
         aliases=aliases,
         section=SectionSpec(name=section, doc=doc, fields=keys),
@@ -339,6 +345,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "openai",
         "OpenAI",
         "openai",
+        prices_as="openai",
         described="OpenAI, or any OpenAI-compatible server at another endpoint (then a model is needed, a key is not)",
         key_env=("OPENAI_API_KEY",),
         model_env="OPENAI_MODEL",
@@ -367,6 +374,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "anthropic",
         "Anthropic",
         "anthropic",
+        prices_as="anthropic",
         aliases=("claude",),
         key_env=("ANTHROPIC_API_KEY",),
         model_env="ANTHROPIC_MODEL",
@@ -377,6 +385,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "google",
         "Google AI",
         "googleai",
+        prices_as="google",
         described="Google AI (Gemini)",
         aliases=("gemini", "googleai"),
         key_env=("GOOGLEAI_API_KEY", "GOOGLE_API_KEY"),
@@ -388,6 +397,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "azure",
         "Azure OpenAI",
         "azureopenai",
+        prices_as="azure",
         aliases=("azureopenai",),
         doc="Azure OpenAI; configured when endpoint, apiKey and deploymentName are set.",
         prefix="AZURE_OPENAI",
@@ -401,6 +411,7 @@ PROVIDERS: Final[tuple[ProviderSpec, ...]] = (
         "xai",
         "xAI",
         "xai",
+        prices_as="x-ai",
         described="xAI (Grok)",
         aliases=("grok",),
         key_env=("XAI_API_KEY",),

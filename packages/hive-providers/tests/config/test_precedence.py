@@ -161,7 +161,7 @@ def test_empty_text_alone_is_kept_but_means_unset(load: Load) -> None:
             "budget",
             "budget:\n  maxSessionCost: 5\n  stopOnLimit: false\n",
             "budget:\n  maxSessionTokens: 1000\n",
-            {"maxSessionTokens": 1000, "warningThreshold": 0.8, "stopOnLimit": True},
+            {"maxSessionTokens": 1000, "warnAtPercent": 80, "stopOnLimit": True},
         ),
         (
             "skills",

@@ -78,7 +78,7 @@ DEFAULTS = {
     "sandbox.networkAccess": False,
     "sandbox.passVariables": list[str](),
     "sandbox.writablePaths": list[str](),
-    "budget.warningThreshold": 0.8,
+    "budget.warnAtPercent": 80,
     "budget.stopOnLimit": True,
     "agentsMd.enabled": True,
     "agentsMd.maxCharacters": 32000,

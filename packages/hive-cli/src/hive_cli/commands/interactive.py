@@ -53,6 +53,8 @@ from hive_core import ChatError
 from hive_core.backends import HIVE_BACKEND
 from hive_core.permissions import SessionGrants
 from hive_core.sessions import cut_title
+from hive_core.spending import COST_UNKNOWN
+from hive_core.spending import describe_cost
 from hive_protocol import Event
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
@@ -266,8 +268,13 @@ def _plan(live: LiveSession) -> str:
 
 
 def _tokens(live: LiveSession, totals: _Totals) -> str:
-    # hive keeps no price list: saying a number would be a guess.
-    return f"{totals.describe()} · cost unknown (hive has no prices for {live.session.label})"
+    session = live.session
+    spending = session.spending
+    if spending is None:
+        return f"{totals.describe()} · {COST_UNKNOWN} ({session.label} reports no prices)"
+    cost = spending.cost()
+    said = f"{totals.describe()} · this session: {spending.spent.tokens} tokens, {describe_cost(cost)}"
+    return said if cost is not None else f"{said} (no price for {session.label})"
 
 
 def _attach(portal: BlockingPortal, session: OpenSession, text: str) -> str | None:

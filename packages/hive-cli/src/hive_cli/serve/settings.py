@@ -5,7 +5,8 @@ the configuration of the user who runs ``hive serve`` (the conformance kit's bin
   ``mcp__<mcp_server>__<tool>`` and allowed, except
 - ``ask_tools``: those of its tools (full names) that ask for approval first;
 - ``tool_timeout_ms``: how long one call of its tools may run;
-- ``approval_timeout_seconds``: how long an approval waits for its answer.
+- ``approval_timeout_seconds``: how long an approval waits for its answer;
+- ``max_session_tokens``: the session's token budget (``budget.maxSessionTokens``).
 
 Nothing else: an unknown key is a 400 naming it. A client cannot start a program this way (no stdio server), nor
 loosen any rule beyond the server it adds; a token holder can run commands through the agent anyway, so this gives
@@ -42,6 +43,8 @@ class SessionSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     """Milliseconds one call of that server's tools may run (default: the plugins' default)."""
     approval_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] | None = None
     """Seconds an approval waits for its answer (default: ``approval.timeoutSeconds``)."""
+    max_session_tokens: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    """The session's token budget, replacing ``budget.maxSessionTokens``."""
 
     def layer(self) -> SessionLayer:
         """The settings as a configuration layer over the user's."""
@@ -50,7 +53,9 @@ class SessionSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
         from hive_core.permissions import PermissionRules
 
         if self.mcp_server is None or self.mcp_url is None:
-            return SessionLayer(approval_timeout=self.approval_timeout_seconds)
+            return SessionLayer(
+                approval_timeout=self.approval_timeout_seconds, max_session_tokens=self.max_session_tokens
+            )
         plugin = PluginConfig(
             name=self.mcp_server, transport="http", url=self.mcp_url, source="session settings"
         )
@@ -63,7 +68,12 @@ class SessionSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
                 PermissionRule(pattern=f"mcp__{self.mcp_server}__*", action="allow"),
             )
         )
-        return SessionLayer(plugins=(plugin,), rules=rules, approval_timeout=self.approval_timeout_seconds)
+        return SessionLayer(
+            plugins=(plugin,),
+            rules=rules,
+            approval_timeout=self.approval_timeout_seconds,
+            max_session_tokens=self.max_session_tokens,
+        )
 
 
 _FIELDS: Final = SessionSettings.__struct_fields__

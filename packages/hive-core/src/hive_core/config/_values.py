@@ -50,14 +50,16 @@ def describe(value: object) -> str:
 
 
 def number_problem(spec: FieldSpec, value: float) -> str | None:
-    """Why a number does not fit ``spec`` (not finite, negative, or zero where it must be positive), else
-    ``None``."""
+    """Why a number does not fit ``spec`` (not finite, negative, zero where it must be positive, or above its
+    maximum), else ``None``."""
     if not math.isfinite(value):
         return "must be a finite number"
     if value < 0:
         return "must not be negative"
     if spec.positive and value == 0:
         return "must be greater than zero"
+    if spec.maximum is not None and value > spec.maximum:
+        return f"must be at most {spec.maximum:g}"
     return None
 
 

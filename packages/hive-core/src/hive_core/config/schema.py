@@ -47,6 +47,8 @@ class FieldSpec(msgspec.Struct, frozen=True, kw_only=True):
     """The value used when no layer sets it; ``None`` means unset (the feature decides)."""
     positive: bool = False
     """A number that must be greater than zero (no number may be negative)."""
+    maximum: float | None = None
+    """The largest value a number may take; ``None``: no bound."""
     choices: tuple[str, ...] = ()
     """The values a text field accepts; empty means any text."""
     env: tuple[str, ...] = ()
@@ -423,13 +425,31 @@ SCHEMA: Final = ConfigSchema(
         ),
         _section(
             "budget",
-            "Per-session usage limits.",
-            _i("maxSessionTokens", "Tokens per session at most (unset: no limit).", positive=True),
-            _n("maxSessionCost", "US dollars per session at most (unset: no limit).", positive=True),
-            _n("warningThreshold", "Warn at this fraction of a limit.", 0.8, positive=True),
-            _b("stopOnLimit", "Stop the session at a limit (off: only warn).", True),
+            "Per-session spending limits: tokens and US dollars over every model request of a session.",
+            _i(
+                "maxSessionTokens",
+                "Input plus output tokens per session at most, resumed sessions included (unset: no limit).",
+                positive=True,
+            ),
+            _n(
+                "maxSessionCost",
+                "US dollars per session at most, priced from the genai-prices table (unset: no limit).",
+                positive=True,
+            ),
+            FieldSpec(
+                name="warnAtPercent",
+                kind="number",
+                doc="Warn once (as an addendum) when a limit is this many percent used.",
+                default=80,
+                positive=True,
+                maximum=100,
+            ),
+            _b(
+                "stopOnLimit",
+                "End the turn at a limit with stop reason budget_exhausted (off: only say so).",
+                True,
+            ),
             replace_whole=True,
-            used=False,
         ),
         _section(
             "agentsMd",

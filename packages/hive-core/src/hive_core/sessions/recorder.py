@@ -40,6 +40,8 @@ from hive_core.execution_log import ModelRequestRecord
 from hive_core.failures import classify
 from hive_core.loop import AgentSession
 from hive_core.messages import Message
+from hive_core.spending import RequestSpend
+from hive_core.spending import Spent
 from hive_core.tools import EventSink
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent
@@ -78,11 +80,20 @@ class TranscriptRecorder:
         """The model a ``model_request`` record names when its request named none (the session's)."""
         self._cursor = len(session.conversation)
         session.observer = self._observe
+        # What the session spent is what its log says (a resumed session keeps its total), and each request's
+        # spend is written as it is counted, so a process killed mid-turn loses none of it.
+        spending = session.spending
+        spending.spent = Spent.of(entry.payload for entry in store.entries(session_id))
+        spending.listeners.append(self._write_spend)
 
     def _observe(self, record: ExecutionRecord) -> None:
         if isinstance(record, ModelRequestRecord) and record.model is None and self.model is not None:
             record = msgspec.structs.replace(record, model=self.model)
         self.store.append(self.session_id, record)
+
+    def _write_spend(self, spend: RequestSpend) -> None:
+        self.sync()  # the round's message first: the log reads in the order things happened
+        self.store.append(self.session_id, spend)
 
     async def __call__(self, request: UserMessageRequest, emit: EventSink) -> None:
         """Record ``turn_start``, then run the turn, recording it as it goes."""

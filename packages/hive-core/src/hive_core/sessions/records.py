@@ -22,6 +22,8 @@ Each entry carries one typed payload, and the payload's type names the entry's k
   :class:`~hive_core.execution_log.FallbackRecord`, :class:`~hive_core.execution_log.CompactionRecord`): the
   execution log's measurements, written as each request, call, provider failure or compaction ends; with
   ``turn_start``, ``error`` and ``turn_end`` they make the log :func:`~hive_core.sessions.execution_log` reads.
+- ``spending`` (:class:`~hive_core.spending.RequestSpend`): one model request's usage, written as it is counted;
+  their sum is what a resumed session has spent against its ``budget``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from hive_core.execution_log import ModelRequestRecord
 from hive_core.execution_log import ToolRecord
 from hive_core.messages import Message
 from hive_core.messages import ToolCallPart
+from hive_core.spending import RequestSpend
 from hive_core.turn_request import TurnRequest
 from hive_protocol import ErrorEvent
 from hive_protocol import HitlRequestEvent
@@ -99,6 +102,7 @@ EntryKind = Literal[
     "tool",
     "fallback",
     "compaction",
+    "spending",
 ]
 """The kinds of log entry; see the module's table."""
 
@@ -208,6 +212,7 @@ EntryPayload = (
     | ToolRecord
     | FallbackRecord
     | CompactionRecord
+    | RequestSpend
 )
 """What one log entry holds; its type names its kind."""
 
@@ -226,6 +231,7 @@ _KINDS: Final[dict[type[EntryPayload], EntryKind]] = {
     ToolRecord: "tool",
     FallbackRecord: "fallback",
     CompactionRecord: "compaction",
+    RequestSpend: "spending",
 }
 _TYPES: Final[dict[str, type[EntryPayload]]] = {kind: cls for cls, kind in _KINDS.items()}
 
