@@ -53,10 +53,10 @@ from .chat import probed_capabilities
 from .context import CompactionReport
 from .context import ContextManager
 from .context import PreparedRequest
+from .context import estimate_tokens
 from .execution_log import CompactionRecord
 from .execution_log import ExecutionObserver
 from .execution_log import ModelRequestRecord
-from .context import estimate_tokens
 from .failures import context_overflowed
 from .messages import Message
 from .messages import Part
