@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -465,3 +466,82 @@ def test_a_nested_subagents_approval_names_the_whole_chain(
         proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
         proc.events_until("turn_end")
     assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hi"
+
+
+def _rules_agent(ws: Workspace, name: str, text: str) -> Path:
+    path = ws.project / ".hive" / "agents" / name / "agent.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    (ws.project / ".hive" / "config.yaml").write_text("delegation:\n  enabled: true\n", encoding="utf-8")
+    return path
+
+
+def test_an_agents_deny_rule_refuses_its_write_while_the_parents_own_runs(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    _rules_agent(
+        ws,
+        "writer",
+        f"model: {REVIEWER}\ntools: [write_file]\nrules:\n  edit:\n    - pattern: '**/*'\n      action: deny\n",
+    )
+    server.add(
+        calls(("p1", "write_file", {"path": "mine.txt", "content": "parent"})),
+        calls(("c1", "delegate", {"agent": "writer", "task": "Write hello to out.txt."})),
+        calls(("s1", "write_file", {"path": "out.txt", "content": "hello"})),
+        text("I was not allowed to write."),
+        text("Done."),
+    )
+    with ws.allow_all().use(server).serve() as proc:
+        events = proc.turn("write both")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    # The project's rules let every call run unasked: only the subagent's rules refuse its write.
+    assert _of(events, "hitl_request") == []
+    assert (ws.project / "mine.txt").read_text(encoding="utf-8") == "parent"
+    assert not (ws.project / "out.txt").exists()
+    refused = str(input_items(model_requests(server)[3], "function_call_output")[-1]["output"])
+    assert "agent 'writer''s rules" in refused
+    assert [event["output"] for event in _of(events, "tool_end")][-1] == "I was not allowed to write."
+
+
+def test_an_agents_ask_rule_asks_about_a_call_the_project_allows(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "plan.md").write_text("the plan\n", encoding="utf-8")
+    _rules_agent(
+        ws,
+        "reader",
+        f"model: {REVIEWER}\ntools: [read_file]\nrules:\n  read:\n    - pattern: '*.md'\n"
+        "      reason: plans are private\n",
+    )
+    server.add(
+        calls(("c1", "delegate", {"agent": "reader", "task": "Read plan.md."})),
+        calls(("s1", "read_file", {"path": "plan.md"})),
+        text("It says: the plan."),
+        text("Done."),
+    )
+    with ws.allow_all().use(server).serve() as proc:
+        proc.send({"type": "user_message", "content": "read it"})
+        asked = proc.events_until("hitl_request")[-1]
+        assert (asked["id"], asked["tool_name"]) == ("hitl-c1.s1", "read_file")
+        assert "subagent reader" in asked["description"]
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
+        proc.events_until("turn_end")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    assert "the plan" in str(input_items(model_requests(server)[2], "function_call_output")[-1]["output"])
+
+
+def test_an_agents_allow_rule_is_refused_with_its_file_and_line(ws: Workspace) -> None:
+    path = _rules_agent(
+        ws,
+        "loose",
+        "model: m\nrules:\n  bash:\n    - pattern: 'rm *'\n      action: deny\n"
+        "    - pattern: '*'\n      action: allow\n",
+    )
+    with scripted_server() as server:
+        result = ws.use(server).run("-p", "hi")
+    assert result.code == 1, result
+    assert f"{path}:7:" in result.stderr
+    assert "an agent's rules can only ask or deny" in result.stderr
+    assert server.requests == []
