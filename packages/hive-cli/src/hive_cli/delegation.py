@@ -14,6 +14,8 @@ the model could otherwise hand the conversation, as a task, to a server the proj
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
@@ -103,11 +105,50 @@ def _policy_of(definition: AgentDefinition, policy: ToolCallPolicy, root: Path) 
     return _TightenedPolicy(policy, definition, definition.rules, root)
 
 
+class _LateTools(Mapping[str, Tool]):
+    """An agent's tools with its MCP tools found by name when it launches: the MCP servers start after the host
+    is built, so their tools are known only then. A name no server offers is the definition's error."""
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        known: Mapping[str, Tool],
+        later: Sequence[str],
+        mcp_tools: Callable[[], Mapping[str, Tool]],
+    ) -> None:
+        self._definition = definition
+        self._known = known
+        self._later = later
+        self._mcp_tools = mcp_tools
+
+    def _resolved(self) -> dict[str, Tool]:
+        from hive_core.permissions import MCP_TOOL_PREFIX
+
+        offered = self._mcp_tools()
+        missing = [name for name in self._later if name not in offered]
+        if missing:
+            known = ", ".join(sorted(name for name in offered if name.startswith(MCP_TOOL_PREFIX))) or "none"
+            raise self._definition.error(
+                "tools", f"no MCP server offers {', '.join(map(repr, missing))} (MCP tools: {known})"
+            )
+        return {**self._known, **{name: offered[name] for name in self._later}}
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._resolved()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._known) + len(self._later)
+
+
 def _model_agent(
     definition: AgentDefinition,
     loaded: LoadedConfig,
     working: ProviderSettings,
     tools: Mapping[str, Tool],
+    mcp_tools: Callable[[], Mapping[str, Tool]] | None,
     *,
     policy: ToolCallPolicy,
     max_iterations: int,
@@ -117,6 +158,7 @@ def _model_agent(
 ) -> Subagent:
     from hive_core.builtin_tools.delegate import DELEGATE_TOOL_NAME
     from hive_core.builtin_tools.delegate import model_subagent
+    from hive_core.permissions import MCP_TOOL_PREFIX
     from hive_providers.registry import ProviderSelectionError
     from hive_providers.registry import UnknownProviderError
     from hive_providers.registry import choose_provider
@@ -135,10 +177,14 @@ def _model_agent(
     except ProviderSelectionError as exc:
         raise definition.error("provider" if definition.provider else "model", str(exc)) from None
     own: dict[str, Tool] = {}
+    later: list[str] = []
     for name in definition.tools:
         if name == DELEGATE_TOOL_NAME:
             continue
         found = tools.get(name)
+        if found is None and mcp_tools is not None and name.startswith(MCP_TOOL_PREFIX):
+            later.append(name)
+            continue
         if found is None:
             known = ", ".join(sorted({*tools, DELEGATE_TOOL_NAME}))
             raise definition.error("tools", f"there is no tool named {name!r} (tools: {known})")
@@ -152,7 +198,7 @@ def _model_agent(
         connect,
         description=definition.description,
         instructions=definition.instructions,
-        tools=own,
+        tools=_LateTools(definition, own, later, mcp_tools) if later and mcp_tools is not None else own,
         delegates=DELEGATE_TOOL_NAME in definition.tools,
         policy=policy,
         working_dir=loaded.project_root,
@@ -228,9 +274,14 @@ def delegation_tools(
     max_output_tokens: int | None,
     tool_timeout: float | None,
     compaction: CompactionSettings,
+    mcp_tools: Callable[[], Mapping[str, Tool]] | None = None,
 ) -> tuple[Tool, ...]:
     """The ``delegate`` tool when ``delegation.enabled`` and an agent is defined (empty otherwise), its
     subagents using ``tools`` (the agent's, by name) as their definitions say and asking ``approvals``.
+
+    ``mcp_tools`` gives the session's tools once its MCP servers are started (``None``: there are none): an
+    ``mcp__`` name is looked up there when its subagent launches, and one no server offers fails that launch with
+    the definition's file and line.
 
     Raises :class:`~hive_core.config.agents.AgentDefinitionError` (file and line) for a definition naming a
     provider, backend or tool that does not exist, or a provider that is not set up.
@@ -250,6 +301,7 @@ def delegation_tools(
             loaded,
             working,
             tools,
+            mcp_tools,
             policy=_policy_of(definition, policy, loaded.project_root),
             max_iterations=max_iterations,
             max_output_tokens=max_output_tokens,
