@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -465,3 +467,150 @@ def test_a_nested_subagents_approval_names_the_whole_chain(
         proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
         proc.events_until("turn_end")
     assert (ws.project / "out.txt").read_text(encoding="utf-8") == "hi"
+
+
+def _allowed_turn(ws: Workspace, server: ScriptedModelServer, prompt: str) -> list[dict[str, Any]]:
+    """One turn under rules that let every call run unasked; its events."""
+    with ws.allow_all().use(server).serve() as proc:
+        events = proc.turn(prompt)
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    return events
+
+
+def _rules_agent(ws: Workspace, name: str, text: str) -> Path:
+    path = ws.project / ".hive" / "agents" / name / "agent.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    (ws.project / ".hive" / "config.yaml").write_text("delegation:\n  enabled: true\n", encoding="utf-8")
+    return path
+
+
+def test_an_agents_deny_rule_refuses_its_write_while_the_parents_own_runs(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    _rules_agent(
+        ws,
+        "writer",
+        f"model: {REVIEWER}\ntools: [write_file]\nrules:\n  edit:\n    - pattern: '**/*'\n      action: deny\n",
+    )
+    server.add(
+        calls(("p1", "write_file", {"path": "mine.txt", "content": "parent"})),
+        calls(("c1", "delegate", {"agent": "writer", "task": "Write hello to out.txt."})),
+        calls(("s1", "write_file", {"path": "out.txt", "content": "hello"})),
+        text("I was not allowed to write."),
+        text("Done."),
+    )
+    events = _allowed_turn(ws, server, "write both")
+    # The project's rules let every call run unasked: only the subagent's rules refuse its write.
+    assert _of(events, "hitl_request") == []
+    assert (ws.project / "mine.txt").read_text(encoding="utf-8") == "parent"
+    assert not (ws.project / "out.txt").exists()
+    refused = str(input_items(model_requests(server)[3], "function_call_output")[-1]["output"])
+    assert "agent 'writer''s rules" in refused
+    assert [event["output"] for event in _of(events, "tool_end")][-1] == "I was not allowed to write."
+
+
+def test_an_agents_ask_rule_asks_about_a_call_the_project_allows(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "plan.md").write_text("the plan\n", encoding="utf-8")
+    _rules_agent(
+        ws,
+        "reader",
+        f"model: {REVIEWER}\ntools: [read_file]\nrules:\n  read:\n    - pattern: '*.md'\n"
+        "      reason: plans are private\n",
+    )
+    server.add(
+        calls(("c1", "delegate", {"agent": "reader", "task": "Read plan.md."})),
+        calls(("s1", "read_file", {"path": "plan.md"})),
+        text("It says: the plan."),
+        text("Done."),
+    )
+    with ws.allow_all().use(server).serve() as proc:
+        proc.send({"type": "user_message", "content": "read it"})
+        asked = proc.events_until("hitl_request")[-1]
+        assert (asked["id"], asked["tool_name"]) == ("hitl-c1.s1", "read_file")
+        assert "subagent reader" in asked["description"]
+        proc.send({"type": "hitl_response", "id": asked["id"], "approved": True})
+        proc.events_until("turn_end")
+        proc.send({"type": "shutdown"})
+        assert proc.wait() == 0, proc.stderr
+    assert "the plan" in str(input_items(model_requests(server)[2], "function_call_output")[-1]["output"])
+
+
+def test_an_agents_allow_rule_is_refused_with_its_file_and_line(ws: Workspace) -> None:
+    path = _rules_agent(
+        ws,
+        "loose",
+        "model: m\nrules:\n  bash:\n    - pattern: 'rm *'\n      action: deny\n"
+        "    - pattern: '*'\n      action: allow\n",
+    )
+    with scripted_server() as server:
+        result = ws.use(server).run("-p", "hi")
+    assert result.code == 1, result
+    assert f"{path}:7:" in result.stderr
+    assert "an agent's rules can only ask or deny" in result.stderr
+    assert server.requests == []
+
+
+WORDS_SERVER = '''
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("words", log_level="WARNING")
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Say the text in capitals."""
+    return text.upper() + "!"
+
+
+server.run(sys.argv[1])
+'''
+
+
+def _with_words_server(ws: Workspace, tools: str) -> Path:
+    script = ws.root / "words_server.py"
+    script.write_text(WORDS_SERVER, encoding="utf-8")
+    plugins = {"plugins": [{"name": "words", "command": sys.executable, "arguments": [str(script), "stdio"]}]}
+    (ws.project / ".hive" / "plugins.yaml").write_text(json.dumps(plugins), encoding="utf-8")
+    return _rules_agent(ws, "crier", f"model: {REVIEWER}\ntools: {tools}\n")
+
+
+def test_a_subagent_calls_an_mcp_tool_its_definition_names(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    _with_words_server(ws, "[read_file, mcp__words__shout]")
+    server.add(
+        calls(("c1", "delegate", {"agent": "crier", "task": "Shout hello."})),
+        calls(("s1", "mcp__words__shout", {"text": "hello"})),
+        text("HELLO!"),
+        text("Done."),
+    )
+    events = _allowed_turn(ws, server, "shout it")
+    requests = model_requests(server)
+    assert "mcp__words__shout" in _tool_names(requests[0])
+    # The subagent is offered its two tools, the MCP one found once the server had started.
+    assert sorted(_tool_names(requests[1])) == ["mcp__words__shout", "read_file"]
+    assert "HELLO!" in str(input_items(requests[2], "function_call_output")[-1]["output"])
+    [ended] = _of(events, "tool_end")
+    assert (ended["success"], ended["output"]) == (True, "HELLO!")
+
+
+def test_an_mcp_tool_no_server_offers_fails_the_delegation_with_its_line(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    path = _with_words_server(ws, "\n  - mcp__words__whisper\n")
+    server.add(calls(("c1", "delegate", {"agent": "crier", "task": "Whisper hello."})), text("It failed."))
+    events = _allowed_turn(ws, server, "whisper it")
+    [ended] = _of(events, "tool_end")
+    # The line of its 'tools' key, as for any tool it names that does not exist.
+    assert (
+        f"{path}:2: agent 'crier': no MCP server offers 'mcp__words__whisper' (MCP tools: mcp__words__shout)"
+        in ended["output"]
+    )
+    # The subagent's model was never asked.
+    assert len(model_requests(server)) == 2

@@ -316,6 +316,8 @@ def build_host(
                 max_output_tokens=max_output_tokens,
                 tool_timeout=tool_timeout,
                 compaction=compaction,
+                # The MCP servers' tools join the agent's when plugins_for starts them: read at a launch.
+                mcp_tools=(lambda: agent.tools) if plugins_config.plugins else None,
             ),
         ),
         instructions=instructions_for(root, planning=options.planning, small=small) + knowledge.instructions,

@@ -3,6 +3,9 @@ defined. A model agent runs on its ``provider`` (unset: the session's) through t
 session's own model does; a ``backend`` agent is a coding-agent CLI run for one turn through the backend registry,
 as ``--agent`` runs one, judged by the same rules and asking the same approver.
 
+An agent's ``rules`` are judged beside the project's on each of its tool calls (:class:`_TightenedPolicy`): the
+stricter verdict wins, and its rules can only ask or deny, so an agent file never loosens the project's.
+
 Every name is checked now, so a definition that cannot work stops the start with its file and line. An agent
 of a project the user has not trusted that sets an ``endpoint`` is left out (:func:`untrusted_agent_endpoints`):
 the model could otherwise hand the conversation, as a task, to a server the project chose.
@@ -11,17 +14,26 @@ the model could otherwise hand the conversation, as a task, to a server the proj
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 from typing import cast
 
 import anyio
+import msgspec
 
 from hive_core import ApprovalService
 from hive_core import ChatClient
+from hive_core import PathJudge
 from hive_core import Tool
+from hive_core.approvals import Verdict
+from hive_core.approvals import strictest
 from hive_core.config import IgnoredSetting
 from hive_core.config import LoadedConfig
 from hive_core.config.agents import AgentDefinition
@@ -37,8 +49,98 @@ if TYPE_CHECKING:
     from hive_core.builtin_tools.delegate import Subagent
     from hive_core.builtin_tools.delegate import SubagentLaunch
     from hive_core.context import CompactionSettings
+    from hive_core.permissions import PermissionRules
 
 __all__ = ["delegation_tools", "untrusted_agent_endpoints"]
+
+
+class _TightenedPolicy:
+    """The project's policy with one agent's ``rules`` judged beside it: the stricter verdict wins (deny over
+    ask over allow), so the agent's rules add asks and denials and take nothing away."""
+
+    def __init__(
+        self, base: ToolCallPolicy, definition: AgentDefinition, rules: PermissionRules, root: Path
+    ) -> None:
+        from hive_core.permissions import PermissionPolicy
+
+        self._base = base
+        self._agent = definition.name
+        # Where none of the agent's rules matches, its verdict is the weakest, so the project's stands.
+        self._own = PermissionPolicy(
+            msgspec.structs.replace(rules, default_action="allow", ask_before_delete=False), root
+        )
+
+    def _stricter(self, base: Verdict | None, own: Verdict) -> Verdict:
+        mine = msgspec.structs.replace(own, reason=f"agent {self._agent!r}'s rules: {own.reason}")
+        # Ties keep the first: the project's verdict, unless the agent's is stricter.
+        return mine if base is None else strictest([base, mine])
+
+    def evaluate(self, tool_name: str, arguments: Mapping[str, Any]) -> Verdict:
+        """The stricter of the project's verdict and the agent's rules' on the call."""
+        return self._stricter(
+            self._base.evaluate(tool_name, arguments), self._own.evaluate(tool_name, arguments)
+        )
+
+    def is_read_only(self, tool_name: str) -> bool:
+        """As the project's policy says (an agent's rules cannot widen what planning mode runs)."""
+        return self._base.is_read_only(tool_name)
+
+    def judge_path(self, category: Literal["read", "edit"], path: str) -> Verdict:
+        """The stricter of the project's verdict and the agent's rules' on reading or changing ``path``."""
+        base = self._base.judge_path(category, path) if isinstance(self._base, PathJudge) else None
+        return self._stricter(base, self._own.judge_path(category, path))
+
+    def judge_url(self, url: str, addresses: Sequence[str]) -> Verdict:
+        """The stricter of the project's verdict and the agent's rules' on requesting ``url``."""
+        from hive_core.permissions.web import UrlJudge
+
+        base = self._base.judge_url(url, addresses) if isinstance(self._base, UrlJudge) else None
+        return self._stricter(base, self._own.judge_url(url, addresses))
+
+
+def _policy_of(definition: AgentDefinition, policy: ToolCallPolicy, root: Path) -> ToolCallPolicy:
+    """``policy``, tightened by the agent's ``rules`` when it has some."""
+    if definition.rules is None:
+        return policy
+    return _TightenedPolicy(policy, definition, definition.rules, root)
+
+
+class _LateTools(Mapping[str, Tool]):
+    """An agent's tools with its MCP tools found by name when it launches: the MCP servers start after the host
+    is built, so their tools are known only then. A name no server offers is the definition's error."""
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        known: Mapping[str, Tool],
+        later: Sequence[str],
+        mcp_tools: Callable[[], Mapping[str, Tool]],
+    ) -> None:
+        self._definition = definition
+        self._known = known
+        self._later = later
+        self._mcp_tools = mcp_tools
+
+    def _resolved(self) -> dict[str, Tool]:
+        from hive_core.permissions import MCP_TOOL_PREFIX
+
+        offered = self._mcp_tools()
+        missing = [name for name in self._later if name not in offered]
+        if missing:
+            known = ", ".join(sorted(name for name in offered if name.startswith(MCP_TOOL_PREFIX))) or "none"
+            raise self._definition.error(
+                "tools", f"no MCP server offers {', '.join(map(repr, missing))} (MCP tools: {known})"
+            )
+        return {**self._known, **{name: offered[name] for name in self._later}}
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._resolved()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._known) + len(self._later)
 
 
 def _model_agent(
@@ -46,6 +148,7 @@ def _model_agent(
     loaded: LoadedConfig,
     working: ProviderSettings,
     tools: Mapping[str, Tool],
+    mcp_tools: Callable[[], Mapping[str, Tool]] | None,
     *,
     policy: ToolCallPolicy,
     max_iterations: int,
@@ -55,6 +158,7 @@ def _model_agent(
 ) -> Subagent:
     from hive_core.builtin_tools.delegate import DELEGATE_TOOL_NAME
     from hive_core.builtin_tools.delegate import model_subagent
+    from hive_core.permissions import MCP_TOOL_PREFIX
     from hive_providers.registry import ProviderSelectionError
     from hive_providers.registry import UnknownProviderError
     from hive_providers.registry import choose_provider
@@ -73,10 +177,14 @@ def _model_agent(
     except ProviderSelectionError as exc:
         raise definition.error("provider" if definition.provider else "model", str(exc)) from None
     own: dict[str, Tool] = {}
+    later: list[str] = []
     for name in definition.tools:
         if name == DELEGATE_TOOL_NAME:
             continue
         found = tools.get(name)
+        if found is None and mcp_tools is not None and name.startswith(MCP_TOOL_PREFIX):
+            later.append(name)
+            continue
         if found is None:
             known = ", ".join(sorted({*tools, DELEGATE_TOOL_NAME}))
             raise definition.error("tools", f"there is no tool named {name!r} (tools: {known})")
@@ -90,7 +198,7 @@ def _model_agent(
         connect,
         description=definition.description,
         instructions=definition.instructions,
-        tools=own,
+        tools=_LateTools(definition, own, later, mcp_tools) if later and mcp_tools is not None else own,
         delegates=DELEGATE_TOOL_NAME in definition.tools,
         policy=policy,
         working_dir=loaded.project_root,
@@ -166,9 +274,14 @@ def delegation_tools(
     max_output_tokens: int | None,
     tool_timeout: float | None,
     compaction: CompactionSettings,
+    mcp_tools: Callable[[], Mapping[str, Tool]] | None = None,
 ) -> tuple[Tool, ...]:
     """The ``delegate`` tool when ``delegation.enabled`` and an agent is defined (empty otherwise), its
     subagents using ``tools`` (the agent's, by name) as their definitions say and asking ``approvals``.
+
+    ``mcp_tools`` gives the session's tools once its MCP servers are started (``None``: there are none): an
+    ``mcp__`` name is looked up there when its subagent launches, and one no server offers fails that launch with
+    the definition's file and line.
 
     Raises :class:`~hive_core.config.agents.AgentDefinitionError` (file and line) for a definition naming a
     provider, backend or tool that does not exist, or a provider that is not set up.
@@ -181,14 +294,15 @@ def delegation_tools(
     from hive_core.builtin_tools.delegate import Delegation
 
     subagents = [
-        _backend_agent(definition, loaded, policy=policy)
+        _backend_agent(definition, loaded, policy=_policy_of(definition, policy, loaded.project_root))
         if definition.backend is not None
         else _model_agent(
             definition,
             loaded,
             working,
             tools,
-            policy=policy,
+            mcp_tools,
+            policy=_policy_of(definition, policy, loaded.project_root),
             max_iterations=max_iterations,
             max_output_tokens=max_output_tokens,
             tool_timeout=tool_timeout,

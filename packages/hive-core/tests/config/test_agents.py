@@ -92,3 +92,26 @@ def test_an_inline_agent_needs_a_name_and_a_name_is_defined_once(project: Path, 
     _project_config(project, "delegation:\n  enabled: true\n  agents:\n    - name: twin\n      model: m\n")
     with pytest.raises(AgentDefinitionError, match="defined twice"):
         agent_definitions(load_config(project, env))
+
+
+def test_an_agents_rules_are_rule_lists_that_ask_or_deny(project: Path, env: dict[str, str]) -> None:
+    path = _agent(
+        project, "critic", "model: m1\nrules:\n  edit:\n    - pattern: '**/*'\n      action: deny\n"
+    )
+    config = _project_config(
+        project,
+        "delegation:\n  enabled: true\n  agents:\n    - name: coder\n      model: m2\n"
+        "      rules:\n        mcpTools:\n          - pattern: 'mcp__*'\n",
+    )
+    critic, coder = agent_definitions(load_config(project, env))
+    assert critic.rules is not None
+    assert [(r.pattern, r.action) for r in critic.rules.edit] == [("**/*", "deny")]
+    # Inline agents are spelled as config.yaml's permissions section; a rule's action defaults to ask.
+    assert coder.rules is not None
+    assert [(r.pattern, r.action) for r in coder.rules.mcp_tools] == [("mcp__*", "ask")]
+    path.write_text("model: m1\nrules:\n  default_action: deny\n", encoding="utf-8")
+    config.write_text("delegation:\n  enabled: true\n", encoding="utf-8")
+    with pytest.raises(AgentDefinitionError) as caught:
+        agent_definitions(load_config(project, env))
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+    assert "only rule lists" in str(caught.value)

@@ -353,8 +353,9 @@ def model_subagent(
 ) -> Subagent:
     """A subagent run by hive's own loop on the model ``connect`` gives a client for (opened for each task and
     closed after it): ``instructions`` as its system prompt, ``tools`` (by name) its only tools, every call judged
-    by ``policy`` and asked about through the approvals its launch brings."""
-    own = dict(tools or {})
+    by ``policy`` and asked about through the approvals its launch brings. ``tools`` is read at each launch, so
+    a mapping that resolves names late (tools added after the host is built) serves."""
+    own: Mapping[str, Tool] = tools or {}
 
     @asynccontextmanager
     async def launch(given: SubagentLaunch) -> AsyncGenerator[Processor]:

@@ -2,7 +2,8 @@
 
 An ``agent.yaml`` holds ``description``, ``instructions`` (else the directory's ``system-prompt.md`` is read),
 ``provider`` and ``model`` (a model, run by hive's own loop) or ``backend`` (a coding-agent CLI, with an optional
-``model`` and ``endpoint``), and ``tools`` (the names of the tools it may use). A key that is not one of these, or
+``model`` and ``endpoint``), ``tools`` (the names of the tools it may use) and ``rules`` (permission rules that
+ask or deny, in the shape of the ``permissions`` section, applied on top of the project's). A key that is not one of these, or
 a value of the wrong type, is a :class:`AgentDefinitionError` naming the file and line; so is a provider or backend
 the host does not know (the host checks those names, with :meth:`AgentDefinition.error`). Inline agents are the
 same mappings with a ``name``, under ``delegation.agents`` in ``config.yaml``.
@@ -11,6 +12,7 @@ same mappings with a ``name``, under ``delegation.agents`` in ``config.yaml``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from typing import Final
 from typing import cast
 
@@ -25,6 +27,10 @@ from .structured import Mark
 from .structured import read_document
 from .structured import read_text
 
+if TYPE_CHECKING:
+    # Imported by a parse only: a local one-shot loads its model while the permission engine is imported.
+    from hive_core.permissions.rules import PermissionRules
+
 __all__ = ["AGENT_FILE_NAME", "AgentDefinition", "AgentDefinitionError", "agent_definitions"]
 
 AGENT_FILE_NAME: Final = "agent.yaml"
@@ -33,7 +39,7 @@ AGENT_FILE_NAME: Final = "agent.yaml"
 _PROMPT_FILE_NAME: Final = "system-prompt.md"
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _TEXT_KEYS: Final = ("description", "instructions", "provider", "model", "backend", "endpoint")
-_KEYS: Final = frozenset({"name", *_TEXT_KEYS, "tools"})
+_KEYS: Final = frozenset({"name", *_TEXT_KEYS, "tools", "rules"})
 
 
 class AgentDefinitionError(ConfigError):
@@ -59,6 +65,9 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True):
     """For a backend: an OpenAI-compatible base URL the CLI is pointed at, as ``--model-endpoint`` does."""
     tools: tuple[str, ...] = ()
     """The tools it may use, by name; ``delegate`` lets it delegate further, within ``maxDepth``."""
+    rules: PermissionRules | None = None
+    """Rules that ask or deny (never allow), judged beside the project's on its tool calls: the stricter verdict
+    wins."""
     source: str
     """The file it was defined in."""
     lines: dict[str, int] = msgspec.field(default_factory=dict[str, int])
@@ -115,6 +124,18 @@ def _definition(
     tools = fields.get("tools", [])
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in cast("list[object]", tools)):
         raise fail((*at, "tools"), "'tools' must be a list of tool names")
+    rules = None
+    if "rules" in fields:
+        from hive_core.permissions.loading import PermissionConfigError
+        from hive_core.permissions.loading import parse_tightening_rules
+
+        try:
+            # Inline agents live in config.yaml, so their rules are spelled as its permissions section is.
+            rules = parse_tightening_rules(document, fields["rules"], (*at, "rules"), camel_case=at != ())
+        except PermissionConfigError as exc:
+            raise AgentDefinitionError(
+                f"agent {name!r}: {exc.problem}", source=exc.source, line=exc.line, column=exc.column
+            ) from None
     lines = {"": document.key_mark(at).line or 0} | {
         str(key): document.key_mark((*at, str(key))).line or 0 for key in fields
     }
@@ -127,6 +148,7 @@ def _definition(
         backend=texts["backend"],
         endpoint=texts["endpoint"],
         tools=tuple(dict.fromkeys(cast("list[str]", tools))),
+        rules=rules,
         source=document.source,
         lines={key: line for key, line in lines.items() if line},
     )

@@ -23,6 +23,7 @@ from .loading import extend_rules
 from .loading import load_permission_rules
 from .loading import loosening_settings
 from .loading import parse_permission_section
+from .loading import parse_tightening_rules
 from .paths import resolve_path
 from .rules import RULE_CATEGORIES
 from .rules import PermissionRule
@@ -67,6 +68,7 @@ __all__ = [
     "loosening_settings",
     "parse_command",
     "parse_permission_section",
+    "parse_tightening_rules",
     "resolve_path",
     "shell_risk_level",
     "with_allowed",

@@ -44,6 +44,7 @@ __all__ = [
     "load_permission_rules",
     "loosening_settings",
     "parse_permission_section",
+    "parse_tightening_rules",
 ]
 
 
@@ -277,6 +278,33 @@ def parse_permission_section(section: object, *, source: str, camel_case: bool =
     """
     document = Document(source=source, value=section)
     return _Reader(document, _CONFIG_KEYS if camel_case else _FILE_KEYS).section(section, (_SECTION,))
+
+
+def parse_tightening_rules(
+    document: Document, value: object, at: KeyPath, *, camel_case: bool = False
+) -> PermissionRules:
+    """The rule lists written at ``at`` of ``document`` (its value ``value``), in the shape of a ``permissions``
+    section, that may only tighten other rules: every rule asks or denies, and no other key (``defaultAction``,
+    ``inherit``...) is set. An agent definition's ``rules`` are such a section.
+
+    Raises :class:`PermissionConfigError` naming the line of a malformed rule, an ``allow`` rule or another key.
+    """
+    keys = _CONFIG_KEYS if camel_case else _FILE_KEYS
+    reader = _Reader(document, keys, root=at)
+    rules = reader.section(value, at)
+    for key in cast("Mapping[object, object]", value or {}):
+        field = keys.get(str(key))
+        if field not in _RULE_LISTS:
+            lists = ", ".join(spelling for spelling, name in keys.items() if name in _RULE_LISTS)
+            raise reader.error((*at, str(key)), f"{key!r} cannot be set here: only rule lists ({lists})")
+        for index, rule in enumerate(cast("tuple[PermissionRule, ...]", getattr(rules, field))):
+            if rule.action == "allow":
+                raise reader.error(
+                    (*at, str(key), index, "action"),
+                    f"rule '{_dotted((*at, str(key), index))}' allows: an agent's rules can only ask or deny, "
+                    "on top of the project's",
+                )
+    return rules
 
 
 def _load_file(path: Path) -> tuple[PermissionRules, _Reader]:
