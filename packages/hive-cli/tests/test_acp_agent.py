@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from acp import RequestError
+from acp.schema import ElicitationFormSessionMode
+from acp.schema import ElicitationMultiSelectPropertySchema
+from acp.schema import ElicitationStringPropertySchema
 from acp.schema import HttpMcpServer
 from acp.schema import TextContentBlock
+from acp.schema import TitledMultiSelectItems
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
 from agent_cli_harness import ASK_TRANSCRIPT
@@ -22,10 +27,15 @@ from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import user_texts
+from msgspec.structs import replace
 
 from hive_cli.acp_agent.agent import PromptBlock
+from hive_cli.acp_agent.agent import _form_answer  # pyright: ignore[reportPrivateUsage]
+from hive_cli.acp_agent.agent import _question_field  # pyright: ignore[reportPrivateUsage]
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.tool_server import FixtureToolServer
+from hive_protocol import Question
+from hive_protocol import QuestionOption
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -289,6 +299,60 @@ async def test_a_clis_question_is_a_choice_of_the_client(ws: Workspace) -> None:
     assert set(kinds[:-1]) == {"allow_once"}  # one option per answer
     [chosen] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
     assert chosen["result"]["outcome"]["outcome"] == "selected"
+
+
+@pytest.mark.parametrize("answer", ["SQLite", "decline", "cancel"])
+async def test_a_clis_question_is_a_form_when_the_client_offers_elicitation(
+    ws: Workspace, answer: str
+) -> None:
+    """The same recorded question asked by form elicitation: one field, its choices titled by label; the answer
+    picked goes back to the CLI, a declined or cancelled form declines the question (never a permission
+    request)."""
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(ASK_TRANSCRIPT))
+    form: dict[str, Any] | str = {"q0": answer} if answer == "SQLite" else answer
+    client = RecordingClient(forms=[form])
+    async with hive_acp(ws, "--agent", "reasonix", client=client, forms=True) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("ASKME which database?"))
+    assert client.asked == []
+    [(message, mode)] = client.elicited
+    assert message == "Which database?"
+    assert isinstance(mode, ElicitationFormSessionMode)
+    assert mode.session_id == session.session_id
+    assert mode.requested_schema.required == ["q0"]
+    field = (mode.requested_schema.properties or {})["q0"]
+    assert isinstance(field, ElicitationStringPropertySchema)
+    assert [choice.const for choice in field.one_of or []] == ["Postgres", "SQLite"]
+    [replied] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    chosen = "q1:2" if answer == "SQLite" else "q1:cancel"  # declined: Reasonix's own cancel option
+    assert replied["result"]["outcome"] == {"outcome": "selected", "optionId": chosen}
+
+
+def test_a_multi_select_question_is_a_form_field_keeping_every_answer() -> None:
+    """A multi-select question is an array field of its labels; all the picked answers are kept, an answer
+    outside the choices (or none) declines."""
+    question = Question(
+        question="Which checks?",
+        header="Checks",
+        multi_select=True,
+        options=[QuestionOption(label="lint"), QuestionOption(label="types"), QuestionOption(label="tests")],
+        allow_free_text=False,
+    )
+    field = _question_field(question)
+    assert isinstance(field, ElicitationMultiSelectPropertySchema)
+    assert isinstance(field.items, TitledMultiSelectItems)
+    assert [choice.const for choice in field.items.any_of] == ["lint", "types", "tests"]
+    assert _form_answer(question, ["lint", "tests"]) == ["lint", "tests"]
+    assert _form_answer(question, ["lint", "deploy"]) is None
+    assert _form_answer(question, []) is None
+    single = replace(question, multi_select=False)
+    assert _form_answer(single, "types") == ["types"]
+    assert _form_answer(single, ["lint", "types"]) is None
+    free = replace(question, allow_free_text=True, multi_select=False)
+    assert isinstance(_question_field(free), ElicitationStringPropertySchema)
+    assert _form_answer(free, "ruff and mypy") == "ruff and mypy"
+    assert _form_answer(free, " ") is None
 
 
 async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: ScriptedModelServer) -> None:
