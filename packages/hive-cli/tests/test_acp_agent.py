@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from typing import cast
 
 import anyio
 import pytest
@@ -15,8 +16,10 @@ from acp.schema import ElicitationFormSessionMode
 from acp.schema import ElicitationMultiSelectPropertySchema
 from acp.schema import ElicitationStringPropertySchema
 from acp.schema import HttpMcpServer
+from acp.schema import TerminalToolCallContent
 from acp.schema import TextContentBlock
 from acp.schema import TitledMultiSelectItems
+from acp.schema import ToolCallProgress
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
 from agent_cli_harness import ASK_TRANSCRIPT
@@ -174,13 +177,16 @@ async def test_modes_accept_edits_and_plan(ws: Workspace, server: ScriptedModelS
     assert client.asked == []
 
 
+@pytest.mark.parametrize("terminal", [False, True], ids=["hive-runs-it", "in-the-clients-terminal"])
 async def test_cancel_mid_tool_ends_the_turn_and_leaves_no_process(
-    ws: Workspace, server: ScriptedModelServer
+    ws: Workspace, server: ScriptedModelServer, terminal: bool
 ) -> None:
-    marker = "31.4159"
+    """A cancel mid-command ends the turn and the command, whether hive runs it or the client's terminal does
+    (then killed and released)."""
+    marker = "27.1828" if terminal else "31.4159"
     server.add(calls(("s1", "execute_command", {"command": f"sleep {marker}"})))
     ws.allow_all().sandbox_off()
-    async with hive_acp(ws.use(server)) as (conn, client):
+    async with hive_acp(ws.use(server), terminal=terminal) as (conn, client):
         session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
         outcome: list[str] = []
         async with anyio.create_task_group() as group:
@@ -194,8 +200,15 @@ async def test_cancel_mid_tool_ends_the_turn_and_leaves_no_process(
             await conn.cancel(session_id=session.session_id)
         assert outcome == ["cancelled"]
         assert not _sleeping(marker)
-        [ended] = client.of("tool_call_update")
+        [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
         assert ended.status == "failed"
+        methods = [method for method, _ in client.terminal_calls]
+        if terminal:
+            assert len(client.terminals) == 1
+            assert methods[-2:] == ["kill", "release"]  # waiting for the exit, if it got that far, came first
+            assert set(methods) <= {"wait_for_exit", "kill", "release"}
+        else:
+            assert client.terminals == {}
 
 
 def _sleeping(marker: str) -> bool:
@@ -429,3 +442,81 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     assert "secret.txt" in outcomes["r2"][1]
     assert outcomes["w1"][0] == "completed"
     assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"
+
+
+WORKSPACE_WRITE = 'sandbox:\n  mode: "workspace-write"\n'
+
+
+async def test_a_command_runs_in_the_clients_terminal_when_the_sandbox_is_off(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(calls(("x1", "execute_command", {"command": "echo from-the-editor; echo oops >&2; exit 3"})))
+    server.add(text("ran"))
+    ws.allow_all().sandbox_off()
+    ws.env["HIVE_TEST_UNLISTED_SECRET"] = "do-not-pass"
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert done.stop_reason == "end_turn"
+    [(terminal_id, terminal)] = client.terminals.items()
+    assert terminal.command[1:] == ["-c", "echo from-the-editor; echo oops >&2; exit 3"]
+    assert terminal.command[0].endswith("sh")
+    assert terminal.cwd == str(ws.project)
+    assert "PATH" in terminal.env
+    assert (
+        "HIVE_TEST_UNLISTED_SECRET" not in terminal.env
+    )  # hive's allow-list of variables, as in its own runs
+    assert [method for method, _ in client.terminal_calls] == ["wait_for_exit", "output", "release"]
+    shown = [
+        content.terminal_id
+        for update in cast("list[ToolCallProgress]", client.of("tool_call_update"))
+        for content in update.content or []
+        if isinstance(content, TerminalToolCallContent)
+    ]
+    assert shown == [terminal_id]
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "completed"
+    assert ended.raw_output.splitlines()[0] == "Exit code: 3"
+    assert "from-the-editor" in ended.raw_output
+    assert "oops" in ended.raw_output
+    assert "Exit code: 3" in str(model_requests(server)[1].body)
+
+
+async def test_a_command_hives_sandbox_confines_is_not_sent_to_the_client(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    from hive_core.sandbox import SandboxSettings
+    from hive_core.sandbox import sandbox_status
+
+    if sandbox_status(SandboxSettings(mode="workspace-write")).confinement is None:
+        pytest.skip("no sandbox runs on this machine")
+    server.add(calls(("x1", "execute_command", {"command": "echo confined"})))
+    server.add(text("ran"))
+    ws.allow_all()
+    (ws.project / ".hive" / "config.yaml").write_text(WORKSPACE_WRITE, encoding="utf-8")
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert client.terminals == {}
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "completed"
+    assert "confined" in ended.raw_output
+
+
+async def test_a_command_past_its_timeout_is_killed_in_the_clients_terminal(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    marker = "29.5172"
+    command = f"echo started; sleep {marker}"
+    server.add(calls(("x1", "execute_command", {"command": command, "timeout_ms": 1000})))
+    server.add(text("stopped"))
+    ws.allow_all().sandbox_off()
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert [method for method, _ in client.terminal_calls] == ["wait_for_exit", "kill", "output", "release"]
+    assert not _sleeping(marker)
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "failed"
+    assert "still running after 1000 ms" in ended.raw_output
+    assert "started" in ended.raw_output

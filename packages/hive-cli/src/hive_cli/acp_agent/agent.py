@@ -17,6 +17,8 @@ serves one (the same opener, store, rules and backends), its events turned into 
   a declined or cancelled form, or an answer outside the choices, declines the questions. A client without it is
   asked one permission-shaped choice per question, one option per answer and a decline. Nothing is declined
   unasked.
+- The client's ``fs/*`` serve ``read_file`` and ``write_file`` (:mod:`.files`), and its ``terminal/*`` serve
+  ``execute_command`` where hive's sandbox would not confine the command anyway (:mod:`.terminal`).
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ from hive_protocol import UserMessageRequest
 
 if TYPE_CHECKING:
     from hive_core.mcp import PluginConfig
+    from hive_core.tools import Tool
 
 from .updates import Translator
 from .updates import replay
@@ -205,6 +208,8 @@ class HiveAcpAgent:
         """Whether the client offered ``fs/read_text_file`` and ``fs/write_text_file``."""
         self._forms = False
         """Whether the client offered form elicitation (questions are then asked as one form)."""
+        self._terminal = False
+        """Whether the client offered ``terminal/*`` (for commands hive's sandbox would not confine)."""
 
     def on_connect(self, conn: Client) -> None:
         """Keep the client's side of the connection, for updates and permission requests."""
@@ -230,6 +235,7 @@ class HiveAcpAgent:
             self._files = (bool(offered.read_text_file), bool(offered.write_text_file))
         elicitation = client_capabilities.elicitation if client_capabilities is not None else None
         self._forms = elicitation is not None and elicitation.form is not None
+        self._terminal = client_capabilities is not None and bool(client_capabilities.terminal)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -552,7 +558,7 @@ class HiveAcpAgent:
         options = replace(
             self._options, cwd=directory, layer=SessionLayer(plugins=plugins) if plugins else None
         )
-        files = _Files(self.client, *self._files)
+        files = _Offered(self.client, *self._files, terminal=self._terminal)
         opened: _Live | BaseException = await self._group.start(_serve, options, session_id, files)
         if isinstance(opened, BaseException):
             raise RequestError(-32603, str(opened), {"cwd": cwd}) from opened
@@ -561,18 +567,19 @@ class HiveAcpAgent:
 
 
 @dataclass(frozen=True)
-class _Files:
-    """The client's file service, for hive's file tools: whether it reads and writes."""
+class _Offered:
+    """The client's services for hive's tools: whether it reads and writes files and runs commands."""
 
     client: Client
     read: bool
     write: bool
+    terminal: bool
 
 
 async def _serve(
     options: HostOptions,
     session_id: str | None,
-    files: _Files,
+    files: _Offered,
     *,
     task_status: TaskStatus[_Live | BaseException],
 ) -> None:
@@ -591,6 +598,8 @@ async def _serve(
                     files.client, opened.session_id, opened.host.policy, read=files.read, write=files.write
                 )
                 agent_session.agent.tools.update((tool.name, tool) for tool in served)
+            if agent_session is not None and files.terminal:
+                _serve_commands(files.client, opened, agent_session.agent.tools)
             requests, incoming = anyio.create_memory_object_stream[Request](math.inf)
             outgoing, events = anyio.create_memory_object_stream[Event](math.inf)
             live = _Live(opened, options.cwd, requests, events, opened.runner.stop, Translator(options.cwd))
@@ -602,6 +611,20 @@ async def _serve(
     except USER_ERRORS as exc:
         if not started:
             task_status.started(exc)
+
+
+def _serve_commands(client: Client, opened: OpenSession, tools: dict[str, Tool]) -> None:
+    """``execute_command`` through the client's terminal, when hive's sandbox would not confine commands."""
+    from hive_core.sandbox import SandboxSettings
+    from hive_core.tool_names import EXECUTE_COMMAND
+
+    from .terminal import client_command_tool
+    from .terminal import unconfined
+
+    own = tools.get(EXECUTE_COMMAND)
+    settings = SandboxSettings.from_config(opened.host.config)
+    if own is not None and unconfined(settings):
+        tools[EXECUTE_COMMAND] = client_command_tool(client, opened.session_id, settings, own)
 
 
 async def _coalesced(events: MemoryObjectReceiveStream[Event]) -> AsyncIterator[Event]:
