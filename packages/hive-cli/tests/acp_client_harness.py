@@ -1,9 +1,14 @@
 """An ACP client for the ``hive acp`` tests: the ``agent-client-protocol`` package's client side, driving the
-installed ``hive acp`` as a subprocess. It records every session update, answers permission requests from a list
-the test gives, and serves ``fs/*`` from the disk (counting what it served)."""
+installed ``hive acp`` as a subprocess. It records every session update, answers permission requests and form
+elicitations from lists the test gives, serves ``fs/*`` from the disk and ``terminal/*`` by running the command
+itself (recording what it served)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import tempfile
 from collections.abc import AsyncGenerator
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
@@ -18,18 +23,43 @@ from acp import Client
 from acp import RequestError
 from acp import spawn_agent_process
 from acp.client.connection import ClientSideConnection
+from acp.schema import AcceptElicitationResponse
 from acp.schema import AllowedOutcome
+from acp.schema import CancelElicitationResponse
 from acp.schema import ClientCapabilities
+from acp.schema import CreateTerminalResponse
+from acp.schema import DeclineElicitationResponse
 from acp.schema import DeniedOutcome
+from acp.schema import ElicitationCapabilities
+from acp.schema import ElicitationFormCapabilities
+from acp.schema import ElicitationMode
+from acp.schema import EnvVariable
 from acp.schema import FileSystemCapabilities
+from acp.schema import KillTerminalResponse
 from acp.schema import PermissionOption
 from acp.schema import ReadTextFileResponse
+from acp.schema import ReleaseTerminalResponse
 from acp.schema import RequestPermissionResponse
+from acp.schema import TerminalExitStatus
+from acp.schema import TerminalOutputResponse
 from acp.schema import ToolCallUpdate
+from acp.schema import WaitForTerminalExitResponse
 from acp.schema import WriteTextFileResponse
+from anyio.abc import Process
 from cli_harness import HIVE
 from cli_harness import TIMEOUT
 from cli_harness import Workspace
+
+
+@dataclass
+class Terminal:
+    """A command the client ran for ``terminal/create``: its request, process and output file."""
+
+    command: list[str]
+    cwd: str | None
+    env: dict[str, str]
+    process: Process
+    output: tempfile._TemporaryFileWrapper[bytes]  # pyright: ignore[reportPrivateUsage]
 
 
 @dataclass
@@ -47,6 +77,12 @@ class RecordingClient:
     fails the test."""
 
     answers: list[str | None] = field(default_factory=list[str | None])
+    forms: list[dict[str, Any] | str] = field(default_factory=list[dict[str, Any] | str])
+    """The answers to form elicitations, in order: the content to accept with, or ``"decline"`` / ``"cancel"``."""
+    elicited: list[tuple[str, ElicitationMode]] = field(default_factory=list[tuple[str, ElicitationMode]])
+    terminals: dict[str, Terminal] = field(default_factory=dict[str, Terminal])
+    terminal_calls: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    """``(method, terminal id)`` of every ``terminal/*`` request but ``create``, in order."""
     updates: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])
     asked: list[Asked] = field(default_factory=list[Asked])
     reads: list[str] = field(default_factory=list[str])
@@ -69,6 +105,20 @@ class RecordingClient:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
 
+    async def create_elicitation(
+        self, message: str, mode: ElicitationMode, **_: Any
+    ) -> AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse:
+        self.elicited.append((message, mode))
+        self._notify()
+        if not self.forms:
+            raise AssertionError(f"unexpected elicitation {message!r}")
+        answer = self.forms.pop(0)
+        if answer == "decline":
+            return DeclineElicitationResponse(action="decline")
+        if answer == "cancel":
+            return CancelElicitationResponse(action="cancel")
+        return AcceptElicitationResponse(action="accept", content=cast("dict[str, Any]", answer))
+
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append((session_id, update))
         self._notify()
@@ -84,8 +134,67 @@ class RecordingClient:
         await anyio.Path(path).write_text(content, encoding="utf-8")
         return WriteTextFileResponse()
 
-    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/create")
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
+        argv = [command, *(args or [])]
+        environment = {variable.name: variable.value for variable in env or []}
+        output = tempfile.NamedTemporaryFile()  # noqa: SIM115 - closed on release
+        process = await anyio.open_process(
+            argv, cwd=cwd, env=environment, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        terminal_id = f"term-{len(self.terminals)}"
+        self.terminals[terminal_id] = Terminal(argv, cwd, environment, process, output)
+        self._notify()
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _terminal(self, method: str, terminal_id: str) -> Terminal:
+        self.terminal_calls.append((method, terminal_id))
+        self._notify()
+        return self.terminals[terminal_id]
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> TerminalOutputResponse:
+        terminal = self._terminal("output", terminal_id)
+        code = terminal.process.returncode
+        status = None
+        if code is not None:
+            status = (
+                TerminalExitStatus(exit_code=code)
+                if code >= 0
+                else TerminalExitStatus(signal=signal.Signals(-code).name)
+            )
+        text = (await anyio.Path(terminal.output.name).read_bytes()).decode()
+        return TerminalOutputResponse(output=text, truncated=False, exit_status=status)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        terminal = self._terminal("wait_for_exit", terminal_id)
+        code = await terminal.process.wait()
+        if code < 0:
+            return WaitForTerminalExitResponse(signal=signal.Signals(-code).name)
+        return WaitForTerminalExitResponse(exit_code=code)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> KillTerminalResponse:
+        terminal = self._terminal("kill", terminal_id)
+        if terminal.process.returncode is None:
+            os.killpg(terminal.process.pid, signal.SIGKILL)
+            await terminal.process.wait()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> ReleaseTerminalResponse:
+        terminal = self._terminal("release", terminal_id)
+        if terminal.process.returncode is None:
+            os.killpg(terminal.process.pid, signal.SIGKILL)
+        await terminal.process.aclose()
+        terminal.output.close()
+        return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
@@ -120,21 +229,30 @@ async def hive_acp(
     *args: str,
     client: RecordingClient | None = None,
     fs: bool = False,
+    forms: bool = False,
+    terminal: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[tuple[ClientSideConnection, RecordingClient]]:
-    """``hive acp args...`` in the workspace, initialized (offering ``fs/*`` when ``fs``)."""
+    """``hive acp args...`` in the workspace, initialized (offering ``fs/*`` when ``fs``, form elicitation when
+    ``forms``, ``terminal/*`` when ``terminal``)."""
     ws.trust_now()
     recording = client or RecordingClient()
-    # It answers what the tests need; the terminal methods it lacks are never offered to hive.
     as_client = cast("Client", recording)
     command = (str(HIVE), "acp", *args)
     environment = {**ws.env, **(env or {})}
-    async with spawn_agent_process(as_client, *command, env=environment, cwd=str(ws.project)) as (conn, _):
+    # Elicitation is of the protocol's unstable part: the client side answers it only when told to.
+    async with spawn_agent_process(
+        as_client, *command, env=environment, cwd=str(ws.project), use_unstable_protocol=forms
+    ) as (conn, _):
         with anyio.fail_after(TIMEOUT):
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False
+                    fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+                    terminal=terminal,
+                    elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+                    if forms
+                    else None,
                 ),
             )
         yield conn, recording

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+from typing import cast
 
 import anyio
 import pytest
 from acp import RequestError
+from acp.schema import ElicitationFormSessionMode
+from acp.schema import ElicitationMultiSelectPropertySchema
+from acp.schema import ElicitationStringPropertySchema
 from acp.schema import HttpMcpServer
+from acp.schema import TerminalToolCallContent
 from acp.schema import TextContentBlock
+from acp.schema import TitledMultiSelectItems
+from acp.schema import ToolCallProgress
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
 from agent_cli_harness import ASK_TRANSCRIPT
@@ -22,10 +30,15 @@ from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import user_texts
+from msgspec.structs import replace
 
 from hive_cli.acp_agent.agent import PromptBlock
+from hive_cli.acp_agent.agent import _form_answer  # pyright: ignore[reportPrivateUsage]
+from hive_cli.acp_agent.agent import _question_field  # pyright: ignore[reportPrivateUsage]
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.tool_server import FixtureToolServer
+from hive_protocol import Question
+from hive_protocol import QuestionOption
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -164,13 +177,16 @@ async def test_modes_accept_edits_and_plan(ws: Workspace, server: ScriptedModelS
     assert client.asked == []
 
 
+@pytest.mark.parametrize("terminal", [False, True], ids=["hive-runs-it", "in-the-clients-terminal"])
 async def test_cancel_mid_tool_ends_the_turn_and_leaves_no_process(
-    ws: Workspace, server: ScriptedModelServer
+    ws: Workspace, server: ScriptedModelServer, terminal: bool
 ) -> None:
-    marker = "31.4159"
+    """A cancel mid-command ends the turn and the command, whether hive runs it or the client's terminal does
+    (then killed and released)."""
+    marker = "27.1828" if terminal else "31.4159"
     server.add(calls(("s1", "execute_command", {"command": f"sleep {marker}"})))
     ws.allow_all().sandbox_off()
-    async with hive_acp(ws.use(server)) as (conn, client):
+    async with hive_acp(ws.use(server), terminal=terminal) as (conn, client):
         session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
         outcome: list[str] = []
         async with anyio.create_task_group() as group:
@@ -184,8 +200,15 @@ async def test_cancel_mid_tool_ends_the_turn_and_leaves_no_process(
             await conn.cancel(session_id=session.session_id)
         assert outcome == ["cancelled"]
         assert not _sleeping(marker)
-        [ended] = client.of("tool_call_update")
+        [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
         assert ended.status == "failed"
+        methods = [method for method, _ in client.terminal_calls]
+        if terminal:
+            assert len(client.terminals) == 1
+            assert methods[-2:] == ["kill", "release"]  # waiting for the exit, if it got that far, came first
+            assert set(methods) <= {"wait_for_exit", "kill", "release"}
+        else:
+            assert client.terminals == {}
 
 
 def _sleeping(marker: str) -> bool:
@@ -291,6 +314,60 @@ async def test_a_clis_question_is_a_choice_of_the_client(ws: Workspace) -> None:
     assert chosen["result"]["outcome"]["outcome"] == "selected"
 
 
+@pytest.mark.parametrize("answer", ["SQLite", "decline", "cancel"])
+async def test_a_clis_question_is_a_form_when_the_client_offers_elicitation(
+    ws: Workspace, answer: str
+) -> None:
+    """The same recorded question asked by form elicitation: one field, its choices titled by label; the answer
+    picked goes back to the CLI, a declined or cancelled form declines the question (never a permission
+    request)."""
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(ASK_TRANSCRIPT))
+    form: dict[str, Any] | str = {"q0": answer} if answer == "SQLite" else answer
+    client = RecordingClient(forms=[form])
+    async with hive_acp(ws, "--agent", "reasonix", client=client, forms=True) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("ASKME which database?"))
+    assert client.asked == []
+    [(message, mode)] = client.elicited
+    assert message == "Which database?"
+    assert isinstance(mode, ElicitationFormSessionMode)
+    assert mode.session_id == session.session_id
+    assert mode.requested_schema.required == ["q0"]
+    field = (mode.requested_schema.properties or {})["q0"]
+    assert isinstance(field, ElicitationStringPropertySchema)
+    assert [choice.const for choice in field.one_of or []] == ["Postgres", "SQLite"]
+    [replied] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    chosen = "q1:2" if answer == "SQLite" else "q1:cancel"  # declined: Reasonix's own cancel option
+    assert replied["result"]["outcome"] == {"outcome": "selected", "optionId": chosen}
+
+
+def test_a_multi_select_question_is_a_form_field_keeping_every_answer() -> None:
+    """A multi-select question is an array field of its labels; all the picked answers are kept, an answer
+    outside the choices (or none) declines."""
+    question = Question(
+        question="Which checks?",
+        header="Checks",
+        multi_select=True,
+        options=[QuestionOption(label="lint"), QuestionOption(label="types"), QuestionOption(label="tests")],
+        allow_free_text=False,
+    )
+    field = _question_field(question)
+    assert isinstance(field, ElicitationMultiSelectPropertySchema)
+    assert isinstance(field.items, TitledMultiSelectItems)
+    assert [choice.const for choice in field.items.any_of] == ["lint", "types", "tests"]
+    assert _form_answer(question, ["lint", "tests"]) == ["lint", "tests"]
+    assert _form_answer(question, ["lint", "deploy"]) is None
+    assert _form_answer(question, []) is None
+    single = replace(question, multi_select=False)
+    assert _form_answer(single, "types") == ["types"]
+    assert _form_answer(single, ["lint", "types"]) is None
+    free = replace(question, allow_free_text=True, multi_select=False)
+    assert isinstance(_question_field(free), ElicitationStringPropertySchema)
+    assert _form_answer(free, "ruff and mypy") == "ruff and mypy"
+    assert _form_answer(free, " ") is None
+
+
 async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: ScriptedModelServer) -> None:
     server.add(text("first"))
     server.add(text("in the fork"))
@@ -365,3 +442,81 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     assert "secret.txt" in outcomes["r2"][1]
     assert outcomes["w1"][0] == "completed"
     assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"
+
+
+WORKSPACE_WRITE = 'sandbox:\n  mode: "workspace-write"\n'
+
+
+async def test_a_command_runs_in_the_clients_terminal_when_the_sandbox_is_off(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    server.add(calls(("x1", "execute_command", {"command": "echo from-the-editor; echo oops >&2; exit 3"})))
+    server.add(text("ran"))
+    ws.allow_all().sandbox_off()
+    ws.env["HIVE_TEST_UNLISTED_SECRET"] = "do-not-pass"
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert done.stop_reason == "end_turn"
+    [(terminal_id, terminal)] = client.terminals.items()
+    assert terminal.command[1:] == ["-c", "echo from-the-editor; echo oops >&2; exit 3"]
+    assert terminal.command[0].endswith("sh")
+    assert terminal.cwd == str(ws.project)
+    assert "PATH" in terminal.env
+    assert (
+        "HIVE_TEST_UNLISTED_SECRET" not in terminal.env
+    )  # hive's allow-list of variables, as in its own runs
+    assert [method for method, _ in client.terminal_calls] == ["wait_for_exit", "output", "release"]
+    shown = [
+        content.terminal_id
+        for update in cast("list[ToolCallProgress]", client.of("tool_call_update"))
+        for content in update.content or []
+        if isinstance(content, TerminalToolCallContent)
+    ]
+    assert shown == [terminal_id]
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "completed"
+    assert ended.raw_output.splitlines()[0] == "Exit code: 3"
+    assert "from-the-editor" in ended.raw_output
+    assert "oops" in ended.raw_output
+    assert "Exit code: 3" in str(model_requests(server)[1].body)
+
+
+async def test_a_command_hives_sandbox_confines_is_not_sent_to_the_client(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    from hive_core.sandbox import SandboxSettings
+    from hive_core.sandbox import sandbox_status
+
+    if sandbox_status(SandboxSettings(mode="workspace-write")).confinement is None:
+        pytest.skip("no sandbox runs on this machine")
+    server.add(calls(("x1", "execute_command", {"command": "echo confined"})))
+    server.add(text("ran"))
+    ws.allow_all()
+    (ws.project / ".hive" / "config.yaml").write_text(WORKSPACE_WRITE, encoding="utf-8")
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert client.terminals == {}
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "completed"
+    assert "confined" in ended.raw_output
+
+
+async def test_a_command_past_its_timeout_is_killed_in_the_clients_terminal(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    marker = "29.5172"
+    command = f"echo started; sleep {marker}"
+    server.add(calls(("x1", "execute_command", {"command": command, "timeout_ms": 1000})))
+    server.add(text("stopped"))
+    ws.allow_all().sandbox_off()
+    async with hive_acp(ws.use(server), terminal=True) as (conn, client):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("run it"))
+    assert [method for method, _ in client.terminal_calls] == ["wait_for_exit", "kill", "output", "release"]
+    assert not _sleeping(marker)
+    [ended] = [u for u in client.of("tool_call_update") if u.status is not None]
+    assert ended.status == "failed"
+    assert "still running after 1000 ms" in ended.raw_output
+    assert "started" in ended.raw_output

@@ -11,8 +11,14 @@ serves one (the same opener, store, rules and backends), its events turned into 
 - The model is a session config option (``model``): ACP 0.12 has no ``session/set_model``.
 - Every ask of the rules becomes ``session/request_permission`` (allow once, allow always, reject once, reject
   always): "allow always" is recorded in the session's grants as the terminal's "always" is, "reject always"
-  refuses that tool's asks for the rest of the connection's session. An agent's question is asked as a choice
-  with one option per answer and a decline; nothing is declined unasked.
+  refuses that tool's asks for the rest of the connection's session.
+- An agent's questions are asked by one form elicitation (``elicitation/create``) when the client offers form
+  elicitation: one field per question (a single choice, several choices, or free text as the question allows);
+  a declined or cancelled form, or an answer outside the choices, declines the questions. A client without it is
+  asked one permission-shaped choice per question, one option per answer and a decline. Nothing is declined
+  unasked.
+- The client's ``fs/*`` serve ``read_file`` and ``write_file`` (:mod:`.files`), and its ``terminal/*`` serve
+  ``execute_command`` where hive's sandbox would not confine the command anyway (:mod:`.terminal`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import anyio
 from acp import PROTOCOL_VERSION
 from acp import Client
 from acp import RequestError
+from acp.schema import AcceptElicitationResponse
 from acp.schema import AcpMcpServer
 from acp.schema import AgentCapabilities
 from acp.schema import AllowedOutcome
@@ -42,7 +49,12 @@ from acp.schema import AuthenticateResponse
 from acp.schema import ClientCapabilities
 from acp.schema import CloseSessionResponse
 from acp.schema import CurrentModeUpdate
+from acp.schema import ElicitationFormSessionMode
+from acp.schema import ElicitationMultiSelectPropertySchema
+from acp.schema import ElicitationSchema
+from acp.schema import ElicitationStringPropertySchema
 from acp.schema import EmbeddedResourceContentBlock
+from acp.schema import EnumOption
 from acp.schema import ForkSessionResponse
 from acp.schema import HttpMcpServer
 from acp.schema import ImageContentBlock
@@ -74,6 +86,7 @@ from acp.schema import SetSessionModeResponse
 from acp.schema import SseMcpServer
 from acp.schema import TextContentBlock
 from acp.schema import TextResourceContents
+from acp.schema import TitledMultiSelectItems
 from acp.schema import ToolCallUpdate
 from anyio.abc import TaskGroup
 from anyio.abc import TaskStatus
@@ -89,6 +102,7 @@ from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
 from hive_protocol import HitlResponseRequest
+from hive_protocol import Question
 from hive_protocol import QuestionRequestEvent
 from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
@@ -99,6 +113,7 @@ from hive_protocol import UserMessageRequest
 
 if TYPE_CHECKING:
     from hive_core.mcp import PluginConfig
+    from hive_core.tools import Tool
 
 from .updates import Translator
 from .updates import replay
@@ -191,6 +206,10 @@ class HiveAcpAgent:
         self._sessions: dict[str, _Live] = {}
         self._files = (False, False)
         """Whether the client offered ``fs/read_text_file`` and ``fs/write_text_file``."""
+        self._forms = False
+        """Whether the client offered form elicitation (questions are then asked as one form)."""
+        self._terminal = False
+        """Whether the client offered ``terminal/*`` (for commands hive's sandbox would not confine)."""
 
     def on_connect(self, conn: Client) -> None:
         """Keep the client's side of the connection, for updates and permission requests."""
@@ -214,6 +233,9 @@ class HiveAcpAgent:
         offered = client_capabilities.fs if client_capabilities is not None else None
         if offered is not None:
             self._files = (bool(offered.read_text_file), bool(offered.write_text_file))
+        elicitation = client_capabilities.elicitation if client_capabilities is not None else None
+        self._forms = elicitation is not None and elicitation.form is not None
+        self._terminal = client_capabilities is not None and bool(client_capabilities.terminal)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -446,6 +468,38 @@ class HiveAcpAgent:
         live.requests.send_nowait(answer)
 
     async def _answer(self, live: _Live, ask: QuestionRequestEvent) -> None:
+        if self._forms:
+            answers = await self._answers_by_form(live, ask)
+        else:
+            answers = await self._answers_by_choice(live, ask)
+        live.requests.send_nowait(QuestionResponseRequest(id=ask.id, answers=answers or None))
+
+    async def _answers_by_form(self, live: _Live, ask: QuestionRequestEvent) -> dict[str, list[str] | str]:
+        """The questions asked as one form; nothing when it was declined, cancelled, failed or answered outside
+        the choices offered."""
+        fields = {f"q{index}": _question_field(question) for index, question in enumerate(ask.questions)}
+        form = ElicitationFormSessionMode(
+            session_id=live.session_id,
+            tool_call_id=ask.call_id,
+            requested_schema=ElicitationSchema(properties=dict(fields), required=list(fields)),
+        )
+        message = ask.questions[0].question if len(ask.questions) == 1 else "The agent asks:"
+        try:
+            response = await self.client.create_elicitation(message=message, mode=form)
+        except Exception:
+            return {}
+        if not isinstance(response, AcceptElicitationResponse) or response.content is None:
+            return {}
+        answers: dict[str, list[str] | str] = {}
+        for key, question in zip(fields, ask.questions, strict=True):
+            answer = _form_answer(question, response.content.get(key))
+            if answer is None:
+                return {}
+            answers[question.question] = answer
+        return answers
+
+    async def _answers_by_choice(self, live: _Live, ask: QuestionRequestEvent) -> dict[str, list[str] | str]:
+        """Each question asked as a permission-shaped choice; nothing once one is declined."""
         answers: dict[str, list[str] | str] = {}
         for index, question in enumerate(ask.questions):
             options = [
@@ -462,10 +516,9 @@ class HiveAcpAgent:
             )
             chosen = await self._choose(live, call, options)
             if chosen in (None, _DECLINE):
-                answers = {}
-                break
+                return {}
             answers[question.question] = [question.options[int(str(chosen).removeprefix("answer-"))].label]
-        live.requests.send_nowait(QuestionResponseRequest(id=ask.id, answers=answers or None))
+        return answers
 
     async def _choose(self, live: _Live, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
         """The option the client picked; ``None`` when it cancelled the request or failed to answer (which
@@ -505,7 +558,7 @@ class HiveAcpAgent:
         options = replace(
             self._options, cwd=directory, layer=SessionLayer(plugins=plugins) if plugins else None
         )
-        files = _Files(self.client, *self._files)
+        files = _Offered(self.client, *self._files, terminal=self._terminal)
         opened: _Live | BaseException = await self._group.start(_serve, options, session_id, files)
         if isinstance(opened, BaseException):
             raise RequestError(-32603, str(opened), {"cwd": cwd}) from opened
@@ -514,18 +567,19 @@ class HiveAcpAgent:
 
 
 @dataclass(frozen=True)
-class _Files:
-    """The client's file service, for hive's file tools: whether it reads and writes."""
+class _Offered:
+    """The client's services for hive's tools: whether it reads and writes files and runs commands."""
 
     client: Client
     read: bool
     write: bool
+    terminal: bool
 
 
 async def _serve(
     options: HostOptions,
     session_id: str | None,
-    files: _Files,
+    files: _Offered,
     *,
     task_status: TaskStatus[_Live | BaseException],
 ) -> None:
@@ -544,6 +598,8 @@ async def _serve(
                     files.client, opened.session_id, opened.host.policy, read=files.read, write=files.write
                 )
                 agent_session.agent.tools.update((tool.name, tool) for tool in served)
+            if agent_session is not None and files.terminal:
+                _serve_commands(files.client, opened, agent_session.agent.tools)
             requests, incoming = anyio.create_memory_object_stream[Request](math.inf)
             outgoing, events = anyio.create_memory_object_stream[Event](math.inf)
             live = _Live(opened, options.cwd, requests, events, opened.runner.stop, Translator(options.cwd))
@@ -555,6 +611,20 @@ async def _serve(
     except USER_ERRORS as exc:
         if not started:
             task_status.started(exc)
+
+
+def _serve_commands(client: Client, opened: OpenSession, tools: dict[str, Tool]) -> None:
+    """``execute_command`` through the client's terminal, when hive's sandbox would not confine commands."""
+    from hive_core.sandbox import SandboxSettings
+    from hive_core.tool_names import EXECUTE_COMMAND
+
+    from .terminal import client_command_tool
+    from .terminal import unconfined
+
+    own = tools.get(EXECUTE_COMMAND)
+    settings = SandboxSettings.from_config(opened.host.config)
+    if own is not None and unconfined(settings):
+        tools[EXECUTE_COMMAND] = client_command_tool(client, opened.session_id, settings, own)
 
 
 async def _coalesced(events: MemoryObjectReceiveStream[Event]) -> AsyncIterator[Event]:
@@ -609,6 +679,52 @@ def _plugin(server: McpServer, cwd: Path) -> PluginConfig:
     raise RequestError.invalid_params(
         {"mcpServers": f"hive runs MCP servers over stdio and HTTP, not {server!r}"}
     )
+
+
+def _question_field(
+    question: Question,
+) -> ElicitationStringPropertySchema | ElicitationMultiSelectPropertySchema:
+    """A question as a form field: its choices titled by label, several of them when it is multi-select, any
+    text when it allows free text (the choices then named in the description)."""
+    choices = [
+        EnumOption(const=option.label, title=option.label, description=option.description)
+        for option in question.options
+    ]
+    title = question.header or question.question
+    if question.multi_select and choices and not question.allow_free_text:
+        return ElicitationMultiSelectPropertySchema(
+            type="array",
+            title=title,
+            description=question.question,
+            min_items=1,
+            items=TitledMultiSelectItems(any_of=choices),
+        )
+    if choices and not question.allow_free_text:
+        return ElicitationStringPropertySchema(
+            type="string", title=title, description=question.question, one_of=choices
+        )
+    named = "; ".join(option.label for option in question.options)
+    return ElicitationStringPropertySchema(
+        type="string",
+        title=title,
+        description=f"{question.question} (for example: {named})" if named else question.question,
+        min_length=1,
+    )
+
+
+def _form_answer(question: Question, value: object) -> list[str] | str | None:
+    """A form field's value as hive's answer to the question: the chosen labels, or the free text; ``None`` when
+    the value is missing or outside the choices."""
+    labels = {option.label for option in question.options}
+    if question.allow_free_text or not labels:
+        return value if isinstance(value, str) and value.strip() else None
+    picked = [value] if isinstance(value, str) else value
+    if not isinstance(picked, list) or not picked:
+        return None
+    chosen = [str(item) for item in cast("list[object]", picked)]
+    if not set(chosen) <= labels or (len(chosen) > 1 and not question.multi_select):
+        return None
+    return chosen
 
 
 def _prompt_text(blocks: Sequence[PromptBlock]) -> str:
