@@ -21,6 +21,8 @@ TURN_KEYS: Final = frozenset(
         "calls",
         "thinking",
         "usage",
+        "cost_usd",
+        "cost",
     }
 )
 """Every ``-o json`` turn document has these (``hive -p`` and ``hive run`` alike)."""
