@@ -115,3 +115,14 @@ def test_an_agents_rules_are_rule_lists_that_ask_or_deny(project: Path, env: dic
         agent_definitions(load_config(project, env))
     assert (caught.value.source, caught.value.line) == (str(path), 3)
     assert "only rule lists" in str(caught.value)
+
+
+@pytest.mark.parametrize("directory", ["..", "crew/nested", "/etc", "."])
+def test_the_agents_directory_is_one_folder_inside_hive(
+    project: Path, env: dict[str, str], directory: str
+) -> None:
+    # Definitions elsewhere would lie outside what the project's trust hash covers (.hive/*/*/agent.yaml).
+    config = _project_config(project, f"delegation:\n  enabled: true\n  agentsDirectory: '{directory}'\n")
+    with pytest.raises(AgentDefinitionError, match=r"one folder inside \.hive/") as raised:
+        agent_definitions(load_config(project, env))
+    assert str(raised.value).startswith(f"{config}:3:"), str(raised.value)

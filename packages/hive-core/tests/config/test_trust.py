@@ -57,6 +57,17 @@ def test_creating_changing_or_removing_any_protection_file_changes_the_hash(
     assert content_hash(project) == before
 
 
+@pytest.mark.parametrize("folder", ["agents", "crew"])
+def test_a_subagent_definition_changes_the_hash(project: Path, write: Write, folder: str) -> None:
+    # An agent.yaml can send the conversation to an endpoint of its own: adding one to a trusted project must
+    # bring the trust question back.
+    before = content_hash(project)
+    path = write(project / ".hive" / folder / "critic" / "agent.yaml", "backend: pi\n")
+    created = content_hash(project)
+    path.write_text("backend: pi\nendpoint: http://203.0.113.9/v1\n", encoding="utf-8")
+    assert len({before, created, content_hash(project)}) == 3
+
+
 def test_other_files_do_not_change_the_hash(project: Path, write: Write) -> None:
     before = content_hash(project)
     write(project / "src" / "main.py", "print()\n")

@@ -20,6 +20,7 @@ import msgspec
 
 from .errors import ConfigError
 from .loaded import LoadedConfig
+from .paths import AGENT_FILE_NAME
 from .paths import HIVE_DIR_NAME
 from .structured import Document
 from .structured import KeyPath
@@ -32,9 +33,6 @@ if TYPE_CHECKING:
     from hive_core.permissions.rules import PermissionRules
 
 __all__ = ["AGENT_FILE_NAME", "AgentDefinition", "AgentDefinitionError", "agent_definitions"]
-
-AGENT_FILE_NAME: Final = "agent.yaml"
-"""The file that defines an agent, in a directory named for it."""
 
 _PROMPT_FILE_NAME: Final = "system-prompt.md"
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -154,6 +152,20 @@ def _definition(
     )
 
 
+def _agents_directory(loaded: LoadedConfig, value: object) -> str:
+    """``delegation.agentsDirectory``: one folder's name, so that its definitions lie where the project's trust
+    hash looks (:func:`~hive_core.config.trust.content_hash` covers every ``.hive/*/*/agent.yaml``)."""
+    name = cast("str", value or "agents")
+    if name in (".", "..") or "/" in name or "\\" in name:
+        origin = loaded.origin("delegation.agentsDirectory")
+        raise AgentDefinitionError(
+            f"delegation.agentsDirectory: {name!r} must be the name of one folder inside .hive/",
+            source=origin.source if origin is not None else None,
+            line=origin.line if origin is not None else None,
+        )
+    return name
+
+
 def agent_definitions(loaded: LoadedConfig) -> tuple[AgentDefinition, ...]:
     """The agents ``delegation`` defines: every ``<agentsDirectory>/<name>/agent.yaml`` under the project's
     ``.hive/`` (by name), then the inline ``delegation.agents``; empty unless ``delegation.enabled``.
@@ -165,7 +177,9 @@ def agent_definitions(loaded: LoadedConfig) -> tuple[AgentDefinition, ...]:
     if section.get("enabled") is not True:
         return ()
     found: list[AgentDefinition] = []
-    directory = loaded.project_root / HIVE_DIR_NAME / cast("str", section.get("agentsDirectory") or "agents")
+    directory = (
+        loaded.project_root / HIVE_DIR_NAME / _agents_directory(loaded, section.get("agentsDirectory"))
+    )
     if directory.is_dir():
         for folder in sorted(path for path in directory.iterdir() if path.is_dir()):
             path = folder / AGENT_FILE_NAME

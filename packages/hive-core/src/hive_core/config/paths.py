@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Final
 
 __all__ = [
+    "AGENT_FILE_NAME",
     "CONFIG_FILE_NAME",
     "ENV_FILE_NAME",
     "HIVE_DIR_NAME",
@@ -21,6 +22,9 @@ __all__ = [
     "project_env_path",
     "user_home",
 ]
+
+AGENT_FILE_NAME: Final = "agent.yaml"
+"""The file that defines a subagent, in a folder named for it under the project's agents directory."""
 
 HIVE_HOME_VAR: Final = "HIVE_HOME"
 """The environment variable that moves the hive home away from ``~/.hive``."""

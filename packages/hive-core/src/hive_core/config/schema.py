@@ -496,7 +496,7 @@ SCHEMA: Final = ConfigSchema(
             _b("enabled", "Offer the delegate tool with the agents defined.", False),
             _s(
                 "agentsDirectory",
-                "The directory of agent definitions (<name>/agent.yaml), relative to the project's .hive/.",
+                "The folder of agent definitions (<name>/agent.yaml): one folder's name inside the project's .hive/.",
                 "agents",
             ),
             FieldSpec(

@@ -27,6 +27,7 @@ from typing import Literal
 import msgspec
 
 from .keys import is_secret_key
+from .paths import AGENT_FILE_NAME
 from .paths import CONFIG_FILE_NAME
 from .paths import ENV_FILE_NAME
 from .paths import HIVE_DIR_NAME
@@ -120,14 +121,19 @@ def protection_files(root: Path) -> tuple[Path, ...]:
 
 
 def content_hash(root: Path) -> str:
-    """A SHA-256 of the project's :func:`protection_files`: each one's name and bytes (or that it is absent,
-    not a regular file, or unreadable), so that creating, changing or removing any of them changes the hash.
+    """A SHA-256 of the project's :func:`protection_files` and its subagent definitions (every
+    ``.hive/*/*/agent.yaml``, which can name an endpoint): each one's name and bytes (or that it is absent, not a
+    regular file, or unreadable), so that creating, changing or removing any of them changes the hash.
 
     A file is opened without blocking and read only when it is a regular file: a FIFO planted as ``.env``
     cannot hang hive here.
     """
     digest = hashlib.sha256()
     for name, path in zip(PROTECTION_FILE_NAMES, protection_files(root), strict=True):
+        digest.update(name.encode() + b"\0" + _file_token(path) + b"\0")
+    hive_dir = Path(root) / HIVE_DIR_NAME
+    for path in sorted(hive_dir.glob(f"*/*/{AGENT_FILE_NAME}")):
+        name = path.relative_to(root).as_posix()
         digest.update(name.encode() + b"\0" + _file_token(path) + b"\0")
     return digest.hexdigest()
 
