@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 from typing import Any
 
+from cli_harness import HIVE
+from cli_harness import TIMEOUT
 from cli_harness import Proc
 from cli_harness import Workspace
 from cli_harness import calls
@@ -158,3 +161,32 @@ def test_hive_serve_offers_the_log_behind_its_token(ws: Workspace, server: Scrip
     assert refused.status_code == 401
     assert "turn_start" not in refused.text
     assert (unknown.status_code, unknown.json()["code"]) == (404, "unknown_session")
+
+
+def test_follow_into_a_reader_that_went_away_ends_quietly(ws: Workspace, server: ScriptedModelServer) -> None:
+    # `hive logs --follow | head -1`: once head has its line and exits, the next record hive writes finds no reader.
+    server.add(text("First."), text("Second."))
+    assert ws.use(server).run("-p", "one").code == 0
+    session = ws.sessions()[0]["id"]
+    follow = subprocess.Popen(
+        [str(HIVE), "logs", session, "--follow", "-o", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ws.project,
+        env=ws.env,
+    )
+    assert follow.stdout is not None
+    assert follow.stderr is not None
+    try:
+        assert json.loads(follow.stdout.readline())["kind"] == "turn_start"
+        follow.stdout.close()
+        assert ws.run("-r", session, "-p", "two").code == 0  # gives the follower more to write
+        code = follow.wait(TIMEOUT)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+            follow.wait()
+    stderr = follow.stderr.read().decode()
+    follow.stderr.close()
+    # click's command runner turns the broken pipe into exit 1, saying nothing (no traceback, no bug report).
+    assert (code, stderr) == (1, "")
