@@ -444,6 +444,58 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"
 
 
+EDIT_BUT_SECRET = """\
+permissions:
+  read:
+    - pattern: "**/*"
+      action: allow
+  edit:
+    - pattern: "secret.txt"
+      action: deny
+    - pattern: "**/*"
+      action: allow
+  inherit: false
+"""
+
+
+async def test_an_edit_is_made_on_the_editors_unsaved_buffer_and_written_through_the_client(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    (ws.project / "a.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
+    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    server.add(
+        calls(
+            ("e1", "edit_file", {"path": "a.txt", "old_text": "unsaved", "new_text": "edited"}),
+            ("e2", "edit_file", {"path": "link.txt", "old_text": "s3cret", "new_text": "leaked"}),
+        )
+    )
+    server.add(calls(("w1", "write_file", {"path": "a.txt", "content": "tail\n", "append": True})))
+    server.add(text("done"))
+    ws.permissions(EDIT_BUT_SECRET)
+    project = ws.project.resolve()
+    buffered = str(project / "a.txt")
+    client = RecordingClient(buffers={buffered: "alpha\nbeta\nunsaved line\n"})
+    async with hive_acp(ws.use(server), client=client, fs=True) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("edit it"))
+    outcomes = {u.tool_call_id: (u.status, u.raw_output) for u in client.of("tool_call_update")}
+    assert outcomes["e1"][0] == "completed", outcomes
+    assert "through the editor" in outcomes["e1"][1]
+    # The text only the editor's buffer held was found and edited; the write went to the editor, not the disk.
+    assert client.writes == [
+        (buffered, "alpha\nbeta\nedited line\n"),
+        (buffered, "alpha\nbeta\nedited line\ntail\n"),
+    ]
+    assert client.buffers[buffered] == "alpha\nbeta\nedited line\ntail\n"
+    assert (ws.project / "a.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
+    # The same rules: the link to a file edits may not touch is refused before the editor is asked for it.
+    assert outcomes["e2"][0] == "failed"
+    assert "secret.txt" in outcomes["e2"][1]
+    assert str(project / "secret.txt") not in client.reads
+    assert (ws.project / "secret.txt").read_text(encoding="utf-8") == "s3cret"
+
+
 WORKSPACE_WRITE = 'sandbox:\n  mode: "workspace-write"\n'
 
 
