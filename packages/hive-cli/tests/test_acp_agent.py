@@ -434,7 +434,8 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
         session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=say("read and write"))
     project = ws.project.resolve()
-    assert client.reads == [str(project / "a.txt")]  # the link to the denied file is never read
+    # The link to the denied file is never read; b.txt is asked for once, for the write's diff (it does not exist).
+    assert client.reads == [str(project / "a.txt"), str(project / "b.txt")]
     assert client.writes == [(str(project / "b.txt"), "beta")]
     outcomes = {u.tool_call_id: (u.status, u.raw_output) for u in client.of("tool_call_update")}
     assert outcomes["r1"] == ("completed", "alpha")
@@ -488,6 +489,14 @@ async def test_an_edit_is_made_on_the_editors_unsaved_buffer_and_written_through
         (buffered, "alpha\nbeta\nedited line\ntail\n"),
     ]
     assert client.buffers[buffered] == "alpha\nbeta\nedited line\ntail\n"
+    # The edit is shown to the editor as a diff against its buffer, not against the file on disk.
+    [start] = [u for u in client.of("tool_call") if u.tool_call_id == "e1"]
+    [diff] = start.content
+    assert (diff.path, diff.old_text, diff.new_text) == (
+        buffered,
+        "alpha\nbeta\nunsaved line\n",
+        "alpha\nbeta\nedited line\n",
+    )
     assert (ws.project / "a.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
     # The same rules: the link to a file edits may not touch is refused before the editor is asked for it.
     assert outcomes["e2"][0] == "failed"
