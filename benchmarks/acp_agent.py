@@ -47,6 +47,7 @@ from acp import Client
 from acp import spawn_agent_process
 from acp.schema import TextContentBlock
 
+from hive_conformance.agent_clis import agent_clis_bin
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.agent_cli import read_conversation
 from hive_conformance.model_server.recording import RecordedRequest
@@ -61,15 +62,6 @@ HIVE = Path(sys.executable).with_name("hive")
 MODEL = "scripted"
 PROMPT = "BENCHTURN go"
 """The prompt; a request whose newest user text holds it (and offers tools) gets the long answer."""
-
-
-def clis_bin() -> Path:
-    """Where ``.ci/agent-clis`` installed the CLIs: ``$HIVE_AGENT_CLIS_BIN``, else its default prefix."""
-    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
-    if configured:
-        return Path(configured)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "hive" / "agent-clis" / "bin"
 
 
 def responder(chunks: int) -> Callable[[RecordedRequest], Round]:
@@ -153,7 +145,7 @@ def _hive_env(home: Path, server: ScriptedModelServer) -> dict[str, str]:
         OPENAI_MODEL=MODEL,
         OPENAI_ENDPOINT=server.url + "/v1",
         OPENAI_API="responses",
-        PATH=f"{clis_bin()}{os.pathsep}{os.environ.get('PATH', '')}",
+        PATH=f"{agent_clis_bin()}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     return env
 
@@ -242,7 +234,7 @@ def claude_agent_acp_env(home: Path, project: Path, server: ScriptedModelServer)
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "HIVE_", "CLAUDE"))
     }
-    env.update(recipe, CLAUDE_CODE_EXECUTABLE=str(clis_bin() / "claude"))
+    env.update(recipe, CLAUDE_CODE_EXECUTABLE=str(agent_clis_bin() / "claude"))
     if os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"
     return env
@@ -270,11 +262,15 @@ def main() -> None:
             run_acp, "hive acp", [str(HIVE), "acp"], _hive_env(root / "h2", server), project, turns, chunks
         )
         rows.append(("hive acp", acp))
-        missing = [cli for cli in ("claude", "claude-agent-acp") if not os.access(clis_bin() / cli, os.X_OK)]
+        missing = [
+            cli for cli in ("claude", "claude-agent-acp") if not os.access(agent_clis_bin() / cli, os.X_OK)
+        ]
         if args.no_claude:
             pass
         elif missing:
-            print(f"Claude Code rows skipped: {', '.join(missing)} not in {clis_bin()} (run .ci/agent-clis)")
+            print(
+                f"Claude Code rows skipped: {', '.join(missing)} not in {agent_clis_bin()} (run .ci/agent-clis)"
+            )
         else:
             flags = _claude_flags(server)
             env = _hive_env(root / "h3", server)
@@ -289,7 +285,7 @@ def main() -> None:
             )
             (root / "h5").mkdir()
             env = claude_agent_acp_env(root / "h5", project, server)
-            command = [str(clis_bin() / "claude-agent-acp")]
+            command = [str(agent_clis_bin() / "claude-agent-acp")]
             rows.append(
                 (
                     "claude-agent-acp",

@@ -401,7 +401,7 @@ async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: Scr
     assert "two" not in " ".join(user_texts(resumed))  # and the original does not hold the fork's
 
 
-READ_BUT_SECRET = """\
+SECRET_DENIED = """\
 permissions:
   read:
     - pattern: "secret.txt"
@@ -409,18 +409,27 @@ permissions:
     - pattern: "**/*"
       action: allow
   edit:
+    - pattern: "secret.txt"
+      action: deny
     - pattern: "**/*"
       action: allow
   inherit: false
 """
+"""Everything may be read and edited but ``secret.txt``."""
+
+
+def with_a_secret(ws: Workspace, text: str) -> None:
+    """``a.txt`` holding ``text``, ``secret.txt`` (which :data:`SECRET_DENIED` denies) and ``link.txt`` to it."""
+    (ws.project / "a.txt").write_text(text, encoding="utf-8")
+    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
+    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    ws.permissions(SECRET_DENIED)
 
 
 async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    (ws.project / "a.txt").write_text("alpha", encoding="utf-8")
-    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
-    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    with_a_secret(ws, "alpha")
     server.add(
         calls(
             ("r1", "read_file", {"path": "a.txt"}),
@@ -429,7 +438,6 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
         )
     )
     server.add(text("done"))
-    ws.permissions(READ_BUT_SECRET)
     async with hive_acp(ws.use(server), fs=True) as (conn, client):
         session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=say("read and write"))
@@ -445,26 +453,10 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"
 
 
-EDIT_BUT_SECRET = """\
-permissions:
-  read:
-    - pattern: "**/*"
-      action: allow
-  edit:
-    - pattern: "secret.txt"
-      action: deny
-    - pattern: "**/*"
-      action: allow
-  inherit: false
-"""
-
-
 async def test_an_edit_is_made_on_the_editors_unsaved_buffer_and_written_through_the_client(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    (ws.project / "a.txt").write_text("alpha\nbeta\n", encoding="utf-8")
-    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
-    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    with_a_secret(ws, "alpha\nbeta\n")
     server.add(
         calls(
             ("e1", "edit_file", {"path": "a.txt", "old_text": "unsaved", "new_text": "edited"}),
@@ -473,7 +465,6 @@ async def test_an_edit_is_made_on_the_editors_unsaved_buffer_and_written_through
     )
     server.add(calls(("w1", "write_file", {"path": "a.txt", "content": "tail\n", "append": True})))
     server.add(text("done"))
-    ws.permissions(EDIT_BUT_SECRET)
     project = ws.project.resolve()
     buffered = str(project / "a.txt")
     client = RecordingClient(buffers={buffered: "alpha\nbeta\nunsaved line\n"})

@@ -5,15 +5,13 @@ scripted model: the CLI's shell tool call is judged by hive's rules, asked throu
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from acp.schema import ElicitationFormSessionMode
 from acp.schema import ElicitationStringPropertySchema
 from acp.schema import TextContentBlock
 from acp_client_harness import RecordingClient
 from acp_client_harness import hive_acp
-from agent_cli_harness import agent_clis_bin
+from agent_cli_harness import real_cli
 from cli_harness import Workspace
 
 from hive_cli.acp_agent.agent import PromptBlock
@@ -45,12 +43,7 @@ def say(words: str) -> list[PromptBlock]:
 async def test_the_clis_tool_call_is_asked_through_the_client_and_runs_as_answered(
     ws: Workspace, agent: str, program: str, answer: str
 ) -> None:
-    binary = agent_clis_bin() / program
-    if not os.access(binary, os.X_OK):
-        pytest.skip(f"{binary} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
-    home = ws.root / "user-home"
-    home.mkdir()
-    ws.env.update(PATH=f"{binary.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1")
+    real_cli(ws, program)
     with ScriptedModelServer(model="local-model", responder=agent_cli_responder()) as model:
         flags = ("--agent", agent, "--model-endpoint", f"{model.url}/v1", "-m", "local-model")
         async with hive_acp(ws, *flags, client=RecordingClient(answers=[answer])) as (conn, client):
@@ -75,12 +68,7 @@ async def test_a_multi_select_question_of_a_real_cli_is_one_form_and_the_answer_
     """OpenCode's question tool asking a multi-select question, offline against the scripted model: the client
     gets one form with one field; OpenCode lets an answer be typed, so the field takes text and names the choices;
     the picks typed there go back, and the model is given them."""
-    binary = agent_clis_bin() / "opencode"
-    if not os.access(binary, os.X_OK):
-        pytest.skip(f"{binary} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
-    home = ws.root / "user-home"
-    home.mkdir()
-    ws.env.update(PATH=f"{binary.parent}{os.pathsep}{ws.env.get('PATH', '')}", HOME=str(home), NO_COLOR="1")
+    real_cli(ws, "opencode")
     picked = ", ".join(reversed(QUESTION_OPTIONS))
     client = RecordingClient(forms=[{"q0": picked}])
     with ScriptedModelServer(model="local-model", responder=agent_cli_responder(multi_select=True)) as model:
