@@ -67,6 +67,7 @@ from acp.schema import Implementation
 from acp.schema import ReadTextFileResponse
 from acp.schema import WriteTextFileResponse
 
+from hive_conformance.agent_clis import agent_clis_bin
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.model_server.agent_cli import agent_cli_responder
 from hive_core.runners import SessionRunner
@@ -99,13 +100,6 @@ VENDOR_SDKS = {
 }
 VENDOR_PROMPT = "SLOWTEXT go"
 TURN_LIMIT = 120.0
-
-
-def clis_bin() -> Path:
-    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
-    if configured:
-        return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hive" / "agent-clis" / "bin"
 
 
 @dataclass
@@ -703,7 +697,7 @@ async def main() -> None:
         "--cli", action="append", choices=CLIS + VENDOR_CLIS, help="only this CLI (repeatable)"
     )
     args = parser.parse_args()
-    bin_dir = clis_bin()
+    bin_dir = agent_clis_bin()
     chosen = args.cli or list(CLIS + VENDOR_CLIS)
     acp = [c for c in chosen if c in CLIS]
     vendors = [c for c in chosen if c in VENDOR_CLIS]

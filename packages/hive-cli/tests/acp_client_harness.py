@@ -1,7 +1,7 @@
 """An ACP client for the ``hive acp`` tests: the ``agent-client-protocol`` package's client side, driving the
 installed ``hive acp`` as a subprocess. It records every session update, answers permission requests and form
-elicitations from lists the test gives, serves ``fs/*`` from the disk and ``terminal/*`` by running the command
-itself (recording what it served)."""
+elicitations from lists the test gives, serves ``fs/*`` from its open buffers (unsaved text, written only to the
+buffer) and otherwise from the disk, and ``terminal/*`` by running the command itself (recording what it served)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,8 @@ class RecordingClient:
     asked: list[Asked] = field(default_factory=list[Asked])
     reads: list[str] = field(default_factory=list[str])
     writes: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    buffers: dict[str, str] = field(default_factory=dict[str, str])
+    """Files open in the editor, by absolute path: their unsaved text, served and written instead of the disk's."""
     changed: anyio.Event = field(default_factory=anyio.Event)
 
     def _notify(self) -> None:
@@ -125,13 +127,18 @@ class RecordingClient:
 
     async def read_text_file(self, session_id: str, path: str, **_: Any) -> ReadTextFileResponse:
         self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=await anyio.Path(path).read_text(encoding="utf-8"))
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **_: Any
     ) -> WriteTextFileResponse:
         self.writes.append((path, content))
-        await anyio.Path(path).write_text(content, encoding="utf-8")
+        if path in self.buffers:
+            self.buffers[path] = content
+        else:
+            await anyio.Path(path).write_text(content, encoding="utf-8")
         return WriteTextFileResponse()
 
     async def create_terminal(

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 from typing import Final
 
+import pytest
 from cli_harness import Workspace
+
+from hive_conformance.agent_clis import agent_clis_bin
 
 TRANSCRIPTS: Final = Path(__file__).with_name("acp_transcripts")
 """This folder's transcripts (``cli-*.jsonl``)."""
@@ -94,10 +97,14 @@ class FakeCli:
         return [message.get("method") for message in self.log(run)]
 
 
-def agent_clis_bin() -> Path:
-    """Where ``.ci/agent-clis`` installed the real coding-agent CLIs: ``$HIVE_AGENT_CLIS_BIN``, else its cache."""
-    configured = os.environ.get("HIVE_AGENT_CLIS_BIN")
-    if configured:
-        return Path(configured)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "hive" / "agent-clis" / "bin"
+def real_cli(workspace: Workspace, program: str) -> Path:
+    """The installed real CLI ``program`` (the test is skipped when it is not), put first on the workspace's
+    ``PATH``, with a private ``HOME`` and no colours."""
+    binary = agent_clis_bin() / program
+    if not os.access(binary, os.X_OK):
+        pytest.skip(f"{binary} is not installed (run .ci/agent-clis and set HIVE_AGENT_CLIS_BIN)")
+    home = workspace.root / "user-home"
+    home.mkdir(exist_ok=True)
+    path = f"{binary.parent}{os.pathsep}{workspace.env.get('PATH', '')}"
+    workspace.env.update(PATH=path, HOME=str(home), NO_COLOR="1")
+    return binary

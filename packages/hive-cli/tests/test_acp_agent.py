@@ -401,7 +401,7 @@ async def test_resume_fork_close_and_the_model_option(ws: Workspace, server: Scr
     assert "two" not in " ".join(user_texts(resumed))  # and the original does not hold the fork's
 
 
-READ_BUT_SECRET = """\
+SECRET_DENIED = """\
 permissions:
   read:
     - pattern: "secret.txt"
@@ -409,18 +409,27 @@ permissions:
     - pattern: "**/*"
       action: allow
   edit:
+    - pattern: "secret.txt"
+      action: deny
     - pattern: "**/*"
       action: allow
   inherit: false
 """
+"""Everything may be read and edited but ``secret.txt``."""
+
+
+def with_a_secret(ws: Workspace, text: str) -> None:
+    """``a.txt`` holding ``text``, ``secret.txt`` (which :data:`SECRET_DENIED` denies) and ``link.txt`` to it."""
+    (ws.project / "a.txt").write_text(text, encoding="utf-8")
+    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
+    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    ws.permissions(SECRET_DENIED)
 
 
 async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
-    (ws.project / "a.txt").write_text("alpha", encoding="utf-8")
-    (ws.project / "secret.txt").write_text("s3cret", encoding="utf-8")
-    (ws.project / "link.txt").symlink_to(ws.project / "secret.txt")
+    with_a_secret(ws, "alpha")
     server.add(
         calls(
             ("r1", "read_file", {"path": "a.txt"}),
@@ -429,12 +438,12 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
         )
     )
     server.add(text("done"))
-    ws.permissions(READ_BUT_SECRET)
     async with hive_acp(ws.use(server), fs=True) as (conn, client):
         session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=say("read and write"))
     project = ws.project.resolve()
-    assert client.reads == [str(project / "a.txt")]  # the link to the denied file is never read
+    # The link to the denied file is never read; b.txt is asked for once, for the write's diff (it does not exist).
+    assert client.reads == [str(project / "a.txt"), str(project / "b.txt")]
     assert client.writes == [(str(project / "b.txt"), "beta")]
     outcomes = {u.tool_call_id: (u.status, u.raw_output) for u in client.of("tool_call_update")}
     assert outcomes["r1"] == ("completed", "alpha")
@@ -442,6 +451,49 @@ async def test_the_clients_fs_serves_reads_and_writes_under_the_same_rules(
     assert "secret.txt" in outcomes["r2"][1]
     assert outcomes["w1"][0] == "completed"
     assert (ws.project / "b.txt").read_text(encoding="utf-8") == "beta"
+
+
+async def test_an_edit_is_made_on_the_editors_unsaved_buffer_and_written_through_the_client(
+    ws: Workspace, server: ScriptedModelServer
+) -> None:
+    with_a_secret(ws, "alpha\nbeta\n")
+    server.add(
+        calls(
+            ("e1", "edit_file", {"path": "a.txt", "old_text": "unsaved", "new_text": "edited"}),
+            ("e2", "edit_file", {"path": "link.txt", "old_text": "s3cret", "new_text": "leaked"}),
+        )
+    )
+    server.add(calls(("w1", "write_file", {"path": "a.txt", "content": "tail\n", "append": True})))
+    server.add(text("done"))
+    project = ws.project.resolve()
+    buffered = str(project / "a.txt")
+    client = RecordingClient(buffers={buffered: "alpha\nbeta\nunsaved line\n"})
+    async with hive_acp(ws.use(server), client=client, fs=True) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=say("edit it"))
+    outcomes = {u.tool_call_id: (u.status, u.raw_output) for u in client.of("tool_call_update")}
+    assert outcomes["e1"][0] == "completed", outcomes
+    assert "through the editor" in outcomes["e1"][1]
+    # The text only the editor's buffer held was found and edited; the write went to the editor, not the disk.
+    assert client.writes == [
+        (buffered, "alpha\nbeta\nedited line\n"),
+        (buffered, "alpha\nbeta\nedited line\ntail\n"),
+    ]
+    assert client.buffers[buffered] == "alpha\nbeta\nedited line\ntail\n"
+    # The edit is shown to the editor as a diff against its buffer, not against the file on disk.
+    [start] = [u for u in client.of("tool_call") if u.tool_call_id == "e1"]
+    [diff] = start.content
+    assert (diff.path, diff.old_text, diff.new_text) == (
+        buffered,
+        "alpha\nbeta\nunsaved line\n",
+        "alpha\nbeta\nedited line\n",
+    )
+    assert (ws.project / "a.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
+    # The same rules: the link to a file edits may not touch is refused before the editor is asked for it.
+    assert outcomes["e2"][0] == "failed"
+    assert "secret.txt" in outcomes["e2"][1]
+    assert str(project / "secret.txt") not in client.reads
+    assert (ws.project / "secret.txt").read_text(encoding="utf-8") == "s3cret"
 
 
 WORKSPACE_WRITE = 'sandbox:\n  mode: "workspace-write"\n'

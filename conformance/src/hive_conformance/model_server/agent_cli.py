@@ -7,8 +7,8 @@ APIs:
 * the newest user message holds the marker ``RUNTOOL`` and nothing answered a tool call since: one call to the
   CLI's shell tool (found among the request's tools) running the command (``touch hive_tool_ran.txt``);
 * the newest user message holds ``ASKME`` and nothing answered since: one call to the CLI's question tool (found
-  among the request's tools by name), asking the single-choice question ``Which database?`` with the options
-  ``SQLite`` and ``PostgreSQL``, its arguments shaped by the tool's schema;
+  among the request's tools by name), asking the question ``Which database?`` with the options ``SQLite`` and
+  ``PostgreSQL`` (single choice, or several with ``multi_select``), its arguments shaped by the tool's schema;
 * a tool result follows the newest user message: the text ``MOCK_REPLY done``, or after an ``ASKME`` question
   ``MOCK_REPLY answered: <the tool result's text>``, so a test sees what the model was given back;
 * the newest user message holds ``SLOWTEXT``: many text chunks, each after a delay (to cancel mid-text);
@@ -113,11 +113,13 @@ def agent_cli_responder(
     command: str = DEFAULT_COMMAND,
     slow_chunks: int = 60,
     chunk_delay: float = 0.1,
+    multi_select: bool = False,
 ) -> Callable[[RecordedRequest], Round | None]:
     """A :class:`~hive_conformance.model_server.server.Responder` for coding-agent CLIs (see the module).
 
     ``command`` is what the shell tool is asked to run; a ``SLOWTEXT`` answer is ``slow_chunks`` chunks sent
-    ``chunk_delay`` seconds apart. Requests it cannot read are answered ``MOCK_REPLY ok``.
+    ``chunk_delay`` seconds apart; ``multi_select`` makes the question one that takes several answers (where the
+    tool's schema has a flag for it). Requests it cannot read are answered ``MOCK_REPLY ok``.
     """
 
     def respond(request: RecordedRequest) -> Round | None:
@@ -129,7 +131,7 @@ def agent_cli_responder(
                 return Round(parts=[ScriptText(chunks=[reply[:12], reply[12:]])], usage=usage)
             return Round(parts=[ScriptText(chunks=["MOCK_REPLY", " done"])], usage=usage)
         if ASKME_MARKER in conversation.last_user_text:
-            call = _question_call(conversation.tools, request.index)
+            call = _question_call(conversation.tools, request.index, multi_select)
             if call is not None:
                 return Round(parts=[call], usage=usage)
         if RUNTOOL_MARKER in conversation.last_user_text:
@@ -294,9 +296,9 @@ def _shell_call(tools: Mapping[str, Mapping[str, Any]], command: str, index: int
     )
 
 
-def _question_call(tools: Mapping[str, Mapping[str, Any]], index: int) -> ScriptToolCall | None:
-    """One call to the first question tool offered: :data:`QUESTION_TEXT` with :data:`QUESTION_OPTIONS`, single
-    choice, in the shape the tool's schema asks for (a list of questions, as Claude's, or a single one)."""
+def _question_call(tools: Mapping[str, Mapping[str, Any]], index: int, multi: bool) -> ScriptToolCall | None:
+    """One call to the first question tool offered: :data:`QUESTION_TEXT` with :data:`QUESTION_OPTIONS`, several
+    answers allowed when ``multi``, in the shape the tool's schema asks for (a list of questions, as Claude's, or a single one)."""
     name = next((candidate for candidate in QUESTION_TOOL_NAMES if candidate in tools), None)
     if name is None:
         return None
@@ -304,12 +306,12 @@ def _question_call(tools: Mapping[str, Mapping[str, Any]], index: int) -> Script
     properties = _mapping(schema.get("properties"))
     if "questions" in properties or not properties:
         item = _mapping(_mapping(properties.get("questions")).get("items"))
-        arguments: dict[str, Any] = {"questions": [_question(item)]}
+        arguments: dict[str, Any] = {"questions": [_question(item, multi)]}
         for key in map(str, _sequence(schema.get("required"))):
             if key not in arguments:
                 arguments[key] = _placeholder(key, _mapping(properties.get(key)))
     else:
-        arguments = _question(schema)
+        arguments = _question(schema, multi)
     text = json.dumps(arguments)
     return ScriptToolCall(
         id=f"call_hiveask{index}", name=name, arguments=[text[: len(text) // 2], text[len(text) // 2 :]]
@@ -319,7 +321,7 @@ def _question_call(tools: Mapping[str, Mapping[str, Any]], index: int) -> Script
 _MULTI_KEYS = ("multiSelect", "multiple", "multi_select", "allowMultiple", "multiselect")
 
 
-def _question(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _question(schema: Mapping[str, Any], multi: bool) -> dict[str, Any]:
     """One question's object, filled from its schema (Claude's shape when the schema says nothing)."""
     properties = _mapping(schema.get("properties"))
     if not properties:
@@ -327,7 +329,7 @@ def _question(schema: Mapping[str, Any]) -> dict[str, Any]:
             "question": QUESTION_TEXT,
             "header": "Database",
             "options": [{"label": label, "description": f"Use {label}"} for label in QUESTION_OPTIONS],
-            "multiSelect": False,
+            "multiSelect": multi,
         }
     question: dict[str, Any] = {}
     for key, value in properties.items():
@@ -351,7 +353,7 @@ def _question(schema: Mapping[str, Any]) -> dict[str, Any]:
                     for label in QUESTION_OPTIONS
                 ]
         elif key in _MULTI_KEYS:
-            question[key] = False
+            question[key] = multi
     for key in map(str, _sequence(schema.get("required"))):
         if key not in question:
             question[key] = _placeholder(key, _mapping(properties.get(key)))

@@ -108,6 +108,7 @@ from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
 from hive_protocol import TextDeltaEvent
 from hive_protocol import ThinkingDeltaEvent
+from hive_protocol import ToolStartEvent
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 
@@ -169,6 +170,8 @@ class _Live:
     refused_tools: set[str] = field(default_factory=set[str])
     """Tools answered "reject always": their later asks are refused unasked."""
     prompting: bool = False
+    editor_files: bool = False
+    """Whether the client reads and writes the session's files (``fs/*``): edits are shown against its buffers."""
 
     @property
     def session_id(self) -> str:
@@ -431,6 +434,10 @@ class HiveAcpAgent:
                     if error is not None and reason != "cancelled":
                         raise RequestError(-32603, error.message, {"code": error.code})
                     return PromptResponse(stop_reason=reason, usage=usage(event))
+                case ToolStartEvent():
+                    buffer = await self._buffer(live, live.translator.edited(event.tool, event.input))
+                    for update in live.translator.feed(event, buffer):
+                        await self.client.session_update(live.session_id, update)
                 case _:
                     for update in live.translator.feed(event):
                         await self.client.session_update(live.session_id, update)
@@ -447,6 +454,7 @@ class HiveAcpAgent:
         elif live.mode == "accept_edits" and kind == "edit":
             answer = HitlResponseRequest(id=ask.id, approved=True)
         else:
+            buffer = await self._buffer(live, live.translator.edited(tool, arguments))
             call = ToolCallUpdate(
                 tool_call_id=ask.call_id or ask.id,
                 title=live.translator.title(tool, arguments),
@@ -454,7 +462,7 @@ class HiveAcpAgent:
                 status="pending",
                 raw_input=arguments,
                 locations=live.translator.locations(arguments),
-                content=live.translator.diff(tool, arguments) if kind == "edit" else None,
+                content=live.translator.diff(tool, arguments, buffer) if kind == "edit" else None,
             )
             chosen = await self._choose(live, call, list(_PERMISSION_OPTIONS))
             if chosen == "reject_always":
@@ -466,6 +474,16 @@ class HiveAcpAgent:
                 reason=None if chosen in ("allow_once", "allow_always") else "rejected in the editor",
             )
         live.requests.send_nowait(answer)
+
+    async def _buffer(self, live: _Live, path: Path | None) -> str | None:
+        """The text of the file an edit names as the editor has it, unsaved changes included, when the client
+        serves ``fs/*`` (``None`` otherwise, or when the editor has no such file: the diff then reads the disk)."""
+        if path is None or not live.editor_files:
+            return None
+        try:
+            return (await self.client.read_text_file(session_id=live.session_id, path=str(path))).content
+        except RequestError:
+            return None
 
     async def _answer(self, live: _Live, ask: QuestionRequestEvent) -> None:
         if self._forms:
@@ -604,6 +622,7 @@ async def _serve(
             outgoing, events = anyio.create_memory_object_stream[Event](math.inf)
             live = _Live(opened, options.cwd, requests, events, opened.runner.stop, Translator(options.cwd))
             live.model = options.model
+            live.editor_files = files.read and files.write and agent_session is not None
             task_status.started(live)
             started = True
             async with incoming, outgoing:

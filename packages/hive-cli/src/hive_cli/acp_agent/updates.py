@@ -186,16 +186,29 @@ class Translator:
         ]
         return found or None
 
-    def diff(self, tool: str, arguments: Mapping[str, Any]) -> list[ToolContent] | None:
-        """The change an edit asks for, as ACP ``diff`` content: the file now and after the call."""
+    def edited(self, tool: str, raw_input: Any) -> Path | None:
+        """The file an edit call names, absolute (``None`` for a call that edits no file it names)."""
+        if tool_kind(tool) != "edit":
+            return None
+        arguments = _arguments(raw_input)
+        value = arguments.get("path", arguments.get("file_path"))
+        return self._path(value) if isinstance(value, str) else None
+
+    def diff(
+        self, tool: str, arguments: Mapping[str, Any], buffer: str | None = None
+    ) -> list[ToolContent] | None:
+        """The change an edit asks for, as ACP ``diff`` content: the file now and after the call. ``buffer`` is the
+        file's text as the editor has it (unsaved changes included), shown instead of the disk's when given."""
         path_value = arguments.get("path", arguments.get("file_path"))
         if not isinstance(path_value, str):
             return None
         path = self._path(path_value)
-        try:
-            before: str | None = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            before = None
+        before: str | None = buffer
+        if before is None:
+            try:
+                before = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                before = None
         after: str | None = None
         name = tool.lower()
         if name in (WRITE_FILE, "write") and isinstance(arguments.get("content"), str):
@@ -211,15 +224,15 @@ class Translator:
             return None
         return [FileEditToolCallContent(type="diff", path=str(path), old_text=before, new_text=after)]
 
-    def feed(self, event: Event) -> list[SessionUpdate]:
-        """The updates of one event (none for events ACP has no place for)."""
+    def feed(self, event: Event, buffer: str | None = None) -> list[SessionUpdate]:
+        """The updates of one event (none for events ACP has no place for); ``buffer`` as :meth:`diff` takes it."""
         match event:
             case TextDeltaEvent():
                 return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(event.content))]
             case ThinkingDeltaEvent():
                 return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(event.content))]
             case ToolStartEvent():
-                return [self.start(event.call_id, event.tool, _arguments(event.input))]
+                return [self.start(event.call_id, event.tool, _arguments(event.input), buffer)]
             case ToolEndEvent():
                 return [self.end(event.call_id, event.success, event.output)]
             case PlanCreatedEvent():
@@ -244,8 +257,10 @@ class Translator:
             case _:
                 return []
 
-    def start(self, call_id: str, tool: str, arguments: Mapping[str, Any]) -> ToolCallStart:
-        """A call as it starts: its kind, title, files and, for an edit, the diff."""
+    def start(
+        self, call_id: str, tool: str, arguments: Mapping[str, Any], buffer: str | None = None
+    ) -> ToolCallStart:
+        """A call as it starts: its kind, title, files and, for an edit, the diff (``buffer`` as :meth:`diff`)."""
         kind = tool_kind(tool)
         return ToolCallStart(
             session_update="tool_call",
@@ -255,7 +270,7 @@ class Translator:
             status="pending",
             raw_input=dict(arguments),
             locations=self.locations(arguments),
-            content=self.diff(tool, arguments) if kind == "edit" else None,
+            content=self.diff(tool, arguments, buffer) if kind == "edit" else None,
         )
 
     def end(self, call_id: str, success: bool, output: str | None) -> ToolCallProgress:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hive_core.sandbox import SandboxSettings
 from hive_core.tools import Tool
 
+from .edits import edit_text
 from .files import delete_file
 from .files import edit_file
 from .files import list_directory
@@ -28,6 +29,7 @@ __all__ = [
     "builtin_tools",
     "delete_file",
     "edit_file",
+    "edit_text",
     "execute_command",
     "execute_command_tool",
     "glob_files",

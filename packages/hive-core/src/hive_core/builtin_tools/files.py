@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from pathlib import Path
 from pathlib import PurePath
@@ -53,12 +52,11 @@ from ._text import format_of
 from ._text import looks_binary
 from ._text import normalize_newlines
 from ._text import stream_encoding
+from .edits import edit_text
 
 __all__ = ["delete_file", "edit_file", "list_directory", "move_file", "read_file", "write_file"]
 
 _LISTING_CAP = 500
-_SNIPPET_LIMIT = 1500
-_LINES_SHOWN = 10
 
 
 @tool(name=READ_FILE, read_only=True)
@@ -217,78 +215,12 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
 
 
 def _edit(handle: Handle, path: str, old_text: str, new_text: str, replace_all: bool) -> str:
-    if not old_text:
-        raise ValueError(
-            "old_text is empty; give the exact text to replace (write_file replaces a whole file)"
-        )
-    if old_text == new_text:
-        raise ValueError("old_text and new_text are the same, so the edit would change nothing")
     content, fmt = decode(_whole(handle, path, "edit_file handles"), name=path, strict=True)
-    find, replacement, starts = _occurrences(content, old_text, new_text, fmt.newline or "\n")
-    if not starts:
-        raise ValueError(_not_found(content, old_text, path))
-    lines = _line_list(content, starts)
-    if len(starts) > 1 and not replace_all:
-        raise ValueError(
-            f"old_text occurs {len(starts)} times in {path} (at {lines}); include more of the surrounding "
-            "lines so it matches only one place, or set replace_all to true to replace every occurrence"
-        )
-    _replace(handle.fd, encode(content.replace(find, replacement), fmt))
-    noun = "replacement" if len(starts) == 1 else "replacements"
-    return f"Edited {path}: {len(starts)} {noun} (at {lines})"
-
-
-def _occurrences(content: str, old: str, new: str, newline: str) -> tuple[str, str, list[int]]:
-    """The spelling of ``old`` found in ``content``, its replacement, and where each occurrence starts.
-
-    The model's text is first given the file's own line endings; the text exactly as sent is tried too, for a
-    file that mixes LF and CRLF.
-    """
-    candidates = [(_with_newline(old, newline), _with_newline(new, newline)), (old, new)]
-    for find, replacement in candidates:
-        starts: list[int] = []
-        index = content.find(find)
-        while index >= 0:
-            starts.append(index)
-            index = content.find(find, index + len(find))
-        if starts:
-            return find, replacement, starts
-    return old, new, []
-
-
-def _with_newline(text: str, newline: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", newline)
-
-
-def _line_of(content: str, index: int) -> int:
-    return normalize_newlines(content[:index]).count("\n") + 1
-
-
-def _line_list(content: str, starts: list[int]) -> str:
-    numbers = [str(_line_of(content, start)) for start in starts[:_LINES_SHOWN]]
-    more = f" and {len(starts) - _LINES_SHOWN} more" if len(starts) > _LINES_SHOWN else ""
-    return ("line " if len(numbers) == 1 else "lines ") + ", ".join(numbers) + more
-
-
-def _not_found(content: str, old: str, path: str) -> str:
-    words = old.split()
-    loose = re.search(r"\s+".join(map(re.escape, words)), content) if words else None
-    if loose is None:
-        return f"old_text does not occur in {path}; read the file again and copy the text to replace exactly"
-    first, last = _line_of(content, loose.start()), _line_of(content, loose.end())
-    where = f"line {first}" if first == last else f"lines {first}-{last}"
-    message = (
-        f"old_text does not occur in {path} exactly, but the same words with different whitespace "
-        f"(indentation, tabs or line breaks) do, at {where}"
+    edited, message = edit_text(
+        content, path, old_text, new_text, replace_all=replace_all, newline=fmt.newline
     )
-    # Whole lines, so the indentation before the first word shows.
-    begin = content.rfind("\n", 0, loose.start()) + 1
-    end = content.find("\n", loose.end())
-    lines = content[begin : len(content) if end < 0 else end]
-    if len(lines) <= _SNIPPET_LIMIT:
-        shown = normalize_newlines(lines).rstrip("\n")
-        return f"{message}. Those lines read:\n{shown}\nCopy the text exactly from there."
-    return f"{message}. Read those lines and copy the text exactly."
+    _replace(handle.fd, encode(edited, fmt))
+    return message
 
 
 @tool(name=DELETE_FILE)
