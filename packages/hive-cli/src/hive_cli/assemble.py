@@ -31,6 +31,8 @@ from hive_core.context import ContextManager
 from hive_core.spending import SpendingLimits
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_core.tool_retrieval import tool_retrieval_from_config
+from hive_core.tracing import TracedChatClient
+from hive_core.tracing import tracer
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
@@ -211,6 +213,9 @@ def build_host(
     from hive_providers.registry import create_client
     from hive_providers.registry import fallback_providers
 
+    from .telemetry import start_tracing
+
+    start_tracing()
     root = find_project_root(options.cwd)
     check_project_root(root, ask=ask)
     loaded = load_trusted_config(root, CONFIG_SCHEMA, ask=ask, say=_say_once if warn else _silent)
@@ -237,7 +242,7 @@ def build_host(
 
             if isinstance(model_client, LocalChatClient):
                 model_client.preload()
-        model_client = _with_fallback(model_client, fallback_providers(loaded))
+        model_client = _with_fallback(_traced(model_client, settings), fallback_providers(loaded))
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
             model_client,
@@ -347,11 +352,20 @@ def _with_fallback(primary: ChatClient, chain: tuple[ProviderSettings, ...]) -> 
     from hive_providers.registry import create_client
 
     def later(settings: ProviderSettings) -> LazyChatClient:
-        return LazyChatClient(lambda: create_client(settings))
+        return LazyChatClient(lambda: _traced(create_client(settings), settings))
 
     # One attempt per provider: each adapter already retried its failed request (its SDK's retries with
     # backoff), so a provider still failing after them is dead and the next one is asked.
     return FallbackChatClient([primary, *(later(settings) for settings in chain)], max_attempts=1)
+
+
+def _traced(client: ChatClient, settings: ProviderSettings) -> ChatClient:
+    """``client`` with each request a ``chat`` span when tracing is on; as it is otherwise (no cost per chunk)."""
+    if not tracer().enabled:
+        return client
+    from .telemetry import gen_ai_provider
+
+    return TracedChatClient(client, provider=gen_ai_provider(settings.provider), model=settings.model)
 
 
 @asynccontextmanager
