@@ -364,7 +364,11 @@ class TracedChatClient:
             async for update in self.inner.stream(messages, options):
                 if first is None:
                     first = time.perf_counter()
-                if isinstance(update, UsageUpdate):
+                # Ordered by frequency: this runs once per streamed chunk.
+                if isinstance(update, TextUpdate):
+                    if capture:
+                        text.append(update.text)
+                elif isinstance(update, UsageUpdate):
                     seen_usage = True
                     usage[0] += update.input_tokens
                     usage[1] += update.output_tokens
@@ -372,9 +376,7 @@ class TracedChatClient:
                 elif isinstance(update, FinishUpdate):
                     finishes.append(update.reason)
                 elif capture:
-                    if isinstance(update, TextUpdate):
-                        text.append(update.text)
-                    elif isinstance(update, ToolCallUpdate):
+                    if isinstance(update, ToolCallUpdate):
                         slot = calls.setdefault(update.index, ["", "", ""])
                         slot[0] = update.id or slot[0]
                         slot[1] = update.name or slot[1]
