@@ -375,12 +375,11 @@ class TracedChatClient:
                     usage[2] += update.cached_input_tokens
                 elif isinstance(update, FinishUpdate):
                     finishes.append(update.reason)
-                elif capture:
-                    if isinstance(update, ToolCallUpdate):
-                        slot = calls.setdefault(update.index, ["", "", ""])
-                        slot[0] = update.id or slot[0]
-                        slot[1] = update.name or slot[1]
-                        slot[2] += update.arguments
+                elif capture and isinstance(update, ToolCallUpdate):
+                    slot = calls.setdefault(update.index, ["", "", ""])
+                    slot[0] = update.id or slot[0]
+                    slot[1] = update.name or slot[1]
+                    slot[2] += update.arguments
                 yield update
         except GeneratorExit:  # the caller stopped reading: not a failure of the request
             raise
