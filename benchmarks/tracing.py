@@ -16,12 +16,15 @@ Also: whether any ``opentelemetry`` module was loaded before the tracing runs st
 from __future__ import annotations
 
 import io
-import statistics
 import sys
 import time
-from collections.abc import AsyncIterator
 
 import anyio
+
+# The floor and the per-delta figure are core_stream's, so the two benchmarks' figures compare.
+from core_stream import DELTAS
+from core_stream import floor
+from core_stream import median_us
 
 from hive_core import Agent
 from hive_core import ChatClient
@@ -35,24 +38,9 @@ from hive_core.testing import ScriptedChatClient
 from hive_core.testing import ScriptedRound
 from hive_core.tracing import TracedChatClient
 from hive_core.tracing import install_tracer
-from hive_protocol import TextDeltaEvent
 from hive_protocol import UserMessageRequest
-from hive_protocol import encode
 
-DELTAS = 20_000
 REPEATS = 11
-
-
-async def floor() -> float:
-    async def deltas() -> AsyncIterator[str]:
-        for _ in range(DELTAS):
-            yield "tok "
-
-    sink = io.BytesIO()
-    start = time.process_time()
-    async for text in deltas():
-        sink.write(encode(TextDeltaEvent(content=text)))
-    return time.process_time() - start
 
 
 async def turn(*, traced: bool) -> float:
@@ -67,10 +55,6 @@ async def turn(*, traced: bool) -> float:
     start = time.process_time()
     await runner.session.run_turn(UserMessageRequest(content="go"), runner.write)
     return time.process_time() - start
-
-
-def median_us(runs: list[float]) -> float:
-    return statistics.median(runs) / DELTAS * 1e6
 
 
 async def main() -> None:

@@ -24,7 +24,9 @@ from collections.abc import AsyncIterator
 from collections.abc import Generator
 from collections.abc import Mapping
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final
@@ -34,8 +36,6 @@ from typing import Protocol
 import anyio
 import msgspec
 
-from .chat import AsyncClosable
-from .chat import Capabilities
 from .chat import ChatClient
 from .chat import ChatOptions
 from .chat import ChatUpdate
@@ -43,7 +43,7 @@ from .chat import FinishUpdate
 from .chat import TextUpdate
 from .chat import ToolCallUpdate
 from .chat import UsageUpdate
-from .chat import probed_capabilities
+from .chat import WrappingChatClient
 from .failures import ChatError
 from .messages import Message
 from .messages import TextPart
@@ -218,13 +218,15 @@ def _current_span(name: str, kind: SpanKind, attributes: Mapping[str, AttributeV
         span.end()
 
 
-@contextmanager
-def turn_span(agent: TracedAgent, session_id: str, prompt: str | None = None) -> Generator[Span]:
+_OFF: Final[AbstractContextManager[Span]] = nullcontext(NO_SPAN)
+"""The block every span helper returns while tracing is off: nothing is built per call."""
+
+
+def turn_span(agent: TracedAgent, session_id: str, prompt: str | None = None) -> AbstractContextManager[Span]:
     """The ``invoke_agent`` span of one turn: hive's own loop (INTERNAL) or a coding-agent CLI (CLIENT); the
     user's ``prompt`` is recorded only when content is captured."""
     if not _tracer.enabled:
-        yield NO_SPAN
-        return
+        return _OFF
     attributes: dict[str, AttributeValue] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": agent.name,
@@ -237,16 +239,13 @@ def turn_span(agent: TracedAgent, session_id: str, prompt: str | None = None) ->
     if prompt is not None and _tracer.capture_content:
         attributes["gen_ai.input.messages"] = messages_json([Message("user", [TextPart(prompt)])])
     kind: SpanKind = "client" if agent.client else "internal"
-    with _current_span(f"invoke_agent {agent.name}", kind, attributes) as span:
-        yield span
+    return _current_span(f"invoke_agent {agent.name}", kind, attributes)
 
 
-@contextmanager
-def tool_span(call: ToolCallPart) -> Generator[Span]:
+def tool_span(call: ToolCallPart) -> AbstractContextManager[Span]:
     """The ``execute_tool`` span of one tool call; its arguments only with content capture."""
     if not _tracer.enabled:
-        yield NO_SPAN
-        return
+        return _OFF
     attributes: dict[str, AttributeValue] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": call.name,
@@ -255,24 +254,22 @@ def tool_span(call: ToolCallPart) -> Generator[Span]:
     }
     if _tracer.capture_content:
         attributes["gen_ai.tool.call.arguments"] = call.arguments_text
-    with _current_span(f"execute_tool {call.name}", "internal", attributes) as span:
-        yield span
+    return _current_span(f"execute_tool {call.name}", "internal", attributes)
 
 
-@contextmanager
-def mcp_span(method: str, target: str, *, server: str, session_id: str | None = None) -> Generator[Span]:
+def mcp_span(
+    method: str, target: str, *, server: str, session_id: str | None = None
+) -> AbstractContextManager[Span]:
     """The span of one request to an MCP server (``tools/call`` of a tool, ...), as a client."""
     if not _tracer.enabled:
-        yield NO_SPAN
-        return
+        return _OFF
     attributes: dict[str, AttributeValue] = {"mcp.method.name": method, "hive.mcp.server": server}
     if method == "tools/call":
         attributes["gen_ai.tool.name"] = target
         attributes["gen_ai.operation.name"] = "execute_tool"
     if session_id:
         attributes["mcp.session.id"] = session_id
-    with _current_span(f"{method} {target}", "client", attributes) as span:
-        yield span
+    return _current_span(f"{method} {target}", "client", attributes)
 
 
 def messages_json(messages: Sequence[Message]) -> str:
@@ -300,7 +297,7 @@ def _message(message: Message) -> dict[str, object]:
 _JSON: Final = msgspec.json.Encoder()
 
 
-class TracedChatClient:
+class TracedChatClient(WrappingChatClient):
     """Wraps one provider's client: each request it streams is a ``chat {model}`` span (CLIENT), a child of the
     span current where the request is made, with the provider, the models, the finish reasons, the usage (cache
     reads included), the time to the first chunk and, on failure, ``error.type``.
@@ -310,25 +307,11 @@ class TracedChatClient:
     """
 
     def __init__(self, inner: ChatClient, *, provider: str, model: str | None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.provider = provider
         """``gen_ai.provider.name``."""
         self.model = model
         """The model requests name when their options name none."""
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """The inner client's."""
-        return self.inner.capabilities
-
-    async def probe_capabilities(self) -> Capabilities:
-        """The inner client's, once it asked its server."""
-        return await probed_capabilities(self.inner)
-
-    async def aclose(self) -> None:
-        """Close the inner client, when it holds connections."""
-        if isinstance(self.inner, AsyncClosable):
-            await self.inner.aclose()
 
     async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
         """Stream from the inner client inside a ``chat`` span."""
