@@ -31,8 +31,6 @@ from hive_core.context import ContextManager
 from hive_core.spending import SpendingLimits
 from hive_core.tool_retrieval import ToolRetrieval
 from hive_core.tool_retrieval import tool_retrieval_from_config
-from hive_core.tracing import TracedChatClient
-from hive_core.tracing import tracer
 from hive_protocol import ReasoningEffort
 from hive_providers import CONFIG_SCHEMA
 from hive_providers import ProviderSettings
@@ -41,6 +39,8 @@ from .advisor import advisor_tools
 from .delegation import delegation_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
+from .telemetry import start_tracing
+from .telemetry import traced_client
 from .web_host import web_tools_for
 
 if TYPE_CHECKING:
@@ -213,8 +213,6 @@ def build_host(
     from hive_providers.registry import create_client
     from hive_providers.registry import fallback_providers
 
-    from .telemetry import start_tracing
-
     start_tracing()
     root = find_project_root(options.cwd)
     check_project_root(root, ask=ask)
@@ -242,7 +240,7 @@ def build_host(
 
             if isinstance(model_client, LocalChatClient):
                 model_client.preload()
-        model_client = _with_fallback(_traced(model_client, settings), fallback_providers(loaded))
+        model_client = _with_fallback(traced_client(model_client, settings), fallback_providers(loaded))
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
             model_client,
@@ -352,20 +350,11 @@ def _with_fallback(primary: ChatClient, chain: tuple[ProviderSettings, ...]) -> 
     from hive_providers.registry import create_client
 
     def later(settings: ProviderSettings) -> LazyChatClient:
-        return LazyChatClient(lambda: _traced(create_client(settings), settings))
+        return LazyChatClient(lambda: traced_client(create_client(settings), settings))
 
     # One attempt per provider: each adapter already retried its failed request (its SDK's retries with
     # backoff), so a provider still failing after them is dead and the next one is asked.
     return FallbackChatClient([primary, *(later(settings) for settings in chain)], max_attempts=1)
-
-
-def _traced(client: ChatClient, settings: ProviderSettings) -> ChatClient:
-    """``client`` with each request a ``chat`` span when tracing is on; as it is otherwise (no cost per chunk)."""
-    if not tracer().enabled:
-        return client
-    from .telemetry import gen_ai_provider
-
-    return TracedChatClient(client, provider=gen_ai_provider(settings.provider), model=settings.model)
 
 
 @asynccontextmanager

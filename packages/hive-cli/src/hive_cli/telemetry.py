@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Final
 
+from hive_core import ChatClient
 from hive_core.tracing import AttributeValue
 from hive_core.tracing import Span
 from hive_core.tracing import SpanKind
+from hive_core.tracing import TracedChatClient
 from hive_core.tracing import install_tracer
+from hive_core.tracing import tracer
+from hive_providers import ProviderSettings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -32,6 +36,7 @@ __all__ = [
     "flush_tracing",
     "gen_ai_provider",
     "start_tracing",
+    "traced_client",
     "tracing_status",
 ]
 
@@ -48,6 +53,14 @@ _GEN_AI_PROVIDERS: Final = {"google": "gcp.gemini", "azure": "azure.ai.openai", 
 def gen_ai_provider(provider: str) -> str:
     """``gen_ai.provider.name`` of one of hive's providers."""
     return _GEN_AI_PROVIDERS.get(provider, provider)
+
+
+def traced_client(client: ChatClient, settings: ProviderSettings) -> ChatClient:
+    """``client`` (built for ``settings``) with each request a ``chat`` span when tracing is on; as it is
+    otherwise, so that a host without tracing pays nothing per streamed chunk."""
+    if not tracer().enabled:
+        return client
+    return TracedChatClient(client, provider=gen_ai_provider(settings.provider), model=settings.model)
 
 
 @dataclass(frozen=True)
