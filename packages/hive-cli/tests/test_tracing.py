@@ -312,6 +312,34 @@ def test_a_one_shot_exports_its_spans_over_otlp_http_before_it_exits(
     assert conversation == session["id"]
 
 
+def test_a_served_session_exports_one_agent_span_per_turn(ws: Workspace, server: ScriptedModelServer) -> None:
+    ws.use(server)
+    server.add(text("one"), text("two"))
+    with _otlp_receiver() as (endpoint, receiver):
+        ws.env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = endpoint + "/v1/traces"
+        with ws.serve() as proc:
+            assert proc.turn("first")[-1]["type"] == "turn_end"
+            assert proc.turn("second")[-1]["type"] == "turn_end"
+            proc.close_stdin()
+            assert proc.wait() == 0, proc.stderr
+        spans = [
+            span
+            for request in receiver.received
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+    turns = [span for span in spans if span.name == "invoke_agent hive"]
+    assert len(turns) == 2
+    assert len({span.trace_id for span in turns}) == 2  # a trace per turn
+    [session] = ws.sessions()
+    for turn in turns:
+        assert {item.key: item.value.string_value for item in turn.attributes}["gen_ai.conversation.id"] == (
+            session["id"]
+        )
+    assert sorted(span.name for span in spans).count(f"chat {MODEL}") == 2
+
+
 def test_with_tracing_off_nothing_of_opentelemetry_is_imported(
     ws: Workspace, server: ScriptedModelServer
 ) -> None:
