@@ -142,7 +142,8 @@ def start_tracing(environ: Mapping[str, str] | None = None) -> TracingStatus:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     env = os.environ if environ is None else environ
-    attributes: dict[str, str] = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": "hive"}
+    named = env.get("OTEL_SERVICE_NAME") or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    attributes: dict[str, str] = {} if named else {"service.name": "hive"}
     provider = TracerProvider(resource=Resource.create(attributes))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=status.endpoint)))
     _provider = provider
