@@ -31,6 +31,7 @@ from cli_harness import model_requests
 from cli_harness import scripted_server
 from cli_harness import text
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -261,6 +262,17 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
+def _received_spans(receiver: type[_Receiver]) -> list[Span]:
+    """Every span the receiver was sent, in the order they came."""
+    return [
+        span
+        for request in receiver.received
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
 @contextmanager
 def _otlp_receiver() -> Generator[tuple[str, type[_Receiver]]]:
     class Receiver(_Receiver):
@@ -286,13 +298,7 @@ def test_a_one_shot_exports_its_spans_over_otlp_http_before_it_exits(
         result = ws.run("-p", "look around", env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
         assert result.code == 0, result.stderr
         # The process has exited: whatever it exported has been received.
-        spans = [
-            span
-            for request in receiver.received
-            for resource in request.resource_spans
-            for scope in resource.scope_spans
-            for span in scope.spans
-        ]
+        spans = _received_spans(receiver)
         resources = [
             {item.key: item.value.string_value for item in request.resource_spans[0].resource.attributes}
             for request in receiver.received
@@ -322,13 +328,7 @@ def test_a_served_session_exports_one_agent_span_per_turn(ws: Workspace, server:
             assert proc.turn("second")[-1]["type"] == "turn_end"
             proc.close_stdin()
             assert proc.wait() == 0, proc.stderr
-        spans = [
-            span
-            for request in receiver.received
-            for resource in request.resource_spans
-            for scope in resource.scope_spans
-            for span in scope.spans
-        ]
+        spans = _received_spans(receiver)
     turns = [span for span in spans if span.name == "invoke_agent hive"]
     assert len(turns) == 2
     assert len({span.trace_id for span in turns}) == 2  # a trace per turn
