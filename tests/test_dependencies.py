@@ -86,9 +86,16 @@ def imported(distribution: str) -> dict[str, str]:
     for file, line, name in imports_of(DISTRIBUTIONS[distribution] / "src" / package):
         if name in STDLIB or name == package:
             continue
-        for provider in providers.get(name, [name]):
+        for provider in NAMESPACES.get(name) or providers.get(name, [name]):
             found.setdefault(normalize(provider), f"{file}:{line} imports {name}")
     return found
+
+
+NAMESPACES: dict[str, tuple[str, ...]] = {
+    "opentelemetry": ("opentelemetry-api", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"),
+}
+"""Import names several distributions share (a namespace package): the distributions the code's imports under it
+come from. Without this every installed distribution of the namespace would count as imported."""
 
 
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)

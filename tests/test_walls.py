@@ -59,6 +59,8 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
             # AG-UI's own types for the /api/ag-ui route, and the pydantic they are built on.
             "ag_ui",
             "pydantic",
+            # The otel extra: traces exported with the OpenTelemetry SDK, imported only when tracing is on.
+            "opentelemetry",
         },
     ),
     "hive_conformance": (
@@ -94,6 +96,7 @@ KERNEL = (
     "tool_retrieval",
     "tool_round",
     "tools",
+    "tracing",
     "turn_deadline",
     "turn_request",
 )

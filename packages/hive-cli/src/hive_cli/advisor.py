@@ -127,6 +127,8 @@ def advisor_tools(
     settings = choose_provider(loaded, provider, model).settings
 
     def connect() -> ChatClient:
-        return create_client(settings)
+        from .telemetry import traced_client
+
+        return traced_client(create_client(settings), settings)
 
     return (advisor_tool(connect, max_calls=max_calls, max_output_tokens=max_output_tokens),)

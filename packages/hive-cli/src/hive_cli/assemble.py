@@ -39,6 +39,8 @@ from .advisor import advisor_tools
 from .delegation import delegation_tools
 from .project_trust import check_project_root
 from .project_trust import load_trusted_config
+from .telemetry import start_tracing
+from .telemetry import traced_client
 from .web_host import web_tools_for
 
 if TYPE_CHECKING:
@@ -211,6 +213,7 @@ def build_host(
     from hive_providers.registry import create_client
     from hive_providers.registry import fallback_providers
 
+    start_tracing()
     root = find_project_root(options.cwd)
     check_project_root(root, ask=ask)
     loaded = load_trusted_config(root, CONFIG_SCHEMA, ask=ask, say=_say_once if warn else _silent)
@@ -237,7 +240,7 @@ def build_host(
 
             if isinstance(model_client, LocalChatClient):
                 model_client.preload()
-        model_client = _with_fallback(model_client, fallback_providers(loaded))
+        model_client = _with_fallback(traced_client(model_client, settings), fallback_providers(loaded))
         # The backstop measures against the very window compaction prepares for.
         client = TokenBudgetChatClient(
             model_client,
@@ -347,7 +350,7 @@ def _with_fallback(primary: ChatClient, chain: tuple[ProviderSettings, ...]) -> 
     from hive_providers.registry import create_client
 
     def later(settings: ProviderSettings) -> LazyChatClient:
-        return LazyChatClient(lambda: create_client(settings))
+        return LazyChatClient(lambda: traced_client(create_client(settings), settings))
 
     # One attempt per provider: each adapter already retried its failed request (its SDK's retries with
     # backoff), so a provider still failing after them is dead and the next one is asked.

@@ -191,7 +191,9 @@ def _model_agent(
         own[name] = found
 
     def connect() -> ChatClient:
-        return create_client(settings)
+        from .telemetry import traced_client
+
+        return traced_client(create_client(settings), settings)
 
     return model_subagent(
         definition.name,

@@ -39,6 +39,7 @@ from hive_core.sessions import SuspendedTurn
 from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions import keep_grants
 from hive_core.sessions import validate_session_id
+from hive_core.tracing import TracedAgent
 from hive_core.turn_deadline import PausingQuestions
 from hive_core.turn_deadline import TurnDeadline
 
@@ -59,6 +60,7 @@ from .conversation import choose_session
 from .conversation import open_conversation
 from .questioner import question_timeout
 from .session_store import open_session_store
+from .telemetry import gen_ai_provider
 
 if TYPE_CHECKING:  # the permissions package loads the shell parser: imported once the local model is loading
     from hive_core.permissions import SessionGrants
@@ -275,7 +277,13 @@ def _open(
         if suspended is not None and bridge is not None:
             resume = partial(suspended.resume, recorder, bridge)
     runner = SessionRunner(
-        processor, session_id=sid, bridge=bridge, questions=served_questions, resume=resume, deadline=deadline
+        processor,
+        session_id=sid,
+        bridge=bridge,
+        questions=served_questions,
+        resume=resume,
+        deadline=deadline,
+        traced_as=_traced_as(host, conversation),
     )
     if bridge is not None:
         layer = options.layer
@@ -289,6 +297,16 @@ def _open(
         prompts.approver.grants = grants
         prompts.approver.on_stop = runner.cancel
     return OpenSession(host, store, conversation, backend, runner, prompts)
+
+
+def _traced_as(host: Host, conversation: Conversation) -> TracedAgent:
+    """How the session's turns are named in traces: hive's own loop with its provider and model, or the
+    coding-agent CLI that runs them (a CLIENT span: another program does the work)."""
+    if conversation.backend is not None:
+        return TracedAgent(conversation.backend, model=host.settings.model, client=True)
+    return TracedAgent(
+        HIVE_BACKEND, provider=gen_ai_provider(host.settings.provider), model=host.settings.model
+    )
 
 
 @asynccontextmanager

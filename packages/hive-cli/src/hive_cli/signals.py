@@ -32,10 +32,14 @@ def exit_code_for(signum: int) -> int:
 
 
 def leave_now(code: int) -> NoReturn:
-    """Exit at once with ``code``: what was written is flushed, every child hive started is killed, and nothing
-    waits (not a worker thread blocked reading stdin, nor an MCP server taking its time to stop)."""
+    """Exit at once with ``code``: what was written is flushed (traces too, for a second at most, when tracing is
+    on), every child hive started is killed, and nothing else waits (not a worker thread blocked reading stdin,
+    nor an MCP server taking its time to stop)."""
     from hive_core.child_processes import child_supervisor
 
+    from .telemetry import flush_tracing
+
+    flush_tracing(timeout_ms=1000)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

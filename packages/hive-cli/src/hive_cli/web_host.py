@@ -29,7 +29,9 @@ def web_tools_for(loaded: LoadedConfig, settings: ProviderSettings, client: Chat
         from hive_providers.registry import choose_provider
         from hive_providers.registry import create_client
 
+        from .telemetry import traced_client
+
         choice = choose_provider(loaded, research.provider or settings.provider, research.model)
-        return create_client(choice.settings)
+        return traced_client(create_client(choice.settings), choice.settings)
 
     return web_tools(WebSettings.from_config(loaded), research, research_client=research_client)

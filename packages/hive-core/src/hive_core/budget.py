@@ -8,14 +8,12 @@ from typing import Final
 from typing import Protocol
 from typing import runtime_checkable
 
-from .chat import AsyncClosable
-from .chat import Capabilities
 from .chat import ChatClient
 from .chat import ChatOptions
 from .chat import ChatUpdate
 from .chat import FinishUpdate
 from .chat import TextUpdate
-from .chat import probed_capabilities
+from .chat import WrappingChatClient
 from .context.tokens import estimate_tokens
 from .context.window import DEFAULT_CONTEXT_WINDOW
 from .context.window import ContextWindow
@@ -45,7 +43,7 @@ def admits(client: ChatClient, messages: Sequence[Message], options: ChatOptions
     return not isinstance(client, RequestBudget) or client.admits(messages, options)
 
 
-class TokenBudgetChatClient:
+class TokenBudgetChatClient(WrappingChatClient):
     """Wraps a client: a request estimated above ``threshold`` of the window is not sent.
 
     Instead the turn gets a short length-limited reply saying why, so the user sees a graceful stop rather than
@@ -70,27 +68,13 @@ class TokenBudgetChatClient:
             raise ValueError(f"default_window must be positive, got {default_window}")
         if configured_window is not None and configured_window <= 0:
             raise ValueError(f"configured_window must be positive, got {configured_window}")
-        self.inner = inner
+        super().__init__(inner)
         self.threshold = threshold
         self.configured_window = configured_window
         self.default_window = default_window
         self.refuse_on_default = refuse_on_default
         """Whether to refuse against ``default_window`` when no window is known; off, such requests go to the
         server, whose overflow the loop compacts and retries (``compaction.compactOnOverflow``)."""
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """The inner client's."""
-        return self.inner.capabilities
-
-    async def probe_capabilities(self) -> Capabilities:
-        """The inner client's, once it asked its server (:func:`~hive_core.chat.probed_capabilities`)."""
-        return await probed_capabilities(self.inner)
-
-    async def aclose(self) -> None:
-        """Close the inner client, when it holds connections."""
-        if isinstance(self.inner, AsyncClosable):
-            await self.inner.aclose()
 
     @property
     def window(self) -> ContextWindow:

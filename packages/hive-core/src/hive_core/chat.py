@@ -37,6 +37,7 @@ __all__ = [
     "ToolSpec",
     "UsageUpdate",
     "WindowSource",
+    "WrappingChatClient",
     "probed_capabilities",
 ]
 
@@ -225,3 +226,26 @@ class AsyncClosable(Protocol):
     async def aclose(self) -> None:
         """Release what the client holds; a later request opens it again."""
         ...
+
+
+class WrappingChatClient:
+    """The part of a decorator around one client that passes on: what the inner client can do, probing it, and
+    closing it. A decorator adds its own :meth:`stream`."""
+
+    def __init__(self, inner: ChatClient) -> None:
+        self.inner = inner
+        """The client wrapped."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The inner client's."""
+        return self.inner.capabilities
+
+    async def probe_capabilities(self) -> Capabilities:
+        """The inner client's, once it asked its server (:func:`probed_capabilities`)."""
+        return await probed_capabilities(self.inner)
+
+    async def aclose(self) -> None:
+        """Close the inner client, when it holds connections."""
+        if isinstance(self.inner, AsyncClosable):
+            await self.inner.aclose()

@@ -30,6 +30,8 @@ from .tools import Tool
 from .tools import ToolArgumentError
 from .tools import ToolContext
 from .tools import ToolOutcome
+from .tracing import VERDICT_ATTRIBUTE
+from .tracing import annotate
 
 __all__ = [
     "ApprovalGate",
@@ -234,6 +236,7 @@ class ApprovalGate:
     async def __call__(self, invocation: Invocation, call_next: Next) -> ToolOutcome:
         name = invocation.call.name
         if invocation.planning and not self._runs_in_planning_mode(invocation):
+            annotate(VERDICT_ATTRIBUTE, "denied")
             return ToolOutcome.refused(
                 "denied",
                 f"Permission denied: planning mode runs only read-only tools; '{name}' may change things.",
@@ -245,6 +248,7 @@ class ApprovalGate:
             tool_name=name,
             arguments=invocation.arguments,
         )
+        annotate(VERDICT_ATTRIBUTE, judged.outcome)
         reason = judged.verdict.reason
         match judged.outcome:
             case "allowed":

@@ -40,6 +40,10 @@ from .pipeline import Invocation
 from .tools import EventSink
 from .tools import ToolContext
 from .tools import ToolOutcome
+from .tracing import NO_SPAN
+from .tracing import Span
+from .tracing import tool_span
+from .tracing import tracer
 
 if TYPE_CHECKING:
     from .loop import AgentSession
@@ -161,12 +165,15 @@ async def run_tool_round(
 
     async def run_one(call: ToolCallPart) -> None:
         begun = time.perf_counter()
-        try:
-            outcome = await _outcome(session, call, offered, history, emit)
-        except anyio.get_cancelled_exc_class():
-            if observer is not None:
-                observer(_measured(call, begun, "cancelled"))
-            raise
+        with tool_span(call) as span:
+            try:
+                outcome = await _outcome(session, call, offered, history, emit)
+            except anyio.get_cancelled_exc_class():
+                if observer is not None:
+                    observer(_measured(call, begun, "cancelled"))
+                raise
+            if span is not NO_SPAN:
+                _traced_outcome(span, outcome)
         if observer is not None:
             observer(_measured(call, begun, tool_outcome_kind(outcome)))
         outcomes[call.id] = outcome
@@ -230,6 +237,19 @@ async def _outcome(
         raise
     except Exception as exc:
         return ToolOutcome.failed(exc)
+
+
+def _traced_outcome(span: Span, outcome: ToolOutcome) -> None:
+    """Record a call's outcome on its ``execute_tool`` span: its kind, ``error.type`` when it failed or was
+    refused, and its result when content is captured."""
+    kind = tool_outcome_kind(outcome)
+    span.set("hive.tool.outcome", kind)
+    if outcome.refusal is not None:
+        span.fail(outcome.refusal)
+    elif not outcome.success:
+        span.fail("tool_error")
+    if tracer().capture_content:
+        span.set("gen_ai.tool.call.result", outcome.content)
 
 
 def _measured(call: ToolCallPart, begun: float, outcome: ToolOutcomeKind) -> ToolRecord:

@@ -237,6 +237,17 @@ def _check_fallback(report: _Report, loaded: LoadedConfig) -> None:
         report.ok(f"fallback {number}: {settings.provider}: {settings.model or 'the default model'}")
 
 
+def _check_tracing(report: _Report) -> None:
+    """One line: tracing on and where to, or off and why (a destination set without the extra is a warning)."""
+    from hive_cli.telemetry import tracing_status
+
+    status = tracing_status()
+    if status.missing_extra:
+        report.warn(f"tracing: {status.reason}", "`pip install 'hive-agent-cli[otel]'` adds OpenTelemetry")
+    else:
+        report.ok(f"tracing: {status.reason}")
+
+
 def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
@@ -327,6 +338,7 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     else:
         report.warn("git is not installed", "install git to review and undo the agent's changes")
     _check_sandbox(report, SandboxSettings.from_config(loaded) if loaded is not None else SandboxSettings())
+    _check_tracing(report)
     free = shutil.disk_usage(root).free
     if free < 1 << 30:
         report.warn(f"less than 1 GB free on the disk of {root}")

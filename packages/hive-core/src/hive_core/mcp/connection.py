@@ -36,6 +36,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream
 
 from hive_core.errors import HiveError
+from hive_core.tracing import mcp_span
 
 from .config import PluginConfig
 
@@ -188,6 +189,10 @@ class McpConnection:
         call is cancelled on the server too, and the server is then checked for an answer: one that stopped
         answering is restarted (or marked failed).
         """
+        with mcp_span("tools/call", name, server=self.config.name):
+            return await self._call_tool(name, arguments)
+
+    async def _call_tool(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         from mcp import MCPError
         from mcp.types import CONNECTION_CLOSED
 

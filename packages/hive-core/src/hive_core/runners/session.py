@@ -38,6 +38,10 @@ from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
+from hive_core.tracing import Span
+from hive_core.tracing import TracedAgent
+from hive_core.tracing import tracer
+from hive_core.tracing import turn_span
 from hive_core.turn_deadline import TurnDeadline
 from hive_core.turn_request import TurnRequest
 from hive_protocol import PROTOCOL_VERSION
@@ -52,6 +56,7 @@ from hive_protocol import QuestionResponseRequest
 from hive_protocol import Request
 from hive_protocol import SessionStartedEvent
 from hive_protocol import ShutdownRequest
+from hive_protocol import TurnEndEvent
 from hive_protocol import UnreadableRequest
 from hive_protocol import UserMessageRequest
 from hive_protocol import decode_request
@@ -117,6 +122,7 @@ class SessionRunner:
         deadline: TurnDeadline | None = None,
         extension: ProtocolExtension | None = None,
         on_request: RequestHandler | None = None,
+        traced_as: TracedAgent | None = None,
     ) -> None:
         self.processor = processor
         self.session_id = session_id or new_session_id()
@@ -146,6 +152,8 @@ class SessionRunner:
         types only, anything else is an unreadable request)."""
         self.on_request = on_request
         """Acts on the requests of :attr:`extension`'s types (``None``: they are refused with an ``error``)."""
+        self.traced_as = traced_as or TracedAgent()
+        """What runs the turns, as each turn's ``invoke_agent`` span names it (:mod:`hive_core.tracing`)."""
         self.working_path: str | None = None
         """The client's working path from its last ``context_update``."""
         self._current: anyio.CancelScope | None = None
@@ -297,7 +305,17 @@ class SessionRunner:
         A ``cancel`` meanwhile ends it with ``stop_reason: cancelled``. Running past ``timeout`` seconds is a
         failure, not a cancellation: ``error{code: timeout}`` and a ``turn_end`` without stop reason. Time during
         which :attr:`deadline` is paused (a question waits for its user) does not count.
+
+        With tracing on (:func:`~hive_core.tracing.tracer`), the turn is an ``invoke_agent`` span carrying the
+        turn's usage and stop reason, or its error's code.
         """
+        if not tracer().enabled:
+            await self._run_turn(request, emit, timeout)
+            return
+        with turn_span(self.traced_as, self.session_id, TurnRequest.of(request).prompt) as span:
+            await self._run_turn(request, _TracedEnd(emit, span), timeout)
+
+    async def _run_turn(self, request: UserMessageRequest, emit: EventSink, timeout: float | None) -> None:
         recorder = TurnRecorder(emit)
         self._cancelled = False
         deadline = math.inf if timeout is None else anyio.current_time() + timeout
@@ -312,6 +330,32 @@ class SessionRunner:
         if scope.cancelled_caught and not self._cancelled:
             recorder.fail(TimeoutError(f"the turn did not finish within {timeout:g} s"))
         recorder.finish(cancelled=self._cancelled)
+
+
+class _TracedEnd:
+    """Passes a turn's events on, recording its ``turn_end`` (usage, stop reason) and ``error`` on its span."""
+
+    __slots__ = ("_emit", "_span")
+
+    def __init__(self, emit: EventSink, span: Span) -> None:
+        self._emit = emit
+        self._span = span
+
+    def __call__(self, event: Event) -> None:
+        if event.__class__ is TurnEndEvent:
+            end = cast("TurnEndEvent", event)
+            span = self._span
+            if end.input_tokens is not None:
+                span.set("gen_ai.usage.input_tokens", end.input_tokens)
+            if end.output_tokens is not None:
+                span.set("gen_ai.usage.output_tokens", end.output_tokens)
+            if end.cached_input_tokens is not None:
+                span.set("gen_ai.usage.cache_read.input_tokens", end.cached_input_tokens)
+            if end.stop_reason is not None:
+                span.set("gen_ai.response.finish_reasons", [end.stop_reason])
+        elif isinstance(event, ErrorEvent):
+            self._span.fail(event.code or "unknown")
+        self._emit(event)
 
 
 class _Started:
