@@ -57,9 +57,7 @@ from typing import Literal
 import msgspec
 
 from hive_core._closing import Closing
-from hive_core.messages import Message
 from hive_core.session_id import new_session_id
-from hive_core.turn_request import TurnRequest
 
 from .checkpoints import FileChange
 from .checkpoints import FileState
@@ -76,9 +74,15 @@ from .records import SessionNotFound
 from .records import SessionStatus
 from .records import SessionStoreError
 from .records import UnsupportedSchema
-from .records import cut_title
-from .records import decode_payload
 from .records import entry_kind
+from .rows import DamagedRow
+from .rows import counts_as_message
+from .rows import entry_from_row
+from .rows import holder_from_row
+from .rows import info_from_row
+from .rows import project_key
+from .rows import summarise
+from .rows import title_of
 from .store import SessionStore
 
 __all__ = [
@@ -291,7 +295,7 @@ class SqliteSessionStore(Closing, SessionStore):
         """SQLite's errors about the file, as the one-line :class:`SessionStoreError` that says what to do."""
         try:
             yield
-        except (_Damaged, msgspec.ValidationError) as exc:
+        except (DamagedRow, msgspec.ValidationError) as exc:
             raise self._unusable(f"it is not a session database hive can read ({exc})") from None
         except sqlite3.DatabaseError as exc:
             code = getattr(exc, "sqlite_errorcode", -1) & 0xFF
@@ -346,8 +350,7 @@ class SqliteSessionStore(Closing, SessionStore):
                 (session_id,),
             ).fetchone()
             if row is not None:
-                fields = ("pid", "host", "machine", "started", "since", "renewed")
-                holder = msgspec.convert(dict(zip(fields, row, strict=True)), LeaseHolder)
+                holder = holder_from_row(row)
                 if holder.live(now, expiry=expiry):
                     raise SessionInUse(
                         session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
@@ -385,12 +388,7 @@ class SqliteSessionStore(Closing, SessionStore):
         now = self.clock()
         with self._read() as conn:
             rows = conn.execute("SELECT session_id, pid, host, machine, started, since, renewed FROM leases")
-            fields = ("pid", "host", "machine", "started", "since", "renewed")
-            return frozenset(
-                row[0]
-                for row in rows
-                if msgspec.convert(dict(zip(fields, row[1:], strict=True)), LeaseHolder).live(now)
-            )
+            return frozenset(row[0] for row in rows if holder_from_row(row[1:]).live(now))
 
     # -- sessions --------------------------------------------------------------------------------------------
 
@@ -415,7 +413,7 @@ class SqliteSessionStore(Closing, SessionStore):
             conn.execute(
                 f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider) "
                 f"VALUES (?, ?, ?, ?, {_NEXT_TOUCH}, ?, ?)",
-                (session_id, _project(project_path), now, now, model, provider),
+                (session_id, project_key(project_path), now, now, model, provider),
             )
             created = _select(conn, session_id)
         assert created is not None
@@ -433,14 +431,14 @@ class SqliteSessionStore(Closing, SessionStore):
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
         where, params = (
-            ("", ()) if project_path is None else ("WHERE project_path = ?", (_project(project_path),))
+            ("", ()) if project_path is None else ("WHERE project_path = ?", (project_key(project_path),))
         )
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY touched DESC LIMIT ?",
                 (*params, -1 if limit is None else limit),
             ).fetchall()
-            return [_info(row) for row in rows]
+            return [info_from_row(row) for row in rows]
 
     def latest(self, project_path: str | os.PathLike[str]) -> SessionInfo | None:
         """The project's most recently active session, or ``None``."""
@@ -488,7 +486,7 @@ class SqliteSessionStore(Closing, SessionStore):
                 "SELECT ?, turn, path, after, undone FROM file_outcomes WHERE session_id = ? AND (? < 0 OR turn <= ?)",
                 (fork_id, session_id, last, last),
             )
-            count, first = _summarise(_entries(conn, fork_id))
+            count, first = summarise(_entries(conn, fork_id))
             conn.execute(
                 "UPDATE sessions SET message_count = ?, first_message = ? WHERE id = ?",
                 (count, first, fork_id),
@@ -513,8 +511,8 @@ class SqliteSessionStore(Closing, SessionStore):
         """Append one entry in its own transaction, committed when this returns; returns its sequence number."""
         kind = entry_kind(payload)
         data = msgspec.json.encode(payload).decode()
-        counted = int(isinstance(payload, Message) and payload.role in ("user", "assistant"))
-        title = _title(payload)
+        counted = int(counts_as_message(payload))
+        title = title_of(payload)
         now = self.clock()
         with self._write() as conn:
             updated = conn.execute(
@@ -664,18 +662,14 @@ def _refuse_newer(conn: sqlite3.Connection) -> None:
         raise _NewerSchema(version)
 
 
-class _Damaged(Exception):
-    """The database's tables or rows are not what hive wrote (the message says what)."""
-
-
 def _check_tables(conn: sqlite3.Connection) -> None:
-    """Raise :class:`_Damaged` when a table of the schema, or a column of one, is missing."""
+    """Raise :class:`DamagedRow` when a table of the schema, or a column of one, is missing."""
     for table, columns in _TABLES.items():
         present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if not present:
-            raise _Damaged(f"its {table} table is missing")
+            raise DamagedRow(f"its {table} table is missing")
         if missing := sorted(columns - present):
-            raise _Damaged(f"its {table} table has no {', '.join(missing)} column")
+            raise DamagedRow(f"its {table} table has no {', '.join(missing)} column")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -696,37 +690,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
-def _project(path: str | os.PathLike[str]) -> str:
-    return str(Path(path).expanduser().resolve())
-
-
 def _select(conn: sqlite3.Connection, session_id: str) -> SessionInfo | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return None if row is None else _info(row)
-
-
-def _info(row: tuple[object, ...]) -> SessionInfo:
-    return msgspec.convert(
-        dict(
-            zip(
-                (
-                    "id",
-                    "project_path",
-                    "created",
-                    "updated",
-                    "model",
-                    "provider",
-                    "status",
-                    "forked_from",
-                    "first_message",
-                    "message_count",
-                ),
-                row,
-                strict=True,
-            )
-        ),
-        SessionInfo,
-    )
+    return None if row is None else info_from_row(row)
 
 
 def _entries(conn: sqlite3.Connection, session_id: str, after: int = 0) -> list[Entry]:
@@ -738,36 +704,4 @@ def _entries(conn: sqlite3.Connection, session_id: str, after: int = 0) -> list[
 
 
 def _entry(row: tuple[object, object, object, object]) -> Entry:
-    seq, ts, kind, data = row
-    if not (
-        isinstance(seq, int)
-        and isinstance(ts, int | float)
-        and isinstance(kind, str)
-        and isinstance(data, str)
-    ):
-        raise _Damaged(f"an entry's row holds values of the wrong types ({seq!r}, {ts!r}, {kind!r})")
-    return Entry(seq, float(ts), kind, decode_payload(kind, data))
-
-
-def _title(payload: EntryPayload) -> str | None:
-    if isinstance(payload, TurnRequest):
-        text = payload.content
-    elif isinstance(payload, Message) and payload.role == "user":
-        text = payload.text
-    else:
-        return None
-    return cut_title(text.strip()) or None
-
-
-def _summarise(entries: list[Entry]) -> tuple[int, str | None]:
-    count = 0
-    first: str | None = None
-    for entry in entries:
-        payload = entry.payload
-        if payload is None:
-            continue
-        if isinstance(payload, Message) and payload.role in ("user", "assistant"):
-            count += 1
-        if first is None:
-            first = _title(payload)
-    return count, first
+    return entry_from_row(*row)
