@@ -19,7 +19,9 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_postgres_bin", "postgres_server"]
+import pytest
+
+__all__ = ["PostgresServer", "find_postgres_bin", "postgres", "postgres_server"]
 
 
 def find_postgres_bin() -> Path | None:
@@ -113,3 +115,15 @@ def postgres_server(binaries: Path) -> Generator[PostgresServer]:
             )
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Generator[PostgresServer]:
+    """A PostgreSQL server for the whole run, started on first use (a conftest imports this fixture)."""
+    binaries = find_postgres_bin()
+    if binaries is None:
+        pytest.skip(
+            "no PostgreSQL here: initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin"
+        )
+    with postgres_server(binaries) as server:
+        yield server

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +19,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from core_postgres import PostgresServer  # noqa: E402
-from core_postgres import find_postgres_bin  # noqa: E402
-from core_postgres import postgres_server  # noqa: E402
+from core_postgres import postgres  # noqa: E402, F401 - the server fixture, for the tests of this folder
 
 
 @pytest.fixture
@@ -38,18 +36,6 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Generator[PostgresServer]:
-    """A PostgreSQL server for the whole run, started on first use."""
-    binaries = find_postgres_bin()
-    if binaries is None:
-        pytest.skip(
-            "no PostgreSQL here: initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin"
-        )
-    with postgres_server(binaries) as server:
-        yield server
 
 
 @pytest.fixture

@@ -247,11 +247,20 @@ def older_database(
         assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
+def open_store(location: str) -> SharedSessionStore:
+    """The store at ``location``: a PostgreSQL URL, or a SQLite file's path."""
+    if location.startswith("postgresql://"):
+        from hive_core.sessions.postgres import PostgresSessionStore
+
+        return PostgresSessionStore(location)
+    return SqliteSessionStore(location)
+
+
 def reopen(store: SharedSessionStore) -> SharedSessionStore:
     """A new store on the same database as ``store`` (what another process, or a restart, opens)."""
     if isinstance(store, SqliteSessionStore):
-        return SqliteSessionStore(store.path)
+        return open_store(str(store.path))
     from hive_core.sessions.postgres import PostgresSessionStore
 
     assert isinstance(store, PostgresSessionStore)
-    return PostgresSessionStore(store.url)
+    return open_store(store.url)

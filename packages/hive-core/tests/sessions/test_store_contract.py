@@ -181,7 +181,7 @@ def test_an_unreachable_server_is_one_clear_error_without_the_password(postgres:
     ):
         store.list_sessions()
     assert "s3cret-pw" not in str(caught.value)
-    assert "postgresql://hive:***@127.0.0.1:1/postgres" in str(caught.value)
+    assert "postgresql://***@127.0.0.1:1/postgres" in str(caught.value)
 
 
 def test_a_sqlite_store_never_imports_psycopg(tmp_path: Path) -> None:

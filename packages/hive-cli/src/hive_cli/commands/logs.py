@@ -1,7 +1,7 @@
 """``hive logs``: a session's execution log (turns, model requests, tool calls, fallbacks, compactions).
 
 ``--follow`` keeps printing records as they are written, by this process's sibling or any other ``hive`` serving the
-session, until Ctrl+C: it waits on SQLite's ``data_version`` (which changes when another connection commits),
+session, until Ctrl+C: it waits on the store's ``data_version`` (which changes when another connection commits),
 checked a few times a second, and reads only the entries past the last one printed.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -23,7 +24,7 @@ from hive_core.errors import UserError
 from hive_core.execution_log import LogRecord
 from hive_core.sessions import Entry
 from hive_core.sessions import LogReader
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 
 __all__ = ["FOLLOW_INTERVAL", "logs_main"]
 
@@ -50,7 +51,7 @@ def logs_main(session_id: str | None, *, output: str, follow: bool) -> int:
     return 0
 
 
-def _session(store: SqliteSessionStore, given: str | None) -> str:
+def _session(store: SharedSessionStore, given: str | None) -> str:
     if given is not None:
         return resolve_session_id(store, given)
     latest = store.latest(find_project_root(Path.cwd()))
@@ -59,7 +60,7 @@ def _session(store: SqliteSessionStore, given: str | None) -> str:
     return latest.id
 
 
-def _print(reader: LogReader, entries: list[Entry], show: Callable[[LogRecord], str]) -> int:
+def _print(reader: LogReader, entries: Sequence[Entry], show: Callable[[LogRecord], str]) -> int:
     """Print the records among ``entries``; the sequence number of the last entry (0 for none)."""
     lines = [show(record) + "\n" for record in reader.read(entries)]
     if lines:
@@ -69,7 +70,7 @@ def _print(reader: LogReader, entries: list[Entry], show: Callable[[LogRecord], 
 
 
 def _follow(
-    store: SqliteSessionStore, session_id: str, reader: LogReader, last: int, show: Callable[[LogRecord], str]
+    store: SharedSessionStore, session_id: str, reader: LogReader, last: int, show: Callable[[LogRecord], str]
 ) -> None:
     seen = store.data_version()
     while True:

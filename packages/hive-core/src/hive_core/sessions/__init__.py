@@ -69,7 +69,6 @@ from .sqlite import SqliteSessionStore
 from .store import SessionStore
 from .store import SharedSessionStore
 from .store_url import is_postgres_url
-from .store_url import redact_store_url
 
 __all__ = [
     "ABANDONED_APPROVAL_TEXT",
@@ -122,7 +121,6 @@ __all__ = [
     "keep_grants",
     "last_backend_session",
     "last_grants",
-    "redact_store_url",
     "replay",
     "validate_session_id",
 ]

@@ -44,6 +44,7 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from hive_core._closing import Closing
+from hive_core.redaction import mask_url
 from hive_core.session_id import new_session_id
 
 from .checkpoints import FileChange
@@ -71,7 +72,6 @@ from .rows import project_key
 from .rows import summarise
 from .rows import title_of
 from .store import SessionStore
-from .store_url import redact_store_url
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresSessionStore"]
 
@@ -172,7 +172,7 @@ class PostgresSessionStore(Closing, SessionStore):
     ) -> None:
         self.url = url
         """The database's URL (print :attr:`location`, which hides the password)."""
-        self.location = redact_store_url(url)
+        self.location = mask_url(url)
         """The URL with its password hidden: what messages name."""
         self.clock = clock
         """Wall clock for the stored times (Unix seconds)."""
