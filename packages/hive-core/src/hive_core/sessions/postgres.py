@@ -200,6 +200,10 @@ class PostgresSessionStore(Closing, SessionStore):
             return self._pool or self._open()
 
     def _open(self) -> psycopg_pool.ConnectionPool[_Conn]:
+        # One direct connection first: an unreachable server or a refused login fails at once, with libpq's
+        # reason, instead of the pool retrying in the background until its timeout.
+        with psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout))) as conn:
+            _migrate(conn)
         pool: psycopg_pool.ConnectionPool[_Conn] = psycopg_pool.ConnectionPool(
             self.url,
             connection_class=psycopg.Connection,
@@ -212,13 +216,7 @@ class PostgresSessionStore(Closing, SessionStore):
             open=False,
             name="hive-sessions",
         )
-        try:
-            pool.open(wait=True, timeout=self.connect_timeout)
-            with pool.connection() as conn:
-                _migrate(conn)
-        except BaseException:
-            pool.close()
-            raise
+        pool.open()
         self._pool = pool
         return pool
 
@@ -235,25 +233,25 @@ class PostgresSessionStore(Closing, SessionStore):
             yield
         except _NewerSchema as newer:
             raise UnsupportedSchema(
-                f"the session database at {self.location} was written by a newer hive (schema {newer.version}; "
-                f"this hive reads up to {SCHEMA_VERSION}): upgrade hive, or use another database",
+                f"the session database was written by a newer hive (schema {newer.version}; this hive reads up "
+                f"to {SCHEMA_VERSION}): upgrade hive, or use another database",
                 source=self.location,
             ) from None
         except psycopg_pool.PoolTimeout as exc:
             raise SessionStoreError(
-                f"the session database at {self.location} cannot be reached ({_first_line(exc)}); check that the "
-                "server runs and the URL is right",
+                f"the session database cannot be reached ({_first_line(exc)}); check that the server runs and "
+                "the URL is right",
                 source=self.location,
             ) from None
         except psycopg.OperationalError as exc:
             raise SessionStoreError(
-                f"the session database at {self.location} cannot be used ({_first_line(exc)}); check that the "
-                "server runs and the URL is right",
+                f"the session database cannot be used ({_first_line(exc)}); check that the server runs and the "
+                "URL is right",
                 source=self.location,
             ) from None
         except (DamagedRow, msgspec.ValidationError, psycopg.ProgrammingError, psycopg.DataError) as exc:
             raise SessionStoreError(
-                f"the database at {self.location} is not a session database hive can read ({_first_line(exc)})",
+                f"it is not a session database hive can read ({_first_line(exc)})",
                 source=self.location,
             ) from None
 
