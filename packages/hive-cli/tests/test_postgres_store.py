@@ -92,3 +92,20 @@ def test_a_store_url_of_another_kind_is_refused(ws: Workspace) -> None:
     assert result.code == 1, result
     assert "postgresql://" in result.stderr
     assert "pw-secret-3" not in result.stderr
+
+
+def test_doctor_reports_the_store(ws: Workspace, postgres: PostgresServer) -> None:
+    default = ws.run("doctor")
+    assert (
+        f"session store: SQLite file {ws.home / 'sessions.db'} (made by the first session)" in default.stdout
+    )
+    assert not (ws.home / "sessions.db").exists()
+    url = postgres.new_database().replace("hive@", "hive:pw-secret-4@")
+    reached = ws.run("doctor", "--store", url)
+    masked = url.replace("hive:pw-secret-4@", "***@")
+    assert f"session store: PostgreSQL {masked}, reachable, schema version 2" in reached.stdout, reached
+    unreachable = ws.run("doctor", "--store", url.replace(f":{postgres.port}/", ":1/"))
+    assert unreachable.code == 1
+    [line] = [line for line in unreachable.stdout.splitlines() if "session store:" in line]
+    assert "cannot be reached" in line
+    assert "pw-secret-4" not in reached.stdout + unreachable.stdout + unreachable.stderr

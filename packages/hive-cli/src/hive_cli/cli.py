@@ -565,6 +565,7 @@ def models_pull(name: str | None) -> None:
     is_flag=True,
     help="Repair hive's files: a missing home, modes of files holding keys, settings.json.",
 )
+@_store_option
 def doctor(verbose: bool, fix: bool) -> None:
     """Check the configuration, the providers and their connectivity, and the environment."""
     from .commands.doctor import doctor_main

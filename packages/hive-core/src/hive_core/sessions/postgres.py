@@ -202,8 +202,12 @@ class PostgresSessionStore(Closing, SessionStore):
     def _open(self) -> psycopg_pool.ConnectionPool[_Conn]:
         # One direct connection first: an unreachable server or a refused login fails at once, with libpq's
         # reason, instead of the pool retrying in the background until its timeout.
-        with psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout))) as conn:
-            _migrate(conn)
+        try:
+            first = psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout)))
+        except psycopg.OperationalError as exc:
+            raise self._unreachable(exc) from None
+        with first:
+            _migrate(first)
         pool: psycopg_pool.ConnectionPool[_Conn] = psycopg_pool.ConnectionPool(
             self.url,
             connection_class=psycopg.Connection,
@@ -238,11 +242,7 @@ class PostgresSessionStore(Closing, SessionStore):
                 source=self.location,
             ) from None
         except psycopg_pool.PoolTimeout as exc:
-            raise SessionStoreError(
-                f"the session database cannot be reached ({_first_line(exc)}); check that the server runs and "
-                "the URL is right",
-                source=self.location,
-            ) from None
+            raise self._unreachable(exc) from None
         except psycopg.OperationalError as exc:
             raise SessionStoreError(
                 f"the session database cannot be used ({_first_line(exc)}); check that the server runs and the "
@@ -254,6 +254,13 @@ class PostgresSessionStore(Closing, SessionStore):
                 f"it is not a session database hive can read ({_first_line(exc)})",
                 source=self.location,
             ) from None
+
+    def _unreachable(self, exc: Exception) -> SessionStoreError:
+        return SessionStoreError(
+            f"the session database cannot be reached ({_first_line(exc)}); check that the server runs and the "
+            "URL is right",
+            source=self.location,
+        )
 
     def schema_version(self) -> int:
         """The schema version of the database (connecting, and migrating it, first)."""

@@ -333,6 +333,12 @@ class SqliteSessionStore(Closing, SessionStore):
             moves.append(f"mv {shlex.quote(path + '-wal')} {shlex.quote(path + '.bak-wal')}")
         return " && ".join(moves)
 
+    def schema_version(self) -> int:
+        """The schema version of the database (``PRAGMA user_version``; creating or upgrading it first)."""
+        with self._read() as conn:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            return int(version)
+
     # -- leases ----------------------------------------------------------------------------------------------
 
     def lease(self, session_id: str, *, expiry: float = LEASE_EXPIRY) -> SessionLease:
