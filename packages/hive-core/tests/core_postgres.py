@@ -72,8 +72,10 @@ def _free_port() -> int:
 def postgres_server(binaries: Path) -> Generator[PostgresServer]:
     """Start a server from ``binaries`` for the block, and stop it (and remove its files) after."""
     as_other: list[str] = []
-    root = Path(tempfile.mkdtemp(prefix="hive-pg-"))
-    if os.geteuid() == 0:
+    as_root = os.geteuid() == 0
+    # As root, in /tmp itself: a private temporary folder (TMPDIR) may be closed to the server's user.
+    root = Path(tempfile.mkdtemp(prefix="hive-pg-", dir="/tmp" if as_root else None))
+    if as_root:
         as_other = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
         shutil.chown(root, "nobody", "nogroup")
     data = root / "data"
