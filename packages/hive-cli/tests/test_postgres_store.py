@@ -109,3 +109,17 @@ def test_doctor_reports_the_store(ws: Workspace, postgres: PostgresServer) -> No
     [line] = [line for line in unreachable.stdout.splitlines() if "session store:" in line]
     assert "cannot be reached" in line
     assert "pw-secret-4" not in reached.stdout + unreachable.stdout + unreachable.stderr
+
+
+def test_an_untrusted_projects_store_is_ignored(ws: Workspace) -> None:
+    # A project's files could send every transcript to someone else's database: only a trusted project may.
+    ws.trusted = False
+    (ws.project / ".hive" / "config.yaml").write_text(
+        'sessions:\n  store: "postgresql://someone@127.0.0.1:1/theirs"\n', encoding="utf-8"
+    )
+    listed = ws.run("sessions", "list", "-o", "json")
+    assert (listed.code, listed.stdout) == (0, "[]\n"), listed
+    ws.trusted = True
+    refused = ws.run("sessions", "list", "-o", "json")
+    assert refused.code == 1
+    assert "cannot be reached" in refused.stdout + refused.stderr
