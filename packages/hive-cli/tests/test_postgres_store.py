@@ -11,6 +11,7 @@ from cli_harness import assistant_texts
 from cli_harness import text
 from cli_harness import user_texts
 from core_postgres import PostgresServer
+from serve_harness import serving
 
 from hive_conformance.model_server import ScriptedModelServer
 
@@ -123,3 +124,22 @@ def test_an_untrusted_projects_store_is_ignored(ws: Workspace) -> None:
     refused = ws.run("sessions", "list", "-o", "json")
     assert refused.code == 1
     assert "cannot be reached" in refused.stdout + refused.stderr
+
+
+def test_hive_serve_with_store_keeps_its_sessions_there(
+    ws: Workspace, server: ScriptedModelServer, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    server.add(text("Served from afar."))
+    with serving(ws.use(server), "--store", url) as served:
+        session = served.open()
+        events = served.turn(session, "over http")
+        assert events[-1][1]["type"] == "turn_end"
+    assert not (ws.home / "sessions.db").exists()
+    listed = other_home(ws, tmp_path).run("sessions", "list", "--store", url, "-o", "json")
+    assert listed.code == 0, listed
+    assert [(s["id"], s["first_message"]) for s in listed.line_document()] == [(session, "over http")]
+    logged = ws.run("logs", session, "--store", url, "-o", "json")
+    assert logged.code == 0, logged
+    kinds = [json.loads(line)["kind"] for line in logged.stdout.splitlines() if line.strip()]
+    assert kinds == ["turn_start", "model_request", "turn_end"], logged.stdout
