@@ -33,7 +33,6 @@ from collections.abc import Generator
 from collections.abc import Iterable
 from collections.abc import Sequence
 from contextlib import contextmanager
-from contextlib import suppress
 from typing import Final
 from typing import LiteralString
 
@@ -53,11 +52,12 @@ from .ids import validate_session_id
 from .lease import LEASE_EXPIRY
 from .lease import LeaseHolder
 from .lease import SessionLease
+from .leasing import LeasingStore
+from .leasing import refuse_live_holder
 from .records import Entry
 from .records import EntryPayload
 from .records import SessionExists
 from .records import SessionInfo
-from .records import SessionInUse
 from .records import SessionNotFound
 from .records import SessionStatus
 from .records import SessionStoreError
@@ -156,7 +156,7 @@ _COLUMNS: Final = sql.SQL(
 )
 
 
-class PostgresSessionStore(Closing, SessionStore):
+class PostgresSessionStore(Closing, LeasingStore, SessionStore):
     """A :class:`~hive_core.sessions.SessionStore` in a PostgreSQL database, shared by every process that opens it.
 
     Nothing connects until the first call; the schema is created or migrated then.
@@ -180,16 +180,14 @@ class PostgresSessionStore(Closing, SessionStore):
         """Seconds a call waits for the server."""
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[_Conn] | None = None
-        self._leases: list[SessionLease] = []
+        LeasingStore.__init__(self)
         self._opening = threading.Lock()
 
     # -- connection ------------------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Give up the leases this store took, and close the pool (a later call opens it again)."""
-        while self._leases:
-            with suppress(SessionStoreError):
-                self._leases.pop().release()
+        self._release_leases()
         with self._opening:
             if self._pool is not None:
                 self._pool.close()
@@ -282,12 +280,7 @@ class PostgresSessionStore(Closing, SessionStore):
                 "SELECT pid, host, machine, started, since, renewed FROM leases WHERE session_id = %s",
                 (session_id,),
             ).fetchone()
-            if row is not None:
-                holder = holder_from_row(row)
-                if holder.live(now, expiry=expiry):
-                    raise SessionInUse(
-                        session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
-                    )
+            refuse_live_holder(session_id, row, now, expiry)
             conn.execute(
                 "INSERT INTO leases (session_id, token, pid, host, machine, started, since, renewed) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
@@ -295,27 +288,17 @@ class PostgresSessionStore(Closing, SessionStore):
                 "started = excluded.started, since = excluded.since, renewed = excluded.renewed",
                 (session_id, token, me.pid, me.host, me.machine, me.started, me.since, me.renewed),
             )
-        lease = SessionLease(
-            session_id,
-            token,
-            renew=lambda: self._renew(session_id, token),
-            release=lambda: self._drop(session_id, token),
-            expiry=expiry,
-        )
-        self._leases.append(lease)
-        return lease
+        return self._hand_out(session_id, token, expiry)
 
-    def _renew(self, session_id: str, token: str) -> bool:
-        with self._transaction() as conn:
-            renewed = conn.execute(
-                "UPDATE leases SET renewed = %s WHERE session_id = %s AND token = %s",
-                (self.clock(), session_id, token),
-            )
-            return renewed.rowcount > 0
+    _PARAMETER = "%s"
 
-    def _drop(self, session_id: str, token: str) -> None:
+    def _lease_write(self, statement: str, parameters: tuple[object, ...]) -> int:
         with self._transaction() as conn:
-            conn.execute("DELETE FROM leases WHERE session_id = %s AND token = %s", (session_id, token))
+            # As bytes: the statement is one of leasing's own constants, not text psycopg can prove literal.
+            return conn.execute(statement.encode(), parameters).rowcount
+
+    def _lease_clock(self) -> float:
+        return self.clock()
 
     def served(self) -> frozenset[str]:
         """The sessions whose lease is held by a process that still runs (:meth:`LeaseHolder.live`)."""

@@ -49,7 +49,6 @@ from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterable
 from contextlib import contextmanager
-from contextlib import suppress
 from pathlib import Path
 from typing import Final
 from typing import Literal
@@ -65,11 +64,12 @@ from .ids import validate_session_id
 from .lease import LEASE_EXPIRY
 from .lease import LeaseHolder
 from .lease import SessionLease
+from .leasing import LeasingStore
+from .leasing import refuse_live_holder
 from .records import Entry
 from .records import EntryPayload
 from .records import SessionExists
 from .records import SessionInfo
-from .records import SessionInUse
 from .records import SessionNotFound
 from .records import SessionStatus
 from .records import SessionStoreError
@@ -191,7 +191,7 @@ _COLUMNS: Final = (
 _NEXT_TOUCH: Final = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM sessions)"
 
 
-class SqliteSessionStore(Closing, SessionStore):
+class SqliteSessionStore(Closing, LeasingStore, SessionStore):
     """A :class:`~hive_core.sessions.SessionStore` in one SQLite database (WAL), safe across processes.
 
     Nothing touches the disk until the first call; the directory, the database and its schema are created then.
@@ -217,16 +217,13 @@ class SqliteSessionStore(Closing, SessionStore):
         """Wall clock for the stored times (Unix seconds)."""
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self._leases: list[SessionLease] = []
+        LeasingStore.__init__(self)
 
     # -- connection ------------------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Give up the leases this store took, and close the connection (a later call opens it again)."""
-        while self._leases:
-            # A lease that cannot be given up (the database went bad meanwhile) ends with this process anyway.
-            with suppress(SessionStoreError):
-                self._leases.pop().release()
+        self._release_leases()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -355,38 +352,20 @@ class SqliteSessionStore(Closing, SessionStore):
                 "SELECT pid, host, machine, started, since, renewed FROM leases WHERE session_id = ?",
                 (session_id,),
             ).fetchone()
-            if row is not None:
-                holder = holder_from_row(row)
-                if holder.live(now, expiry=expiry):
-                    raise SessionInUse(
-                        session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
-                    )
+            refuse_live_holder(session_id, row, now, expiry)
             conn.execute(
                 "INSERT OR REPLACE INTO leases (session_id, token, pid, host, machine, started, since, renewed) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, token, me.pid, me.host, me.machine, me.started, me.since, me.renewed),
             )
-        lease = SessionLease(
-            session_id,
-            token,
-            renew=lambda: self._renew(session_id, token),
-            release=lambda: self._drop(session_id, token),
-            expiry=expiry,
-        )
-        self._leases.append(lease)
-        return lease
+        return self._hand_out(session_id, token, expiry)
 
-    def _renew(self, session_id: str, token: str) -> bool:
+    def _lease_write(self, statement: str, parameters: tuple[object, ...]) -> int:
         with self._write() as conn:
-            renewed = conn.execute(
-                "UPDATE leases SET renewed = ? WHERE session_id = ? AND token = ?",
-                (self.clock(), session_id, token),
-            )
-            return renewed.rowcount > 0
+            return conn.execute(statement, parameters).rowcount
 
-    def _drop(self, session_id: str, token: str) -> None:
-        with self._write() as conn:
-            conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token))
+    def _lease_clock(self) -> float:
+        return self.clock()
 
     def served(self) -> frozenset[str]:
         """The sessions whose lease is held by a process that still runs (:meth:`LeaseHolder.live`): an
