@@ -14,8 +14,8 @@ from .rows import holder_from_row
 
 __all__ = ["LeasingStore", "refuse_live_holder"]
 
-_RENEW: Final = "UPDATE leases SET renewed = {0} WHERE session_id = {0} AND token = {0}"
-_DROP: Final = "DELETE FROM leases WHERE session_id = {0} AND token = {0}"
+_RENEW: Final = "UPDATE leases SET renewed = ? WHERE session_id = ? AND token = ?"
+_DROP: Final = "DELETE FROM leases WHERE session_id = ? AND token = ?"
 
 
 def refuse_live_holder(session_id: str, row: Sequence[object] | None, now: float, expiry: float) -> None:
@@ -30,14 +30,12 @@ def refuse_live_holder(session_id: str, row: Sequence[object] | None, now: float
 class LeasingStore:
     """Keeps the leases a store handed out; the store runs its two statements through :meth:`_lease_write`."""
 
-    _PARAMETER: str = "?"
-    """How the store's driver marks a parameter in a statement."""
-
     def __init__(self) -> None:
         self._leases: list[SessionLease] = []
 
     def _lease_write(self, statement: str, parameters: tuple[object, ...]) -> int:
-        """Run ``statement`` in its own write transaction; return the number of rows it changed."""
+        """Run ``statement`` (``?`` marking its parameters) in its own write transaction; return the number of
+        rows it changed."""
         raise NotImplementedError
 
     def _lease_clock(self) -> float:
@@ -46,13 +44,11 @@ class LeasingStore:
 
     def _hand_out(self, session_id: str, token: str, expiry: float) -> SessionLease:
         """The lease just written for ``token``, renewed and given up through the store, kept until :meth:`close`."""
-        renew = _RENEW.format(self._PARAMETER)
-        drop = _DROP.format(self._PARAMETER)
         lease = SessionLease(
             session_id,
             token,
-            renew=lambda: self._lease_write(renew, (self._lease_clock(), session_id, token)) > 0,
-            release=lambda: self._drop_lease(drop, session_id, token),
+            renew=lambda: self._lease_write(_RENEW, (self._lease_clock(), session_id, token)) > 0,
+            release=lambda: self._drop_lease(_DROP, session_id, token),
             expiry=expiry,
         )
         self._leases.append(lease)
