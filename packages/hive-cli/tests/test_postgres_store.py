@@ -4,6 +4,7 @@ found by its project from another hive home, and a bad URL is one line without t
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 from cli_harness import Workspace
@@ -143,3 +144,23 @@ def test_hive_serve_with_store_keeps_its_sessions_there(
     assert logged.code == 0, logged
     kinds = [json.loads(line)["kind"] for line in logged.stdout.splitlines() if line.strip()]
     assert kinds == ["turn_start", "model_request", "turn_end"], logged.stdout
+
+
+def test_logs_follow_on_another_home_prints_the_turn_another_process_runs(
+    ws: Workspace, server: ScriptedModelServer, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    ws.env["HIVE_SESSION_STORE"] = url  # what --store sets for the command
+    server.add(text("First."), text("Second."))
+    first = ws.use(server).run("-p", "one", "-o", "json")
+    assert first.code == 0, first
+    session = first.line_document()["session_id"]
+    watcher = other_home(ws, tmp_path)
+    with watcher.start("logs", session, "--follow", "--store", url, "-o", "json") as follow:
+        before = [follow.next_event() for _ in range(3)]
+        assert [r["kind"] for r in before] == ["turn_start", "model_request", "turn_end"]
+        assert ws.run("-r", session, "-p", "two").code == 0  # another process, while the follower waits
+        after = [follow.next_event() for _ in range(3)]
+        follow.signal(signal.SIGINT)
+        assert follow.wait() == 0, follow.stderr
+    assert [r["kind"] for r in after] == ["turn_start", "model_request", "turn_end"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from core_harness import WAIT
 from core_postgres import PostgresServer
 from sessions_harness import reopen
 
@@ -194,3 +195,33 @@ def test_a_sqlite_store_never_imports_psycopg(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_reader_waiting_for_entries_wakes_when_another_store_appends(
+    store: SharedSessionStore, project: Path
+) -> None:
+    info = store.create(project_path=project)
+    assert store.wait_for_entries(info.id, after=0, timeout=0.2) is False  # nothing came
+    woke: list[bool] = []
+    with reopen(store) as other:
+        waiting = threading.Thread(
+            target=lambda: woke.append(store.wait_for_entries(info.id, after=0, timeout=WAIT))
+        )
+        waiting.start()
+        other.append(info.id, user("news"))
+        waiting.join()
+    assert woke == [True]
+    assert store.wait_for_entries(info.id, after=0, timeout=0) is True  # already there: no wait
+    assert [e.seq for e in store.entries(info.id)] == [1]
+
+
+def test_an_append_on_postgresql_notifies_listeners_with_the_session(
+    postgres: PostgresServer, project: Path
+) -> None:
+    url = postgres.new_database()
+    with PostgresSessionStore(url) as store, psycopg.connect(url, autocommit=True) as listener:
+        info = store.create(project_path=project)
+        listener.execute("LISTEN hive_entries")
+        store.append(info.id, user("ring"))
+        [notice] = list(listener.notifies(timeout=WAIT, stop_after=1))
+    assert notice.payload == info.id

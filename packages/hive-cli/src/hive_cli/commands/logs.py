@@ -1,14 +1,13 @@
 """``hive logs``: a session's execution log (turns, model requests, tool calls, fallbacks, compactions).
 
 ``--follow`` keeps printing records as they are written, by this process's sibling or any other ``hive`` serving the
-session, until Ctrl+C: it waits on the store's ``data_version`` (which changes when another connection commits),
-checked a few times a second, and reads only the entries past the last one printed.
+session, until Ctrl+C: it waits for the session's new entries (:meth:`wait_for_entries`: SQLite's ``data_version``
+checked a few times a second, PostgreSQL's ``LISTEN``) and reads only the entries past the last one printed.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,10 +25,10 @@ from hive_core.sessions import Entry
 from hive_core.sessions import LogReader
 from hive_core.sessions import SharedSessionStore
 
-__all__ = ["FOLLOW_INTERVAL", "logs_main"]
+__all__ = ["FOLLOW_WAIT", "logs_main"]
 
-FOLLOW_INTERVAL: Final = 0.2
-"""Seconds between two looks at the database while following."""
+FOLLOW_WAIT: Final = 1.0
+"""Seconds one wait for new entries lasts at most while following (then it waits again)."""
 
 
 def logs_main(session_id: str | None, *, output: str, follow: bool) -> int:
@@ -72,10 +71,6 @@ def _print(reader: LogReader, entries: Sequence[Entry], show: Callable[[LogRecor
 def _follow(
     store: SharedSessionStore, session_id: str, reader: LogReader, last: int, show: Callable[[LogRecord], str]
 ) -> None:
-    seen = store.data_version()
     while True:
-        time.sleep(FOLLOW_INTERVAL)
-        version = store.data_version()
-        if version != seen:
-            seen = version
+        if store.wait_for_entries(session_id, after=last, timeout=FOLLOW_WAIT):
             last = _print(reader, store.entries(session_id, after=last), show) or last

@@ -126,6 +126,7 @@ DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 """Seconds to wait for the server before a call fails."""
 
 _Conn = psycopg.Connection[TupleRow]
+_CHANNEL: Final = "hive_entries"  # NOTIFY channel of appends; the payload is the session's id
 _MIGRATION_LOCK: Final = 0x68697665  # "hive": the advisory lock two migrating processes take turns on
 
 
@@ -155,12 +156,18 @@ class PostgresSessionStore(SqlSessionStore):
         self._pool: psycopg_pool.ConnectionPool[_Conn] | None = None
         SqlSessionStore.__init__(self)
         self._opening = threading.Lock()
+        self._listening = threading.Lock()
+        self._listener: psycopg.Connection[TupleRow] | None = None
 
     # -- connection ------------------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Give up the leases this store took, and close the pool (a later call opens it again)."""
         self._release_leases()
+        with self._listening:
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
         with self._opening:
             if self._pool is not None:
                 self._pool.close()
@@ -253,6 +260,41 @@ class PostgresSessionStore(SqlSessionStore):
     def _db(self) -> Generator[Db]:
         with self._transaction() as conn:
             yield _Marked(conn)
+
+    def _announce(self, db: Db, session_id: str) -> None:
+        # Delivered to listeners when the append commits, not before: a woken reader always finds the entry.
+        db.execute("SELECT pg_notify(?, ?)", (_CHANNEL, session_id))
+
+    def wait_for_entries(self, session_id: str, *, after: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the session to have an entry past sequence number ``after``; whether
+        it has one. Listens (``LISTEN``) on a connection of its own, so a new entry wakes it at once."""
+        deadline = time.monotonic() + timeout
+        with self._listening:
+            listener = self._listener_connection()
+            while self.last_seq(session_id) <= after:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                with self._translated():
+                    woken = [
+                        n
+                        for n in listener.notifies(timeout=remaining, stop_after=1)
+                        if n.payload == session_id
+                    ]
+                if not woken and time.monotonic() >= deadline:
+                    return self.last_seq(session_id) > after
+            return True
+
+    def _listener_connection(self) -> psycopg.Connection[TupleRow]:
+        if self._listener is None or self._listener.closed:
+            self._connected()  # the schema first, and one clear error when the server cannot be reached
+            with self._translated():
+                conn = psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+                )
+                conn.execute(f"LISTEN {_CHANNEL}")
+            self._listener = conn
+        return self._listener
 
     def _lock_lease(self, db: Db, session_id: str) -> None:
         # Two processes taking a lease that has no row yet take turns on this lock, not on a row.

@@ -10,6 +10,7 @@ session's row, and takes an advisory lock for a lease that has no row yet).
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -50,6 +51,7 @@ from .store import SessionStore
 
 __all__ = ["Cursor", "Db", "SqlSessionStore"]
 
+_POLL = 0.05  # seconds between two looks at data_version while waiting for entries
 _COLUMNS = (
     "id, project_path, created, updated, model, provider, status, forked_from, first_message, message_count"
 )
@@ -101,6 +103,10 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
     def _write(self) -> AbstractContextManager[Db]:
         """A connection inside a write transaction, committed when the block ends."""
         raise NotImplementedError
+
+    def _announce(self, db: Db, session_id: str) -> None:
+        """Tell waiting readers, when the transaction commits, that ``session_id`` has a new entry (nothing, where
+        readers poll :meth:`data_version` instead)."""
 
     def _lock_lease(self, db: Db, session_id: str) -> None:
         """Make a second taker of ``session_id``'s lease wait for this transaction (nothing, where the write
@@ -286,6 +292,7 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
                 "INSERT INTO entries (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
                 (session_id, seq, now, kind, data),
             )
+            self._announce(db, session_id)
         return int(seq)
 
     def entries(self, session_id: str, *, after: int = 0) -> list[Entry]:
@@ -294,6 +301,31 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
             if _select(db, session_id) is None:
                 raise SessionNotFound(session_id=session_id)
             return _entries(db, session_id, after)
+
+    def last_seq(self, session_id: str) -> int:
+        """The sequence number of the session's last entry (0 for none)."""
+        with self._read() as db:
+            (last,) = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(last)
+
+    def data_version(self) -> int:
+        """A number that changes whenever another writer commits."""
+        raise NotImplementedError
+
+    def wait_for_entries(self, session_id: str, *, after: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the session to have an entry past sequence number ``after``; whether
+        it has one. Here by polling :meth:`data_version` a few times a second; PostgreSQL's store listens."""
+        deadline = time.monotonic() + timeout
+        seen = self.data_version()
+        while self.last_seq(session_id) <= after:
+            while self.data_version() == seen:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(_POLL)
+            seen = self.data_version()
+        return True
 
     # -- checkpoints -----------------------------------------------------------------------------------------
 

@@ -120,6 +120,11 @@ class SharedSessionStore(SessionStore, CheckpointStore, Protocol):
         """A number that changes whenever another writer commits: what a reader following a log polls."""
         ...
 
+    def wait_for_entries(self, session_id: str, *, after: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the session to have an entry past sequence number ``after``; whether
+        it has one."""
+        ...
+
     def schema_version(self) -> int:
         """The version of the database's schema (connecting to it, creating or upgrading it first)."""
         ...
