@@ -29,6 +29,9 @@ CORE_STACK = {
     "ddgs",
     "trafilatura",
     "protego",
+    # The `postgresql` extra: the PostgreSQL session store, imported only when such a store is chosen.
+    "psycopg",
+    "psycopg_pool",
 }
 PROVIDER_STACK = CORE_STACK | {
     "hive_core",

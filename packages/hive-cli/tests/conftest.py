@@ -25,6 +25,7 @@ from cli_harness import LOCAL_PROMPT  # noqa: E402
 from cli_harness import Background  # noqa: E402
 from cli_harness import Workspace  # noqa: E402
 from cli_harness import scripted_server  # noqa: E402
+from core_postgres import postgres  # noqa: E402, F401 - the PostgreSQL server fixture, for the store tests
 
 from hive_conformance.model_server import ScriptedModelServer  # noqa: E402
 

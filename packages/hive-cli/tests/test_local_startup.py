@@ -39,9 +39,11 @@ HEAVY = (
     "pydantic",
     "rich.console",
     "rich.markdown",
+    "psycopg",
+    "psycopg_pool",
 )
 """What a local one-shot never needs: the cloud providers' SDKs, MCP's, the interactive mode's editor, the
-terminal renderer (``-o json``)."""
+terminal renderer (``-o json``), the PostgreSQL driver (its sessions go to the SQLite file)."""
 
 
 @pytest.fixture(scope="module")

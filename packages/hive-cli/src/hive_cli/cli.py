@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,25 @@ class _Invocation:
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and isinstance(ctx.obj, _Invocation):
         ctx.obj.debug = True
+
+
+def _set_store(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    # Through the environment, as sessions.store's variable: the configuration, and every process the command
+    # starts (a `hive serve` session's, a subagent's), then find the same store.
+    if value:
+        from .session_store import STORE_VARIABLE
+
+        os.environ[STORE_VARIABLE] = value
+
+
+_store_option = click.option(
+    "--store",
+    metavar="URL",
+    expose_value=False,
+    is_eager=True,
+    callback=_set_store,
+    help="Where sessions are kept: a postgresql:// URL (default: sessions.store, else the hive home's file).",
+)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -229,6 +249,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float | None) 
     "--fork", is_flag=True, help="With -r or -c: continue in a copy, leaving the original as it was."
 )
 @_output_option("of a -p run")
+@_store_option
 @click.option("--plain", is_flag=True, help="No colours, spinners or Markdown rendering.")
 @click.option(
     "--debug",
@@ -284,6 +305,7 @@ Examples:
 @click.option("--provider", help="Provider to use.")
 @_output_option("on stdout, nothing else there")
 @_json_alias
+@_store_option
 @click.option("--server", is_flag=True, help="Serve the turn-stream protocol as JSON Lines on stdin/stdout.")
 @click.option(
     "--http",
@@ -375,6 +397,7 @@ def acp(**flags: Unpack[SessionFlags]) -> None:
     help="The token clients must present (default: HIVE_SERVE_TOKEN, else a new random one each start).",
 )
 @click.option("--max-sessions", type=int, callback=_positive, help="Live sessions at most (429 past it).")
+@_store_option
 @click.option(
     "--isolate",
     is_flag=True,
@@ -542,6 +565,7 @@ def models_pull(name: str | None) -> None:
     is_flag=True,
     help="Repair hive's files: a missing home, modes of files holding keys, settings.json.",
 )
+@_store_option
 def doctor(verbose: bool, fix: bool) -> None:
     """Check the configuration, the providers and their connectivity, and the environment."""
     from .commands.doctor import doctor_main
@@ -585,6 +609,7 @@ def update(check: bool, pre: bool, force: bool, dry_run: bool) -> None:
 @click.option(
     "--all", "everything", is_flag=True, help="Also list empty sessions and those that failed at start."
 )
+@_store_option
 @click.pass_context
 def sessions(ctx: click.Context, limit: int, output: str, everything: bool) -> None:
     """List and manage the sessions of this project."""
@@ -600,6 +625,7 @@ def sessions(ctx: click.Context, limit: int, output: str, everything: bool) -> N
 @click.option(
     "--all", "everything", is_flag=True, help="Also list empty sessions and those that failed at start."
 )
+@_store_option
 def sessions_list(limit: int, output: str, everything: bool) -> None:
     """List sessions, newest first (dead: its process is gone)."""
     from .commands.sessions import list_main
@@ -610,6 +636,7 @@ def sessions_list(limit: int, output: str, everything: bool) -> None:
 @sessions.command("show")
 @click.argument("session_id")
 @_output_option("on stdout")
+@_store_option
 def sessions_show(session_id: str, output: str) -> None:
     """Print a session's transcript (ID: the id, or a unique start of it)."""
     from .commands.sessions import show_main
@@ -621,6 +648,7 @@ def sessions_show(session_id: str, output: str) -> None:
 @click.argument("session_id", required=False)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", help="Output format.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@_store_option
 def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
     """Delete a session."""
     from .commands.sessions import delete_main
@@ -641,6 +669,7 @@ def sessions_delete(session_id: str | None, output: str, yes: bool) -> None:
     help="Output format: text, or json / jsonl (both: one JSON record a line).",
 )
 @click.option("-f", "--follow", is_flag=True, help="Keep printing records as they are written, until Ctrl+C.")
+@_store_option
 def logs(session_id: str | None, output: str, follow: bool) -> None:
     """Show a session's execution log: turns, model requests (size, duration, tokens), tool calls, fallbacks and
     compactions (SESSION: an id or a unique start of one; the project's most recent session by default)."""

@@ -13,7 +13,7 @@ from hive_core.backends import HIVE_BACKEND
 from hive_core.errors import UserError
 from hive_core.sessions import BackendSession
 from hive_core.sessions import SessionInfo
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import last_backend_session
 
 from .assemble import Host
@@ -80,7 +80,7 @@ class Conversation:
 
 
 def choose_session(
-    store: SqliteSessionStore, project: str, choice: SessionChoice, agent: str | None
+    store: SharedSessionStore, project: str, choice: SessionChoice, agent: str | None
 ) -> ChosenSession:
     """The session ``choice`` names in the project at ``project``, and the backend that will serve it.
 
@@ -93,7 +93,7 @@ def choose_session(
     return ChosenSession(choice, info, recorded, _backend_for(info, recorded, agent))
 
 
-def open_conversation(host: Host, store: SqliteSessionStore, chosen: ChosenSession) -> Conversation:
+def open_conversation(host: Host, store: SharedSessionStore, chosen: ChosenSession) -> Conversation:
     """Create the session ``chosen`` names if it is new (or its fork), and take its lease.
 
     A new session is recorded with the host's model (for a CLI: the one asked for, else the CLI's own default).
@@ -118,7 +118,7 @@ def open_conversation(host: Host, store: SqliteSessionStore, chosen: ChosenSessi
     return Conversation(info, backend, recorded, fork_backend=forked and recorded is not None)
 
 
-def _lookup(store: SqliteSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:
+def _lookup(store: SharedSessionStore, project: str, choice: SessionChoice) -> SessionInfo | None:
     """The stored session ``choice`` continues; ``None`` for a new one."""
     if choice.resume is not None:
         from .session_listing import resolve_session_id

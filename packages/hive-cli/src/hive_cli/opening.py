@@ -34,7 +34,7 @@ from hive_core.runners.session import Resume
 from hive_core.session_id import new_session_id
 from hive_core.sessions import BackendRecorder
 from hive_core.sessions import DurableHitlBridge
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import SuspendedTurn
 from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions import keep_grants
@@ -109,7 +109,7 @@ class OpenSession(AbstractContextManager["OpenSession"]):
     def __init__(
         self,
         host: Host,
-        store: SqliteSessionStore,
+        store: SharedSessionStore,
         conversation: Conversation,
         backend: AgentBackend,
         runner: SessionRunner,
@@ -228,7 +228,7 @@ def _open(
     options: HostOptions,
     choice: SessionChoice,
     prompts: Prompts | None,
-    store: SqliteSessionStore,
+    store: SharedSessionStore,
     clock: Callable[[], float] | None,
 ) -> OpenSession:
     agent = _agent(options)
@@ -337,7 +337,7 @@ def _cli(
     options: HostOptions,
     chosen: ChosenSession,
     conversation: Conversation,
-    store: SqliteSessionStore,
+    store: SharedSessionStore,
     approvals: ApprovalService,
     questions: QuestionService,
 ) -> AgentBackend:
@@ -361,7 +361,7 @@ def _cli(
         raise
 
 
-def _kept_grants(host: Host, store: SqliteSessionStore, session_id: str) -> SessionGrants:
+def _kept_grants(host: Host, store: SharedSessionStore, session_id: str) -> SessionGrants:
     """The session's "always" grants, restored from its log and kept there from now on."""
     keep_grants(host.policy.grants, store, session_id)
     return host.policy.grants

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from hive_core.sessions import SessionInfo
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 
 from .conversation import SessionChoiceError
 from .session_documents import ListedStatus
@@ -41,7 +41,7 @@ class ListedSession:
 
 
 def listed_sessions(
-    store: SqliteSessionStore, project: str, *, limit: int | None, everything: bool = False
+    store: SharedSessionStore, project: str, *, limit: int | None, everything: bool = False
 ) -> tuple[list[ListedSession], int]:
     """The project's sessions, most recently active first, at most ``limit``, and how many of those read were
     hidden as failed at start (none with ``everything``; with a ``limit``, a count among the newest, not all)."""
@@ -67,7 +67,7 @@ def listed_sessions(
         window *= 4
 
 
-def resolve_session_id(store: SqliteSessionStore, text: str) -> str:
+def resolve_session_id(store: SharedSessionStore, text: str) -> str:
     """The id of the session ``text`` names: its whole id, or a prefix of exactly one session's id. Raises
     :class:`~hive_cli.conversation.SessionChoiceError` when none matches, or when several do (naming them)."""
     wanted = text.strip()

@@ -1,6 +1,7 @@
 """A child process for the session tests: writes to a session database, then is killed or finishes.
 
-Usage: ``sessions_child.py <scenario> <database> <session id> [count]``. Events and markers go to stdout, one
+Usage: ``sessions_child.py <scenario> <database> <session id> [count]`` (the database: a SQLite file's path or a
+PostgreSQL URL). Events and markers go to stdout, one
 line each, flushed at once, so the parent can wait for a point of the turn and kill the process there.
 
 - ``append``: create the shared session unless it exists and a session of its own, print ``ready``, wait for
@@ -24,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import anyio
 from sessions_harness import Deploys
 from sessions_harness import ask_about_deploys
+from sessions_harness import open_store
 from sessions_harness import thinking_round
 
 from hive_core import Agent
@@ -35,7 +37,7 @@ from hive_core.chat import TextUpdate
 from hive_core.chat import ToolCallUpdate
 from hive_core.messages import user
 from hive_core.sessions import DurableHitlBridge
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import TranscriptRecorder
 from hive_core.testing import Block
 from hive_core.testing import ScriptedChatClient
@@ -81,14 +83,14 @@ def first_round() -> ScriptedRound:
     )
 
 
-async def run_turn(store: SqliteSessionStore, session_id: str, rounds: list[ScriptedRound]) -> None:
+async def run_turn(store: SharedSessionStore, session_id: str, rounds: list[ScriptedRound]) -> None:
     store.create(project_path=Path.cwd(), session_id=session_id, model="scripted")
     agent = Agent(ScriptedChatClient(rounds), tools=[quick, stuck], policy=ALLOW_ALL)
     recorder = TranscriptRecorder(agent.session(), store, session_id)
     await SessionRunner(recorder).run_turn(UserMessageRequest(content="check both"), print_event)
 
 
-def append(store: SqliteSessionStore, shared: str, count: int) -> None:
+def append(store: SharedSessionStore, shared: str, count: int) -> None:
     store.create(project_path=Path.cwd(), session_id=shared, exist_ok=True)
     own = store.create(project_path=Path.cwd())
     out(b"ready\n")
@@ -102,7 +104,7 @@ def append(store: SqliteSessionStore, shared: str, count: int) -> None:
 
 def main() -> None:
     scenario, database, session_id = sys.argv[1:4]
-    with SqliteSessionStore(database) as store:
+    with open_store(database) as store:
         if scenario == "append":
             append(store, session_id, int(sys.argv[4]))
         elif scenario == "tool":

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
+from collections.abc import Generator
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import closing
@@ -41,6 +42,7 @@ from hive_core.sessions import NOT_FINISHED_TEXT
 from hive_core.sessions import SCHEMA_VERSION
 from hive_core.sessions import DurableHitlBridge
 from hive_core.sessions import SessionInfo
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import SqliteSessionStore
 from hive_core.sessions import SuspendedTurn
 from hive_core.sessions import TranscriptRecorder
@@ -230,7 +232,7 @@ class Child:
 @contextmanager
 def older_database(
     db: Path, project: Path, version: int, *dropped: str
-) -> Iterator[tuple[SqliteSessionStore, SessionInfo]]:
+) -> Generator[tuple[SqliteSessionStore, SessionInfo]]:
     """A session database set back to schema ``version`` (one session in it, the ``dropped`` tables gone), then
     opened again: the reopened store and the session. Once closed, it must be at today's version."""
     with SqliteSessionStore(db) as store:
@@ -243,3 +245,22 @@ def older_database(
         yield store, info
     with closing(sqlite3.connect(db)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+def open_store(location: str) -> SharedSessionStore:
+    """The store at ``location``: a PostgreSQL URL, or a SQLite file's path."""
+    if location.startswith("postgresql://"):
+        from hive_core.sessions.postgres import PostgresSessionStore
+
+        return PostgresSessionStore(location)
+    return SqliteSessionStore(location)
+
+
+def reopen(store: SharedSessionStore) -> SharedSessionStore:
+    """A new store on the same database as ``store`` (what another process, or a restart, opens)."""
+    if isinstance(store, SqliteSessionStore):
+        return open_store(str(store.path))
+    from hive_core.sessions.postgres import PostgresSessionStore
+
+    assert isinstance(store, PostgresSessionStore)
+    return open_store(store.url)

@@ -8,12 +8,13 @@ from pathlib import Path
 import anyio
 import pytest
 from sessions_harness import older_database
+from sessions_harness import reopen
 
 from hive_core import Agent
 from hive_core.approvals import ALLOW_ALL
 from hive_core.builtin_tools import BUILTIN_TOOLS
 from hive_core.pipeline import default_middlewares
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions.checkpoint_keeper import CheckpointKeeper
 from hive_core.sessions.checkpoints import apply_undo
@@ -38,7 +39,7 @@ def _agent(project: Path, client: ScriptedChatClient, keeper: CheckpointKeeper) 
     )
 
 
-def _run_turns(store: SqliteSessionStore, project: Path, turns: list[tuple[str, list[ScriptedRound]]]) -> str:
+def _run_turns(store: SharedSessionStore, project: Path, turns: list[tuple[str, list[ScriptedRound]]]) -> str:
     """Run each ``(message, rounds)`` as a recorded turn of a new session of ``project``; its id."""
     session_id = _session(store, project)
     client = ScriptedChatClient([r for _, rounds in turns for r in rounds])
@@ -59,12 +60,12 @@ def _run_turns(store: SqliteSessionStore, project: Path, turns: list[tuple[str, 
     return session_id
 
 
-def _session(store: SqliteSessionStore, project: Path) -> str:
+def _session(store: SharedSessionStore, project: Path) -> str:
     return store.create(project_path=project).id
 
 
 def test_undo_goes_back_one_turn_at_a_time_after_a_restart(
-    home: Path, project: Path, store: SqliteSessionStore
+    home: Path, project: Path, store: SharedSessionStore
 ) -> None:
     (project / "a.txt").write_text("one\ntwo\n")
     (project / "old.txt").write_text("keep me\n")
@@ -94,7 +95,7 @@ def test_undo_goes_back_one_turn_at_a_time_after_a_restart(
     assert not (project / "old.txt").exists()
     store.close()
 
-    with SqliteSessionStore(home / "sessions.db") as reopened:  # what a `hive -c` finds
+    with reopen(store) as reopened:  # what a `hive -c` finds
         turns = session_turns(reopened, sid)
         assert [t.title for t in turns] == ["edit a", "make b, drop old", "just look"]
         assert [len(t.paths) for t in turns] == [1, 2, 0]
@@ -117,7 +118,7 @@ def test_undo_goes_back_one_turn_at_a_time_after_a_restart(
         assert plan_undo(reopened, sid) is None
 
 
-def test_a_rewind_restores_every_turn_from_the_one_picked(project: Path, store: SqliteSessionStore) -> None:
+def test_a_rewind_restores_every_turn_from_the_one_picked(project: Path, store: SharedSessionStore) -> None:
     (project / "a.txt").write_text("a0\n")
     sid = _run_turns(
         store,
@@ -149,7 +150,7 @@ def test_a_rewind_restores_every_turn_from_the_one_picked(project: Path, store: 
 
 
 def test_a_file_changed_since_is_named_before_it_is_overwritten(
-    project: Path, store: SqliteSessionStore
+    project: Path, store: SharedSessionStore
 ) -> None:
     (project / "a.txt").write_text("mine\n")
     sid = _run_turns(
@@ -167,7 +168,7 @@ def test_a_file_changed_since_is_named_before_it_is_overwritten(
 
 
 def test_binary_files_are_kept_as_bytes_and_large_ones_are_named_not_restored(
-    project: Path, store: SqliteSessionStore
+    project: Path, store: SharedSessionStore
 ) -> None:
     blob = bytes(range(256)) * 4
     (project / "image.bin").write_bytes(blob)
@@ -202,7 +203,7 @@ def test_binary_files_are_kept_as_bytes_and_large_ones_are_named_not_restored(
     assert (project / "big.txt").read_text() == "small"
 
 
-def test_a_failed_call_and_a_read_only_turn_keep_nothing(project: Path, store: SqliteSessionStore) -> None:
+def test_a_failed_call_and_a_read_only_turn_keep_nothing(project: Path, store: SharedSessionStore) -> None:
     (project / "a.txt").write_text("a\n")
     sid = _run_turns(
         store,
@@ -220,7 +221,7 @@ def test_a_failed_call_and_a_read_only_turn_keep_nothing(project: Path, store: S
     assert [t.paths for t in session_turns(store, sid)] == [(), ()]
 
 
-def test_commands_a_turn_ran_are_named_as_not_covered(project: Path, store: SqliteSessionStore) -> None:
+def test_commands_a_turn_ran_are_named_as_not_covered(project: Path, store: SharedSessionStore) -> None:
     sid = _run_turns(
         store,
         project,
@@ -248,7 +249,7 @@ def test_commands_a_turn_ran_are_named_as_not_covered(project: Path, store: Sqli
     assert (project / "made.txt").exists()  # what the command made is not hive's to know
 
 
-def test_an_unbound_keeper_keeps_nothing(project: Path, store: SqliteSessionStore) -> None:
+def test_an_unbound_keeper_keeps_nothing(project: Path, store: SharedSessionStore) -> None:
     sid = _session(store, project)
     client = ScriptedChatClient([call(("write_file", {"path": "a.txt", "content": "a"})), reply("ok")])
     recorder = TranscriptRecorder(_agent(project, client, CheckpointKeeper()).session(), store, sid)
@@ -259,7 +260,7 @@ def test_an_unbound_keeper_keeps_nothing(project: Path, store: SqliteSessionStor
 
 
 def test_checkpoints_go_with_their_session_and_a_fork_takes_them(
-    project: Path, store: SqliteSessionStore
+    project: Path, store: SharedSessionStore
 ) -> None:
     sid = _run_turns(
         store, project, [("w", [call(("write_file", {"path": "a.txt", "content": "a"})), reply("ok")])]

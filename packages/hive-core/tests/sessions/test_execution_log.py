@@ -26,7 +26,7 @@ from hive_core.execution_log import TurnEndRecord
 from hive_core.execution_log import TurnStartRecord
 from hive_core.execution_log import record_kind
 from hive_core.sessions import LogReader
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions import execution_log
 from hive_core.testing import ScriptedChatClient
@@ -47,12 +47,12 @@ def kinds(log: list[LogRecord]) -> list[str]:
     return [record_kind(record) for record in log]
 
 
-def session_in(store: SqliteSessionStore, project: Path) -> str:
+def session_in(store: SharedSessionStore, project: Path) -> str:
     return store.create(project_path=project, model="scripted").id
 
 
 async def test_an_overflow_logs_the_failed_request_the_compaction_and_the_retry(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     sid = session_in(store, project)
     client = ScriptedChatClient([fail(OVERFLOW), reply("SUMMARY-X"), reply("fits now", usage=(900, 3))])
@@ -80,7 +80,7 @@ async def test_an_overflow_logs_the_failed_request_the_compaction_and_the_retry(
 
 
 async def test_a_provider_fallback_is_logged_before_the_request_it_saved(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     sid = session_in(store, project)
     first = ScriptedChatClient([fail(ChatError("bad key", code="auth"))])
@@ -113,7 +113,7 @@ async def test_a_provider_fallback_is_logged_before_the_request_it_saved(
 
 
 async def test_a_call_cut_short_by_a_cancelled_turn_is_logged_as_cancelled(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     sid = session_in(store, project)
     gate = anyio.Event()  # never set: the call runs until the turn is cancelled
@@ -150,7 +150,7 @@ async def test_a_call_cut_short_by_a_cancelled_turn_is_logged_as_cancelled(
 
 
 async def test_a_log_read_in_pieces_keeps_a_turns_error_with_its_end(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     sid = session_in(store, project)
     client = ScriptedChatClient([fail(ChatError("the server broke", code="network"))])

@@ -66,6 +66,12 @@ def holder(db: Path, session_id: str) -> Generator[subprocess.Popen[str]]:
         stop_process(process)
 
 
+@pytest.fixture
+def store(sqlite_store: SqliteSessionStore) -> SqliteSessionStore:
+    """These tests read and plant the SQLite file's lease rows; the store contract suite covers PostgreSQL's."""
+    return sqlite_store
+
+
 def raw_row(db: Path, session_id: str) -> tuple[object, ...] | None:
     with closing(sqlite3.connect(db)) as conn:
         row: tuple[object, ...] | None = conn.execute(

@@ -12,8 +12,10 @@ import pytest
 from core_harness import kinds
 from core_harness import message
 from core_harness import of_type
+from core_postgres import PostgresServer
 from sessions_harness import Child
 from sessions_harness import cut_short
+from sessions_harness import open_store
 from sessions_harness import restart_and_resume
 
 from hive_core import Agent
@@ -51,6 +53,15 @@ def database(home: Path) -> Path:
     return home / "sessions.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_database(request: pytest.FixtureRequest, database: Path) -> str:
+    """Where the writers meet: the SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(database)
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.new_database()
+
+
 def integrity(path: Path) -> str:
     with sqlite3.connect(path) as conn:
         (result,) = conn.execute("PRAGMA integrity_check").fetchone()
@@ -62,10 +73,10 @@ def seen(lines: Sequence[bytes], marker: bytes) -> bool:
 
 
 async def test_two_processes_write_to_one_database_at_once_without_losing_a_row(
-    database: Path, project: Path
+    shared_database: str, project: Path
 ) -> None:
     count = 500
-    children = [Child("append", str(database), "shared", str(count), cwd=project) for _ in range(2)]
+    children = [Child("append", shared_database, "shared", str(count), cwd=project) for _ in range(2)]
     try:
         # Both open the fresh database (and race to create its schema and the shared session) before "go".
         for child in children:
@@ -83,8 +94,9 @@ async def test_two_processes_write_to_one_database_at_once_without_losing_a_row(
         for child in children:
             child.close()
 
-    assert integrity(database) == "ok"
-    with SqliteSessionStore(database) as store:
+    if not shared_database.startswith("postgresql://"):
+        assert integrity(Path(shared_database)) == "ok"
+    with open_store(shared_database) as store:
         shared = store.entries("shared")
         assert [e.seq for e in shared] == list(range(1, 2 * count + 1))
         texts = [e.payload.text for e in shared if isinstance(e.payload, Message)]

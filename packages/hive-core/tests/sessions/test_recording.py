@@ -33,7 +33,7 @@ from hive_core.messages import ToolCallPart
 from hive_core.messages import ToolResultPart
 from hive_core.messages import user
 from hive_core.sessions import INTERRUPTED_NOTE
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import TranscriptRecorder
 from hive_core.sessions import execution_log
 from hive_core.sessions import replay
@@ -79,7 +79,7 @@ TOOLS: list[Tool] = [add, explode, hang]
 
 
 def recorded(
-    store: SqliteSessionStore,
+    store: SharedSessionStore,
     session_id: str,
     rounds: Sequence[ScriptedRound],
     history: Sequence[Message] = (),
@@ -105,7 +105,7 @@ def rich_round() -> ScriptedRound:
 
 
 async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project, model="scripted")
     recorder, client = recorded(store, info.id, [rich_round(), reply("The sum is ", "5.", usage=(10, 4))])
@@ -169,7 +169,7 @@ async def test_a_turn_with_tool_calls_is_recorded_as_it_ran_and_restored_exactly
 
 
 async def test_a_resumed_session_shows_the_model_the_earlier_tool_calls(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     first, _ = recorded(store, info.id, [rich_round(), reply("5.")])
@@ -212,7 +212,7 @@ async def test_a_resumed_session_shows_the_model_the_earlier_tool_calls(
 
 
 async def test_each_event_is_written_before_the_client_sees_it(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     recorder, _ = recorded(
@@ -259,7 +259,7 @@ async def cancelled_at(recorder: TranscriptRecorder, content: str, kind: type[Ev
     return events
 
 
-async def test_a_cancelled_turn_keeps_what_the_user_saw(store: SqliteSessionStore, project: Path) -> None:
+async def test_a_cancelled_turn_keeps_what_the_user_saw(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     recorder, _ = recorded(store, info.id, [call(("hang", {}, "h1"))])
     await cancelled_at(recorder, "wait forever", ToolStartEvent)
@@ -281,7 +281,7 @@ async def test_a_cancelled_turn_keeps_what_the_user_saw(store: SqliteSessionStor
     assert store.entries(info.id)[-1].payload == TurnEndEvent(stop_reason="cancelled")
 
 
-async def test_a_failed_turn_records_its_error(store: SqliteSessionStore, project: Path) -> None:
+async def test_a_failed_turn_records_its_error(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     recorder, _ = recorded(
         store,
@@ -302,7 +302,7 @@ async def test_a_failed_turn_records_its_error(store: SqliteSessionStore, projec
     assert [m.role for m in store.restore(info.id)] == ["user", "assistant", "tool"]
 
 
-async def test_a_rejected_request_leaves_no_message(store: SqliteSessionStore, project: Path) -> None:
+async def test_a_rejected_request_leaves_no_message(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     recorder, client = recorded(store, info.id, [])
     request = message("go", tool_names=["missing"])
@@ -314,7 +314,7 @@ async def test_a_rejected_request_leaves_no_message(store: SqliteSessionStore, p
 
 
 async def test_the_working_path_is_a_field_of_the_recorded_request(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     recorder, client = recorded(store, info.id, [reply("ok")])
@@ -333,7 +333,7 @@ async def test_the_working_path_is_a_field_of_the_recorded_request(
 
 
 def test_a_turn_cut_before_its_user_message_was_written_gets_it_back_and_the_note(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     store.append(info.id, TurnRequest(content="are you there"))
@@ -344,14 +344,14 @@ def test_a_turn_cut_before_its_user_message_was_written_gets_it_back_and_the_not
 
 
 def test_a_user_message_got_back_carries_the_working_path_as_the_model_read_it(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     store.append(info.id, TurnRequest(content="are you there", working_path="/w"))
     assert replay(store.entries(info.id)).messages[0] == user("[WorkingPath: /w]\n\nare you there")
 
 
-def test_a_tool_round_cut_short_answers_every_call(store: SqliteSessionStore, project: Path) -> None:
+def test_a_tool_round_cut_short_answers_every_call(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     calls = Message(
         "assistant",
@@ -368,7 +368,7 @@ def test_a_tool_round_cut_short_answers_every_call(store: SqliteSessionStore, pr
 
 
 async def test_continuing_after_an_interrupted_turn_restores_the_same_conversation_again(
-    store: SqliteSessionStore, project: Path
+    store: SharedSessionStore, project: Path
 ) -> None:
     info = store.create(project_path=project)
     store.append(info.id, TurnRequest(content="first"))

@@ -23,6 +23,7 @@ from hive_core.sessions import SessionExists
 from hive_core.sessions import SessionInfo
 from hive_core.sessions import SessionNotFound
 from hive_core.sessions import SessionStore
+from hive_core.sessions import SharedSessionStore
 from hive_core.sessions import SqliteSessionStore
 from hive_core.sessions import UnsupportedSchema
 from hive_core.sessions import cut_title
@@ -48,7 +49,7 @@ def ticking(home: Path) -> Iterator[SqliteSessionStore]:
         yield opened
 
 
-def row(store: SqliteSessionStore, session_id: str) -> SessionInfo:
+def row(store: SharedSessionStore, session_id: str) -> SessionInfo:
     found = store.get(session_id)
     assert found is not None
     return found
@@ -78,8 +79,9 @@ def test_the_database_is_created_on_first_use(home: Path, project: Path) -> None
 
 
 def test_a_store_waits_for_a_busy_database_and_is_a_session_store(
-    store: SqliteSessionStore, project: Path
+    sqlite_store: SqliteSessionStore, project: Path
 ) -> None:
+    store = sqlite_store
     assert isinstance(store, SessionStore)
     store.create(project_path=project)
     conn = store._connection()  # pyright: ignore[reportPrivateUsage]
@@ -143,7 +145,7 @@ def test_create_generates_a_sortable_id_and_records_the_session(
     assert ticking.get("nope") is None
 
 
-def test_explicit_ids_are_validated_and_unique(store: SqliteSessionStore, project: Path) -> None:
+def test_explicit_ids_are_validated_and_unique(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project, session_id="server-1")
     assert info.id == "server-1"
     with pytest.raises(SessionExists, match="'server-1' already exists"):
@@ -155,7 +157,7 @@ def test_explicit_ids_are_validated_and_unique(store: SqliteSessionStore, projec
 
 
 def test_list_is_newest_activity_first_with_project_filter_and_limit(
-    store: SqliteSessionStore, tmp_path: Path
+    store: SharedSessionStore, tmp_path: Path
 ) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     a = store.create(project_path=one, session_id="a")
@@ -178,7 +180,10 @@ def test_list_is_newest_activity_first_with_project_filter_and_limit(
     assert store.latest(tmp_path / "none") is None
 
 
-def test_delete_removes_the_session_and_its_log(home: Path, store: SqliteSessionStore, project: Path) -> None:
+def test_delete_removes_the_session_and_its_log(
+    home: Path, sqlite_store: SqliteSessionStore, project: Path
+) -> None:
+    store = sqlite_store
     keep = store.create(project_path=project, session_id="keep")
     gone = store.create(project_path=project, session_id="gone")
     for info in (keep, gone):
@@ -222,7 +227,7 @@ def test_fork_copies_the_log_and_marks_the_original(ticking: SqliteSessionStore,
     assert ticking.restore(fork.id)[-1] == user("only in the fork")
 
 
-def test_fork_up_to_an_entry_and_with_an_explicit_id(store: SqliteSessionStore, project: Path) -> None:
+def test_fork_up_to_an_entry_and_with_an_explicit_id(store: SharedSessionStore, project: Path) -> None:
     store.create(project_path=project, session_id="src")
     store.append("src", user("one"))
     seq = store.append("src", assistant("two"))
@@ -239,7 +244,7 @@ def test_fork_up_to_an_entry_and_with_an_explicit_id(store: SqliteSessionStore, 
         store.fork("src", new_id="no/slashes")
 
 
-def test_set_status(store: SqliteSessionStore, project: Path) -> None:
+def test_set_status(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     store.set_status(info.id, "ended")
     assert row(store, info.id).status == "ended"
@@ -280,7 +285,7 @@ def test_append_numbers_entries_and_keeps_their_payloads(ticking: SqliteSessionS
     assert (after.message_count, after.first_message) == (2, "read a")
 
 
-def test_appending_to_a_missing_session_fails(store: SqliteSessionStore) -> None:
+def test_appending_to_a_missing_session_fails(store: SharedSessionStore) -> None:
     with pytest.raises(SessionNotFound):
         store.append("missing", user("x"))
     with pytest.raises(SessionNotFound):
@@ -289,7 +294,7 @@ def test_appending_to_a_missing_session_fails(store: SqliteSessionStore) -> None
         store.pending_approvals("missing")
 
 
-def test_the_title_is_the_first_thing_the_user_wrote(store: SqliteSessionStore, project: Path) -> None:
+def test_the_title_is_the_first_thing_the_user_wrote(store: SharedSessionStore, project: Path) -> None:
     info = store.create(project_path=project)
     store.append(info.id, TurnRequest(content="  fix the bug  ", working_path="/w"))
     store.append(info.id, TurnRequest(content="something else"))
@@ -300,7 +305,8 @@ def test_the_title_is_the_first_thing_the_user_wrote(store: SqliteSessionStore, 
     assert cut_title("x" * TITLE_CHARS) == "x" * TITLE_CHARS
 
 
-def test_unreadable_entries_are_skipped(home: Path, store: SqliteSessionStore, project: Path) -> None:
+def test_unreadable_entries_are_skipped(home: Path, sqlite_store: SqliteSessionStore, project: Path) -> None:
+    store = sqlite_store
     info = store.create(project_path=project, session_id="s")
     store.append("s", user("kept"))
     with raw(home / "sessions.db") as conn:

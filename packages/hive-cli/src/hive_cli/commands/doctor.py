@@ -248,6 +248,34 @@ def _check_tracing(report: _Report) -> None:
         report.ok(f"tracing: {status.reason}")
 
 
+
+def _check_store(report: _Report) -> None:
+    """Which session store this project uses, whether it can be opened, and its schema version."""
+    from hive_cli.session_store import open_session_store
+    from hive_cli.session_store import session_store_location
+    from hive_core.sessions import SessionStoreError
+    from hive_core.sessions import SqliteSessionStore
+    from hive_core.sessions import UnsupportedSchema
+
+    try:
+        where = mask_urls(session_store_location())
+        with open_session_store() as store:
+            if isinstance(store, SqliteSessionStore):
+                kind = "SQLite"
+                if not store.path.exists():  # the check creates nothing
+                    report.ok(f"session store: SQLite file {where} (made by the first session)")
+                    return
+            else:
+                kind = "PostgreSQL"
+            version = store.schema_version()
+    except (SessionStoreError, UnsupportedSchema, ConfigError) as exc:
+        report.error(
+            f"session store: {exc}", "check sessions.store (or --store) and that the database is reachable"
+        )
+        return
+    report.ok(f"session store: {kind} {where}, reachable, schema version {version}")
+
+
 def doctor_main(*, verbose: bool, fix: bool = False) -> int:
     """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
@@ -270,6 +298,8 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
             report.warn(str(warning))
     except ConfigError as exc:
         report.error(f"configuration cannot be read: {exc}", "fix the file named above")
+
+    _check_store(report)
 
     report.section("Providers")
     providers = configured_providers(loaded) if loaded is not None else []

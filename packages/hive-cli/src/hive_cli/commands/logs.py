@@ -1,15 +1,15 @@
 """``hive logs``: a session's execution log (turns, model requests, tool calls, fallbacks, compactions).
 
 ``--follow`` keeps printing records as they are written, by this process's sibling or any other ``hive`` serving the
-session, until Ctrl+C: it waits on SQLite's ``data_version`` (which changes when another connection commits),
-checked a few times a second, and reads only the entries past the last one printed.
+session, until Ctrl+C: it waits for the session's new entries (:meth:`wait_for_entries`: SQLite's ``data_version``
+checked a few times a second, PostgreSQL's ``LISTEN``) and reads only the entries past the last one printed.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -23,12 +23,12 @@ from hive_core.errors import UserError
 from hive_core.execution_log import LogRecord
 from hive_core.sessions import Entry
 from hive_core.sessions import LogReader
-from hive_core.sessions import SqliteSessionStore
+from hive_core.sessions import SharedSessionStore
 
-__all__ = ["FOLLOW_INTERVAL", "logs_main"]
+__all__ = ["FOLLOW_WAIT", "logs_main"]
 
-FOLLOW_INTERVAL: Final = 0.2
-"""Seconds between two looks at the database while following."""
+FOLLOW_WAIT: Final = 1.0
+"""Seconds one wait for new entries lasts at most while following (then it waits again)."""
 
 
 def logs_main(session_id: str | None, *, output: str, follow: bool) -> int:
@@ -50,7 +50,7 @@ def logs_main(session_id: str | None, *, output: str, follow: bool) -> int:
     return 0
 
 
-def _session(store: SqliteSessionStore, given: str | None) -> str:
+def _session(store: SharedSessionStore, given: str | None) -> str:
     if given is not None:
         return resolve_session_id(store, given)
     latest = store.latest(find_project_root(Path.cwd()))
@@ -59,7 +59,7 @@ def _session(store: SqliteSessionStore, given: str | None) -> str:
     return latest.id
 
 
-def _print(reader: LogReader, entries: list[Entry], show: Callable[[LogRecord], str]) -> int:
+def _print(reader: LogReader, entries: Sequence[Entry], show: Callable[[LogRecord], str]) -> int:
     """Print the records among ``entries``; the sequence number of the last entry (0 for none)."""
     lines = [show(record) + "\n" for record in reader.read(entries)]
     if lines:
@@ -69,12 +69,8 @@ def _print(reader: LogReader, entries: list[Entry], show: Callable[[LogRecord], 
 
 
 def _follow(
-    store: SqliteSessionStore, session_id: str, reader: LogReader, last: int, show: Callable[[LogRecord], str]
+    store: SharedSessionStore, session_id: str, reader: LogReader, last: int, show: Callable[[LogRecord], str]
 ) -> None:
-    seen = store.data_version()
     while True:
-        time.sleep(FOLLOW_INTERVAL)
-        version = store.data_version()
-        if version != seen:
-            seen = version
+        if store.wait_for_entries(session_id, after=last, timeout=FOLLOW_WAIT):
             last = _print(reader, store.entries(session_id, after=last), show) or last

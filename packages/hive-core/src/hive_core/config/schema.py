@@ -544,6 +544,17 @@ SCHEMA: Final = ConfigSchema(
             replace_whole=True,
         ),
         _section(
+            "sessions",
+            "Where sessions are kept.",
+            FieldSpec(
+                name="store",
+                kind="str",
+                doc="A postgresql:// URL: sessions in that PostgreSQL database, shared by every machine that "
+                "names it (unset: the SQLite file sessions.db in the hive home). --store on a command wins.",
+                env=("HIVE_SESSION_STORE",),
+            ),
+        ),
+        _section(
             "serve",
             "`hive serve`, the HTTP server.",
             _s(

@@ -98,7 +98,8 @@ def lowers_protection(key: str, value: object, below: object = None) -> bool:
 
     The list: ``sandbox.mode`` confining less than ``below`` (``off`` < ``auto`` < ``workspace-write`` <
     ``read-only``); ``sandbox.networkAccess`` on; any ``sandbox.writablePaths`` or ``sandbox.passVariables``;
-    every endpoint (where prompts and keys are sent) and every key or token (whose account sees the prompts). The
+    every endpoint (where prompts and keys are sent), ``sessions.store`` (where every transcript is written) and
+    every key or token (whose account sees the prompts). The
     ``permissions`` section is judged by its loader, rule by rule
     (:func:`~hive_core.permissions.loosening_settings`), and a project's plugins always need trust.
     """
@@ -112,6 +113,8 @@ def lowers_protection(key: str, value: object, below: object = None) -> bool:
         return bool(value)
     if key == "permissions" or key.startswith("permissions."):
         return False
+    if key == "sessions.store":
+        return bool(value)
     return is_endpoint_key(key) or is_secret_key(key)
 
 

@@ -3,7 +3,9 @@
 A :class:`SessionStore` keeps a row per session and an append-only log of entries per session;
 :class:`SqliteSessionStore` is hive's, one SQLite database (WAL) at the path it is given (the CLI's is
 ``<hive home>/sessions.db``), shared safely by concurrent ``hive`` processes, of which one at a time serves a session (its
-:meth:`~SqliteSessionStore.lease`). :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
+:meth:`~SqliteSessionStore.lease`); :class:`~hive_core.sessions.postgres.PostgresSessionStore` (the ``postgresql``
+extra, imported from its module only) keeps the same in a PostgreSQL database shared across machines. Both are a
+:class:`SharedSessionStore`. :class:`TranscriptRecorder` records an :class:`~hive_core.AgentSession`'s turns
 into it; :meth:`SessionStore.restore` rebuilds the conversation exactly (thinking signatures, raw and parsed
 tool arguments, results with their errors and refusals), closing a turn a crash cut short;
 :class:`DurableHitlBridge` and :class:`SuspendedTurn` let an approval wait survive a crash and be asked again.
@@ -65,6 +67,8 @@ from .sqlite import DEFAULT_BUSY_TIMEOUT
 from .sqlite import SCHEMA_VERSION
 from .sqlite import SqliteSessionStore
 from .store import SessionStore
+from .store import SharedSessionStore
+from .store_url import is_postgres_url
 
 __all__ = [
     "ABANDONED_APPROVAL_TEXT",
@@ -101,6 +105,7 @@ __all__ = [
     "SessionStatus",
     "SessionStore",
     "SessionStoreError",
+    "SharedSessionStore",
     "SqliteSessionStore",
     "SuspendedTurn",
     "Suspension",
@@ -112,6 +117,7 @@ __all__ = [
     "decode_payload",
     "entry_kind",
     "execution_log",
+    "is_postgres_url",
     "keep_grants",
     "last_backend_session",
     "last_grants",

@@ -44,42 +44,19 @@ import shlex
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from collections.abc import Generator
-from collections.abc import Iterable
 from contextlib import contextmanager
-from contextlib import suppress
 from pathlib import Path
 from typing import Final
 from typing import Literal
 
 import msgspec
 
-from hive_core._closing import Closing
-from hive_core.messages import Message
-from hive_core.session_id import new_session_id
-from hive_core.turn_request import TurnRequest
-
-from .checkpoints import FileChange
-from .checkpoints import FileState
-from .ids import validate_session_id
-from .lease import LEASE_EXPIRY
-from .lease import LeaseHolder
-from .lease import SessionLease
-from .records import Entry
-from .records import EntryPayload
-from .records import SessionExists
-from .records import SessionInfo
-from .records import SessionInUse
-from .records import SessionNotFound
-from .records import SessionStatus
 from .records import SessionStoreError
 from .records import UnsupportedSchema
-from .records import cut_title
-from .records import decode_payload
-from .records import entry_kind
-from .store import SessionStore
+from .rows import DamagedRow
+from .sql_store import SqlSessionStore
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
@@ -181,13 +158,8 @@ _TABLES: Final[dict[str, frozenset[str]]] = {
 """Every table of the current schema with its columns: what an opened database must have."""
 _HEADER: Final = b"SQLite format 3\x00"
 
-_COLUMNS: Final = (
-    "id, project_path, created, updated, model, provider, status, forked_from, first_message, message_count"
-)
-_NEXT_TOUCH: Final = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM sessions)"
 
-
-class SqliteSessionStore(Closing, SessionStore):
+class SqliteSessionStore(SqlSessionStore):
     """A :class:`~hive_core.sessions.SessionStore` in one SQLite database (WAL), safe across processes.
 
     Nothing touches the disk until the first call; the directory, the database and its schema are created then.
@@ -213,16 +185,15 @@ class SqliteSessionStore(Closing, SessionStore):
         """Wall clock for the stored times (Unix seconds)."""
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self._leases: list[SessionLease] = []
+        SqlSessionStore.__init__(self)
+
+    _TOUCH = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM sessions)"
 
     # -- connection ------------------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Give up the leases this store took, and close the connection (a later call opens it again)."""
-        while self._leases:
-            # A lease that cannot be given up (the database went bad meanwhile) ends with this process anyway.
-            with suppress(SessionStoreError):
-                self._leases.pop().release()
+        self._release_leases()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -291,7 +262,7 @@ class SqliteSessionStore(Closing, SessionStore):
         """SQLite's errors about the file, as the one-line :class:`SessionStoreError` that says what to do."""
         try:
             yield
-        except (_Damaged, msgspec.ValidationError) as exc:
+        except (DamagedRow, msgspec.ValidationError) as exc:
             raise self._unusable(f"it is not a session database hive can read ({exc})") from None
         except sqlite3.DatabaseError as exc:
             code = getattr(exc, "sqlite_errorcode", -1) & 0xFF
@@ -329,216 +300,11 @@ class SqliteSessionStore(Closing, SessionStore):
             moves.append(f"mv {shlex.quote(path + '-wal')} {shlex.quote(path + '.bak-wal')}")
         return " && ".join(moves)
 
-    # -- leases ----------------------------------------------------------------------------------------------
-
-    def lease(self, session_id: str, *, expiry: float = LEASE_EXPIRY) -> SessionLease:
-        """Take the lease of ``session_id`` for this process, or raise :class:`SessionInUse`.
-
-        A lease whose holder has died (on this machine), or stopped renewing for ``expiry`` seconds (elsewhere),
-        is taken over. The lease is given up by :meth:`SessionLease.release` or by :meth:`close`.
-        """
-        now = self.clock()
-        me = LeaseHolder.current(now)
-        token = uuid.uuid4().hex
-        with self._write() as conn:
-            row = conn.execute(
-                "SELECT pid, host, machine, started, since, renewed FROM leases WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-            if row is not None:
-                fields = ("pid", "host", "machine", "started", "since", "renewed")
-                holder = msgspec.convert(dict(zip(fields, row, strict=True)), LeaseHolder)
-                if holder.live(now, expiry=expiry):
-                    raise SessionInUse(
-                        session_id=session_id, pid=holder.pid, host=holder.host, since=holder.since
-                    )
-            conn.execute(
-                "INSERT OR REPLACE INTO leases (session_id, token, pid, host, machine, started, since, renewed) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, token, me.pid, me.host, me.machine, me.started, me.since, me.renewed),
-            )
-        lease = SessionLease(
-            session_id,
-            token,
-            renew=lambda: self._renew(session_id, token),
-            release=lambda: self._drop(session_id, token),
-            expiry=expiry,
-        )
-        self._leases.append(lease)
-        return lease
-
-    def _renew(self, session_id: str, token: str) -> bool:
-        with self._write() as conn:
-            renewed = conn.execute(
-                "UPDATE leases SET renewed = ? WHERE session_id = ? AND token = ?",
-                (self.clock(), session_id, token),
-            )
-            return renewed.rowcount > 0
-
-    def _drop(self, session_id: str, token: str) -> None:
-        with self._write() as conn:
-            conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token))
-
-    def served(self) -> frozenset[str]:
-        """The sessions whose lease is held by a process that still runs (:meth:`LeaseHolder.live`): an
-        ``active`` session not among them was left by a process that died."""
-        now = self.clock()
+    def schema_version(self) -> int:
+        """The schema version of the database (``PRAGMA user_version``; creating or upgrading it first)."""
         with self._read() as conn:
-            rows = conn.execute("SELECT session_id, pid, host, machine, started, since, renewed FROM leases")
-            fields = ("pid", "host", "machine", "started", "since", "renewed")
-            return frozenset(
-                row[0]
-                for row in rows
-                if msgspec.convert(dict(zip(fields, row[1:], strict=True)), LeaseHolder).live(now)
-            )
-
-    # -- sessions --------------------------------------------------------------------------------------------
-
-    def create(
-        self,
-        *,
-        project_path: str | os.PathLike[str],
-        model: str | None = None,
-        provider: str | None = None,
-        session_id: str | None = None,
-        exist_ok: bool = False,
-    ) -> SessionInfo:
-        """Start a session; see :meth:`SessionStore.create <hive_core.sessions.SessionStore.create>`."""
-        now = self.clock()
-        session_id = new_session_id(now) if session_id is None else validate_session_id(session_id)
-        with self._write() as conn:
-            found = _select(conn, session_id)
-            if found is not None:
-                if exist_ok:
-                    return found
-                raise SessionExists(session_id=session_id)
-            conn.execute(
-                f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider) "
-                f"VALUES (?, ?, ?, ?, {_NEXT_TOUCH}, ?, ?)",
-                (session_id, _project(project_path), now, now, model, provider),
-            )
-            created = _select(conn, session_id)
-        assert created is not None
-        return created
-
-    def get(self, session_id: str) -> SessionInfo | None:
-        """The session's row, or ``None``."""
-        with self._read() as conn:
-            return _select(conn, session_id)
-
-    def list_sessions(
-        self, *, project_path: str | os.PathLike[str] | None = None, limit: int | None = None
-    ) -> list[SessionInfo]:
-        """Sessions by most recent activity first, optionally of one project only, at most ``limit``."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
-        where, params = (
-            ("", ()) if project_path is None else ("WHERE project_path = ?", (_project(project_path),))
-        )
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY touched DESC LIMIT ?",
-                (*params, -1 if limit is None else limit),
-            ).fetchall()
-            return [_info(row) for row in rows]
-
-    def latest(self, project_path: str | os.PathLike[str]) -> SessionInfo | None:
-        """The project's most recently active session, or ``None``."""
-        found = self.list_sessions(project_path=project_path, limit=1)
-        return found[0] if found else None
-
-    def delete(self, session_id: str) -> bool:
-        """Remove the session and its log; ``False`` when there was no such session."""
-        with self._write() as conn:
-            conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM file_checkpoints WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM file_outcomes WHERE session_id = ?", (session_id,))
-            return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
-
-    def fork(self, session_id: str, *, upto: int | None = None, new_id: str | None = None) -> SessionInfo:
-        """Copy the log (up to sequence number ``upto``) into a new session; the original becomes ``forked``."""
-        now = self.clock()
-        fork_id = new_session_id(now) if new_id is None else validate_session_id(new_id)
-        with self._write() as conn:
-            source = _select(conn, session_id)
-            if source is None:
-                raise SessionNotFound(session_id=session_id)
-            if _select(conn, fork_id) is not None:
-                raise SessionExists(session_id=fork_id)
-            last = -1 if upto is None else upto
-            conn.execute(
-                f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider, forked_from) "
-                f"VALUES (?, ?, ?, ?, {_NEXT_TOUCH}, ?, ?, ?)",
-                (fork_id, source.project_path, now, now, source.model, source.provider, session_id),
-            )
-            conn.execute(
-                "INSERT INTO entries (session_id, seq, ts, kind, payload) "
-                "SELECT ?, seq, ts, kind, payload FROM entries "
-                "WHERE session_id = ? AND (? < 0 OR seq <= ?) ORDER BY seq",
-                (fork_id, session_id, last, last),
-            )
-            conn.execute(
-                "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, made, digest) "
-                "SELECT ?, turn, path, existed, content, size, mode, made, digest "
-                "FROM file_checkpoints WHERE session_id = ? AND (? < 0 OR turn <= ?)",
-                (fork_id, session_id, last, last),
-            )
-            conn.execute(
-                "INSERT INTO file_outcomes (session_id, turn, path, after, undone) "
-                "SELECT ?, turn, path, after, undone FROM file_outcomes WHERE session_id = ? AND (? < 0 OR turn <= ?)",
-                (fork_id, session_id, last, last),
-            )
-            count, first = _summarise(_entries(conn, fork_id))
-            conn.execute(
-                "UPDATE sessions SET message_count = ?, first_message = ? WHERE id = ?",
-                (count, first, fork_id),
-            )
-            conn.execute("UPDATE sessions SET status = 'forked' WHERE id = ?", (session_id,))
-            forked = _select(conn, fork_id)
-        assert forked is not None
-        return forked
-
-    def set_status(self, session_id: str, status: SessionStatus) -> None:
-        """Change the session's status."""
-        with self._write() as conn:
-            if (
-                conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)).rowcount
-                == 0
-            ):
-                raise SessionNotFound(session_id=session_id)
-
-    # -- the log ---------------------------------------------------------------------------------------------
-
-    def append(self, session_id: str, payload: EntryPayload) -> int:
-        """Append one entry in its own transaction, committed when this returns; returns its sequence number."""
-        kind = entry_kind(payload)
-        data = msgspec.json.encode(payload).decode()
-        counted = int(isinstance(payload, Message) and payload.role in ("user", "assistant"))
-        title = _title(payload)
-        now = self.clock()
-        with self._write() as conn:
-            updated = conn.execute(
-                f"UPDATE sessions SET updated = ?, touched = {_NEXT_TOUCH}, message_count = message_count + ?, "
-                "first_message = COALESCE(first_message, ?) WHERE id = ?",
-                (now, counted, title, session_id),
-            )
-            if updated.rowcount == 0:
-                raise SessionNotFound(session_id=session_id)
-            (seq,) = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM entries WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO entries (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
-                (session_id, seq, now, kind, data),
-            )
-        return int(seq)
-
-    def entries(self, session_id: str, *, after: int = 0) -> list[Entry]:
-        """The session's log in order (only the entries past sequence number ``after``, when given)."""
-        with self._read() as conn:
-            if _select(conn, session_id) is None:
-                raise SessionNotFound(session_id=session_id)
-            return _entries(conn, session_id, after)
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            return int(version)
 
     def data_version(self) -> int:
         """A number that changes whenever another connection commits a write to the database (SQLite's
@@ -546,86 +312,6 @@ class SqliteSessionStore(Closing, SessionStore):
         with self._read() as conn:
             (version,) = conn.execute("PRAGMA data_version").fetchone()
             return int(version)
-
-    # -- checkpoints -----------------------------------------------------------------------------------------
-
-    def keep_file(self, session_id: str, path: str, read: Callable[[], FileState]) -> int:
-        """Keep ``read()`` as ``path``'s state before the session's current turn (its latest ``turn_start``),
-        unless that turn already kept one (``read`` is then not called); return the turn (0 before any turn was
-        recorded). ``read`` runs inside the transaction, so two processes never both keep a state."""
-        with self._write() as conn:
-            # Walks the log's index from its end: the current turn's start is near it.
-            row = conn.execute(
-                "SELECT seq FROM entries WHERE session_id = ? AND kind = 'turn_start' ORDER BY seq DESC LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            turn = 0 if row is None else int(row[0])
-            kept = conn.execute(
-                "SELECT 1 FROM file_checkpoints WHERE session_id = ? AND turn = ? AND path = ?",
-                (session_id, turn, path),
-            ).fetchone()
-            if kept is None:
-                state = read()
-                conn.execute(
-                    "INSERT INTO file_checkpoints (session_id, turn, path, existed, content, size, mode, made, "
-                    "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        turn,
-                        path,
-                        int(state.existed),
-                        state.content,
-                        state.size,
-                        state.mode,
-                        state.made,
-                        state.digest,
-                    ),
-                )
-        return int(turn)
-
-    def file_left(self, session_id: str, turn: int, path: str, digest: str | None) -> None:
-        """Record the digest of what the turn's latest change left at ``path`` (``""``: no file)."""
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO file_outcomes (session_id, turn, path, after) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (session_id, turn, path) DO UPDATE SET after = excluded.after",
-                (session_id, turn, path, digest),
-            )
-
-    def file_changes(self, session_id: str) -> list[FileChange]:
-        """The session's kept file states, by turn then path."""
-        with self._read() as conn:
-            rows: Iterable[
-                tuple[int, str, int, bytes | None, int, int | None, str | None, str, str | None, float | None]
-            ] = conn.execute(
-                "SELECT c.turn, c.path, c.existed, c.content, c.size, c.mode, c.made, c.digest, o.after, o.undone "
-                "FROM file_checkpoints c LEFT JOIN file_outcomes o "
-                "ON o.session_id = c.session_id AND o.turn = c.turn AND o.path = c.path "
-                "WHERE c.session_id = ? ORDER BY c.turn, c.path",
-                (session_id,),
-            )
-            return [
-                FileChange(
-                    turn=turn,
-                    path=path,
-                    before=FileState(
-                        existed=bool(existed), content=content, size=size, mode=mode, made=made, digest=digest
-                    ),
-                    after=after,
-                    undone=undone is not None,
-                )
-                for turn, path, existed, content, size, mode, made, digest, after, undone in rows
-            ]
-
-    def mark_undone(self, session_id: str, changes: Iterable[FileChange]) -> None:
-        """Record that ``changes`` were undone (restored), in one transaction."""
-        now = self.clock()
-        with self._write() as conn:
-            conn.executemany(
-                "INSERT INTO file_outcomes (session_id, turn, path, after, undone) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (session_id, turn, path) DO UPDATE SET undone = excluded.undone",
-                [(session_id, change.turn, change.path, change.after, now) for change in changes],
-            )
 
 
 def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
@@ -664,18 +350,14 @@ def _refuse_newer(conn: sqlite3.Connection) -> None:
         raise _NewerSchema(version)
 
 
-class _Damaged(Exception):
-    """The database's tables or rows are not what hive wrote (the message says what)."""
-
-
 def _check_tables(conn: sqlite3.Connection) -> None:
-    """Raise :class:`_Damaged` when a table of the schema, or a column of one, is missing."""
+    """Raise :class:`DamagedRow` when a table of the schema, or a column of one, is missing."""
     for table, columns in _TABLES.items():
         present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if not present:
-            raise _Damaged(f"its {table} table is missing")
+            raise DamagedRow(f"its {table} table is missing")
         if missing := sorted(columns - present):
-            raise _Damaged(f"its {table} table has no {', '.join(missing)} column")
+            raise DamagedRow(f"its {table} table has no {', '.join(missing)} column")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -694,80 +376,3 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-def _project(path: str | os.PathLike[str]) -> str:
-    return str(Path(path).expanduser().resolve())
-
-
-def _select(conn: sqlite3.Connection, session_id: str) -> SessionInfo | None:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return None if row is None else _info(row)
-
-
-def _info(row: tuple[object, ...]) -> SessionInfo:
-    return msgspec.convert(
-        dict(
-            zip(
-                (
-                    "id",
-                    "project_path",
-                    "created",
-                    "updated",
-                    "model",
-                    "provider",
-                    "status",
-                    "forked_from",
-                    "first_message",
-                    "message_count",
-                ),
-                row,
-                strict=True,
-            )
-        ),
-        SessionInfo,
-    )
-
-
-def _entries(conn: sqlite3.Connection, session_id: str, after: int = 0) -> list[Entry]:
-    rows: Iterable[tuple[object, object, object, object]] = conn.execute(
-        "SELECT seq, ts, kind, payload FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq",
-        (session_id, after),
-    )
-    return [_entry(row) for row in rows]
-
-
-def _entry(row: tuple[object, object, object, object]) -> Entry:
-    seq, ts, kind, data = row
-    if not (
-        isinstance(seq, int)
-        and isinstance(ts, int | float)
-        and isinstance(kind, str)
-        and isinstance(data, str)
-    ):
-        raise _Damaged(f"an entry's row holds values of the wrong types ({seq!r}, {ts!r}, {kind!r})")
-    return Entry(seq, float(ts), kind, decode_payload(kind, data))
-
-
-def _title(payload: EntryPayload) -> str | None:
-    if isinstance(payload, TurnRequest):
-        text = payload.content
-    elif isinstance(payload, Message) and payload.role == "user":
-        text = payload.text
-    else:
-        return None
-    return cut_title(text.strip()) or None
-
-
-def _summarise(entries: list[Entry]) -> tuple[int, str | None]:
-    count = 0
-    first: str | None = None
-    for entry in entries:
-        payload = entry.payload
-        if payload is None:
-            continue
-        if isinstance(payload, Message) and payload.role in ("user", "assistant"):
-            count += 1
-        if first is None:
-            first = _title(payload)
-    return count, first

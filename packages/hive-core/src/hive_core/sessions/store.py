@@ -1,14 +1,19 @@
-"""The interface of a session store; :class:`~hive_core.sessions.SqliteSessionStore` is hive's implementation."""
+"""The interface of a session store: :class:`~hive_core.sessions.SqliteSessionStore` and
+:class:`~hive_core.sessions.postgres.PostgresSessionStore` are hive's implementations."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from typing import Protocol
+from typing import Self
 from typing import runtime_checkable
 
 from hive_core.messages import Message
 
+from .checkpoints import CheckpointStore
+from .lease import LEASE_EXPIRY
+from .lease import SessionLease
 from .records import Entry
 from .records import EntryPayload
 from .records import PendingApproval
@@ -16,7 +21,7 @@ from .records import SessionInfo
 from .records import SessionStatus
 from .replay import replay
 
-__all__ = ["SessionStore"]
+__all__ = ["SessionStore", "SharedSessionStore"]
 
 
 @runtime_checkable
@@ -95,3 +100,35 @@ class SessionStore(Protocol):
     def close(self) -> None:
         """Release the store's resources; it must not be used afterwards."""
         ...
+
+
+@runtime_checkable
+class SharedSessionStore(SessionStore, CheckpointStore, Protocol):
+    """A :class:`SessionStore` that many processes share, as hive's command uses it: besides the sessions and
+    their logs, who serves each session (leases), change detection for readers following a log, and file
+    checkpoints. Both of hive's stores are one; a ``with`` block closes it."""
+
+    def lease(self, session_id: str, *, expiry: float = LEASE_EXPIRY) -> SessionLease:
+        """Take the lease of ``session_id`` for this process, or raise :class:`~hive_core.sessions.SessionInUse`."""
+        ...
+
+    def served(self) -> frozenset[str]:
+        """The sessions whose lease is held by a process that still runs."""
+        ...
+
+    def data_version(self) -> int:
+        """A number that changes whenever another writer commits: what a reader following a log polls."""
+        ...
+
+    def wait_for_entries(self, session_id: str, *, after: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the session to have an entry past sequence number ``after``; whether
+        it has one."""
+        ...
+
+    def schema_version(self) -> int:
+        """The version of the database's schema (connecting to it, creating or upgrading it first)."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
