@@ -248,7 +248,6 @@ def _check_tracing(report: _Report) -> None:
         report.ok(f"tracing: {status.reason}")
 
 
-
 def _check_store(report: _Report) -> None:
     """Which session store this project uses, whether it can be opened, and its schema version."""
     from hive_cli.session_store import open_session_store
