@@ -27,11 +27,11 @@ from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import user_texts
 from pydantic import TypeAdapter
-from test_serve import TOKEN
+from serve_harness import TOKEN
+from serve_harness import Served
+from serve_harness import read_sse
+from serve_harness import serving
 from test_serve import WRITE_CONFIG
-from test_serve import Served
-from test_serve import read_sse
-from test_serve import serving
 
 from hive_conformance.model_server import ScriptedModelServer
 from hive_conformance.script import HttpFailure

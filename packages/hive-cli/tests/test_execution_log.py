@@ -16,7 +16,7 @@ from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
-from test_serve import serving
+from serve_harness import serving
 
 from hive_conformance.model_server import ScriptedModelServer
 

@@ -25,9 +25,9 @@ from playwright.sync_api import BrowserContext
 from playwright.sync_api import Page
 from playwright.sync_api import expect
 from playwright.sync_api import sync_playwright
-from test_serve import TOKEN
-from test_serve import Served
-from test_serve import serving
+from serve_harness import TOKEN
+from serve_harness import Served
+from serve_harness import serving
 
 from hive_conformance.model_server import ScriptedModelServer
 
