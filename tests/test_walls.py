@@ -64,6 +64,8 @@ WALLS: dict[str, tuple[Path, set[str]]] = {
             "pydantic",
             # The otel extra: traces exported with the OpenTelemetry SDK, imported only when tracing is on.
             "opentelemetry",
+            # The temporal extra: the engine's client and worker, imported only by --engine and `hive worker`.
+            "temporalio",
         },
     ),
     "hive_conformance": (

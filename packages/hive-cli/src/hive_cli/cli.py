@@ -399,6 +399,12 @@ def acp(**flags: Unpack[SessionFlags]) -> None:
 @click.option("--max-sessions", type=int, callback=_positive, help="Live sessions at most (429 past it).")
 @_store_option
 @click.option(
+    "--engine",
+    metavar="temporal://HOST:PORT[/NAMESPACE]",
+    help="Run sessions on this engine's workers (`hive worker`) instead of in this server; needs a "
+    "postgresql:// --store (default: serve.engine).",
+)
+@click.option(
     "--isolate",
     is_flag=True,
     help="Run each session's turns in a `hive run --http` process of its own, connecting back (a crash ends "
@@ -427,6 +433,7 @@ def serve(
     port: int,
     token: str | None,
     max_sessions: int | None,
+    engine: str | None,
     isolate: bool,
     model: str | None,
     provider: str | None,
@@ -455,9 +462,36 @@ def serve(
     )
     sys.exit(
         serve_main(
-            host=host, port=port, token=token, max_sessions=max_sessions, isolate=isolate, options=options
+            host=host,
+            port=port,
+            token=token,
+            max_sessions=max_sessions,
+            isolate=isolate,
+            options=options,
+            engine=engine,
         )
     )
+
+
+@cli.command()
+@click.option(
+    "--engine",
+    required=True,
+    metavar="temporal://HOST:PORT[/NAMESPACE]",
+    help="The engine whose sessions this worker runs (namespace `default` when omitted).",
+)
+@_store_option
+@click.option("--max-turns", type=int, callback=_positive, help="Turns this worker runs at once at most.")
+def worker(engine: str, max_turns: int | None) -> None:
+    """Run the turns of sessions that `hive serve --engine` front ends keep on an engine.
+
+    Any number of workers, on any machines, poll the engine's task queue `hive`; a turn whose worker dies goes on
+    on another from its last recorded step. Every worker needs the same --store (a postgresql:// URL) and must
+    see each session's folder at the same path. Prints one line once it polls: `hive worker: ready (…)`.
+    """
+    from .commands.worker import worker_main
+
+    sys.exit(worker_main(engine=engine, max_turns=max_turns))
 
 
 @cli.command(

@@ -81,8 +81,9 @@ ReasoningEffort = Literal["none", "low", "medium", "high", "extra_high"]
 FallbackKind = Literal["retry", "fallback", "exhausted"]
 """What a provider failure led to: a retry of the same provider, a switch to the next, or giving up."""
 
-FallbackCategory = Literal["transient", "rate_limit", "auth", "fatal"]
-"""How a provider failure was classified for retry purposes."""
+FallbackCategory = Literal["transient", "rate_limit", "auth", "fatal", "worker_lost"]
+"""How a failure was classified for retry purposes: a provider's (the first four), or ``worker_lost``: the worker
+running the turn on a scaled-out ``hive serve`` stopped, and another goes on from the turn's last recorded step."""
 
 WorkItemKind = Literal["subagent", "monitor"]
 """What an ``agent_work`` item tracks: a subagent the agent started, or a background command it watches."""

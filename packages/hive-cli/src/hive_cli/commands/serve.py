@@ -8,12 +8,18 @@ import secrets
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Final
 
 import anyio
 
 from hive_cli.assemble import HostOptions
+from hive_cli.engine import EngineAddress
 from hive_cli.errors import USER_ERRORS
+
+if TYPE_CHECKING:
+    from hive_cli.engine import Engine
+    from hive_cli.serve.shared_log import SharedServeLog
 
 __all__ = ["listen", "serve_main"]
 
@@ -42,9 +48,35 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve_main(
-    *, host: str, port: int, token: str | None, max_sessions: int | None, isolate: bool, options: HostOptions
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    max_sessions: int | None,
+    isolate: bool,
+    options: HostOptions,
+    engine: str | None = None,
 ) -> int:
     """Run ``hive serve`` until SIGINT or SIGTERM; returns the exit code."""
+    address: EngineAddress | None = None
+    try:
+        chosen_engine = engine or _configured_engine(options.cwd)
+    except USER_ERRORS as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 2
+    if chosen_engine:
+        from hive_cli.engine import EngineAddressError
+
+        try:
+            address = EngineAddress.parse(chosen_engine)
+        except EngineAddressError as exc:
+            sys.stderr.write(f"hive: {exc}\n")
+            return 2
+        if isolate:
+            sys.stderr.write(
+                "hive: --isolate and --engine do not go together: an engine runs turns on its workers\n"
+            )
+            return 2
     chosen = token or os.environ.get("HIVE_SERVE_TOKEN")
     if not chosen:
         try:
@@ -62,12 +94,22 @@ def serve_main(
     except OSError as exc:
         sys.stderr.write(f"hive: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 1
-    return anyio.run(_serve, listener, host, chosen, max_sessions, isolate, options)
+    return anyio.run(_serve, listener, host, chosen, max_sessions, isolate, options, address)
+
+
+def _configured_engine(cwd: Path) -> str | None:
+    """``serve.engine`` from the configuration of the folder the server starts in (a project's own value counts
+    only in a trusted project: it says where the project's sessions run)."""
+    return _configured(cwd, "serve.engine")
 
 
 def _configured_token(cwd: Path) -> str | None:
     """``serve.token`` from the configuration of the folder the server starts in; a project's own value counts
     only in a trusted project, as every secret does."""
+    return _configured(cwd, "serve.token")
+
+
+def _configured(cwd: Path, key: str) -> str | None:
     from hive_cli.project_trust import load_trusted_config
     from hive_core.config import find_project_root
     from hive_providers.table import CONFIG_SCHEMA
@@ -76,7 +118,7 @@ def _configured_token(cwd: Path) -> str | None:
         sys.stderr.write(f"{line}\n")
 
     loaded = load_trusted_config(find_project_root(cwd), CONFIG_SCHEMA, ask=False, say=say)
-    value = loaded.get("serve.token")
+    value = loaded.get(key)
     return value if isinstance(value, str) and value else None
 
 
@@ -87,6 +129,7 @@ async def _serve(
     max_sessions: int | None,
     isolate: bool,
     options: HostOptions,
+    address: EngineAddress | None,
 ) -> int:
     import uvicorn
 
@@ -100,7 +143,11 @@ async def _serve(
 
     port = int(listener.getsockname()[1])
     shown = f"[{host}]" if ":" in host else host
-    store = ServeLogStore(hive_home() / LOG_FILE_NAME)
+    on_engine = None if address is None else await _on_engine(address)
+    if isinstance(on_engine, str):
+        sys.stderr.write(f"hive: {on_engine}\n")
+        return 1
+    store = ServeLogStore(hive_home() / LOG_FILE_NAME) if on_engine is None else None
     async with anyio.create_task_group() as group:
         own = "127.0.0.1" if host in ("0.0.0.0", "localhost") else "[::1]" if host == "::" else shown
         agents = (
@@ -108,13 +155,23 @@ async def _serve(
             if isolate
             else None
         )
-        served = ServeApp(group, defaults=options, max_sessions=max_sessions, isolate=agents, store=store)
+        served = ServeApp(
+            group,
+            defaults=options,
+            max_sessions=max_sessions,
+            isolate=agents,
+            store=store,
+            engine=None if on_engine is None else on_engine[0],
+            shared=None if on_engine is None else on_engine[1],
+        )
         await served.restore()
         flushing = anyio.CancelScope()
 
         async def keep_flushing() -> None:
             with flushing:
-                await served.keep_flushing()
+                async with anyio.create_task_group() as background:
+                    background.start_soon(served.keep_flushing)
+                    background.start_soon(served.follow_shared)
 
         group.start_soon(keep_flushing)
         app = Guard(served.app, token=token, hosts=allowed_hosts(host, port))
@@ -133,5 +190,39 @@ async def _serve(
         finally:
             served.stop()
             flushing.cancel()
-    store.close()
+    if store is not None:
+        store.close()
+    if on_engine is not None:
+        on_engine[1].store.close()
     return 0
+
+
+async def _on_engine(address: EngineAddress) -> tuple[Engine, SharedServeLog] | str:
+    """The engine at ``address`` and the shared store its front ends keep sessions in; or why not."""
+    from hive_cli.session_store import open_session_store
+    from hive_cli.session_store import session_store_location
+    from hive_core.sessions import is_postgres_url
+
+    if not is_postgres_url(session_store_location()):
+        return (
+            "sessions on an engine need the store every front end and worker shares: give --store "
+            "postgresql://… (or sessions.store)"
+        )
+    try:
+        from hive_cli.engine.temporal import TemporalEngine
+        from hive_cli.serve.shared_log import SharedServeLog
+        from hive_core.sessions.postgres import PostgresSessionStore
+    except ImportError as exc:
+        return f"--engine needs the temporal extra ({exc}): install hive-agent-cli[temporal]"
+    store = open_session_store()
+    assert isinstance(store, PostgresSessionStore)
+    try:
+        await anyio.to_thread.run_sync(store.schema_version)
+    except USER_ERRORS as exc:
+        return str(exc)
+    try:
+        engine = await TemporalEngine.connect(address)
+    except RuntimeError as exc:
+        store.close()
+        return f"the engine {address} cannot be reached: {exc}"
+    return engine, SharedServeLog(store)

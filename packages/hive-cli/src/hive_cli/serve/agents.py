@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hive_cli.assemble import HostOptions
 from hive_core.runners.http import EVENT_POSITION_HEADER
 
-__all__ = ["EVENT_POSITION_HEADER", "AgentCommand", "AgentLink", "EventsRefused"]
+__all__ = ["EVENT_POSITION_HEADER", "AgentCommand", "AgentLink", "EventsRefused", "agent_flags"]
 
 
 class EventsRefused(Exception):
@@ -88,16 +89,38 @@ class AgentCommand:
             "--session-id",
             session_id,
         ]
-        if options.agent is not None:
-            command += ["--agent", options.agent]
-            if options.model_endpoint is not None:
-                command += ["--model-endpoint", options.model_endpoint]
-            if options.agent_mode is not None:
-                command += ["--agent-mode", options.agent_mode]
-        if options.model is not None:
-            command += ["--model", options.model]
-        if options.provider is not None:
-            command += ["--provider", options.provider]
-        for allowed in options.allow:
-            command += ["--allow", allowed]
-        return command
+        return command + agent_flags(
+            agent=options.agent,
+            model_endpoint=options.model_endpoint,
+            agent_mode=options.agent_mode,
+            model=options.model,
+            provider=options.provider,
+            allow=options.allow,
+        )
+
+
+def agent_flags(
+    *,
+    agent: str | None,
+    model_endpoint: str | None,
+    agent_mode: str | None,
+    model: str | None,
+    provider: str | None,
+    allow: Sequence[str],
+) -> list[str]:
+    """The ``hive run`` flags that open a session with this backend, model and these pre-approvals (for an agent
+    process of ``hive serve --isolate``'s, or a turn on a ``hive worker``)."""
+    flags: list[str] = []
+    if agent is not None:
+        flags += ["--agent", agent]
+        if model_endpoint is not None:
+            flags += ["--model-endpoint", model_endpoint]
+        if agent_mode is not None:
+            flags += ["--agent-mode", agent_mode]
+    if model is not None:
+        flags += ["--model", model]
+    if provider is not None:
+        flags += ["--provider", provider]
+    for allowed in allow:
+        flags += ["--allow", allowed]
+    return flags

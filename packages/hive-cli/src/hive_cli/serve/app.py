@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Final
 
@@ -54,6 +56,7 @@ from hive_cli.log_records import log_json
 from hive_cli.session_store import open_session_store
 from hive_core.session_id import new_session_id
 from hive_core.sessions import SessionInUse
+from hive_core.sessions import SessionStoreError
 from hive_core.sessions import execution_log
 from hive_protocol import sse_event
 
@@ -64,10 +67,16 @@ from .agents import EventsRefused
 from .hosted import Carrier
 from .hosted import HostedSession
 from .hosted import RequestRefused
+from .log_store import LoggedSession
 from .log_store import ServeLogStore
 from .settings import SessionSettings
 from .settings import SettingsRefused
 from .settings import decode_settings
+
+if TYPE_CHECKING:
+    from hive_cli.engine import Engine
+
+    from .shared_log import SharedServeLog
 
 __all__ = ["ServeApp", "SessionRequest"]
 
@@ -78,6 +87,7 @@ SAVE_SECONDS: Final = 0.25
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 EXTERNAL: Final = "external"
+_LISTEN_AGAIN_SECONDS: Final = 5.0
 """The backend of a session whose agent connects by itself to the agent endpoints."""
 PAGE: Final = Path(__file__).parent / "page"
 """The web chat page's files: ``index.html`` at ``/``, the rest under ``/page/``."""
@@ -122,6 +132,8 @@ class ServeApp:
         max_sessions: int | None = None,
         isolate: AgentCommand | None = None,
         store: ServeLogStore | None = None,
+        engine: Engine | None = None,
+        shared: SharedServeLog | None = None,
     ) -> None:
         self._group = group
         self._defaults = defaults
@@ -130,6 +142,10 @@ class ServeApp:
         """How to start a session's own agent process (``--isolate``); ``None`` to run sessions in the server."""
         self.store = store
         """Where sessions and their events are kept across restarts (``None``: in memory only)."""
+        self.engine = engine
+        """The engine new sessions run on (``--engine``); ``None`` to run them here."""
+        self.shared = shared
+        """With an engine: the store every front end keeps the sessions and their events in."""
         self.sessions: dict[str, HostedSession] = {}
         self.app: Final = Starlette(
             routes=[
@@ -168,7 +184,11 @@ class ServeApp:
         settings: SessionSettings | None = None,
     ) -> HostedSession:
         """A session of this server (not yet running)."""
-        if carrier == "isolated" and self.isolate is not None:
+        if carrier == "engine":
+            session = HostedSession(
+                session_id, options, created_at, carrier=carrier, engine=self.engine, shared=self.shared
+            )
+        elif carrier == "isolated" and self.isolate is not None:
             session = HostedSession(
                 session_id,
                 options,
@@ -197,7 +217,14 @@ class ServeApp:
 
     async def restore(self) -> int:
         """Take back the sessions a previous run of the server kept: every one is listed and replays its events;
-        one that had not ended is opened again (an approval that waited is asked again). Returns how many."""
+        one that had not ended is opened again (an approval that waited is asked again). Returns how many.
+
+        With an engine, the sessions are those of the shared store, whichever front end opened them: this one
+        follows every one that has not ended."""
+        if self.shared is not None:
+            for kept in await anyio.to_thread.run_sync(self.shared.sessions):
+                self._adopt(kept)
+            return len(self.sessions)
         if self.store is None:
             return 0
         for kept in self.store.sessions():
@@ -222,6 +249,52 @@ class ServeApp:
             else:
                 await self._group.start(session.run)
         return len(self.sessions)
+
+    def _adopt(self, kept: LoggedSession) -> HostedSession:
+        """A session of the shared store as this front end serves it: its events so far, then the rest as they
+        come (when it has not ended)."""
+        assert self.shared is not None
+        options = self._options(
+            Path(kept.working_directory),
+            model=kept.model,
+            agent=None if kept.backend == "hive" else kept.backend,
+        )
+        session = self._hosted(kept.session_id, options, "engine", kept.created_at)
+        session.title = kept.title
+        session.restore(self.shared.events(kept.session_id), self.shared.messages(kept.session_id))
+        session.updated_at = kept.updated_at
+        self.sessions[kept.session_id] = session
+        if kept.ended:
+            session.ended = session.input_closed = True
+        else:
+            self._group.start_soon(session.run)
+        return session
+
+    async def follow_shared(self) -> None:
+        """Wake each session this front end follows when the shared store announces events of it, until
+        cancelled (with an engine only)."""
+        shared = self.shared
+        if shared is None:
+            return
+        stopped = False
+
+        def woken(session_id: str) -> None:
+            session = self.sessions.get(session_id)
+            if session is not None:
+                anyio.from_thread.run_sync(session.remote_changed)
+
+        try:
+            while True:
+                try:
+                    await anyio.to_thread.run_sync(
+                        lambda: shared.listen(woken, lambda: stopped), abandon_on_cancel=True
+                    )
+                except SessionStoreError as exc:
+                    # Readers fall back on reading every second meanwhile; the server goes on.
+                    sys.stderr.write(f"hive: not woken by the shared store ({exc}); listening again\n")
+                    await anyio.sleep(_LISTEN_AGAIN_SECONDS)
+        finally:
+            stopped = True
 
     def stop(self) -> None:
         """Stop every session (their running turns are cancelled and still end with ``turn_end``)."""
@@ -258,16 +331,22 @@ class ServeApp:
                 "a session id is 1 to 128 letters, digits and . _ : - (starting with a letter or digit)",
                 "bad_request",
             )
-        existing = self.sessions.get(session_id)
+        existing = self._known(session_id)
         if existing is not None and not existing.ended:
             return _error(409, f"session {session_id!r} is already open", "session_open")
         cwd = Path(wanted.working_directory) if wanted.working_directory else self._defaults.cwd
         if not cwd.is_dir():
             return _error(400, f"no such folder: {cwd}", "bad_request")
         external = wanted.backend == EXTERNAL
+        if external and self.engine is not None:
+            return _error(
+                400,
+                "sessions on an engine run on its workers: the external backend is not one",
+                "bad_request",
+            )
         settings: SessionSettings | None = None
         if wanted.settings is not None:
-            if external or self.isolate is not None:
+            if external or self.isolate is not None or self.engine is not None:
                 return _error(
                     400,
                     "settings apply to sessions whose turns run in the server, not in an agent process of their "
@@ -284,7 +363,15 @@ class ServeApp:
             agent=None if external else wanted.backend or self._defaults.agent,
             layer=None if settings is None else settings.layer(),
         )
-        carrier = "external" if external else "isolated" if self.isolate is not None else "in_process"
+        carrier: Carrier = (
+            "engine"
+            if self.engine is not None
+            else "external"
+            if external
+            else "isolated"
+            if self.isolate is not None
+            else "in_process"
+        )
         session = self._hosted(session_id, options, carrier, time.time(), settings)
         if existing is not None:
             # An ended session opened again goes on: its stream continues after the events it already has.
@@ -298,6 +385,10 @@ class ServeApp:
         return session
 
     async def _list(self, request: Request) -> Response:
+        if self.shared is not None:
+            for kept in await anyio.to_thread.run_sync(self.shared.sessions):
+                if kept.session_id not in self.sessions:
+                    self._adopt(kept)
         ordered = sorted(self.sessions.values(), key=lambda session: session.created_at, reverse=True)
         return JSONResponse({"sessions": [session.summary() for session in ordered]})
 
@@ -319,8 +410,9 @@ class ServeApp:
         except SessionInUse as exc:
             return _error(409, str(exc), "session_in_use")
         del self.sessions[session_id]
-        if self.store is not None:
-            self.store.forget(session_id)
+        keeper = self.shared or self.store
+        if keeper is not None:
+            keeper.forget(session_id)
         return Response(status_code=204)
 
     async def _events(self, request: Request) -> Response:
@@ -371,7 +463,16 @@ class ServeApp:
         return Response(status_code=204)
 
     def _session(self, request: Request) -> HostedSession | None:
-        return self.sessions.get(request.path_params["session_id"])
+        return self._known(request.path_params["session_id"])
+
+    def _known(self, session_id: str) -> HostedSession | None:
+        found = self.sessions.get(session_id)
+        if found is None and self.shared is not None and _SESSION_ID.fullmatch(session_id):
+            # Opened by another front end: served here from the shared store.
+            kept = self.shared.session(session_id)
+            if kept is not None:
+                return self._adopt(kept)
+        return found
 
     def _agent_session(self, request: Request) -> HostedSession | Response:
         session = self._session(request)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Literal
 
 import anyio
@@ -49,11 +50,18 @@ from .log_store import LoggedSession
 from .log_store import ServeLogStore
 from .settings import SessionSettings
 
+if TYPE_CHECKING:
+    from hive_cli.engine import Engine
+    from hive_cli.engine import SessionSpec
+
+    from .shared_log import SharedServeLog
+
 __all__ = ["HostedSession", "RequestRefused", "SessionStatus"]
 
-Carrier = Literal["in_process", "isolated", "external"]
+Carrier = Literal["in_process", "isolated", "external", "engine"]
 """Where a hosted session's turns run: in the server; in a ``hive run --http`` child of its own (``--isolate``);
-in an agent that connects to the agent endpoints by itself (``"backend": "external"``)."""
+in an agent that connects to the agent endpoints by itself (``"backend": "external"``); on the workers of an
+engine (``--engine``), whose events the server reads back from the shared store."""
 
 SessionStatus = Literal["starting", "idle", "running", "waiting", "ended"]
 """What a hosted session is doing: opening; no turn; a turn runs; a turn waits for an approval; its input closed
@@ -63,6 +71,7 @@ _TITLE_CHARS = 80
 _STREAMED = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
 """Events written to the store in batches; any other is written at once, with what waits before it."""
 _SAVE_BATCH = 256
+_FOLLOW_SECONDS = 1.0
 _QUIET_PREFIXES = (b'{"type":"session_started"', b'{"type":"error"')
 """Events that may stand after a turn's end without a turn having begun."""
 
@@ -91,6 +100,11 @@ class HostedSession:
     """Where the session and its events are kept across restarts of the server (``None``: in memory only)."""
     settings: SessionSettings | None = None
     """The settings it was opened with (its :attr:`options` hold them as a layer), kept with it."""
+    engine: Engine | None = None
+    """For a session on an engine: the engine its requests are passed on to."""
+    shared: SharedServeLog | None = None
+    """For a session on an engine: the shared store its record, messages and events are kept in (by whichever
+    front end or worker writes them)."""
 
     def __post_init__(self) -> None:
         self.backend = self.options.agent or "hive"
@@ -123,6 +137,8 @@ class HostedSession:
         self._unsaved: list[tuple[int, bytes]] = []
         """Logged events not yet written to the store: (position, line)."""
         self._send, self._receive = anyio.create_memory_object_stream[bytes | Request](math.inf)
+        self._remote = anyio.Event()
+        """Set when the shared store announces new events of the session (an engine's session)."""
 
     @property
     def status(self) -> SessionStatus:
@@ -165,6 +181,8 @@ class HostedSession:
         try:
             if self.carrier == "in_process":
                 await self._run_in_process(task_status)
+            elif self.carrier == "engine":
+                await self._run_on_engine(task_status)
             else:
                 self.opened = True
                 task_status.started()
@@ -196,6 +214,84 @@ class HostedSession:
             self.emit(ErrorEvent(message=str(exc), code="internal"))
             if not self.opened:
                 task_status.started()
+
+    @property
+    def spec(self) -> SessionSpec:
+        """What an engine's worker opens the session with."""
+        from hive_cli.engine import SessionSpec
+
+        options = self.options
+        return SessionSpec(
+            session_id=self.session_id,
+            working_directory=str(options.cwd),
+            agent=options.agent,
+            model=options.model,
+            provider=options.provider,
+            model_endpoint=options.model_endpoint,
+            agent_mode=options.agent_mode,
+            allow=list(options.allow),
+        )
+
+    async def _run_on_engine(self, task_status: TaskStatus[None]) -> None:
+        """Open the session on the engine, pass its requests on, and follow its events in the shared store until
+        its input closed and its last turn ended (or the server stops)."""
+        assert self.engine is not None
+        try:
+            await self.engine.open(self.spec)
+        except Exception as exc:
+            self.emit(ErrorEvent(message=f"the engine cannot run the session: {exc}", code="internal"))
+            task_status.started()
+            return
+        self.opened = True
+        task_status.started()
+        self._notify()
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._pass_on)
+            await self._follow()
+            group.cancel_scope.cancel()
+
+    async def _pass_on(self) -> None:
+        assert self.engine is not None
+        async with self._receive:
+            async for request in self._receive:
+                line = request if isinstance(request, bytes) else encode(request).rstrip(b"\n")
+                await self.engine.send(self.spec, line)
+        if self.input_closed:
+            await self.engine.send(self.spec, encode(ShutdownRequest()).rstrip(b"\n"))
+
+    async def _follow(self) -> None:
+        shared = self.shared
+        assert shared is not None
+        while True:
+            lines = await anyio.to_thread.run_sync(
+                lambda: shared.events(self.session_id, after=len(self.log))
+            )
+            for line in lines:
+                self._mirror(line)
+            if lines:
+                self._notify()
+            if self.suspended or (self.input_closed and self.queued == 0):
+                return
+            # Woken by the store's announcement; the timeout only covers one lost (a store that restarted).
+            with anyio.move_on_after(_FOLLOW_SECONDS):
+                await self._remote.wait()
+            self._remote = anyio.Event()
+
+    def remote_changed(self) -> None:
+        """The shared store has new events of the session."""
+        self._remote.set()
+
+    def _mirror(self, line: bytes) -> None:
+        """Take one event line of the shared store (an engine's session)."""
+        self.log.append(line)
+        self.updated_at = time.time()
+        event = decode_event(line)
+        if isinstance(event, UnknownEvent):
+            return
+        self._track(event)
+        if not line.startswith((*_QUIET_PREFIXES, b'{"type":"turn_end"')):
+            # A turn another front end was sent is running.
+            self._turns_sent = max(self._turns_sent, self._turns_ended + 1)
 
     async def _run_isolated(self) -> None:
         """One agent process at a time: started when there is something for it to read, started again after one
@@ -240,6 +336,9 @@ class HostedSession:
         """End the session now, as a signal does: the running turn is cancelled, queued ones dropped; a
         restarted server opens it again."""
         self.suspended = True
+        if self.carrier == "engine":
+            self._remote.set()  # the session goes on on the engine: only this server stops following it
+            return
         self.input_closed = True
         self._send.close()
         if self.runner is not None:
@@ -271,6 +370,11 @@ class HostedSession:
         """The runner's event sink: log the event and wake the readers."""
         if isinstance(event, SessionStartedEvent) and self.log:
             return  # a session opened again (a new agent, a restarted server) is not news to its readers
+        if self.shared is not None:
+            # The shared store numbers the events of every writer; this server reads its own back like the rest.
+            self.shared.append(self.session_id, [encode(event).rstrip(b"\n")])
+            self._remote.set()
+            return
         self._log(encode(event))
         self._track(event)
         self._notify()
@@ -279,6 +383,11 @@ class HostedSession:
         """Take back the events and user messages a restarted server kept (no reader has seen them from this
         server yet)."""
         self.messages.extend(messages)
+        if self.carrier == "engine":
+            for line in lines:
+                self._mirror(line)
+            self._turns_sent = max(self._turns_sent, len(self.messages))
+            return
         for line in lines:
             self.log.append(line)
             event = decode_event(line)
@@ -347,8 +456,9 @@ class HostedSession:
         return 0
 
     def _save(self) -> None:
-        if self.store is not None:
-            self.store.save(self.record())
+        keeper = self.shared or self.store
+        if keeper is not None:
+            keeper.save(self.record())
 
     def send(self, body: bytes) -> int:
         """Pass on the request lines of ``body``; returns how many. Raises :class:`RequestRefused` (and passes
@@ -383,14 +493,15 @@ class HostedSession:
             if isinstance(request, UserMessageRequest):
                 self._turns_sent += 1
                 self.messages.append(request.content)
-                if self.store is not None:
-                    self.store.add_message(self.session_id, len(self.messages), request.content)
+                keeper = self.shared or self.store
+                if keeper is not None:
+                    keeper.add_message(self.session_id, len(self.messages), request.content)
                 if not self.title:
                     self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
                     self._save()
             elif isinstance(request, ShutdownRequest):
                 self.input_closed = True
-            if self.carrier == "in_process":
+            if self.carrier in ("in_process", "engine"):
                 self._send.send_nowait(request)
             else:
                 self.link.add(encode(request).rstrip(b"\n"), turn=isinstance(request, UserMessageRequest))

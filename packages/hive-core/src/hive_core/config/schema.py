@@ -561,6 +561,11 @@ SCHEMA: Final = ConfigSchema(
                 "token",
                 "The token every client must present (HIVE_SERVE_TOKEN wins; unset: a new one each start).",
             ),
+            _s(
+                "engine",
+                "temporal://HOST:PORT[/NAMESPACE]: run sessions on that engine's workers (`hive worker`), with "
+                "sessions.store a postgresql:// URL (unset: sessions run in the server). --engine wins.",
+            ),
         ),
         _s(
             "defaultProvider",

@@ -39,6 +39,7 @@ from typing import LiteralString
 import msgspec
 import psycopg
 import psycopg_pool
+from psycopg import sql
 from psycopg.rows import TupleRow
 
 from hive_core.redaction import mask_url
@@ -113,7 +114,28 @@ _VERSION_2: Final[tuple[LiteralString, ...]] = (
 )
 """Version 2: file checkpoints (see :mod:`hive_core.sessions.checkpoints`)."""
 
-MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1, _VERSION_2)
+_VERSION_3: Final[tuple[LiteralString, ...]] = (
+    """CREATE TABLE serve_sessions (
+        session_id TEXT PRIMARY KEY,
+        record BYTEA NOT NULL
+    )""",
+    """CREATE TABLE serve_events (
+        session_id TEXT NOT NULL,
+        position BIGINT NOT NULL,
+        line BYTEA NOT NULL,
+        PRIMARY KEY (session_id, position)
+    )""",
+    """CREATE TABLE serve_messages (
+        session_id TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        content TEXT NOT NULL,
+        PRIMARY KEY (session_id, number)
+    )""",
+)
+"""Version 3: the sessions, event logs and user messages of ``hive serve`` front ends that share an engine (see
+:mod:`hive_cli.serve.shared_log`)."""
+
+MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1, _VERSION_2, _VERSION_3)
 """The schema's versions in order: ``MIGRATIONS[n - 1]`` takes a database from version ``n - 1`` to ``n``."""
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
@@ -208,6 +230,11 @@ class PostgresSessionStore(SqlSessionStore):
         with self._translated(), self._connected().connection() as conn:
             yield conn
 
+    def transaction(self) -> AbstractContextManager[Db]:
+        """One transaction on the store's pool, for the tables other parts of hive keep in the same database
+        (``?`` marks parameters); errors come out as :class:`~hive_core.sessions.SessionStoreError`."""
+        return self._db()
+
     @contextmanager
     def _translated(self) -> Generator[None]:
         """psycopg's and the pool's errors as the one-line :class:`SessionStoreError` that says what to do."""
@@ -295,6 +322,20 @@ class PostgresSessionStore(SqlSessionStore):
                 conn.execute(f"LISTEN {_CHANNEL}")
             self._listener = conn
         return self._listener
+
+    def listen(self, channel: str, woken: Callable[[str], None], stop: Callable[[], bool]) -> None:
+        """Call ``woken(payload)`` for every ``NOTIFY`` on ``channel`` until ``stop()`` (checked every second), on a
+        connection of its own: for a thread that wakes the readers of the tables other parts of hive keep here."""
+        self._connected()  # the schema first, and one clear error when the server cannot be reached
+        with self._translated():
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+            )
+        with conn, self._translated():
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            while not stop():
+                for notice in conn.notifies(timeout=1.0):
+                    woken(notice.payload)
 
     def _lock_lease(self, db: Db, session_id: str) -> None:
         # Two processes taking a lease that has no row yet take turns on this lock, not on a row.

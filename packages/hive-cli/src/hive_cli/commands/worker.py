@@ -1,0 +1,82 @@
+"""``hive worker``: run the turns of sessions kept on an engine (see :mod:`hive_cli.engine`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import anyio
+
+from hive_cli.errors import USER_ERRORS
+
+__all__ = ["worker_main"]
+
+
+def worker_main(*, engine: str, max_turns: int | None) -> int:
+    """Run ``hive worker`` until SIGINT or SIGTERM; returns the exit code."""
+    from hive_cli.engine import EngineAddress
+    from hive_cli.engine import EngineAddressError
+    from hive_cli.session_store import open_session_store
+    from hive_cli.session_store import session_store_location
+    from hive_core.redaction import mask_url
+    from hive_core.sessions import is_postgres_url
+
+    try:
+        address = EngineAddress.parse(engine)
+    except EngineAddressError as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 2
+    location = session_store_location()
+    if not is_postgres_url(location):
+        sys.stderr.write(
+            "hive: a worker needs the store every front end and worker shares: give --store postgresql://… "
+            "(or sessions.store)\n"
+        )
+        return 2
+    try:
+        from hive_cli.engine.temporal import run_worker
+        from hive_cli.engine.turns import TurnActivities
+        from hive_cli.serve.shared_log import SharedServeLog
+        from hive_core.sessions.postgres import PostgresSessionStore
+    except ImportError as exc:
+        sys.stderr.write(
+            f"hive: the worker needs the temporal extra ({exc}): install hive-agent-cli[temporal]\n"
+        )
+        return 2
+    try:
+        store = open_session_store()
+        assert isinstance(store, PostgresSessionStore)
+        store.schema_version()
+    except USER_ERRORS as exc:
+        sys.stderr.write(f"hive: {exc}\n")
+        return 1
+    activities = TurnActivities(store, SharedServeLog(store))
+
+    def ready() -> None:
+        sys.stdout.write(
+            f"hive worker: ready (engine {address}, task queue hive, store {mask_url(location)}, "
+            f"pid {os.getpid()})\n"
+        )
+        sys.stdout.flush()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(stop_on_signal)
+            await run_worker(address, activities, ready=ready, max_turns=max_turns)
+
+    try:
+        anyio.run(main)
+    except RuntimeError as exc:
+        sys.stderr.write(f"hive: the engine {address} cannot be reached: {exc}\n")
+        return 1
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,99 @@
+"""Temporal as hive's engine: the front end's client (:class:`TemporalEngine`) and the worker (:func:`run_worker`).
+
+Front ends start each session's workflow (its id the session's id, on task queue ``hive``) and signal requests to
+it, with signal-with-start so that a request to a session whose workflow ended starts it again. Workers poll the
+task queue for the workflow's tasks and the turns' activities. Heartbeats are sent at least every second (the
+heartbeat timeout is ten), so that a cancel reaches a running turn within a second or two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import anyio
+from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.worker import Worker
+
+from .address import TASK_QUEUE
+from .address import EngineAddress
+from .turns import TurnActivities
+from .wire import SessionSpec
+from .wire import SessionStart
+from .workflow import WORKFLOW
+from .workflow import SessionWorkflow
+
+__all__ = ["TemporalEngine", "connect", "run_worker"]
+
+_CONNECT_TIMEOUT = timedelta(seconds=10)
+
+
+async def connect(address: EngineAddress) -> Client:
+    """A client of the Temporal service at ``address``; raises ``RuntimeError`` when it cannot be reached."""
+    return await Client.connect(address.target, namespace=address.namespace)
+
+
+class TemporalEngine:
+    """:class:`~hive_cli.engine.Engine` on a Temporal service (see the module's documentation)."""
+
+    def __init__(self, client: Client, address: EngineAddress) -> None:
+        self.client = client
+        self.address = address
+
+    @classmethod
+    async def connect(cls, address: EngineAddress) -> TemporalEngine:
+        """Connect to the service at ``address``."""
+        return cls(await connect(address), address)
+
+    async def open(self, spec: SessionSpec) -> None:
+        await self.client.start_workflow(
+            WORKFLOW,
+            SessionStart(spec),
+            id=spec.session_id,
+            task_queue=TASK_QUEUE,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+
+    async def send(self, spec: SessionSpec, line: bytes) -> None:
+        await self.client.start_workflow(
+            WORKFLOW,
+            SessionStart(spec),
+            id=spec.session_id,
+            task_queue=TASK_QUEUE,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            start_signal="request",
+            start_signal_args=[line.decode()],
+        )
+
+    async def check(self) -> str:
+        await self.client.workflow_service.get_system_info(GetSystemInfoRequest(), timeout=_CONNECT_TIMEOUT)
+        return f"{self.address} reachable"
+
+    async def aclose(self) -> None:
+        return None  # the client's connection closes with its last reference
+
+
+async def run_worker(
+    address: EngineAddress,
+    activities: TurnActivities,
+    *,
+    ready: Callable[[], None],
+    max_turns: int | None = None,
+) -> None:
+    """Poll the task queue for sessions' workflow tasks and turns until cancelled; ``ready()`` once polling."""
+    client = await connect(address)
+    worker = Worker(
+        client,
+        task_queue=TASK_QUEUE,
+        workflows=[SessionWorkflow],
+        activities=[activities.run_turn],
+        max_concurrent_activities=max_turns,
+        default_heartbeat_throttle_interval=timedelta(seconds=1),
+        max_heartbeat_throttle_interval=timedelta(seconds=1),
+        graceful_shutdown_timeout=timedelta(seconds=5),
+    )
+    async with worker:
+        ready()
+        await anyio.sleep_forever()

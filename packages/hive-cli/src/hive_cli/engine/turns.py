@@ -1,0 +1,289 @@
+"""A turn on a ``hive worker``: the activity the session workflow schedules for each turn.
+
+The turn runs in a ``hive run --server`` process of its own, started in the session's folder on the shared store:
+the very server that already resumes a session from its log. That is what makes a turn survive its worker. The
+process records every model round, tool outcome and approval wait in the store as they happen; a worker that dies
+takes the process with it (it is supervised), and the engine runs the turn again on another worker, whose process
+restores the session from the log: a completed round is not asked again, a completed tool call is not run again,
+and the model is told to go on from there. A turn that asks for approval is left the same way, on purpose: once the
+wait is recorded the process is stopped, the activity returns, and no worker is held while a human decides; the
+next activity's process resumes the suspended turn and is given the answers.
+
+Every event the process writes goes to the shared event log (:class:`~hive_cli.serve.shared_log.SharedServeLog`),
+whose front ends stream it to the clients. Positions are the log's, so a turn run again continues the numbering;
+what the process sends again on resuming (``session_started``, an approval request the clients already have) is
+not logged twice.
+"""
+
+from __future__ import annotations
+
+import asyncio  # noqa: TID251 - the engine cancels an activity by cancelling its asyncio task (see run_turn)
+import json
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Final
+from typing import Literal
+
+import anyio
+from temporalio import activity
+
+from hive_cli.serve.agents import agent_flags
+from hive_cli.serve.shared_log import SharedServeLog
+from hive_core.child_processes import open_child
+from hive_core.sessions import SessionStore
+from hive_core.sessions import replay
+from hive_core.turn_request import TurnRequest
+from hive_protocol import CancelRequest
+from hive_protocol import ErrorEvent
+from hive_protocol import Event
+from hive_protocol import FallbackEvent
+from hive_protocol import TurnEndEvent
+from hive_protocol import UserMessageRequest
+from hive_protocol import encode
+
+from .wire import SessionSpec
+from .wire import TurnInput
+from .wire import TurnOutcome
+from .workflow import RUN_TURN
+
+__all__ = ["WORKER_LOST_NOTE", "TurnActivities"]
+
+WORKER_LOST_NOTE: Final = (
+    "[the worker running this turn stopped; the steps above were recorded before it did. Continue the task from "
+    "there.]"
+)
+"""The user message that lets the model go on with a turn whose worker died."""
+
+_MAX_ATTEMPTS: Final = 10  # the workflow's retry policy's
+_FLUSH_SECONDS: Final = 0.05
+_HEARTBEAT_SECONDS: Final = 1.0
+_STREAMED: Final = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
+
+TurnState = Literal["new", "ended", "interrupted", "suspended"]
+
+
+def turn_state(store: SessionStore, session_id: str, turn: int) -> TurnState:
+    """Where the session's log stands with its ``turn``-th turn: not begun, ended, or begun and never ended (with
+    or without an approval waiting)."""
+    if store.get(session_id) is None:
+        return "new"
+    entries = store.entries(session_id)
+    begun = sum(1 for entry in entries if isinstance(entry.payload, TurnRequest))
+    if begun < turn:
+        return "new"
+    last = replay(entries).last_turn
+    return "suspended" if last == "suspended" else "interrupted" if last == "interrupted" else "ended"
+
+
+@dataclass
+class _Writer:
+    """The turn's events on their way to the shared log: streamed deltas in batches, anything else at once."""
+
+    log: SharedServeLog
+    session_id: str
+    asked: set[str] = field(default_factory=set[str])
+    """The approval and question requests the log holds (a resumed turn sends them again)."""
+    begun: bool = False
+    """Whether the log holds any event (a later ``session_started`` is not news)."""
+    pending: list[bytes] = field(default_factory=list[bytes])
+
+    def take(self, line: bytes) -> bytes | None:
+        """Queue one event line the process wrote; the line when it needs writing at once."""
+        if line.startswith(b'{"type":"session_started"'):
+            if self.begun:
+                return None
+        elif line.startswith((b'{"type":"hitl_request"', b'{"type":"question_request"')):
+            request_id = json.loads(line).get("id")
+            if request_id in self.asked:
+                return None
+            self.asked.add(request_id)
+        self.begun = True
+        self.pending.append(line)
+        return None if line.startswith(_STREAMED) else line
+
+    def emit(self, event: Event) -> None:
+        """Queue an event the activity writes itself."""
+        self.take(encode(event).rstrip(b"\n"))
+
+    async def flush(self) -> None:
+        if self.pending:
+            lines, self.pending = self.pending, []
+            await anyio.to_thread.run_sync(self.log.append, self.session_id, lines)
+
+
+@dataclass
+class _Control:
+    cancel: bool = False
+    """Set when the engine cancels the activity: the turn is to be cancelled."""
+
+
+class TurnActivities:
+    """The activities a ``hive worker`` runs, over its store and shared event log."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        log: SharedServeLog,
+        *,
+        worker: str | None = None,
+        command: Callable[[SessionSpec], list[str]] | None = None,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}"
+        """The worker's name, as messages give it."""
+        self.command = command or _turn_command
+
+    @activity.defn(name=RUN_TURN)
+    async def run_turn(self, turn: TurnInput) -> TurnOutcome:
+        """Run (or go on with) one turn; see the module's documentation."""
+        try:
+            return await self._turn(turn)
+        except Exception:
+            # The engine logs only the failure's message; the operator needs where it came from.
+            sys.stderr.write(
+                f"hive worker: turn {turn.turn} of session {turn.spec.session_id} failed:\n{traceback.format_exc()}"
+            )
+            raise
+
+    async def _turn(self, turn: TurnInput) -> TurnOutcome:
+        spec = turn.spec
+        writer = _Writer(self.log, spec.session_id)
+        for line in await anyio.to_thread.run_sync(lambda: self.log.events(spec.session_id)):
+            writer.take(line)
+        writer.pending.clear()
+        attempt = activity.info().attempt
+        sys.stderr.write(f"hive worker: turn {turn.turn} of session {spec.session_id} (attempt {attempt})\n")
+        if not await anyio.Path(spec.working_directory).is_dir():
+            writer.emit(
+                ErrorEvent(
+                    message=(
+                        f"the session's folder {spec.working_directory} is not visible on worker {self.worker}: "
+                        "every worker must see the sessions' folders at the same path (a shared volume)"
+                    ),
+                    code="internal",
+                )
+            )
+            writer.emit(TurnEndEvent())
+            await writer.flush()
+            return TurnOutcome()
+        if attempt > 1:
+            writer.emit(
+                FallbackEvent(
+                    kind="retry",
+                    provider_index=0,
+                    total_providers=1,
+                    category="worker_lost",
+                    message="the worker running this turn stopped; another goes on from its last recorded step",
+                    attempt=attempt - 1,
+                    max_attempts=_MAX_ATTEMPTS,
+                )
+            )
+        state = await anyio.to_thread.run_sync(turn_state, self.store, spec.session_id, turn.turn)
+        if state == "ended":
+            await writer.flush()
+            return TurnOutcome()
+        lines: list[bytes] = []
+        if state == "new" and turn.message is not None:
+            lines.append(turn.message.encode())
+        elif state == "interrupted":
+            lines.append(encode(UserMessageRequest(content=WORKER_LOST_NOTE)).rstrip(b"\n"))
+        lines += [answer.encode() for answer in turn.answers]
+        if turn.cancel:
+            lines.append(encode(CancelRequest()).rstrip(b"\n"))
+        # The engine cancels an activity by cancelling its task: the turn is then cancelled the protocol's way,
+        # and the activity waits for its turn_end.
+        control = _Control()
+        running = asyncio.ensure_future(self._run(spec, lines, writer, turn.answers, control))
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            control.cancel = True
+            return await running
+
+    async def _run(
+        self, spec: SessionSpec, lines: list[bytes], writer: _Writer, answers: list[str], control: _Control
+    ) -> TurnOutcome:
+        env = dict(os.environ)
+        process = await open_child(self.command(spec), cwd=spec.working_directory, env=env, stderr=None)
+        stdin, stdout = process.stdin, process.stdout
+        assert stdin is not None
+        assert stdout is not None
+        waiting: list[str] = []
+        answered_ids = {json.loads(answer).get("id") for answer in answers}
+        ended = False
+        try:
+            for line in lines:
+                await stdin.send(line + b"\n")
+            async with anyio.create_task_group() as group:
+
+                async def beat() -> None:
+                    while True:
+                        activity.heartbeat()
+                        await writer.flush()
+                        if control.cancel:
+                            control.cancel = False
+                            await stdin.send(encode(CancelRequest()))
+                        await anyio.sleep(_FLUSH_SECONDS if writer.pending else _HEARTBEAT_SECONDS)
+
+                group.start_soon(beat)
+                buffered = b""
+                async for chunk in stdout:
+                    buffered += chunk
+                    *complete, buffered = buffered.split(b"\n")
+                    urgent = False
+                    for line in complete:
+                        if not line.strip():
+                            continue
+                        if writer.take(line) is not None:
+                            urgent = True
+                        if line.startswith(b'{"type":"turn_end"'):
+                            ended = True
+                        elif line.startswith(b'{"type":"hitl_request"'):
+                            request_id = json.loads(line).get("id")
+                            if request_id not in answered_ids:
+                                waiting.append(request_id)
+                    if urgent:
+                        await writer.flush()
+                    if ended or waiting:
+                        break
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                process.kill_tree()
+                await process.aclose()
+        if not ended and not waiting:
+            writer.emit(
+                ErrorEvent(
+                    message=f"the turn's process on worker {self.worker} exited before the turn ended",
+                    code="internal",
+                )
+            )
+            writer.emit(TurnEndEvent())
+        await writer.flush()
+        return TurnOutcome(waiting=waiting if not ended else [])
+
+
+def _turn_command(spec: SessionSpec) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "hive_cli",
+        "run",
+        "--server",
+        "--session-id",
+        spec.session_id,
+        *agent_flags(
+            agent=spec.agent,
+            model_endpoint=spec.model_endpoint,
+            agent_mode=spec.agent_mode,
+            model=spec.model,
+            provider=spec.provider,
+            allow=spec.allow,
+        ),
+    ]
