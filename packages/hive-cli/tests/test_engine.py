@@ -1,7 +1,8 @@
 """Sessions on Temporal: ``hive worker`` runs the turns of sessions a front end keeps on the engine.
 
 Real parts throughout: the Temporal dev server, PostgreSQL, ``hive worker`` processes, the scripted model server.
-The front end here is the engine's client and the shared event log, as ``hive serve --engine`` uses them.
+The front end here is the engine's client and the shared event log, as ``hive serve --engine`` uses them (the
+failover tests through ``hive serve`` itself are in test_serve_engine.py).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ import pytest
 from cli_harness import TIMEOUT
 from cli_harness import Proc
 from cli_harness import Workspace
-from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import wait_until
 from core_postgres import PostgresServer
 from engine_harness import TemporalServer
 from engine_harness import temporal_server
+from temporalio.client import Client
 
 from hive_cli.engine import EngineAddress
+from hive_cli.engine import EngineAddressError
 from hive_cli.engine import SessionSpec
 from hive_cli.engine.temporal import TemporalEngine
 from hive_cli.serve.shared_log import SharedServeLog
@@ -75,54 +77,6 @@ def ended_turns(store_url: str, session_id: str) -> int:
     return sum(1 for event in events(store_url, session_id) if event["type"] == "turn_end")
 
 
-def test_a_turn_whose_worker_is_killed_goes_on_on_the_other_from_its_last_step(
-    ws: Workspace, server: ScriptedModelServer, temporal: TemporalServer, store_url: str
-) -> None:
-    marker = ws.project / "runs.txt"
-    server.add(
-        calls(("c1", "execute_command", {"command": f"echo ran >> {marker}"})),
-        text(*[f"slow{index} " for index in range(400)], delay=0.05),
-        text("Finished on the other worker."),
-    )
-    ws.use(server).allow_all().sandbox_off()
-    spec = SessionSpec(session_id="sess-failover", working_directory=str(ws.project))
-    with start_worker(ws, temporal, store_url) as first, start_worker(ws, temporal, store_url) as second:
-        send(temporal, spec, encode(UserMessageRequest(content="Run it, then tell me.")).rstrip(b"\n"))
-        try:
-            wait_until(
-                lambda: (
-                    sum(1 for event in events(store_url, spec.session_id) if event["type"] == "text_delta")
-                    >= 5
-                ),
-                what="the second round to stream",
-                timeout=TIMEOUT,
-            )
-        except AssertionError:
-            print(events(store_url, spec.session_id), first.stderr, second.stderr)
-            raise
-        running = first if "turn 1 of session" in first.stderr else second
-        other = second if running is first else first
-        running.kill()
-        wait_until(
-            lambda: ended_turns(store_url, spec.session_id) == 1, what="the turn to end", timeout=TIMEOUT * 3
-        )
-        assert "attempt 2" in other.stderr
-    got = events(store_url, spec.session_id)
-    kinds = [event["type"] for event in got]
-    assert kinds.count("session_started") == 1
-    assert [event["call_id"] for event in got if event["type"] == "tool_end"] == ["c1"]
-    fallback = [index for index, event in enumerate(got) if event["type"] == "fallback"]
-    assert len(fallback) == 1, kinds
-    assert got[fallback[0]]["category"] == "worker_lost"
-    assert got[fallback[0]]["kind"] == "retry"
-    after = "".join(event["content"] for event in got[fallback[0] :] if event["type"] == "text_delta")
-    assert after == "Finished on the other worker."
-    assert kinds[-1] == "turn_end"
-    # The tool ran once; the model was asked for the first round once and for the lost round again.
-    assert marker.read_text().splitlines() == ["ran"]
-    assert len(model_requests(server)) == 3
-
-
 def test_a_worker_refuses_a_session_whose_folder_it_cannot_see(
     ws: Workspace, server: ScriptedModelServer, temporal: TemporalServer, store_url: str
 ) -> None:
@@ -139,3 +93,97 @@ def test_a_worker_refuses_a_session_whose_folder_it_cannot_see(
     assert "is not visible on worker" in got[0]["message"]
     assert "shared volume" in got[0]["message"]
     assert model_requests(server) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "target", "namespace"),
+    [
+        ("temporal://127.0.0.1:7233", "127.0.0.1:7233", "default"),
+        ("temporal://engine.internal:7233/hive-prod", "engine.internal:7233", "hive-prod"),
+        ("temporal://[::1]:7233/", "[::1]:7233", "default"),
+    ],
+)
+def test_an_engine_address_names_its_host_port_and_namespace(given: str, target: str, namespace: str) -> None:
+    address = EngineAddress.parse(given)
+    assert address.target == target
+    assert address.namespace == namespace
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("127.0.0.1:7233", "is not one hive knows"),
+        ("dbos://127.0.0.1:7233", "is not one hive knows"),
+        ("temporal://127.0.0.1", "names no host and port"),
+        ("temporal://127.0.0.1:7233/a/b", "more than a namespace"),
+    ],
+)
+def test_a_bad_engine_address_is_refused_saying_what_a_good_one_looks_like(given: str, says: str) -> None:
+    with pytest.raises(EngineAddressError, match=says) as refused:
+        EngineAddress.parse(given)
+    assert "temporal://HOST:PORT" in str(refused.value)
+
+
+def test_a_worker_without_a_shared_store_or_a_reachable_engine_refuses_in_one_line(
+    ws: Workspace, store_url: str
+) -> None:
+    alone = ws.run("worker", "--engine", "temporal://127.0.0.1:1/default")
+    assert alone.code == 2
+    assert alone.stderr.strip().splitlines() == [
+        "hive: a worker needs the store every front end and worker shares: give --store postgresql://… "
+        "(or sessions.store)"
+    ]
+    unreachable = ws.run("worker", "--engine", "temporal://127.0.0.1:1/default", "--store", store_url)
+    assert unreachable.code == 1
+    lines = unreachable.stderr.strip().splitlines()
+    assert len(lines) == 1, unreachable.stderr
+    assert lines[0].startswith("hive: the engine temporal://127.0.0.1:1/default cannot be reached")
+    bad = ws.run("worker", "--engine", "http://127.0.0.1:7233")
+    assert bad.code == 2
+    assert "temporal://HOST:PORT" in bad.stderr
+
+
+def test_a_long_session_continues_as_new_and_keeps_going(
+    ws: Workspace, server: ScriptedModelServer, tmp_path: Path, store_url: str
+) -> None:
+    server.add(*[text(f"Reply {number}.") for number in range(1, 5)])
+    ws.use(server)
+    spec = SessionSpec(session_id="sess-long", working_directory=str(ws.project))
+    # The server suggests continuing as new past a few events, where a real one does past thousands.
+    with (
+        temporal_server(tmp_path, settings={"limit.historyCount.suggestContinueAsNew": 10}) as engine,
+        start_worker(ws, engine, store_url),
+    ):
+        for number in range(1, 5):
+            send(engine, spec, encode(UserMessageRequest(content=f"Message {number}.")).rstrip(b"\n"))
+            wait_until(
+                lambda n=number: ended_turns(store_url, spec.session_id) == n,
+                what=f"turn {number} to end",
+                timeout=TIMEOUT * 2,
+            )
+        runs = anyio.run(workflow_runs, engine, spec.session_id)
+    texts = [
+        event["content"] for event in events(store_url, spec.session_id) if event["type"] == "text_delta"
+    ]
+    assert "".join(texts) == "Reply 1.Reply 2.Reply 3.Reply 4."
+    assert runs.count("CONTINUED_AS_NEW") >= 1, runs
+    assert runs.count("RUNNING") == 1, runs
+
+
+async def workflow_runs(engine: TemporalServer, session_id: str) -> list[str]:
+    """The statuses of every run of the session's workflow."""
+    client = await Client.connect(f"127.0.0.1:{engine.port}")
+    return [
+        execution.status.name if execution.status is not None else "?"
+        async for execution in client.list_workflows(f"WorkflowId = '{session_id}'")
+    ]
+
+
+def test_doctor_says_whether_the_engine_answers(ws: Workspace, temporal: TemporalServer) -> None:
+    up = ws.run("doctor", "--engine", temporal.engine)
+    assert f"engine: Temporal {temporal.engine} reachable, namespace default found" in up.stdout, up.stdout
+    down = ws.run("doctor", "--engine", "temporal://127.0.0.1:1/default")
+    assert down.code == 1
+    assert "engine: the engine temporal://127.0.0.1:1/default cannot be reached" in down.stdout, down.stdout
+    none = ws.run("doctor")
+    assert "engine: none (hive serve runs sessions in its own process)" in none.stdout

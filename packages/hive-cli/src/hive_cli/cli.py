@@ -600,11 +600,16 @@ def models_pull(name: str | None) -> None:
     help="Repair hive's files: a missing home, modes of files holding keys, settings.json.",
 )
 @_store_option
-def doctor(verbose: bool, fix: bool) -> None:
+@click.option(
+    "--engine",
+    metavar="temporal://HOST:PORT[/NAMESPACE]",
+    help="Also check that this engine answers (default: serve.engine).",
+)
+def doctor(verbose: bool, fix: bool, engine: str | None) -> None:
     """Check the configuration, the providers and their connectivity, and the environment."""
     from .commands.doctor import doctor_main
 
-    sys.exit(doctor_main(verbose=verbose, fix=fix))
+    sys.exit(doctor_main(verbose=verbose, fix=fix, engine=engine))
 
 
 @cli.command(epilog="\b\nExamples:\n  hive agents\n  hive agents -o json --verbose")

@@ -275,7 +275,53 @@ def _check_store(report: _Report) -> None:
     report.ok(f"session store: {kind} {where}, reachable, schema version {version}")
 
 
-def doctor_main(*, verbose: bool, fix: bool = False) -> int:
+_ENGINE_SECONDS = 10.0
+
+
+def _check_engine(report: _Report, loaded: LoadedConfig | None, given: str | None) -> None:
+    """The engine ``hive serve`` runs sessions on (``--engine``, else ``serve.engine``): whether it answers."""
+    configured = loaded.get("serve.engine") if loaded is not None else None
+    chosen = given or (configured if isinstance(configured, str) and configured else None)
+    if chosen is None:
+        report.ok("engine: none (hive serve runs sessions in its own process)")
+        return
+    from hive_cli.engine import EngineAddress
+    from hive_cli.engine import EngineAddressError
+
+    try:
+        address = EngineAddress.parse(chosen)
+    except EngineAddressError as exc:
+        report.error(f"engine: {exc}", "fix serve.engine (or --engine)")
+        return
+    try:
+        from hive_cli.engine.temporal import EngineUnreachable
+        from hive_cli.engine.temporal import TemporalEngine
+    except ImportError:
+        report.error(
+            f"engine: {address} needs the temporal extra", "`pip install 'hive-agent-cli[temporal]'`"
+        )
+        return
+
+    async def answer() -> str:
+        with anyio.fail_after(_ENGINE_SECONDS):
+            engine = await TemporalEngine.connect(address)
+            return await engine.check()
+
+    try:
+        said = anyio.run(answer)
+    except EngineUnreachable as exc:
+        report.error(f"engine: {exc}", "start the engine, or fix serve.engine (or --engine)")
+        return
+    except TimeoutError:
+        report.error(
+            f"engine: {address} did not answer within {_ENGINE_SECONDS:g} s",
+            "start the engine, or fix serve.engine (or --engine)",
+        )
+        return
+    report.ok(f"engine: Temporal {said}")
+
+
+def doctor_main(*, verbose: bool, fix: bool = False, engine: str | None = None) -> int:
     """Run every check (``fix``: repairing hive's own files first); exit 1 when any error was found."""
     from hive_providers.registry import configured_providers
 
@@ -299,6 +345,7 @@ def doctor_main(*, verbose: bool, fix: bool = False) -> int:
         report.error(f"configuration cannot be read: {exc}", "fix the file named above")
 
     _check_store(report)
+    _check_engine(report, loaded, engine)
 
     report.section("Providers")
     providers = configured_providers(loaded) if loaded is not None else []

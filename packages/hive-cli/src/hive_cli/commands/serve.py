@@ -209,6 +209,7 @@ async def _on_engine(address: EngineAddress) -> tuple[Engine, SharedServeLog] | 
             "postgresql://… (or sessions.store)"
         )
     try:
+        from hive_cli.engine.temporal import EngineUnreachable
         from hive_cli.engine.temporal import TemporalEngine
         from hive_cli.serve.shared_log import SharedServeLog
         from hive_core.sessions.postgres import PostgresSessionStore
@@ -222,7 +223,7 @@ async def _on_engine(address: EngineAddress) -> tuple[Engine, SharedServeLog] | 
         return str(exc)
     try:
         engine = await TemporalEngine.connect(address)
-    except RuntimeError as exc:
+    except EngineUnreachable as exc:
         store.close()
-        return f"the engine {address} cannot be reached: {exc}"
+        return str(exc)
     return engine, SharedServeLog(store)

@@ -35,6 +35,8 @@ def worker_main(*, engine: str, max_turns: int | None) -> int:
         )
         return 2
     try:
+        from hive_cli.engine.temporal import EngineUnreachable
+        from hive_cli.engine.temporal import connect
         from hive_cli.engine.temporal import run_worker
         from hive_cli.engine.turns import TurnActivities
         from hive_cli.serve.shared_log import SharedServeLog
@@ -61,6 +63,7 @@ def worker_main(*, engine: str, max_turns: int | None) -> int:
         sys.stdout.flush()
 
     async def main() -> None:
+        client = await connect(address)
         async with anyio.create_task_group() as group:
 
             async def stop_on_signal() -> None:
@@ -70,12 +73,13 @@ def worker_main(*, engine: str, max_turns: int | None) -> int:
                         return
 
             group.start_soon(stop_on_signal)
-            await run_worker(address, activities, ready=ready, max_turns=max_turns)
+            await run_worker(client, activities, ready=ready, max_turns=max_turns)
+            group.cancel_scope.cancel()
 
     try:
         anyio.run(main)
-    except RuntimeError as exc:
-        sys.stderr.write(f"hive: the engine {address} cannot be reached: {exc}\n")
+    except EngineUnreachable as exc:
+        sys.stderr.write(f"hive: {exc}\n")
         return 1
     finally:
         store.close()

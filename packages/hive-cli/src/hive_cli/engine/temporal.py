@@ -12,9 +12,11 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import anyio
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from .address import TASK_QUEUE
@@ -25,14 +27,23 @@ from .wire import SessionStart
 from .workflow import WORKFLOW
 from .workflow import SessionWorkflow
 
-__all__ = ["TemporalEngine", "connect", "run_worker"]
+__all__ = ["EngineUnreachable", "TemporalEngine", "connect", "run_worker"]
 
 _CONNECT_TIMEOUT = timedelta(seconds=10)
 
 
+class EngineUnreachable(Exception):
+    """The engine cannot be reached; the message says where and why, in one line."""
+
+
 async def connect(address: EngineAddress) -> Client:
-    """A client of the Temporal service at ``address``; raises ``RuntimeError`` when it cannot be reached."""
-    return await Client.connect(address.target, namespace=address.namespace)
+    """A client of the Temporal service at ``address``; raises :class:`EngineUnreachable` when it cannot be
+    reached."""
+    try:
+        return await Client.connect(address.target, namespace=address.namespace)
+    except RuntimeError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EngineUnreachable(f"the engine {address} cannot be reached ({reason})") from None
 
 
 class TemporalEngine:
@@ -68,22 +79,29 @@ class TemporalEngine:
         )
 
     async def check(self) -> str:
-        await self.client.workflow_service.get_system_info(GetSystemInfoRequest(), timeout=_CONNECT_TIMEOUT)
-        return f"{self.address} reachable"
+        try:
+            await self.client.workflow_service.get_system_info(
+                GetSystemInfoRequest(), timeout=_CONNECT_TIMEOUT
+            )
+            await self.client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace=self.address.namespace), timeout=_CONNECT_TIMEOUT
+            )
+        except RPCError as exc:
+            raise EngineUnreachable(f"the engine {self.address} does not answer ({exc.message})") from None
+        return f"{self.address} reachable, namespace {self.address.namespace} found"
 
     async def aclose(self) -> None:
         return None  # the client's connection closes with its last reference
 
 
 async def run_worker(
-    address: EngineAddress,
+    client: Client,
     activities: TurnActivities,
     *,
     ready: Callable[[], None],
     max_turns: int | None = None,
 ) -> None:
     """Poll the task queue for sessions' workflow tasks and turns until cancelled; ``ready()`` once polling."""
-    client = await connect(address)
     worker = Worker(
         client,
         task_queue=TASK_QUEUE,

@@ -31,6 +31,7 @@ from typing import Literal
 
 import anyio
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from hive_cli.serve.agents import agent_flags
 from hive_cli.serve.shared_log import SharedServeLog
@@ -203,6 +204,10 @@ class TurnActivities:
         try:
             return await asyncio.shield(running)
         except asyncio.CancelledError:
+            if activity.is_worker_shutdown():
+                # The worker is stopping, not the user: the turn goes on on another worker, as after a crash.
+                running.cancel()
+                raise ApplicationError("the worker running this turn is shutting down") from None
             control.cancel = True
             return await running
 
