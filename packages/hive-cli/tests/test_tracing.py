@@ -157,10 +157,12 @@ def test_a_turn_is_one_tree_of_agent_chat_and_tool_spans(
     assert failed.status.status_code is StatusCode.ERROR
     assert _attributes(failed)["error.type"] == "internal"  # a 500, after the SDK's own retries
     assert "gen_ai.usage.input_tokens" not in _attributes(failed)
+    assert "gen_ai.response.model" not in _attributes(failed)
     for chat, finish, usage in ((called, "tool_calls", (20, 5)), (answered, "stop", (10, 2))):
         chat_attributes = _attributes(chat)
         assert chat_attributes["gen_ai.operation.name"] == "chat"
         assert chat_attributes["gen_ai.request.model"] == MODEL
+        assert chat_attributes["gen_ai.response.model"] == MODEL  # as the server's response names it
         assert chat_attributes["gen_ai.response.finish_reasons"] == (finish,)
         assert (
             chat_attributes["gen_ai.usage.input_tokens"],

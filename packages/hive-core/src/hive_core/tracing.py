@@ -299,8 +299,9 @@ _JSON: Final = msgspec.json.Encoder()
 
 class TracedChatClient(WrappingChatClient):
     """Wraps one provider's client: each request it streams is a ``chat {model}`` span (CLIENT), a child of the
-    span current where the request is made, with the provider, the models, the finish reasons, the usage (cache
-    reads included), the time to the first chunk and, on failure, ``error.type``.
+    span current where the request is made, with the provider, the model asked for and the one that answered
+    (``gen_ai.response.model``, as the response names it), the finish reasons, the usage (cache reads included),
+    the time to the first chunk and, on failure, ``error.type``.
 
     Only a host with tracing on wraps its clients (so a host without pays nothing per chunk); per chunk it
     looks at the update's type, and keeps the text only when content is captured.
@@ -358,6 +359,8 @@ class TracedChatClient(WrappingChatClient):
                     usage[2] += update.cached_input_tokens
                 elif isinstance(update, FinishUpdate):
                     finishes.append(update.reason)
+                    if update.model:
+                        span.set("gen_ai.response.model", update.model)
                 elif capture and isinstance(update, ToolCallUpdate):
                     slot = calls.setdefault(update.index, ["", "", ""])
                     slot[0] = update.id or slot[0]
