@@ -57,6 +57,7 @@ from .messages import ToolResultPart
 __all__ = [
     "NO_SPAN",
     "NO_TRACER",
+    "RESUMED_ATTRIBUTE",
     "VERDICT_ATTRIBUTE",
     "AttributeValue",
     "RetriesItself",
@@ -86,6 +87,10 @@ SpanKind = Literal["internal", "client"]
 VERDICT_ATTRIBUTE: Final = "hive.permission.verdict"
 """The ``execute_tool`` span's attribute for how the approval gate judged the call: ``allowed``, ``approved``,
 ``denied``, ``rejected`` or ``unavailable`` (no approval service for an ``ask``)."""
+
+RESUMED_ATTRIBUTE: Final = "hive.turn.resumed"
+"""``true`` on the ``invoke_agent`` span of a turn a restarted process finished after it was suspended on an
+approval wait (:class:`~hive_core.sessions.SuspendedTurn`)."""
 
 
 @dataclass(frozen=True)

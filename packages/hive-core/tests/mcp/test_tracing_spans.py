@@ -11,6 +11,8 @@ from dataclasses import field
 
 import anyio
 import pytest
+from anyio.abc import TaskStatus
+from core_harness import Wire
 from mcp_harness import WAIT
 from mcp_harness import stdio_plugin
 
@@ -22,6 +24,8 @@ from hive_core.testing import ScriptedChatClient
 from hive_core.testing import ScriptedRound
 from hive_core.testing import call
 from hive_core.testing import reply
+from hive_core.tools import EventSink
+from hive_core.tracing import RESUMED_ATTRIBUTE
 from hive_core.tracing import AttributeValue
 from hive_core.tracing import Span
 from hive_core.tracing import SpanKind
@@ -29,6 +33,7 @@ from hive_core.tracing import TracedAgent
 from hive_core.tracing import TracedChatClient
 from hive_core.tracing import install_tracer
 from hive_protocol import Event
+from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
@@ -139,3 +144,25 @@ async def test_a_failed_turn_records_its_error_code() -> None:
     [turn] = tracer.spans
     assert turn.error is not None
     assert turn.ended
+
+
+async def test_a_resumed_turn_is_an_agent_span_of_its_own() -> None:
+    model = ScriptedChatClient([ScriptedRound(reply("next").updates)])
+
+    async def resume(emit: EventSink, *, task_status: TaskStatus[None]) -> None:
+        task_status.started()
+        emit(TurnEndEvent(stop_reason="completed", input_tokens=7, output_tokens=3))
+
+    with _recording() as tracer:
+        runner = SessionRunner(Agent(model).session(), session_id="s-4", resume=resume)
+        await Wire(runner).run(UserMessageRequest(content="go on"))
+    resumed, queued = tracer.spans
+    assert (resumed.name, resumed.parent) == ("invoke_agent hive", None)
+    assert resumed.attributes["gen_ai.conversation.id"] == "s-4"
+    assert resumed.attributes[RESUMED_ATTRIBUTE] is True
+    assert resumed.attributes["gen_ai.usage.input_tokens"] == 7
+    assert resumed.attributes["gen_ai.response.finish_reasons"] == ["completed"]
+    assert resumed.ended
+    assert resumed.error is None
+    assert queued.name == "invoke_agent hive"
+    assert RESUMED_ATTRIBUTE not in queued.attributes
