@@ -7,6 +7,7 @@ import json
 import signal
 from pathlib import Path
 
+import psycopg
 import pytest
 from acp import RequestError
 from acp.schema import TextContentBlock
@@ -197,3 +198,27 @@ async def test_hive_acp_with_store_keeps_its_sessions_there_and_names_an_unreach
     assert "pw-secret-5" not in said
     assert "127.0.0.1:1" in said
     assert "cannot be reached" in said
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "ALTER TABLE sessions ADD CONSTRAINT house_rule CHECK (project_path = '')",  # the session is not made
+        "ALTER TABLE entries ADD CONSTRAINT house_rule CHECK (kind <> 'turn_end')",  # its turn cannot end
+    ],
+    ids=["create", "mid-turn"],
+)
+def test_a_write_the_database_refuses_is_one_line_naming_the_store(
+    ws: Workspace, server: ScriptedModelServer, postgres: PostgresServer, rule: str
+) -> None:
+    url = postgres.new_database()
+    assert ws.run("sessions", "list", "--store", url).code == 0  # the schema is made
+    with psycopg.connect(url) as conn:  # a rule of the database's owner that hive's writes break
+        conn.execute(rule.encode())
+    server.add(text("not kept"))
+    result = ws.use(server).run("run", "--store", url, "-p", "hello")
+    assert result.code == 1, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "house_rule" in lines[0]
+    assert "127.0.0.1" in lines[0]

@@ -17,8 +17,8 @@ a sequence, so listing is newest first across machines whatever their clocks say
 Schema versions are rows of ``schema_version``: the store applies the migrations from the database's version up to
 :data:`SCHEMA_VERSION` in one transaction, under an advisory lock (two processes starting at once do not both
 migrate), and refuses a database a newer hive wrote with :class:`~hive_core.sessions.UnsupportedSchema`. An
-unreachable server or a refused login raises :class:`~hive_core.sessions.SessionStoreError` naming the URL
-without its password.
+unreachable server, a refused login, a write a constraint refuses or any other database error raises
+:class:`~hive_core.sessions.SessionStoreError`, one line naming the URL without its password.
 """
 
 from __future__ import annotations
@@ -231,6 +231,15 @@ class PostgresSessionStore(SqlSessionStore):
             raise SessionStoreError(
                 f"it is not a session database hive can read ({_first_line(exc)})",
                 source=self.location,
+            ) from None
+        except psycopg.IntegrityError as exc:
+            raise SessionStoreError(
+                f"the session database refused the write ({_first_line(exc)}); nothing of it was kept",
+                source=self.location,
+            ) from None
+        except psycopg.Error as exc:
+            raise SessionStoreError(
+                f"the session database failed ({_first_line(exc)})", source=self.location
             ) from None
 
     def _unreachable(self, exc: Exception) -> SessionStoreError:
