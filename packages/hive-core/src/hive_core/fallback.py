@@ -164,11 +164,9 @@ class RetryingChatClient(WrappingChatClient):
         max_delay: float = 60.0,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     ) -> None:
-        if retries < 0:
-            raise ValueError(f"retries must not be negative, got {retries}")
         super().__init__(inner)
-        self.retries = retries
-        """Tries after the first."""
+        self.retries = max(retries, 0)
+        """Tries after the first (none for a negative ``retries``)."""
         self.base_delay = base_delay
         self.max_delay = max_delay
         self._sleep = sleep
