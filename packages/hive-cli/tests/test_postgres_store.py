@@ -7,6 +7,11 @@ import json
 import signal
 from pathlib import Path
 
+import psycopg
+import pytest
+from acp import RequestError
+from acp.schema import TextContentBlock
+from acp_client_harness import hive_acp
 from cli_harness import Workspace
 from cli_harness import assistant_texts
 from cli_harness import text
@@ -164,3 +169,56 @@ def test_logs_follow_on_another_home_prints_the_turn_another_process_runs(
         follow.signal(signal.SIGINT)
         assert follow.wait() == 0, follow.stderr
     assert [r["kind"] for r in after] == ["turn_start", "model_request", "turn_end"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the acp package is built on asyncio
+async def test_hive_acp_with_store_keeps_its_sessions_there_and_names_an_unreachable_one(
+    ws: Workspace, server: ScriptedModelServer, postgres: PostgresServer, tmp_path: Path, anyio_backend: str
+) -> None:
+    url = postgres.new_database()
+    server.add(text("Edited afar."))
+    async with hive_acp(ws.use(server), "--store", url) as (conn, _):
+        session = await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+        done = await conn.prompt(
+            session_id=session.session_id, prompt=[TextContentBlock(type="text", text="from the editor")]
+        )
+        assert done.stop_reason == "end_turn"
+    assert not (ws.home / "sessions.db").exists()
+    listed = other_home(ws, tmp_path).run("sessions", "list", "--store", url, "-o", "json")
+    assert [(s["id"], s["first_message"]) for s in listed.line_document()] == [
+        (session.session_id, "from the editor")
+    ]
+
+    unreachable = postgres.url("nowhere", password="pw-secret-5").replace(f":{postgres.port}/", ":1/")
+    async with hive_acp(ws, "--store", unreachable) as (conn, _):
+        with pytest.raises(RequestError) as refused:
+            await conn.new_session(cwd=str(ws.project), mcp_servers=[])
+    said = f"{refused.value} {refused.value.data}"
+    assert "pw-secret-5" not in said
+    assert "127.0.0.1:1" in said
+    assert "cannot be reached" in said
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "ALTER TABLE sessions ADD CONSTRAINT house_rule CHECK (project_path = '')",  # the session is not made
+        "ALTER TABLE entries ADD CONSTRAINT house_rule CHECK (kind <> 'turn_end')",  # its turn cannot end
+    ],
+    ids=["create", "mid-turn"],
+)
+def test_a_write_the_database_refuses_is_one_line_naming_the_store(
+    ws: Workspace, server: ScriptedModelServer, postgres: PostgresServer, rule: str
+) -> None:
+    url = postgres.new_database()
+    assert ws.run("sessions", "list", "--store", url).code == 0  # the schema is made
+    with psycopg.connect(url) as conn:  # a rule of the database's owner that hive's writes break
+        conn.execute(rule.encode())
+    server.add(text("not kept"))
+    result = ws.use(server).run("run", "--store", url, "-p", "hello")
+    assert result.code == 1, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "house_rule" in lines[0]
+    assert "127.0.0.1" in lines[0]

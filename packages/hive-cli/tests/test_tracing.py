@@ -47,7 +47,7 @@ from hive_conformance.script import HttpFailure
 from hive_conformance.script import Round
 from hive_core.tracing import install_tracer
 
-# The adapter's own retries of a failed request (its SDK's two) come before the chain moves on.
+# The adapter's retries of a failed request (two, made by hive while tracing) come before the chain moves on.
 _REQUESTS_PER_FAILURE = 3
 
 
@@ -148,19 +148,26 @@ def test_a_turn_is_one_tree_of_agent_chat_and_tool_spans(
     assert attributes["gen_ai.usage.output_tokens"] == 7
     assert attributes["gen_ai.response.finish_reasons"] == ("completed",)
 
-    # One chat span per request the chain made: the primary that failed, then the fallback's two rounds.
+    # One chat span per HTTP request: the primary's three tries that failed, then the fallback's two rounds.
     chats = _named(spans, "chat ")
-    assert [_attributes(chat)["gen_ai.provider.name"] for chat in chats] == ["openai", "x_ai", "x_ai"]
+    assert [_attributes(chat)["gen_ai.provider.name"] for chat in chats] == [
+        *["openai"] * _REQUESTS_PER_FAILURE,
+        "x_ai",
+        "x_ai",
+    ]
     assert all(chat.kind is SpanKind.CLIENT and _parent_id(chat) == _span_id(turn) for chat in chats)
     assert all(chat.name == f"chat {MODEL}" for chat in chats)
-    failed, called, answered = chats
-    assert failed.status.status_code is StatusCode.ERROR
-    assert _attributes(failed)["error.type"] == "internal"  # a 500, after the SDK's own retries
-    assert "gen_ai.usage.input_tokens" not in _attributes(failed)
+    *tries, called, answered = chats
+    for failed in tries:
+        assert failed.status.status_code is StatusCode.ERROR
+        assert _attributes(failed)["error.type"] == "internal"  # a 500
+        assert "gen_ai.usage.input_tokens" not in _attributes(failed)
+        assert "gen_ai.response.model" not in _attributes(failed)
     for chat, finish, usage in ((called, "tool_calls", (20, 5)), (answered, "stop", (10, 2))):
         chat_attributes = _attributes(chat)
         assert chat_attributes["gen_ai.operation.name"] == "chat"
         assert chat_attributes["gen_ai.request.model"] == MODEL
+        assert chat_attributes["gen_ai.response.model"] == MODEL  # as the server's response names it
         assert chat_attributes["gen_ai.response.finish_reasons"] == (finish,)
         assert (
             chat_attributes["gen_ai.usage.input_tokens"],
@@ -204,7 +211,7 @@ def test_content_is_recorded_only_when_opted_in(
     assert json.loads(_attributes(turn)["gen_ai.input.messages"]) == [
         {"role": "user", "parts": [{"type": "text", "content": "summarise notes.txt"}]}
     ]
-    [_, called, answered] = _named(spans, "chat ")
+    *_, called, answered = _named(spans, "chat ")
     [output] = json.loads(_attributes(called)["gen_ai.output.messages"])
     assert output["parts"] == [
         {"type": "tool_call", "id": "call_1", "name": "read_file", "arguments": '{"path": "notes.txt"}'}
@@ -218,6 +225,35 @@ def test_content_is_recorded_only_when_opted_in(
     [tool] = _named(spans, "execute_tool ")
     assert _attributes(tool)["gen_ai.tool.call.arguments"] == '{"path": "notes.txt"}'
     assert "the secret plan" in _attributes(tool)["gen_ai.tool.call.result"]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        HttpFailure(status=500, message="a hiccup"),
+        HttpFailure(status=429, message="slow down", retry_after=0),
+    ],
+    ids=["500", "429"],
+)
+def test_a_request_answered_once_with_an_error_is_a_span_per_try(
+    ws: Workspace, server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, failure: HttpFailure
+) -> None:
+    ws.use(server).allow_all()
+    server.add(Round(failure=failure), text("fine now"))
+    with _in_memory(capture=False) as exporter:
+        assert _one_shot_in_process(ws, monkeypatch, "hello") == 0
+    assert len(model_requests(server)) == 2
+    spans = list(exporter.get_finished_spans())
+    [turn] = _named(spans, "invoke_agent ")
+    failed, answered = _named(spans, "chat ")
+    assert _parent_id(failed) == _parent_id(answered) == _span_id(turn)
+    assert failed.status.status_code is StatusCode.ERROR
+    assert _attributes(failed)["error.type"] == ("internal" if failure.status == 500 else "rate_limit")
+    assert answered.status.status_code is StatusCode.UNSET
+    assert _attributes(answered)["gen_ai.response.finish_reasons"] == ("stop",)
+    assert failed.end_time is not None
+    assert answered.start_time is not None
+    assert failed.end_time <= answered.start_time
 
 
 def test_a_refused_call_carries_the_verdict_and_its_error_type(

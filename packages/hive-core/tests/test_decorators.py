@@ -29,6 +29,7 @@ from hive_core.budget import BUDGET_EXHAUSTED_TEXT
 from hive_core.budget import estimate_tokens
 from hive_core.chat import probed_capabilities
 from hive_core.context import ContextWindow
+from hive_core.fallback import RetryingChatClient
 from hive_core.testing import ScriptedChatClient
 from hive_core.testing import ScriptedRound
 from hive_core.testing import fail
@@ -279,6 +280,40 @@ async def test_other_exceptions_pass_through_untouched() -> None:
 
     assert of_type(events, FallbackEvent) == []
     assert of_type(events, ErrorEvent)[0].code == "internal"
+
+
+async def test_a_retrying_client_tries_again_quietly_as_many_times_as_told() -> None:
+    sleeps = Sleeps()
+    provider = ScriptedChatClient(
+        [
+            fail(ChatError("busy", code="internal")),
+            fail(ChatError("slow down", code="rate_limit", retry_after=2.5)),
+            reply("ok"),
+        ]
+    )
+    events = await turn(RetryingChatClient(provider, retries=2, base_delay=0.5, sleep=sleeps))
+
+    assert events == [TextDeltaEvent(content="ok"), TurnEndEvent(stop_reason="completed", duration_ms=0)]
+    assert len(provider.requests) == 3
+    assert sleeps.delays == [0.5, 2.5]
+
+
+@pytest.mark.parametrize(
+    ("rounds", "requests"),
+    [
+        ([fail(ChatError("busy", code="internal"))] * 2, 2),  # out of retries
+        ([fail(ChatError("no such model", code="request_rejected"))], 1),  # would fail again
+        ([fail(ChatError("dropped", code="network"), "half")], 1),  # something was streamed
+    ],
+    ids=["out-of-retries", "fatal", "midway"],
+)
+async def test_a_retrying_client_gives_up(rounds: list[ScriptedRound], requests: int) -> None:
+    provider = ScriptedChatClient(rounds)
+    events = await turn(RetryingChatClient(provider, retries=1, sleep=Sleeps()))
+
+    assert len(of_type(events, ErrorEvent)) == 1
+    assert of_type(events, FallbackEvent) == []
+    assert len(provider.requests) == requests
 
 
 async def test_a_provider_moved_past_is_skipped_by_later_requests() -> None:

@@ -199,7 +199,12 @@ async def test_a_text_stream_carries_text_usage_and_the_finish(adapter: Adapter)
     async with scripted(adapter.make, round_) as (server, client):
         updates = await collect(client)
         server.assert_consumed()
-    assert updates == [TextUpdate("Hel"), TextUpdate("lo"), UsageUpdate(12, 3, 0), FinishUpdate("stop")]
+    assert updates == [
+        TextUpdate("Hel"),
+        TextUpdate("lo"),
+        UsageUpdate(12, 3, 0),
+        FinishUpdate("stop", client.model),
+    ]
 
 
 @each
@@ -224,7 +229,7 @@ async def test_finish_reasons_map(adapter: Adapter, reason: FinishReason) -> Non
         client,
     ):
         updates = await collect(client)
-    assert updates[-1] == FinishUpdate(reason)
+    assert updates[-1] == FinishUpdate(reason, client.model)
 
 
 @pytest.mark.parametrize(
@@ -410,7 +415,7 @@ async def test_parallel_tool_calls_are_indexed_among_calls(
     }
     texts = [TextUpdate(part.chunks[0]) for part in before if isinstance(part, ScriptText)]
     assert [u for u in updates if isinstance(u, TextUpdate)] == texts
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
 
 
 # -- from_settings: Anthropic and Gemini ---------------------------------------------------------------------

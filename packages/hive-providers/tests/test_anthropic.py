@@ -249,7 +249,7 @@ async def test_one_tool_call_streams_its_arguments() -> None:
         ToolCallUpdate(0, arguments='{"path":'),
         ToolCallUpdate(0, arguments=' "a.txt"}'),
     ]
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
     assert request.body["tools"] == [
         {
             "name": "read_file",
@@ -276,7 +276,7 @@ async def test_parallel_tool_calls_are_told_apart_by_block_index() -> None:
         1: ("toolu_a", "read_file", '{"path": "a.txt"}'),
         2: ("toolu_b", "read_file", '{"path": "b.txt"}'),
     }
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
 
 
 async def test_whitespace_text_before_a_tool_call_streams_but_is_not_sent_back() -> None:

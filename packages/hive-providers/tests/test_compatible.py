@@ -124,7 +124,7 @@ async def test_each_provider_streams_through_its_endpoint(name: str, monkeypatch
         if isinstance(update, ToolCallUpdate):
             calls[update.index] = calls.get(update.index, "") + update.arguments
     assert calls == {0: '{"path": "a.txt"}', 1: '{"path": "b.txt"}'}
-    assert updates[-2:] == [UsageUpdate(20, 6, 0), FinishUpdate("tool_calls")]
+    assert updates[-2:] == [UsageUpdate(20, 6, 0), FinishUpdate("tool_calls", client.model)]
 
 
 async def test_azure_sends_the_api_version_and_takes_another() -> None:

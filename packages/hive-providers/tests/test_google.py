@@ -146,7 +146,7 @@ async def test_one_function_call_arrives_whole_with_a_generated_id() -> None:
     assert (call.index, call.name, json.loads(call.arguments)) == (0, "read_file", {"path": "a.txt"})
     assert call.id is not None
     assert call.id.startswith("gemini_")
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
     assert request.body["tools"] == [{"functionDeclarations": [READ_DECLARATION]}]
     assert request.body["toolConfig"] == {"functionCallingConfig": {"mode": "AUTO"}}
 

@@ -67,7 +67,7 @@ async def test_reasoning_content_becomes_thinking_before_the_text() -> None:
     async with serving(round_) as (_, client):
         updates = await collect(client)
     assert updates[:3] == [ThinkingUpdate("Let me "), ThinkingUpdate("think."), TextUpdate("Done.")]
-    assert updates[-1] == FinishUpdate("stop")
+    assert updates[-1] == FinishUpdate("stop", client.model)
 
 
 async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
@@ -78,7 +78,7 @@ async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
     pieces = [u for u in updates if isinstance(u, ToolCallUpdate)]
     assert [p.arguments for p in pieces if p.arguments] == ['{"pa', 'th": "a', '.txt"}']
     assert assembled(updates) == {0: ("call_1", "read_file", '{"path": "a.txt"}')}
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
     assert body["tools"] == [
         {
             "type": "function",
@@ -338,6 +338,6 @@ async def test_a_cancelled_stream_closes_its_response() -> None:
                 scope.cancel()
         # The connection of the cancelled stream is not reused: the next request still works.
         after = await collect(client)
-        assert (after[0], after[-1]) == (TextUpdate("next"), FinishUpdate("stop"))
+        assert (after[0], after[-1]) == (TextUpdate("next"), FinishUpdate("stop", client.model))
         assert len(server.requests) == 2
     assert seen == [TextUpdate("a")]

@@ -138,7 +138,7 @@ async def test_one_tool_call_with_arguments_streamed_in_pieces() -> None:
     pieces = [u.arguments for u in updates if isinstance(u, ToolCallUpdate) and u.arguments]
     assert pieces == ['{"pa', 'th": "a', '.txt"}']
     assert assembled(updates) == {0: ("call_1", "read_file", '{"path": "a.txt"}')}
-    assert updates[-1] == FinishUpdate("tool_calls")
+    assert updates[-1] == FinishUpdate("tool_calls", client.model)
     assert body["tools"] == [
         {
             "type": "function",
@@ -166,7 +166,7 @@ async def test_whitespace_before_a_tool_call_is_not_sent_as_text() -> None:
 async def test_an_incomplete_response_finishes_with_its_reason(scripted: Any, expected: str) -> None:
     async with serving(Round(parts=[ScriptText(chunks=["x"])], finish_reason=scripted)) as (_, client):
         updates = await collect(client)
-    assert updates[-1] == FinishUpdate(expected)  # type: ignore[arg-type]
+    assert updates[-1] == FinishUpdate(expected, client.model)  # type: ignore[arg-type]
 
 
 # Events the scripted server does not send, through the SDK over a mock transport.

@@ -367,6 +367,7 @@ def run(**options: Any) -> None:
 )
 @click.option("-m", "--model", help="Model of new sessions (a session's `model` option changes it).")
 @click.option("--provider", help="Provider of new sessions.")
+@_store_option
 @_agent_options
 def acp(**flags: Unpack[SessionFlags]) -> None:
     """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and ACP clients.

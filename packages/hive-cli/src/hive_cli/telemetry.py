@@ -19,8 +19,8 @@ from hive_core import ChatClient
 from hive_core.tracing import AttributeValue
 from hive_core.tracing import Span
 from hive_core.tracing import SpanKind
-from hive_core.tracing import TracedChatClient
 from hive_core.tracing import install_tracer
+from hive_core.tracing import traced
 from hive_core.tracing import tracer
 from hive_providers import ProviderSettings
 
@@ -56,11 +56,12 @@ def gen_ai_provider(provider: str) -> str:
 
 
 def traced_client(client: ChatClient, settings: ProviderSettings) -> ChatClient:
-    """``client`` (built for ``settings``) with each request a ``chat`` span when tracing is on; as it is
-    otherwise, so that a host without tracing pays nothing per streamed chunk."""
+    """``client`` (built for ``settings``, not yet used) with each HTTP request a ``chat`` span when tracing is
+    on (its retries then made by hive, :func:`~hive_core.tracing.traced`); as it is otherwise, so that a host
+    without tracing pays nothing per streamed chunk."""
     if not tracer().enabled:
         return client
-    return TracedChatClient(client, provider=gen_ai_provider(settings.provider), model=settings.model)
+    return traced(client, provider=gen_ai_provider(settings.provider), model=settings.model)
 
 
 @dataclass(frozen=True)

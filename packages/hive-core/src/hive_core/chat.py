@@ -137,6 +137,8 @@ class FinishUpdate(msgspec.Struct, frozen=True):
 
     reason: FinishReason
     """Why."""
+    model: str | None = None
+    """The model that answered, as the provider's response names it (``None``: it named none)."""
 
 
 class NoticeUpdate(msgspec.Struct, frozen=True):

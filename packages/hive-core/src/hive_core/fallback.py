@@ -19,13 +19,34 @@ from .chat import ChatClient
 from .chat import ChatOptions
 from .chat import ChatUpdate
 from .chat import NoticeUpdate
+from .chat import WrappingChatClient
 from .chat import probed_capabilities
 from .failures import ChatError
 from .failures import classify
 from .failures import fallback_category
 from .messages import Message
 
-__all__ = ["FallbackChatClient", "LazyChatClient"]
+__all__ = ["FallbackChatClient", "LazyChatClient", "RetryingChatClient"]
+
+_RETRIED: tuple[type[BaseException], ...] = (ChatError, TimeoutError, ConnectionError)
+"""The failures a retry or a fallback considers; any other exception fails the request at once."""
+
+
+def _category(exc: BaseException) -> FallbackCategory:
+    return fallback_category(classify(exc))
+
+
+def _retryable(category: FallbackCategory) -> bool:
+    """Whether a failure of ``category`` may pass on a second try: a transient one or a rate limit."""
+    return category in ("transient", "rate_limit")
+
+
+def _delay(exc: BaseException, attempt: int, base_delay: float, max_delay: float) -> float:
+    """How long to wait before try ``attempt + 1``: the provider's ``retry_after`` when it gave one, else an
+    exponential backoff; never more than ``max_delay``."""
+    if isinstance(exc, ChatError) and exc.retry_after is not None:
+        return min(exc.retry_after, max_delay)
+    return min(base_delay * 2 ** (attempt - 1), max_delay)
 
 
 class FallbackChatClient:
@@ -91,19 +112,18 @@ class FallbackChatClient:
                         started = True
                         yield update
                     return
-                except (ChatError, TimeoutError, ConnectionError) as exc:
+                except _RETRIED as exc:
                     if started:
                         raise
-                    code = classify(exc)
-                    category = fallback_category(code)
+                    category = _category(exc)
                     last_provider = index == total - 1
-                    retry = category in ("transient", "rate_limit") and attempt < self.max_attempts
+                    retry = _retryable(category) and attempt < self.max_attempts
                     if category == "fatal" or (not retry and last_provider):
                         yield NoticeUpdate(self._event("exhausted", index, category, exc, attempt))
                         raise
                     if retry:
                         yield NoticeUpdate(self._event("retry", index, category, exc, attempt))
-                        await self._sleep(self._delay(exc, attempt))
+                        await self._sleep(_delay(exc, attempt, self.base_delay, self.max_delay))
                         continue
                     self.dead.add(index)
                     yield NoticeUpdate(self._event("fallback", index, category, exc, attempt))
@@ -114,11 +134,6 @@ class FallbackChatClient:
         for client in self.clients:
             if isinstance(client, AsyncClosable):
                 await client.aclose()
-
-    def _delay(self, exc: BaseException, attempt: int) -> float:
-        if isinstance(exc, ChatError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.max_delay)
-        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
 
     def _event(
         self, kind: FallbackKind, index: int, category: FallbackCategory, exc: BaseException, attempt: int
@@ -132,6 +147,45 @@ class FallbackChatClient:
             attempt=attempt,
             max_attempts=self.max_attempts,
         )
+
+
+class RetryingChatClient(WrappingChatClient):
+    """Retries a request of one client that failed before it streamed anything, quietly (no event): up to
+    ``retries`` more times for a transient failure or a rate limit, waiting the provider's ``retry_after`` when
+    it gave one (at most ``max_delay``), else a backoff from ``base_delay``. Each try is a request of the inner
+    client of its own, so a traced client under it records one ``chat`` span per HTTP request."""
+
+    def __init__(
+        self,
+        inner: ChatClient,
+        *,
+        retries: int,
+        base_delay: float = 0.5,
+        max_delay: float = 60.0,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
+        super().__init__(inner)
+        self.retries = max(retries, 0)
+        """Tries after the first (none for a negative ``retries``)."""
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self._sleep = sleep
+
+    async def stream(self, messages: Sequence[Message], options: ChatOptions) -> AsyncIterator[ChatUpdate]:
+        """Stream from the inner client, trying again while nothing was streamed and the failure may pass."""
+        attempt = 0
+        while True:
+            attempt += 1
+            started = False
+            try:
+                async for update in self.inner.stream(messages, options):
+                    started = True
+                    yield update
+                return
+            except _RETRIED as exc:
+                if started or attempt > self.retries or not _retryable(_category(exc)):
+                    raise
+                await self._sleep(_delay(exc, attempt, self.base_delay, self.max_delay))
 
 
 class LazyChatClient:

@@ -8,7 +8,8 @@ delta. The spans hive opens (each a child of the span current in its task):
 - ``invoke_agent {agent}``: one turn (:func:`turn_span`; INTERNAL for hive's own loop, CLIENT for a
   coding-agent CLI);
 - ``chat {model}``: one model request (:class:`TracedChatClient`, which wraps each provider's client, so each
-  provider a fallback chain asks and each retry of the chain is a span of its own);
+  provider a fallback chain asks and each retry of the chain is a span of its own; :func:`traced` moves an
+  adapter's own retries out of the span, so each HTTP request is one span);
 - ``execute_tool {tool}``: one tool call (:func:`tool_span`), with the permission verdict
   (:func:`annotate`);
 - ``{mcp.method.name} {target}``: one call to an MCP server (:func:`mcp_span`).
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 from typing import Literal
 from typing import Protocol
+from typing import runtime_checkable
 
 import anyio
 import msgspec
@@ -45,6 +47,7 @@ from .chat import ToolCallUpdate
 from .chat import UsageUpdate
 from .chat import WrappingChatClient
 from .failures import ChatError
+from .fallback import RetryingChatClient
 from .messages import Message
 from .messages import TextPart
 from .messages import ThinkingPart
@@ -54,8 +57,10 @@ from .messages import ToolResultPart
 __all__ = [
     "NO_SPAN",
     "NO_TRACER",
+    "RESUMED_ATTRIBUTE",
     "VERDICT_ATTRIBUTE",
     "AttributeValue",
+    "RetriesItself",
     "Span",
     "SpanKind",
     "TracedAgent",
@@ -67,6 +72,7 @@ __all__ = [
     "mcp_span",
     "messages_json",
     "tool_span",
+    "traced",
     "tracer",
     "turn_span",
 ]
@@ -81,6 +87,10 @@ SpanKind = Literal["internal", "client"]
 VERDICT_ATTRIBUTE: Final = "hive.permission.verdict"
 """The ``execute_tool`` span's attribute for how the approval gate judged the call: ``allowed``, ``approved``,
 ``denied``, ``rejected`` or ``unavailable`` (no approval service for an ``ask``)."""
+
+RESUMED_ATTRIBUTE: Final = "hive.turn.resumed"
+"""``true`` on the ``invoke_agent`` span of a turn a restarted process finished after it was suspended on an
+approval wait (:class:`~hive_core.sessions.SuspendedTurn`)."""
 
 
 @dataclass(frozen=True)
@@ -299,8 +309,9 @@ _JSON: Final = msgspec.json.Encoder()
 
 class TracedChatClient(WrappingChatClient):
     """Wraps one provider's client: each request it streams is a ``chat {model}`` span (CLIENT), a child of the
-    span current where the request is made, with the provider, the models, the finish reasons, the usage (cache
-    reads included), the time to the first chunk and, on failure, ``error.type``.
+    span current where the request is made, with the provider, the model asked for and the one that answered
+    (``gen_ai.response.model``, as the response names it), the finish reasons, the usage (cache reads included),
+    the time to the first chunk and, on failure, ``error.type``.
 
     Only a host with tracing on wraps its clients (so a host without pays nothing per chunk); per chunk it
     looks at the update's type, and keeps the text only when content is captured.
@@ -358,6 +369,8 @@ class TracedChatClient(WrappingChatClient):
                     usage[2] += update.cached_input_tokens
                 elif isinstance(update, FinishUpdate):
                     finishes.append(update.reason)
+                    if update.model:
+                        span.set("gen_ai.response.model", update.model)
                 elif capture and isinstance(update, ToolCallUpdate):
                     slot = calls.setdefault(update.index, ["", "", ""])
                     slot[0] = update.id or slot[0]
@@ -394,3 +407,23 @@ def _output(text: list[str], calls: Mapping[int, list[str]], finishes: list[str]
     if finishes:
         message["finish_reason"] = finishes[-1]
     return _JSON.encode([message]).decode()
+
+
+@runtime_checkable
+class RetriesItself(Protocol):
+    """A client that retries a failed request inside one :meth:`~hive_core.ChatClient.stream` (an adapter
+    whose vendor SDK retries), ``max_retries`` times, read when it builds its SDK client."""
+
+    max_retries: int
+
+
+def traced(client: ChatClient, *, provider: str, model: str | None) -> ChatClient:
+    """``client`` with each HTTP request it makes a ``chat`` span. A client that retries by itself
+    (:class:`RetriesItself`, not yet used) would make its retries inside one span: its retries are turned off and
+    a :class:`~hive_core.fallback.RetryingChatClient` around the traced client makes as many, so each try is a
+    span of its own."""
+    traced_client = TracedChatClient(client, provider=provider, model=model)
+    if isinstance(client, RetriesItself) and client.max_retries > 0:
+        retries, client.max_retries = client.max_retries, 0
+        return RetryingChatClient(traced_client, retries=retries)
+    return traced_client

@@ -3,25 +3,34 @@ MCP tool, a CLI-run turn's CLIENT span, and nothing started when no tracer is in
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 
 import anyio
 import pytest
+from anyio.abc import TaskStatus
+from core_harness import Wire
 from mcp_harness import WAIT
+from mcp_harness import http_plugin
 from mcp_harness import stdio_plugin
 
 from hive_core import Agent
 from hive_core import SessionRunner
+from hive_core import ToolContext
 from hive_core.approvals import ALLOW_ALL
 from hive_core.mcp import McpPlugins
+from hive_core.mcp import ProtocolMode
 from hive_core.testing import ScriptedChatClient
 from hive_core.testing import ScriptedRound
 from hive_core.testing import call
 from hive_core.testing import reply
+from hive_core.tools import EventSink
+from hive_core.tracing import RESUMED_ATTRIBUTE
 from hive_core.tracing import AttributeValue
 from hive_core.tracing import Span
 from hive_core.tracing import SpanKind
@@ -29,6 +38,7 @@ from hive_core.tracing import TracedAgent
 from hive_core.tracing import TracedChatClient
 from hive_core.tracing import install_tracer
 from hive_protocol import Event
+from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 
 pytestmark = pytest.mark.anyio
@@ -111,6 +121,7 @@ async def test_an_mcp_call_is_a_client_span_under_its_tool_call_under_the_turn()
     assert (mcp.kind, mcp.parent) == ("client", tool)
     assert mcp.attributes["mcp.method.name"] == "tools/call"
     assert mcp.attributes["hive.mcp.server"] == "srv"
+    assert "mcp.session.id" not in mcp.attributes  # stdio has no session id
     assert [span.parent for span in tracer.spans if span.name == "chat m"] == [turn, turn]
     assert all(span.ended and span.error is None for span in tracer.spans)
 
@@ -139,3 +150,47 @@ async def test_a_failed_turn_records_its_error_code() -> None:
     [turn] = tracer.spans
     assert turn.error is not None
     assert turn.ended
+
+
+async def test_a_resumed_turn_is_an_agent_span_of_its_own() -> None:
+    model = ScriptedChatClient([ScriptedRound(reply("next").updates)])
+
+    async def resume(emit: EventSink, *, task_status: TaskStatus[None]) -> None:
+        task_status.started()
+        emit(TurnEndEvent(stop_reason="completed", input_tokens=7, output_tokens=3))
+
+    with _recording() as tracer:
+        runner = SessionRunner(Agent(model).session(), session_id="s-4", resume=resume)
+        await Wire(runner).run(UserMessageRequest(content="go on"))
+    resumed, queued = tracer.spans
+    assert (resumed.name, resumed.parent) == ("invoke_agent hive", None)
+    assert resumed.attributes["gen_ai.conversation.id"] == "s-4"
+    assert resumed.attributes[RESUMED_ATTRIBUTE] is True
+    assert resumed.attributes["gen_ai.usage.input_tokens"] == 7
+    assert resumed.attributes["gen_ai.response.finish_reasons"] == ["completed"]
+    assert resumed.ended
+    assert resumed.error is None
+    assert queued.name == "invoke_agent hive"
+    assert RESUMED_ATTRIBUTE not in queued.attributes
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_mcp_call_over_http_names_the_servers_session(
+    http_server: tuple[str, object], mode: ProtocolMode
+) -> None:
+    url, _ = http_server
+    context = ToolContext("call_1", "mcp__web__header", Path.cwd(), lambda event: None)
+    with _recording() as tracer, anyio.fail_after(WAIT):
+        async with McpPlugins([http_plugin(url)], mode=mode) as plugins:
+            found = plugins.tool("mcp__web__header")
+            assert found is not None
+            outcome = await found.invoke({"key": "mcp-session-id"}, context)
+    # The session id the SDK sent with the call (a 2026 server returns the tool's result as structured content).
+    sent = outcome.content if mode == "legacy" else json.loads(outcome.content)["result"]
+    span = tracer.named("tools/call header")
+    if mode == "legacy":  # a 2025 connection has a session: the server gave it an id
+        assert sent
+        assert span.attributes["mcp.session.id"] == sent
+    else:  # a 2026 connection is stateless: no session, no id
+        assert not sent
+        assert "mcp.session.id" not in span.attributes

@@ -225,3 +225,25 @@ def test_an_append_on_postgresql_notifies_listeners_with_the_session(
         store.append(info.id, user("ring"))
         [notice] = list(listener.notifies(timeout=WAIT, stop_after=1))
     assert notice.payload == info.id
+
+
+def test_a_write_a_constraint_refuses_is_one_clear_error_and_keeps_nothing(
+    postgres: PostgresServer, project: Path
+) -> None:
+    url = postgres.new_database().replace("hive@", "hive:s3cret-pw@")  # trust auth ignores the password
+    with PostgresSessionStore(url) as store:
+        info = store.create(project_path=project)
+        store.append(info.id, user("kept"))
+        with psycopg.connect(url) as conn:  # a rule of the database's owner that hive's writes break
+            conn.execute("ALTER TABLE entries ADD CONSTRAINT short_payloads CHECK (length(payload) < 100)")
+        with pytest.raises(SessionStoreError) as caught:
+            store.append(info.id, user("refused " * 20))
+        assert [entry.seq for entry in store.entries(info.id)] == [1]
+        after = store.get(info.id)
+        assert after is not None
+        assert after.message_count == 1
+    said = str(caught.value)
+    assert said.count("\n") == 0
+    assert "short_payloads" in said
+    assert "postgresql://***@127.0.0.1" in said
+    assert "s3cret-pw" not in said

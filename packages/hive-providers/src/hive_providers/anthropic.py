@@ -121,6 +121,7 @@ class _Delta(msgspec.Struct):
 
 class _Start(msgspec.Struct):
     usage: _Usage | None = None
+    model: str | None = None
 
 
 class _Error(msgspec.Struct):
@@ -394,6 +395,7 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[chat.ChatUpda
     thinking: dict[int, list[str]] = {}
     signed: list[dict[str, Any]] = []
     stop_reason: str | None = None
+    model: str | None = None
     usage = _Usage()
     async for sse in iter_sse(response.aiter_bytes()):
         try:
@@ -445,8 +447,10 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[chat.ChatUpda
             if event.usage is not None:
                 _merge_usage(usage, event.usage)
         elif kind == "message_start":
-            if event.message is not None and event.message.usage is not None:
-                _merge_usage(usage, event.message.usage)
+            if event.message is not None:
+                model = event.message.model
+                if event.message.usage is not None:
+                    _merge_usage(usage, event.message.usage)
         elif kind == "message_stop":
             break
         elif kind == "error":
@@ -460,7 +464,7 @@ async def _read_stream(response: httpx2.Response) -> AsyncIterator[chat.ChatUpda
             output_tokens=usage.output_tokens or 0,
             cached_input_tokens=cached,
         )
-    yield chat.FinishUpdate(_STOP_REASONS.get(stop_reason or "end_turn", "stop"))
+    yield chat.FinishUpdate(_STOP_REASONS.get(stop_reason or "end_turn", "stop"), model)
 
 
 def _merge_usage(into: _Usage, update: _Usage) -> None:

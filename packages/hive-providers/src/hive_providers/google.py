@@ -137,6 +137,7 @@ class _Response(msgspec.Struct, rename="camel"):
     usage_metadata: _UsageMetadata | None = None
     prompt_feedback: _PromptFeedback | None = None
     error: _Error | None = None
+    model_version: str | None = None
 
 
 class _ErrorBody(msgspec.Struct):
@@ -558,6 +559,7 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
     digest = ""
     finish: str | None = None
     blocked = False
+    model: str | None = None  # the model version the server says answered
     usage: _UsageMetadata | None = None
     async for sse in iter_sse(response.aiter_bytes()):
         try:
@@ -601,6 +603,8 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
                 finish = candidate.finish_reason
         if chunk.usage_metadata is not None:
             usage = chunk.usage_metadata
+        if chunk.model_version:
+            model = chunk.model_version
         if chunk.prompt_feedback is not None and chunk.prompt_feedback.block_reason:
             blocked = True
     if finish is None and not blocked:
@@ -617,7 +621,7 @@ async def _read_stream(response: httpx2.Response, body: bytes) -> AsyncIterator[
         reason = _FINISH.get(finish or "STOP", "stop")
         if reason == "stop" and calls:
             reason = "tool_calls"
-    yield chat.FinishUpdate(reason)
+    yield chat.FinishUpdate(reason, model)
 
 
 def _arguments(raw: msgspec.Raw) -> str:

@@ -84,6 +84,7 @@ class _Chunk(msgspec.Struct, gc=False):
     choices: list[_Choice] | None = None
     usage: _Usage | None = None
     error: _StreamError | None = None
+    model: str | None = None
 
 
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
@@ -157,6 +158,7 @@ class OpenAIChatClient(OpenAIClientBase):
         finish: str | None = None
         done = False
         usage: _Usage | None = None
+        model: str | None = None  # the model the server says answered
         held: list[str] = []  # whitespace-only text, sent only if real text follows
         slots: dict[int, int] = {}  # the wire's tool-call index → ours
         ids: list[str | None] = []  # our index → the call's id
@@ -197,6 +199,8 @@ class OpenAIChatClient(OpenAIClientBase):
                                 finish = choice.finish_reason
                     if chunk.usage is not None:
                         usage = chunk.usage
+                    if chunk.model:
+                        model = chunk.model
                     if chunk.error is not None:
                         error = chunk.error
                         if isinstance(error.code, int):  # some servers put the HTTP status here
@@ -214,7 +218,7 @@ class OpenAIChatClient(OpenAIClientBase):
                 (details.cached_tokens or 0) if details is not None else 0,
             )
         reason = _FINISH.get(finish or "stop", "stop")
-        yield chat.FinishUpdate("tool_calls" if ids and reason == "stop" else reason)
+        yield chat.FinishUpdate("tool_calls" if ids and reason == "stop" else reason, model)
 
 
 def _call_update(call: _ToolCallDelta, slots: dict[int, int], ids: list[str | None]) -> chat.ToolCallUpdate:

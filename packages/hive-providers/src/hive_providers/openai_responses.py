@@ -88,6 +88,7 @@ class _ResponseError(msgspec.Struct, gc=False):
 
 class _Response(msgspec.Struct, gc=False):
     status: str | None = None
+    model: str | None = None
     usage: _Usage | None = None
     incomplete_details: _Incomplete | None = None
     error: _ResponseError | None = None
@@ -332,7 +333,7 @@ class _State:
                     (details.cached_tokens or 0) if details is not None else 0,
                 )
             )
-        updates.append(chat.FinishUpdate(_finish(final, bool(self.streamed))))
+        updates.append(chat.FinishUpdate(_finish(final, bool(self.streamed)), final.model or None))
         return updates
 
 

@@ -105,6 +105,9 @@ class McpConnection:
         """How many times a connection was made: 1 after the first, 2 after the first restart, ..."""
         self.protocol_version: str | None = None
         """The protocol revision the current (or last) connection speaks."""
+        self.session_id: str | None = None
+        """The MCP session id the server gave the current connection (a streamable HTTP server's
+        ``mcp-session-id``); ``None`` over stdio or from a server that gives none."""
         self._connect_timeout = connect_timeout
         self._mode: ProtocolMode = mode
         self._errlog = errlog
@@ -189,7 +192,7 @@ class McpConnection:
         call is cancelled on the server too, and the server is then checked for an answer: one that stopped
         answering is restarted (or marked failed).
         """
-        with mcp_span("tools/call", name, server=self.config.name):
+        with mcp_span("tools/call", name, server=self.config.name, session_id=self.session_id):
             return await self._call_tool(name, arguments)
 
     async def _call_tool(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
@@ -244,6 +247,7 @@ class McpConnection:
         """Make one connection and serve it until it is lost; return whether it was made."""
         self._attempt += 1
         attempt = self._attempt
+        self.session_id = None
         self._lost = anyio.Event()
         refresh_send, refresh_receive = anyio.create_memory_object_stream[None](1)
         self._refresh = refresh_send
@@ -349,7 +353,16 @@ class McpConnection:
             raise McpServerError(f"plugin {config.name!r} has no url to connect to")
         # The SDK's own defaults: a long read timeout because a response may be a long-lived event stream.
         timeout = httpx2.Timeout(30.0, read=300.0)
-        async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
+
+        async def given_session(response: httpx2.Response) -> None:
+            # The SDK keeps the id to itself; traces name it (``mcp.session.id``).
+            if session_id := response.headers.get("mcp-session-id"):
+                self.session_id = session_id
+
+        hooks = {"response": [given_session]}
+        async with httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=timeout, event_hooks=hooks
+        ) as http:
             transport = _WatchedTransport(streamable_http_client(config.url, http_client=http), on_end)
             async with Client(
                 transport, mode=self._mode, cache=None, message_handler=on_message, client_info=info

@@ -38,6 +38,7 @@ from hive_core.hitl import HitlBridge
 from hive_core.questions import QuestionBridge
 from hive_core.session_id import new_session_id
 from hive_core.tools import EventSink
+from hive_core.tracing import RESUMED_ATTRIBUTE
 from hive_core.tracing import Span
 from hive_core.tracing import TracedAgent
 from hive_core.tracing import tracer
@@ -259,22 +260,31 @@ class SessionRunner:
     ) -> None:
         status = _Started(task_status)
         if self.resume is not None:
-            recorder = TurnRecorder(emit)
-            self._cancelled = False
-            with anyio.CancelScope() as scope:
-                self._current = scope
-                try:
-                    await self.resume(recorder, task_status=status)
-                except Exception as exc:
-                    recorder.fail(exc)
-                finally:
-                    self._current = None
-            recorder.finish(cancelled=self._cancelled)
+            if not tracer().enabled:
+                await self._resume_turn(self.resume, emit, status)
+            else:
+                # The resumed turn is a turn of its own in the trace: the process that began it is gone.
+                with turn_span(self.traced_as, self.session_id) as span:
+                    span.set(RESUMED_ATTRIBUTE, True)
+                    await self._resume_turn(self.resume, _TracedEnd(emit, span), status)
         status.started()
         async for request in queue:
             if self._stopped:
                 break
             await self.run_turn(request, emit, timeout=self.turn_timeout)
+
+    async def _resume_turn(self, resume: Resume, emit: EventSink, status: _Started) -> None:
+        recorder = TurnRecorder(emit)
+        self._cancelled = False
+        with anyio.CancelScope() as scope:
+            self._current = scope
+            try:
+                await resume(recorder, task_status=status)
+            except Exception as exc:
+                recorder.fail(exc)
+            finally:
+                self._current = None
+        recorder.finish(cancelled=self._cancelled)
 
     def cancel(self) -> bool:
         """Cancel the running turn, as a ``cancel`` request does; ``False`` when no turn runs."""

@@ -17,8 +17,8 @@ a sequence, so listing is newest first across machines whatever their clocks say
 Schema versions are rows of ``schema_version``: the store applies the migrations from the database's version up to
 :data:`SCHEMA_VERSION` in one transaction, under an advisory lock (two processes starting at once do not both
 migrate), and refuses a database a newer hive wrote with :class:`~hive_core.sessions.UnsupportedSchema`. An
-unreachable server or a refused login raises :class:`~hive_core.sessions.SessionStoreError` naming the URL
-without its password.
+unreachable server, a refused login, a write a constraint refuses or any other database error raises
+:class:`~hive_core.sessions.SessionStoreError`, one line naming the URL without its password.
 """
 
 from __future__ import annotations
@@ -49,69 +49,21 @@ from .records import UnsupportedSchema
 from .rows import DamagedRow
 from .sql_store import Db
 from .sql_store import SqlSessionStore
+from .tables import POSTGRES_TYPES
+from .tables import checkpoint_tables
+from .tables import lease_table
+from .tables import session_tables
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresSessionStore"]
 
 _VERSION_1: Final[tuple[LiteralString, ...]] = (
     "CREATE SEQUENCE session_touches",
-    """CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        project_path TEXT NOT NULL,
-        created DOUBLE PRECISION NOT NULL,
-        updated DOUBLE PRECISION NOT NULL,
-        touched BIGINT NOT NULL DEFAULT nextval('session_touches'),
-        model TEXT,
-        provider TEXT,
-        status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'ended', 'error', 'forked')),
-        forked_from TEXT,
-        first_message TEXT,
-        message_count INTEGER NOT NULL DEFAULT 0
-    )""",
-    "CREATE INDEX sessions_by_touch ON sessions (touched)",
-    "CREATE INDEX sessions_by_project ON sessions (project_path, touched)",
-    """CREATE TABLE entries (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        seq BIGINT NOT NULL,
-        ts DOUBLE PRECISION NOT NULL,
-        kind TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    )""",
-    """CREATE TABLE leases (
-        session_id TEXT PRIMARY KEY,
-        token TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        machine TEXT NOT NULL,
-        started TEXT NOT NULL,
-        since DOUBLE PRECISION NOT NULL,
-        renewed DOUBLE PRECISION NOT NULL
-    )""",
+    *session_tables(POSTGRES_TYPES),
+    lease_table(POSTGRES_TYPES),
 )
 """Version 1: sessions, their logs and leases."""
 
-_VERSION_2: Final[tuple[LiteralString, ...]] = (
-    """CREATE TABLE file_checkpoints (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        turn BIGINT NOT NULL,
-        path TEXT NOT NULL,
-        existed BOOLEAN NOT NULL,
-        content BYTEA,
-        size BIGINT NOT NULL,
-        mode INTEGER,
-        made TEXT,
-        digest TEXT NOT NULL,
-        PRIMARY KEY (session_id, turn, path)
-    )""",
-    """CREATE TABLE file_outcomes (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        turn BIGINT NOT NULL,
-        path TEXT NOT NULL,
-        after TEXT,
-        undone DOUBLE PRECISION,
-        PRIMARY KEY (session_id, turn, path)
-    )""",
-)
+_VERSION_2: Final[tuple[LiteralString, ...]] = checkpoint_tables(POSTGRES_TYPES)
 """Version 2: file checkpoints (see :mod:`hive_core.sessions.checkpoints`)."""
 
 _VERSION_3: Final[tuple[LiteralString, ...]] = (
@@ -183,9 +135,7 @@ class PostgresSessionStore(SqlSessionStore):
 
     # -- connection ------------------------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Give up the leases this store took, and close the pool (a later call opens it again)."""
-        self._release_leases()
+    def _disconnect(self) -> None:
         with self._listening:
             if self._listener is not None:
                 self._listener.close()
@@ -258,6 +208,15 @@ class PostgresSessionStore(SqlSessionStore):
             raise SessionStoreError(
                 f"it is not a session database hive can read ({_first_line(exc)})",
                 source=self.location,
+            ) from None
+        except psycopg.IntegrityError as exc:
+            raise SessionStoreError(
+                f"the session database refused the write ({_first_line(exc)}); nothing of it was kept",
+                source=self.location,
+            ) from None
+        except psycopg.Error as exc:
+            raise SessionStoreError(
+                f"the session database failed ({_first_line(exc)})", source=self.location
             ) from None
 
     def _unreachable(self, exc: Exception) -> SessionStoreError:

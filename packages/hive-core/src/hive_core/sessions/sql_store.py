@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 from typing import ClassVar
 from typing import Protocol
+from typing import Unpack
 
 import msgspec
 
@@ -47,6 +48,7 @@ from .rows import info_from_row
 from .rows import project_key
 from .rows import summarise
 from .rows import title_of
+from .store import NewSession
 from .store import SessionStore
 
 __all__ = ["Cursor", "Db", "SqlSessionStore"]
@@ -95,6 +97,15 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
     """What a ``SELECT`` of a session's row adds to lock it until the transaction ends."""
 
     clock: Callable[[], float]
+
+    def close(self) -> None:
+        """Give up the leases this store took, and close its connections (a later call opens them again)."""
+        self._release_leases()
+        self._disconnect()
+
+    def _disconnect(self) -> None:
+        """Close the store's connections."""
+        raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Db]:
         """A connection for reading."""
@@ -158,25 +169,18 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
 
     # -- sessions --------------------------------------------------------------------------------------------
 
-    def create(
-        self,
-        *,
-        project_path: str | os.PathLike[str],
-        model: str | None = None,
-        provider: str | None = None,
-        session_id: str | None = None,
-        exist_ok: bool = False,
-    ) -> SessionInfo:
+    def create(self, *, project_path: str | os.PathLike[str], **new: Unpack[NewSession]) -> SessionInfo:
         """Start a session; see :meth:`SessionStore.create <hive_core.sessions.SessionStore.create>`."""
         now = self.clock()
-        session_id = new_session_id(now) if session_id is None else validate_session_id(session_id)
+        given = new.get("session_id")
+        session_id = new_session_id(now) if given is None else validate_session_id(given)
         with self._write() as db:
             inserted = db.execute(
                 f"INSERT INTO sessions (id, project_path, created, updated, touched, model, provider) "
                 f"VALUES (?, ?, ?, ?, {self._TOUCH}, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (session_id, project_key(project_path), now, now, model, provider),
+                (session_id, project_key(project_path), now, now, new.get("model"), new.get("provider")),
             ).rowcount
-            if inserted <= 0 and not exist_ok:
+            if inserted <= 0 and not new.get("exist_ok", False):
                 raise SessionExists(session_id=session_id)
             found = _select(db, session_id)
         assert found is not None

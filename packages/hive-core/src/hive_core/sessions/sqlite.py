@@ -57,6 +57,10 @@ from .records import SessionStoreError
 from .records import UnsupportedSchema
 from .rows import DamagedRow
 from .sql_store import SqlSessionStore
+from .tables import SQLITE_TYPES
+from .tables import checkpoint_tables
+from .tables import lease_table
+from .tables import session_tables
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
@@ -70,75 +74,16 @@ SCHEMA_VERSION: Final = 3
 DEFAULT_BUSY_TIMEOUT: Final = 30.0
 """Seconds a write waits for another process's transaction before giving up."""
 
-_LEASES: Final = (
-    """CREATE TABLE leases (
-        session_id TEXT PRIMARY KEY,
-        token TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        machine TEXT NOT NULL,
-        started TEXT NOT NULL,
-        since REAL NOT NULL,
-        renewed REAL NOT NULL
-    ) WITHOUT ROWID""",
-)
+_LEASES: Final = (lease_table(SQLITE_TYPES),)
 """What version 2 added to version 1."""
 
-_CHECKPOINTS: Final = (
-    # A rowid table, not WITHOUT ROWID: rows hold whole files, which SQLite keeps better out of the key's b-tree.
-    """CREATE TABLE IF NOT EXISTS file_checkpoints (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        turn INTEGER NOT NULL,
-        path TEXT NOT NULL,
-        existed INTEGER NOT NULL,
-        content BLOB,
-        size INTEGER NOT NULL,
-        mode INTEGER,
-        made TEXT,
-        digest TEXT NOT NULL,
-        UNIQUE (session_id, turn, path)
-    )""",
-    """CREATE TABLE IF NOT EXISTS file_outcomes (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        turn INTEGER NOT NULL,
-        path TEXT NOT NULL,
-        after TEXT,
-        undone REAL,
-        PRIMARY KEY (session_id, turn, path)
-    ) WITHOUT ROWID""",
-)
+_CHECKPOINTS: Final = checkpoint_tables(SQLITE_TYPES)
 """What version 3 added to version 2."""
 
 _UPGRADES: Final[dict[int, tuple[str, ...]]] = {1: _LEASES, 2: _CHECKPOINTS}
 """What upgrades a database from each older version to the next."""
 
-_SCHEMA: Final = (
-    """CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        project_path TEXT NOT NULL,
-        created REAL NOT NULL,
-        updated REAL NOT NULL,
-        touched INTEGER NOT NULL,
-        model TEXT,
-        provider TEXT,
-        status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'ended', 'error', 'forked')),
-        forked_from TEXT,
-        first_message TEXT,
-        message_count INTEGER NOT NULL DEFAULT 0
-    )""",
-    "CREATE INDEX sessions_by_touch ON sessions (touched)",
-    "CREATE INDEX sessions_by_project ON sessions (project_path, touched)",
-    """CREATE TABLE entries (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        ts REAL NOT NULL,
-        kind TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    ) WITHOUT ROWID""",
-    *_LEASES,
-    *_CHECKPOINTS,
-)
+_SCHEMA: Final = (*session_tables(SQLITE_TYPES), *_LEASES, *_CHECKPOINTS)
 
 # Result codes (the primary code, the low byte of an extended one) that are the file's fault, not hive's.
 _NOT_A_DATABASE: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -191,9 +136,7 @@ class SqliteSessionStore(SqlSessionStore):
 
     # -- connection ------------------------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Give up the leases this store took, and close the connection (a later call opens it again)."""
-        self._release_leases()
+    def _disconnect(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

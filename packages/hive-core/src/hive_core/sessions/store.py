@@ -7,6 +7,8 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 from typing import Self
+from typing import TypedDict
+from typing import Unpack
 from typing import runtime_checkable
 
 from hive_core.messages import Message
@@ -21,7 +23,20 @@ from .records import SessionInfo
 from .records import SessionStatus
 from .replay import replay
 
-__all__ = ["SessionStore", "SharedSessionStore"]
+__all__ = ["NewSession", "SessionStore", "SharedSessionStore"]
+
+
+class NewSession(TypedDict, total=False):
+    """What :meth:`SessionStore.create` takes besides the project; every key may be left out."""
+
+    model: str | None
+    """The model the session runs."""
+    provider: str | None
+    """The provider of that model."""
+    session_id: str | None
+    """The session's id (``None``: a new sortable one)."""
+    exist_ok: bool
+    """Whether an existing id returns that session instead of raising."""
 
 
 @runtime_checkable
@@ -34,15 +49,7 @@ class SessionStore(Protocol):
     subclasses this protocol inherits :meth:`restore` and :meth:`pending_approvals`, which read :meth:`entries`.
     """
 
-    def create(
-        self,
-        *,
-        project_path: str | os.PathLike[str],
-        model: str | None = None,
-        provider: str | None = None,
-        session_id: str | None = None,
-        exist_ok: bool = False,
-    ) -> SessionInfo:
+    def create(self, *, project_path: str | os.PathLike[str], **new: Unpack[NewSession]) -> SessionInfo:
         """Start a session for ``project_path`` (made absolute).
 
         Without ``session_id`` a sortable id is generated; an explicit one is validated
