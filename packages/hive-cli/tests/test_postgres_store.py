@@ -20,6 +20,7 @@ from core_postgres import PostgresServer
 from serve_harness import serving
 
 from hive_conformance.model_server import ScriptedModelServer
+from hive_core.sessions.postgres import SCHEMA_VERSION
 
 
 def other_home(ws: Workspace, tmp_path: Path) -> Workspace:
@@ -110,7 +111,9 @@ def test_doctor_reports_the_store(ws: Workspace, postgres: PostgresServer) -> No
     url = postgres.new_database().replace("hive@", "hive:pw-secret-4@")
     reached = ws.run("doctor", "--store", url)
     masked = url.replace("hive:pw-secret-4@", "***@")
-    assert f"session store: PostgreSQL {masked}, reachable, schema version 2" in reached.stdout, reached
+    assert (
+        f"session store: PostgreSQL {masked}, reachable, schema version {SCHEMA_VERSION}" in reached.stdout
+    ), reached
     unreachable = ws.run("doctor", "--store", url.replace(f":{postgres.port}/", ":1/"))
     assert unreachable.code == 1
     [line] = [line for line in unreachable.stdout.splitlines() if "session store:" in line]

@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from cli_harness import TIMEOUT
 from cli_harness import Proc
@@ -18,11 +19,13 @@ from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
+from cli_harness import wait_until
 from core_postgres import PostgresServer
 from engine_harness import TemporalServer
 from engine_harness import temporal_server
 from serve_harness import Served
 from serve_harness import serving
+from temporalio.client import Client
 
 from hive_conformance.model_server import ScriptedModelServer
 
@@ -127,7 +130,9 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
         )
         asked = read(served, session, after=None, until=lambda event: event["type"] == "hitl_request")
         request = asked[-1][1]
-        asked_on.kill()  # the turn's activity had ended: the wait holds no worker
+        # The wait holds no worker: the turn's activity ends once the request is out.
+        wait_until(lambda: anyio.run(pending_activities, temporal, session) == 0, what="the activity to end")
+        asked_on.kill()
         stack.enter_context(worker(ws, temporal, store_url))
         answer = {"type": "hitl_response", "id": request["id"], "approved": True}
         assert served.send(session, answer).status_code == 202
@@ -146,6 +151,13 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
         assert served.send(session, {"type": "cancel"}).status_code == 202
         ended = read(served, session, after=done[-1][0], until=lambda event: event["type"] == "turn_end")
         assert ended[-1][1]["stop_reason"] == "cancelled"
+
+
+async def pending_activities(engine: TemporalServer, session_id: str) -> int:
+    """How many activities the session's workflow has scheduled or running."""
+    client = await Client.connect(f"127.0.0.1:{engine.port}")
+    description = await client.get_workflow_handle(session_id).describe()
+    return len(description.raw_description.pending_activities)
 
 
 def test_sessions_go_on_after_the_temporal_server_restarts(
