@@ -25,7 +25,10 @@ from cli_harness import LOCAL_PROMPT  # noqa: E402
 from cli_harness import Background  # noqa: E402
 from cli_harness import Workspace  # noqa: E402
 from cli_harness import scripted_server  # noqa: E402
+from core_postgres import PostgresServer  # noqa: E402
 from core_postgres import postgres  # noqa: E402, F401 - the PostgreSQL server fixture, for the store tests
+from engine_harness import TemporalServer  # noqa: E402
+from engine_harness import temporal_server  # noqa: E402
 
 from hive_conformance.model_server import ScriptedModelServer  # noqa: E402
 
@@ -86,3 +89,16 @@ def _restore_logging() -> Iterator[None]:
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+@pytest.fixture
+def temporal(tmp_path: Path) -> Iterator[TemporalServer]:
+    """A Temporal dev server of the test's own (its history in the test's folder)."""
+    with temporal_server(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def store_url(postgres: PostgresServer) -> str:  # noqa: F811 - the fixture imported above, as a parameter
+    """An empty database of the shared PostgreSQL server."""
+    return postgres.new_database()

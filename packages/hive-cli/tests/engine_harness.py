@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 from cli_harness import TIMEOUT
+from cli_harness import Proc
+from cli_harness import Workspace
 from cli_harness import wait_until
 
-__all__ = ["TemporalServer", "find_temporal", "temporal_server"]
+__all__ = ["WORKER_READY", "TemporalServer", "find_temporal", "start_worker", "temporal_server"]
+
+WORKER_READY = b"hive worker: ready ("
 
 
 def find_temporal() -> Path | None:
@@ -110,3 +114,12 @@ def temporal_server(folder: Path, *, settings: dict[str, int] | None = None) -> 
         yield server
     finally:
         server.stop()
+
+
+def start_worker(ws: Workspace, temporal: TemporalServer, store_url: str) -> Proc:
+    """``hive worker`` on ``temporal`` and the store at ``store_url``, once it polls."""
+    proc = ws.start("worker", "--engine", temporal.engine, "--store", store_url)
+    line = proc.next_line(timeout=TIMEOUT * 2)
+    assert line is not None, proc.stderr
+    assert line.startswith(WORKER_READY), (line, proc.stderr)
+    return proc

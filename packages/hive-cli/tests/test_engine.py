@@ -8,20 +8,18 @@ failover tests through ``hive serve`` itself are in test_serve_engine.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from cli_harness import TIMEOUT
-from cli_harness import Proc
 from cli_harness import Workspace
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import wait_until
-from core_postgres import PostgresServer
 from engine_harness import TemporalServer
+from engine_harness import start_worker
 from engine_harness import temporal_server
 from temporalio.client import Client
 
@@ -34,27 +32,6 @@ from hive_conformance.model_server import ScriptedModelServer
 from hive_core.sessions.postgres import PostgresSessionStore
 from hive_protocol import UserMessageRequest
 from hive_protocol import encode
-
-READY_PREFIX = b"hive worker: ready ("
-
-
-@pytest.fixture
-def temporal(tmp_path: Path) -> Generator[TemporalServer]:
-    with temporal_server(tmp_path) as server:
-        yield server
-
-
-@pytest.fixture
-def store_url(postgres: PostgresServer) -> str:
-    return postgres.new_database()
-
-
-def start_worker(ws: Workspace, temporal: TemporalServer, store_url: str) -> Proc:
-    proc = ws.start("worker", "--engine", temporal.engine, "--store", store_url)
-    line = proc.next_line(timeout=TIMEOUT * 2)
-    assert line is not None, proc.stderr
-    assert line.startswith(READY_PREFIX), (line, proc.stderr)
-    return proc
 
 
 def send(temporal: TemporalServer, spec: SessionSpec, line: bytes) -> None:

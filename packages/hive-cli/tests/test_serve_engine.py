@@ -6,50 +6,24 @@ on 127.0.0.1, the scripted model server. Workers and front ends are killed with 
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-from cli_harness import TIMEOUT
-from cli_harness import Proc
 from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import model_requests
 from cli_harness import text
 from cli_harness import wait_until
-from core_postgres import PostgresServer
 from engine_harness import TemporalServer
-from engine_harness import temporal_server
+from engine_harness import start_worker
 from serve_harness import Served
 from serve_harness import serving
 from temporalio.client import Client
 
 from hive_conformance.model_server import ScriptedModelServer
 
-READY_PREFIX = b"hive worker: ready ("
 Events = list[tuple[int, dict[str, Any]]]
-
-
-@pytest.fixture
-def temporal(tmp_path: Path) -> Generator[TemporalServer]:
-    with temporal_server(tmp_path) as server:
-        yield server
-
-
-@pytest.fixture
-def store_url(postgres: PostgresServer) -> str:
-    return postgres.new_database()
-
-
-def worker(ws: Workspace, temporal: TemporalServer, store_url: str) -> Proc:
-    proc = ws.start("worker", "--engine", temporal.engine, "--store", store_url)
-    line = proc.next_line(timeout=TIMEOUT * 2)
-    assert line is not None, proc.stderr
-    assert line.startswith(READY_PREFIX), (line, proc.stderr)
-    return proc
 
 
 def front_end(stack: ExitStack, ws: Workspace, temporal: TemporalServer, store_url: str) -> Served:
@@ -77,7 +51,7 @@ def test_a_killed_worker_and_a_killed_front_end_lose_nothing_and_repeat_nothing(
     )
     ws.use(server).allow_all().sandbox_off()
     with ExitStack() as stack:
-        workers = [stack.enter_context(worker(ws, temporal, store_url)) for _ in range(2)]
+        workers = [stack.enter_context(start_worker(ws, temporal, store_url)) for _ in range(2)]
         first = front_end(stack, ws, temporal, store_url)
         second = front_end(stack, ws, temporal, store_url)
         session = first.open(working_directory=str(ws.project))
@@ -122,7 +96,7 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
     )
     ws.use(server)
     with ExitStack() as stack:
-        asked_on = stack.enter_context(worker(ws, temporal, store_url))
+        asked_on = stack.enter_context(start_worker(ws, temporal, store_url))
         served = front_end(stack, ws, temporal, store_url)
         session = served.open(working_directory=str(ws.project))
         assert (
@@ -133,7 +107,7 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
         # The wait holds no worker: the turn's activity ends once the request is out.
         wait_until(lambda: anyio.run(pending_activities, temporal, session) == 0, what="the activity to end")
         asked_on.kill()
-        stack.enter_context(worker(ws, temporal, store_url))
+        stack.enter_context(start_worker(ws, temporal, store_url))
         answer = {"type": "hitl_response", "id": request["id"], "approved": True}
         assert served.send(session, answer).status_code == 202
         done = read(served, session, after=asked[-1][0], until=lambda event: event["type"] == "turn_end")
@@ -166,7 +140,7 @@ def test_sessions_go_on_after_the_temporal_server_restarts(
     server.add(text("Before."), text("After."))
     ws.use(server)
     with ExitStack() as stack:
-        stack.enter_context(worker(ws, temporal, store_url))
+        stack.enter_context(start_worker(ws, temporal, store_url))
         served = front_end(stack, ws, temporal, store_url)
         session = served.open(working_directory=str(ws.project))
         first = served.turn(session, "One.")

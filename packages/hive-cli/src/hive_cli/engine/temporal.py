@@ -30,6 +30,7 @@ from .workflow import SessionWorkflow
 __all__ = ["EngineUnreachable", "TemporalEngine", "connect", "run_worker"]
 
 _CONNECT_TIMEOUT = timedelta(seconds=10)
+_RUNNING = WorkflowIDConflictPolicy.USE_EXISTING  # a session's workflow that runs already is the one to use
 
 
 class EngineUnreachable(Exception):
@@ -59,23 +60,21 @@ class TemporalEngine:
         return cls(await connect(address), address)
 
     async def open(self, spec: SessionSpec) -> None:
-        await self.client.start_workflow(
-            WORKFLOW,
-            SessionStart(spec),
-            id=spec.session_id,
-            task_queue=TASK_QUEUE,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
+        await self._start(spec)
 
     async def send(self, spec: SessionSpec, line: bytes) -> None:
+        await self._start(spec, line)
+
+    async def _start(self, spec: SessionSpec, line: bytes | None = None) -> None:
+        """Start the session's workflow unless it runs; with ``line``, signal it (signal-with-start)."""
         await self.client.start_workflow(
             WORKFLOW,
             SessionStart(spec),
             id=spec.session_id,
             task_queue=TASK_QUEUE,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            start_signal="request",
-            start_signal_args=[line.decode()],
+            id_conflict_policy=_RUNNING,
+            start_signal=None if line is None else "request",
+            start_signal_args=[] if line is None else [line.decode()],
         )
 
     async def check(self) -> str:

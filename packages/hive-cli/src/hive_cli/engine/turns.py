@@ -275,20 +275,5 @@ class TurnActivities:
 
 
 def _turn_command(spec: SessionSpec) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "hive_cli",
-        "run",
-        "--server",
-        "--session-id",
-        spec.session_id,
-        *agent_flags(
-            agent=spec.agent,
-            model_endpoint=spec.model_endpoint,
-            agent_mode=spec.agent_mode,
-            model=spec.model,
-            provider=spec.provider,
-            allow=spec.allow,
-        ),
-    ]
+    command = [sys.executable, "-m", "hive_cli", "run", "--server", "--session-id", spec.session_id]
+    return command + agent_flags(spec)

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hive_cli.assemble import HostOptions
+from hive_cli.engine.wire import SessionSpec
 from hive_core.runners.http import EVENT_POSITION_HEADER
 
-__all__ = ["EVENT_POSITION_HEADER", "AgentCommand", "AgentLink", "EventsRefused", "agent_flags"]
+__all__ = [
+    "EVENT_POSITION_HEADER",
+    "AgentCommand",
+    "AgentLink",
+    "EventsRefused",
+    "agent_flags",
+    "session_spec",
+]
 
 
 class EventsRefused(Exception):
@@ -89,38 +96,37 @@ class AgentCommand:
             "--session-id",
             session_id,
         ]
-        return command + agent_flags(
-            agent=options.agent,
-            model_endpoint=options.model_endpoint,
-            agent_mode=options.agent_mode,
-            model=options.model,
-            provider=options.provider,
-            allow=options.allow,
-        )
+        return command + agent_flags(session_spec(session_id, options))
 
 
-def agent_flags(
-    *,
-    agent: str | None,
-    model_endpoint: str | None,
-    agent_mode: str | None,
-    model: str | None,
-    provider: str | None,
-    allow: Sequence[str],
-) -> list[str]:
-    """The ``hive run`` flags that open a session with this backend, model and these pre-approvals (for an agent
+def session_spec(session_id: str, options: HostOptions) -> SessionSpec:
+    """What opens ``session_id`` with ``options``' folder, backend, model and pre-approvals in another process."""
+    return SessionSpec(
+        session_id=session_id,
+        working_directory=str(options.cwd),
+        agent=options.agent,
+        model=options.model,
+        provider=options.provider,
+        model_endpoint=options.model_endpoint,
+        agent_mode=options.agent_mode,
+        allow=list(options.allow),
+    )
+
+
+def agent_flags(spec: SessionSpec) -> list[str]:
+    """The ``hive run`` flags that open a session with ``spec``'s backend, model and pre-approvals (for an agent
     process of ``hive serve --isolate``'s, or a turn on a ``hive worker``)."""
     flags: list[str] = []
-    if agent is not None:
-        flags += ["--agent", agent]
-        if model_endpoint is not None:
-            flags += ["--model-endpoint", model_endpoint]
-        if agent_mode is not None:
-            flags += ["--agent-mode", agent_mode]
-    if model is not None:
-        flags += ["--model", model]
-    if provider is not None:
-        flags += ["--provider", provider]
-    for allowed in allow:
+    if spec.agent is not None:
+        flags += ["--agent", spec.agent]
+        if spec.model_endpoint is not None:
+            flags += ["--model-endpoint", spec.model_endpoint]
+        if spec.agent_mode is not None:
+            flags += ["--agent-mode", spec.agent_mode]
+    if spec.model is not None:
+        flags += ["--model", spec.model]
+    if spec.provider is not None:
+        flags += ["--provider", spec.provider]
+    for allowed in spec.allow:
         flags += ["--allow", allowed]
     return flags

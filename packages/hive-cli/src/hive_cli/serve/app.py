@@ -31,6 +31,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -228,25 +229,15 @@ class ServeApp:
         if self.store is None:
             return 0
         for kept in self.store.sessions():
-            options = self._options(
-                Path(kept.working_directory),
-                model=kept.model,
-                agent=None if kept.backend in (EXTERNAL, "hive") else kept.backend,
-                layer=None if kept.settings is None else kept.settings.layer(),
-            )
             carrier: Carrier = (
                 "isolated"
                 if kept.carrier == "isolated" and self.isolate
                 else ("external" if kept.carrier == "external" else "in_process")
             )
-            session = self._hosted(kept.session_id, options, carrier, kept.created_at, kept.settings)
-            session.title = kept.title
-            session.restore(self.store.events(kept.session_id), self.store.messages(kept.session_id))
-            session.updated_at = kept.updated_at
-            self.sessions[kept.session_id] = session
-            if kept.ended:
-                session.ended = session.input_closed = True
-            else:
+            session = self._kept(
+                kept, carrier, self.store.events(kept.session_id), self.store.messages(kept.session_id)
+            )
+            if not kept.ended:
                 await self._group.start(session.run)
         return len(self.sessions)
 
@@ -254,20 +245,30 @@ class ServeApp:
         """A session of the shared store as this front end serves it: its events so far, then the rest as they
         come (when it has not ended)."""
         assert self.shared is not None
+        session = self._kept(
+            kept, "engine", self.shared.events(kept.session_id), self.shared.messages(kept.session_id)
+        )
+        if not kept.ended:
+            self._group.start_soon(session.run)
+        return session
+
+    def _kept(
+        self, kept: LoggedSession, carrier: Carrier, events: Iterable[bytes], messages: list[str]
+    ) -> HostedSession:
+        """A kept session, its events and messages taken back, listed by this server (not yet running)."""
         options = self._options(
             Path(kept.working_directory),
             model=kept.model,
-            agent=None if kept.backend == "hive" else kept.backend,
+            agent=None if kept.backend in (EXTERNAL, "hive") else kept.backend,
+            layer=None if kept.settings is None else kept.settings.layer(),
         )
-        session = self._hosted(kept.session_id, options, "engine", kept.created_at)
+        session = self._hosted(kept.session_id, options, carrier, kept.created_at, kept.settings)
         session.title = kept.title
-        session.restore(self.shared.events(kept.session_id), self.shared.messages(kept.session_id))
+        session.restore(events, messages)
         session.updated_at = kept.updated_at
         self.sessions[kept.session_id] = session
         if kept.ended:
             session.ended = session.input_closed = True
-        else:
-            self._group.start_soon(session.run)
         return session
 
     async def follow_shared(self) -> None:

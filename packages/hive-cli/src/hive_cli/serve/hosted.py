@@ -46,6 +46,7 @@ from hive_protocol import encode
 from hive_protocol import excerpt
 
 from .agents import AgentLink
+from .agents import session_spec
 from .log_store import LoggedSession
 from .log_store import ServeLogStore
 from .settings import SessionSettings
@@ -218,19 +219,7 @@ class HostedSession:
     @property
     def spec(self) -> SessionSpec:
         """What an engine's worker opens the session with."""
-        from hive_cli.engine import SessionSpec
-
-        options = self.options
-        return SessionSpec(
-            session_id=self.session_id,
-            working_directory=str(options.cwd),
-            agent=options.agent,
-            model=options.model,
-            provider=options.provider,
-            model_endpoint=options.model_endpoint,
-            agent_mode=options.agent_mode,
-            allow=list(options.allow),
-        )
+        return session_spec(self.session_id, self.options)
 
     async def _run_on_engine(self, task_status: TaskStatus[None]) -> None:
         """Open the session on the engine, pass its requests on, and follow its events in the shared store until
