@@ -6,6 +6,7 @@ on 127.0.0.1, the scripted model server. Workers and front ends are killed with 
 
 from __future__ import annotations
 
+import signal
 from contextlib import ExitStack
 from typing import Any
 
@@ -84,6 +85,32 @@ def test_a_killed_worker_and_a_killed_front_end_lose_nothing_and_repeat_nothing(
     assert after == "Finished on the other worker."
     assert marker.read_text().splitlines() == ["ran"]
     assert len(model_requests(server)) == 3
+
+
+def test_a_worker_stopped_with_sigterm_hands_its_turn_on(
+    ws: Workspace, server: ScriptedModelServer, temporal: TemporalServer, store_url: str
+) -> None:
+    server.add(text(*[f"slow{index} " for index in range(400)], delay=0.05), text("Handed on."))
+    ws.use(server)
+    with ExitStack() as stack:
+        workers = [stack.enter_context(start_worker(ws, temporal, store_url)) for _ in range(2)]
+        served = front_end(stack, ws, temporal, store_url)
+        session = served.open(working_directory=str(ws.project))
+        assert served.send(session, {"type": "user_message", "content": "Go."}).status_code == 202
+        before = read(served, session, after=None, until=lambda event: event["type"] == "text_delta")
+        running = next(proc for proc in workers if f"of session {session}" in proc.stderr)
+        running.signal(signal.SIGTERM)
+        rest = read(served, session, after=before[-1][0], until=lambda event: event["type"] == "turn_end")
+        assert running.wait() == 0
+    kinds = [event["type"] for _, event in rest]
+    assert kinds.count("fallback") == 1
+    fallback = kinds.index("fallback")
+    assert rest[fallback][1]["category"] == "worker_lost"
+    assert (
+        "".join(event["content"] for _, event in rest[fallback:] if event["type"] == "text_delta")
+        == "Handed on."
+    )
+    assert rest[-1][1].get("stop_reason") != "cancelled"
 
 
 def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches_a_running_turn(

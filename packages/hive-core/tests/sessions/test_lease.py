@@ -178,6 +178,21 @@ def test_a_holder_on_another_machine_keeps_the_lease_while_it_renews_and_loses_i
         store.lease("remote")
 
 
+def test_a_lease_an_engine_declared_lost_is_broken_at_once(home: Path) -> None:
+    now = [1_000_000.0]
+    with SqliteSessionStore(home / "sessions.db", clock=lambda: now[0]) as store:
+        store.get("x")
+        elsewhere = LeaseHolder(
+            pid=1, host="far", machine="far/boot/ns", started="1", since=now[0] - 5, renewed=now[0] - 1
+        )
+        plant(store.path, "lost", elsewhere)
+        with pytest.raises(SessionInUse):
+            store.lease("lost")
+        assert store.break_lease("lost") is True
+        store.lease("lost")  # well before the expiry
+        assert store.break_lease("never-leased") is False
+
+
 def test_a_held_lease_is_renewed_and_notices_when_it_was_taken(store: SqliteSessionStore) -> None:
     lease = store.lease("renewed", expiry=0.3)  # renewed every 0.1 s
     first = raw_row(store.path, "renewed")

@@ -38,6 +38,7 @@ from hive_cli.serve.shared_log import SharedServeLog
 from hive_core.child_processes import open_child
 from hive_core.sessions import SessionStore
 from hive_core.sessions import replay
+from hive_core.sessions.sql_store import SqlSessionStore
 from hive_core.turn_request import TurnRequest
 from hive_protocol import CancelRequest
 from hive_protocol import ErrorEvent
@@ -81,6 +82,14 @@ def turn_state(store: SessionStore, session_id: str, turn: int) -> TurnState:
     return "suspended" if last == "suspended" else "interrupted" if last == "interrupted" else "ended"
 
 
+def last_turn_end(store: SessionStore, session_id: str) -> TurnEndEvent | None:
+    """The ``turn_end`` the session's log recorded last."""
+    for entry in reversed(store.entries(session_id)):
+        if isinstance(entry.payload, TurnEndEvent):
+            return entry.payload
+    return None
+
+
 @dataclass
 class _Writer:
     """The turn's events on their way to the shared log: streamed deltas in batches, anything else at once."""
@@ -91,6 +100,8 @@ class _Writer:
     """The approval and question requests the log holds (a resumed turn sends them again)."""
     begun: bool = False
     """Whether the log holds any event (a later ``session_started`` is not news)."""
+    open: bool = False
+    """Whether the log's last turn has events and no ``turn_end`` yet."""
     pending: list[bytes] = field(default_factory=list[bytes])
 
     def take(self, line: bytes) -> bytes | None:
@@ -104,6 +115,10 @@ class _Writer:
                 return None
             self.asked.add(request_id)
         self.begun = True
+        if line.startswith(b'{"type":"turn_end"'):
+            self.open = False
+        elif not line.startswith((b'{"type":"error"', b'{"type":"session_started"')):
+            self.open = True
         self.pending.append(line)
         return None if line.startswith(_STREAMED) else line
 
@@ -128,7 +143,7 @@ class TurnActivities:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: SqlSessionStore,
         log: SharedServeLog,
         *,
         worker: str | None = None,
@@ -185,8 +200,15 @@ class TurnActivities:
                     max_attempts=_MAX_ATTEMPTS,
                 )
             )
+            # The engine declared the last attempt's worker lost: its turn process holds the session's lease no
+            # more, though on another machine the lease would look alive until it expired.
+            await anyio.to_thread.run_sync(self.store.break_lease, spec.session_id)
         state = await anyio.to_thread.run_sync(turn_state, self.store, spec.session_id, turn.turn)
         if state == "ended":
+            # The turn ended before its worker was lost; its end may not have reached the event log.
+            if writer.open:
+                ended = await anyio.to_thread.run_sync(last_turn_end, self.store, spec.session_id)
+                writer.emit(ended or TurnEndEvent())
             await writer.flush()
             return TurnOutcome()
         lines: list[bytes] = []
@@ -262,6 +284,9 @@ class TurnActivities:
             with anyio.CancelScope(shield=True):
                 process.kill_tree()
                 await process.aclose()
+                if waiting and not ended:
+                    # Stopped on purpose, mid-turn: its lease goes with it, for whichever worker takes the answer.
+                    await anyio.to_thread.run_sync(self.store.break_lease, spec.session_id)
         if not ended and not waiting:
             writer.emit(
                 ErrorEvent(

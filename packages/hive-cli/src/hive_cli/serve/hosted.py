@@ -26,6 +26,7 @@ from hive_core import SessionRunner
 from hive_core.child_processes import SupervisedProcess
 from hive_core.child_processes import open_child
 from hive_core.runners import Feed
+from hive_core.sessions import SessionStoreError
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import HitlRequestEvent
@@ -73,6 +74,8 @@ _STREAMED = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
 """Events written to the store in batches; any other is written at once, with what waits before it."""
 _SAVE_BATCH = 256
 _FOLLOW_SECONDS = 1.0
+_ENGINE_ATTEMPTS = 60
+"""Tries, a second apart, to pass a request on to an engine that does not answer (a minute: a restart)."""
 _QUIET_PREFIXES = (b'{"type":"session_started"', b'{"type":"error"')
 """Events that may stand after a turn's end without a turn having begun."""
 
@@ -228,7 +231,10 @@ class HostedSession:
         try:
             await self.engine.open(self.spec)
         except Exception as exc:
-            self.emit(ErrorEvent(message=f"the engine cannot run the session: {exc}", code="internal"))
+            # Only here: the shared store may be what failed, and the reason is what the opener is answered.
+            self._mirror(
+                encode(ErrorEvent(message=f"the engine cannot run the session: {exc}", code="internal"))
+            )
             task_status.started()
             return
         self.opened = True
@@ -243,18 +249,40 @@ class HostedSession:
         assert self.engine is not None
         async with self._receive:
             async for request in self._receive:
-                line = request if isinstance(request, bytes) else encode(request).rstrip(b"\n")
-                await self.engine.send(self.spec, line)
+                await self._to_engine(
+                    request if isinstance(request, bytes) else encode(request).rstrip(b"\n")
+                )
         if self.input_closed:
-            await self.engine.send(self.spec, encode(ShutdownRequest()).rstrip(b"\n"))
+            await self._to_engine(encode(ShutdownRequest()).rstrip(b"\n"))
+
+    async def _to_engine(self, line: bytes) -> None:
+        """Pass one request on, trying again while the engine is away (a restart); after that, say it was lost."""
+        assert self.engine is not None
+        for attempt in range(_ENGINE_ATTEMPTS):
+            try:
+                await self.engine.send(self.spec, line)
+                return
+            except Exception as exc:
+                if attempt + 1 == _ENGINE_ATTEMPTS:
+                    self.emit(
+                        ErrorEvent(
+                            message=f"the engine did not take a request ({exc}): it was not run",
+                            code="internal",
+                        )
+                    )
+                    return
+                await anyio.sleep(1.0)
 
     async def _follow(self) -> None:
         shared = self.shared
         assert shared is not None
         while True:
-            lines = await anyio.to_thread.run_sync(
-                lambda: shared.events(self.session_id, after=len(self.log))
-            )
+            try:
+                lines = await anyio.to_thread.run_sync(
+                    lambda: shared.events(self.session_id, after=len(self.log))
+                )
+            except SessionStoreError:
+                lines = []  # the store is away (a restart): read again at the next wake or timeout
             for line in lines:
                 self._mirror(line)
             if lines:

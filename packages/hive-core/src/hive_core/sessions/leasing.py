@@ -54,6 +54,12 @@ class LeasingStore:
         self._leases.append(lease)
         return lease
 
+    def break_lease(self, session_id: str) -> bool:
+        """Remove the session's lease whoever holds it; whether there was one. Only for a caller that knows the
+        holder is gone though it may look alive: an engine that declared the holder's worker lost (its heartbeats
+        stopped), or a worker that stopped the holder itself."""
+        return self._lease_write("DELETE FROM leases WHERE session_id = ?", (session_id,)) > 0
+
     def _drop_lease(self, statement: str, session_id: str, token: str) -> None:
         self._lease_write(statement, (session_id, token))
 
