@@ -205,8 +205,10 @@ def open_session(
     *,
     prompts: Prompts | None,
     clock: Callable[[], float] | None = None,
+    store: SharedSessionStore | None = None,
 ) -> OpenSession:
-    """Build the host for the project at ``options.cwd``, open the session store, the chosen conversation and the
+    """Build the host for the project at ``options.cwd``, open the session store (``store``, else the configured
+    one; closed with the session), the chosen conversation and the
     backend that runs its turns (``options.agent``, else the one the session was recorded with, else hive's own
     loop), and the runner that drives and records them.
 
@@ -216,7 +218,7 @@ def open_session(
     or a new one (with a new id when ``None``). ``clock`` replaces the agent's clock. Raises a
     :class:`~hive_core.errors.UserError` for a fault the user can fix.
     """
-    store = open_session_store()
+    store = store or open_session_store()
     try:
         return _open(options, choice or SessionChoice(), prompts, store, clock)
     except BaseException:

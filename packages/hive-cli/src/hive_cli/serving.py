@@ -18,6 +18,7 @@ from hive_cli.opening import OpenSession
 from hive_cli.opening import open_session
 from hive_core import AsyncClosable
 from hive_core import SessionRunner
+from hive_core.sessions import SharedSessionStore
 
 __all__ = ["open_served", "open_server_session"]
 
@@ -28,6 +29,7 @@ async def open_server_session(
     session_id: str | None = None,
     *,
     clock: Callable[[], float] | None = None,
+    store: SharedSessionStore | None = None,
 ) -> AsyncGenerator[SessionRunner]:
     """Build the agent for the project at ``options.cwd`` and yield its session, MCP plugins running.
 
@@ -36,7 +38,7 @@ async def open_server_session(
     ``turn_end.duration_ms`` deterministic). Configuration faults raise one of
     :class:`~hive_core.errors.UserError` before anything is yielded.
     """
-    async with open_served(options, session_id, clock=clock) as session:
+    async with open_served(options, session_id, clock=clock, store=store) as session:
         yield session.runner
 
 
@@ -46,10 +48,13 @@ async def open_served(
     session_id: str | None = None,
     *,
     clock: Callable[[], float] | None = None,
+    store: SharedSessionStore | None = None,
 ) -> AsyncGenerator[OpenSession]:
     """:func:`open_server_session`, yielding the whole :class:`~hive_cli.opening.OpenSession` (its host and
-    backend too) for a server that changes the session while it runs (``hive acp``'s modes)."""
-    with open_session(options, SessionChoice(session_id=session_id), prompts=None, clock=clock) as session:
+    backend too) for a server that changes the session while it runs (``hive acp``'s modes). ``store``: the
+    session store to use (closed with the session) instead of the configured one."""
+    choice = SessionChoice(session_id=session_id)
+    with open_session(options, choice, prompts=None, clock=clock, store=store) as session:
         async with session.plugins():
             try:
                 yield session

@@ -1,31 +1,34 @@
 """A turn on a ``hive worker``: the activity the session workflow schedules for each turn.
 
-The turn runs in a ``hive run --server`` process of its own, started in the session's folder on the shared store:
-the very server that already resumes a session from its log. That is what makes a turn survive its worker. The
-process records every model round, tool outcome and approval wait in the store as they happen; a worker that dies
-takes the process with it (it is supervised), and the engine runs the turn again on another worker, whose process
-restores the session from the log: a completed round is not asked again, a completed tool call is not run again,
-and the model is told to go on from there. A turn that asks for approval is left the same way, on purpose: once the
-wait is recorded the process is stopped, the activity returns, and no worker is held while a human decides; the
-next activity's process resumes the suspended turn and is given the answers.
+The turn runs in the worker's own process, as ``hive serve`` runs its sessions, over the shared store: the session
+is opened from its log (as ``hive run --server`` would open it after a crash), and every model round, tool outcome
+and approval wait is recorded there as it happens. That is what makes a turn survive its worker: a worker that dies
+takes the turn with it, and the engine runs the turn again on another worker, which opens the session from the
+log: a completed round is not asked again, a completed tool call is not run again, and the model is told to go on
+from there. A turn that asks for approval is left the same way, on purpose: once the wait is recorded the turn is
+stopped with its store writing nothing more (:class:`ParkableStore`), so the log holds it suspended with its wait
+open; the activity returns, and no worker is held while a human decides. The next activity opens the session,
+which resumes the suspended turn, and is given the answers.
 
-Every event the process writes goes to the shared event log (:class:`~hive_cli.serve.shared_log.SharedServeLog`),
+Every event the turn writes goes to the shared event log (:class:`~hive_cli.serve.shared_log.SharedServeLog`),
 whose front ends stream it to the clients. Positions are the log's, so a turn run again continues the numbering;
-what the process sends again on resuming (``session_started``, an approval request the clients already have) is
-not logged twice.
+what is sent again on resuming (``session_started``, an approval request the clients already have) is not logged
+twice.
 """
 
 from __future__ import annotations
 
 import asyncio  # noqa: TID251 - the engine cancels an activity by cancelling its asyncio task (see run_turn)
+import contextlib
 import json
+import math
 import os
 import socket
 import sys
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Final
 from typing import Literal
 
@@ -33,17 +36,21 @@ import anyio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from hive_cli.serve.agents import agent_flags
+from hive_cli.assemble import HostOptions
+from hive_cli.errors import USER_ERRORS
 from hive_cli.serve.shared_log import SharedServeLog
-from hive_core.child_processes import open_child
+from hive_cli.serving import open_server_session
+from hive_core.sessions import EntryPayload
+from hive_core.sessions import SessionStatus
 from hive_core.sessions import SessionStore
 from hive_core.sessions import replay
-from hive_core.sessions.sql_store import SqlSessionStore
+from hive_core.sessions.postgres import PostgresSessionStore
 from hive_core.turn_request import TurnRequest
 from hive_protocol import CancelRequest
 from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import FallbackEvent
+from hive_protocol import HitlRequestEvent
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 from hive_protocol import encode
@@ -136,6 +143,8 @@ class _Writer:
 class _Control:
     cancel: bool = False
     """Set when the engine cancels the activity: the turn is to be cancelled."""
+    store: ParkableStore | None = None
+    """The turn's store, once it runs."""
 
 
 class TurnActivities:
@@ -143,17 +152,15 @@ class TurnActivities:
 
     def __init__(
         self,
-        store: SqlSessionStore,
+        store: PostgresSessionStore,
         log: SharedServeLog,
         *,
         worker: str | None = None,
-        command: Callable[[SessionSpec], list[str]] | None = None,
     ) -> None:
         self.store = store
         self.log = log
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}"
         """The worker's name, as messages give it."""
-        self.command = command or _turn_command
 
     @activity.defn(name=RUN_TURN)
     async def run_turn(self, turn: TurnInput) -> TurnOutcome:
@@ -226,9 +233,15 @@ class TurnActivities:
         try:
             return await asyncio.shield(running)
         except asyncio.CancelledError:
-            if activity.is_worker_shutdown():
-                # The worker is stopping, not the user: the turn goes on on another worker, as after a crash.
+            details = activity.cancellation_details()
+            if details is None or not details.cancel_requested or details.worker_shutdown:
+                # The worker is stopping, not the user: the turn goes on on another worker, as after a crash, so
+                # its stop is recorded nowhere.
+                if control.store is not None:
+                    control.store.parked = True
                 running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
                 raise ApplicationError("the worker running this turn is shutting down") from None
             control.cancel = True
             return await running
@@ -236,69 +249,77 @@ class TurnActivities:
     async def _run(
         self, spec: SessionSpec, lines: list[bytes], writer: _Writer, answers: list[str], control: _Control
     ) -> TurnOutcome:
-        env = dict(os.environ)
-        process = await open_child(self.command(spec), cwd=spec.working_directory, env=env, stderr=None)
-        stdin, stdout = process.stdin, process.stdout
-        assert stdin is not None
-        assert stdout is not None
+        store = control.store = ParkableStore(self.store.url)
+        options = HostOptions(
+            cwd=Path(spec.working_directory),
+            model=spec.model,
+            provider=spec.provider,
+            agent=spec.agent,
+            allow=tuple(spec.allow),
+            model_endpoint=spec.model_endpoint,
+            agent_mode=spec.agent_mode,
+        )
+        answered = {json.loads(answer).get("id") for answer in answers}
         waiting: list[str] = []
-        answered_ids = {json.loads(answer).get("id") for answer in answers}
         ended = False
+        urgent = anyio.Event()
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        for line in lines:
+            send.send_nowait(line)
         try:
-            for line in lines:
-                await stdin.send(line + b"\n")
-            async with anyio.create_task_group() as group:
+            async with open_server_session(options, spec.session_id, store=store) as runner:
+
+                def emit(event: Event) -> None:
+                    nonlocal ended
+                    if store.parked or ended:
+                        return  # what a parked turn's cancel writes is not news: the turn goes on elsewhere
+                    if writer.take(encode(event).rstrip(b"\n")) is not None:
+                        urgent.set()
+                    if isinstance(event, TurnEndEvent):
+                        ended = True
+                        send.close()
+                    elif isinstance(event, HitlRequestEvent) and event.id not in answered:
+                        # Its wait is in the log already (the bridge writes it before sending): park the turn.
+                        waiting.append(event.id)
+                        store.parked = True
+                        runner.stop()
 
                 async def beat() -> None:
+                    nonlocal urgent
                     while True:
                         activity.heartbeat()
                         await writer.flush()
                         if control.cancel:
                             control.cancel = False
-                            await stdin.send(encode(CancelRequest()))
-                        await anyio.sleep(_FLUSH_SECONDS if writer.pending else _HEARTBEAT_SECONDS)
+                            runner.cancel()
+                        with anyio.move_on_after(_FLUSH_SECONDS if writer.pending else _HEARTBEAT_SECONDS):
+                            await urgent.wait()
+                        urgent = anyio.Event()
 
-                group.start_soon(beat)
-                buffered = b""
-                async for chunk in stdout:
-                    buffered += chunk
-                    *complete, buffered = buffered.split(b"\n")
-                    urgent = False
-                    for line in complete:
-                        if not line.strip():
-                            continue
-                        if writer.take(line) is not None:
-                            urgent = True
-                        if line.startswith(b'{"type":"turn_end"'):
-                            ended = True
-                        elif line.startswith(b'{"type":"hitl_request"'):
-                            request_id = json.loads(line).get("id")
-                            if request_id not in answered_ids:
-                                waiting.append(request_id)
-                    if urgent:
-                        await writer.flush()
-                    if ended or waiting:
-                        break
-                group.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                process.kill_tree()
-                await process.aclose()
-                if waiting and not ended:
-                    # Stopped on purpose, mid-turn: its lease goes with it, for whichever worker takes the answer.
-                    await anyio.to_thread.run_sync(self.store.break_lease, spec.session_id)
+                async with anyio.create_task_group() as group:
+                    group.start_soon(beat)
+                    await runner.serve(receive, emit)
+                    group.cancel_scope.cancel()
+        except USER_ERRORS as exc:
+            writer.emit(ErrorEvent(message=str(exc), code="internal"))
         if not ended and not waiting:
-            writer.emit(
-                ErrorEvent(
-                    message=f"the turn's process on worker {self.worker} exited before the turn ended",
-                    code="internal",
-                )
-            )
             writer.emit(TurnEndEvent())
         await writer.flush()
         return TurnOutcome(waiting=waiting if not ended else [])
 
 
-def _turn_command(spec: SessionSpec) -> list[str]:
-    command = [sys.executable, "-m", "hive_cli", "run", "--server", "--session-id", spec.session_id]
-    return command + agent_flags(spec)
+class ParkableStore(PostgresSessionStore):
+    """The session store of one turn on a worker: once :attr:`parked`, it writes nothing more to the session's log,
+    so a turn stopped while an approval waits stays suspended in the log, its wait open, as if its process died."""
+
+    parked = False
+    """Set when the turn is parked: what its cancel would record (the wait closed, a ``turn_end``) is dropped."""
+
+    def append(self, session_id: str, payload: EntryPayload) -> int:
+        if self.parked:
+            return self.last_seq(session_id)
+        return super().append(session_id, payload)
+
+    def set_status(self, session_id: str, status: SessionStatus) -> None:
+        if not self.parked:
+            super().set_status(session_id, status)
