@@ -11,6 +11,8 @@ from contextlib import ExitStack
 from typing import Any
 
 import anyio
+from agent_cli_harness import ASK_TRANSCRIPT
+from agent_cli_harness import FakeCli
 from cli_harness import Workspace
 from cli_harness import calls
 from cli_harness import model_requests
@@ -152,6 +154,26 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
         assert served.send(session, {"type": "cancel"}).status_code == 202
         ended = read(served, session, after=done[-1][0], until=lambda event: event["type"] == "turn_end")
         assert ended[-1][1]["stop_reason"] == "cancelled"
+
+
+def test_a_question_asked_on_a_worker_is_answered_through_the_front_end(
+    ws: Workspace, temporal: TemporalServer, store_url: str
+) -> None:
+    cli = FakeCli.install(ws, "reasonix")
+    ws.env.update(cli.env("cli-hello"), HIVE_TEST_TRANSCRIPT=str(ASK_TRANSCRIPT))
+    with ExitStack() as stack:
+        stack.enter_context(start_worker(ws, temporal, store_url))
+        served = front_end(stack, ws, temporal, store_url)
+        session = served.open(backend="reasonix", working_directory=str(ws.project))
+        served.send(session, {"type": "user_message", "content": "ASKME which database should I use?"})
+        position, asked = served.until(session, "question_request")[-1]
+        answer = {"type": "question_response", "id": asked["id"], "answers": {"Which database?": "SQLite"}}
+        assert served.send(session, answer).status_code == 202
+        rest = served.until(session, "turn_end", after=position)
+    assert "MOCK_REPLY done" in "".join(e.get("content", "") for _, e in rest if e["type"] == "text_delta")
+    [chosen] = [m for m in cli.log() if "result" in m and "outcome" in m["result"]]
+    assert chosen["result"]["outcome"]["outcome"] == "selected"
+    assert chosen["result"]["outcome"]["optionId"] != "q1:cancel"
 
 
 async def pending_activities(engine: TemporalServer, session_id: str) -> int:

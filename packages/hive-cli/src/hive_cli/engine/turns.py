@@ -33,6 +33,7 @@ from typing import Final
 from typing import Literal
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -51,6 +52,7 @@ from hive_protocol import ErrorEvent
 from hive_protocol import Event
 from hive_protocol import FallbackEvent
 from hive_protocol import HitlRequestEvent
+from hive_protocol import QuestionRequestEvent
 from hive_protocol import TurnEndEvent
 from hive_protocol import UserMessageRequest
 from hive_protocol import encode
@@ -58,6 +60,7 @@ from hive_protocol import encode
 from .wire import SessionSpec
 from .wire import TurnInput
 from .wire import TurnOutcome
+from .workflow import QUESTION_ANSWERS
 from .workflow import RUN_TURN
 
 __all__ = ["WORKER_LOST_NOTE", "TurnActivities"]
@@ -260,6 +263,7 @@ class TurnActivities:
             agent_mode=spec.agent_mode,
         )
         answered = {json.loads(answer).get("id") for answer in answers}
+        questions: set[str] = set()  # asked by the turn and not yet answered
         waiting: list[str] = []
         ended = False
         urgent = anyio.Event()
@@ -278,6 +282,8 @@ class TurnActivities:
                     if isinstance(event, TurnEndEvent):
                         ended = True
                         send.close()
+                    elif isinstance(event, QuestionRequestEvent):
+                        questions.add(event.id)
                     elif isinstance(event, HitlRequestEvent) and event.id not in answered:
                         # Its wait is in the log already (the bridge writes it before sending): park the turn.
                         waiting.append(event.id)
@@ -292,6 +298,8 @@ class TurnActivities:
                         if control.cancel:
                             control.cancel = False
                             runner.cancel()
+                        if questions and not ended:
+                            await self._answer_questions(spec.session_id, questions, send)
                         with anyio.move_on_after(_FLUSH_SECONDS if writer.pending else _HEARTBEAT_SECONDS):
                             await urgent.wait()
                         urgent = anyio.Event()
@@ -306,6 +314,18 @@ class TurnActivities:
             writer.emit(TurnEndEvent())
         await writer.flush()
         return TurnOutcome(waiting=waiting if not ended else [])
+
+    async def _answer_questions(
+        self, session_id: str, questions: set[str], send: MemoryObjectSendStream[bytes]
+    ) -> None:
+        """Pass the turn the answers the workflow received to the questions it asked (a question waits in the
+        turn: the engine's signals reach the workflow, which the turn asks)."""
+        handle = activity.client().get_workflow_handle(session_id)
+        for line in await handle.query(QUESTION_ANSWERS, result_type=list[str]):
+            answered = json.loads(line).get("id")
+            if answered in questions:
+                questions.discard(answered)
+                send.send_nowait(line.encode())
 
 
 class ParkableStore(PostgresSessionStore):

@@ -1,6 +1,7 @@
 """The session workflow: one per session, its id the session's id, alive as long as the session takes requests.
 
-Requests arrive as the ``request`` signal (the protocol's JSON lines). A ``user_message`` starts a turn, run as one
+Requests arrive as the ``request`` signal (the protocol's JSON lines); a turn that asked a question reads its
+answer with the ``question_answers`` query. A ``user_message`` starts a turn, run as one
 activity (:mod:`hive_cli.engine.turns`) on whichever worker takes it; the activity heartbeats, so a worker that
 dies is noticed within :data:`HEARTBEAT` and the turn runs again on another worker, which goes on from the turn's
 last recorded step. A turn that asks for approval ends its activity: the workflow waits for the answers (days if
@@ -28,10 +29,11 @@ with workflow.unsafe.imports_passed_through():
     from .wire import TurnInput
     from .wire import TurnOutcome
 
-__all__ = ["HEARTBEAT", "RUN_TURN", "WORKFLOW", "SessionWorkflow"]
+__all__ = ["HEARTBEAT", "QUESTION_ANSWERS", "RUN_TURN", "WORKFLOW", "SessionWorkflow"]
 
 WORKFLOW: Final = "HiveSession"
 RUN_TURN: Final = "run_turn"
+QUESTION_ANSWERS: Final = "question_answers"
 HEARTBEAT: Final = timedelta(seconds=10)
 """How long a turn's worker may be silent before the engine gives the turn to another."""
 _TURN_LIMIT: Final = timedelta(days=7)
@@ -82,6 +84,11 @@ class SessionWorkflow:
         else:
             self.inbox.append(line)
 
+    @workflow.query(name=QUESTION_ANSWERS)
+    def question_answers(self) -> list[str]:
+        """The ``question_response`` lines received: a running turn that asked a question reads its answer here."""
+        return [line for line in self.inbox if _kind(line) == "question_response"]
+
     @workflow.run
     async def run(self, start: SessionStart) -> None:
         """Serve the session until its input closes and its turns ran."""
@@ -105,6 +112,8 @@ class SessionWorkflow:
                     self.inbox.remove(answer)
                 cancel = self.cancel_requested and not answers
                 outcome = await self._run(TurnInput(start.spec, turns, answers=answers, cancel=cancel))
+            # A question's answer was read by its turn; one that came too late answers nothing.
+            self.inbox = [line for line in self.inbox if _kind(line) != "question_response"]
             if workflow.info().is_continue_as_new_suggested():
                 workflow.continue_as_new(SessionStart(start.spec, turns, self.inbox))
 
