@@ -227,6 +227,20 @@ def test_an_append_on_postgresql_notifies_listeners_with_the_session(
     assert notice.payload == info.id
 
 
+def test_a_store_on_another_ones_pool_has_its_own_leases_and_leaves_the_pool_open(
+    postgres: PostgresServer, project: Path
+) -> None:
+    url = postgres.new_database()
+    with PostgresSessionStore(url) as base:
+        info = base.create(project_path=project)
+        other = PostgresSessionStore.on_pool_of(base)
+        other.lease(info.id)
+        other.close()  # gives its lease up, and not the pool
+        base.lease(info.id)
+        base.append(info.id, user("still served"))
+        assert [entry.seq for entry in base.entries(info.id)] == [1]
+
+
 def test_a_write_a_constraint_refuses_is_one_clear_error_and_keeps_nothing(
     postgres: PostgresServer, project: Path
 ) -> None:

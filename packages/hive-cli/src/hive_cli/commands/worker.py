@@ -12,12 +12,13 @@ from hive_cli.errors import USER_ERRORS
 
 __all__ = ["worker_main"]
 
+_POOL_SIZE = 16
+
 
 def worker_main(*, engine: str, max_turns: int | None) -> int:
     """Run ``hive worker`` until SIGINT or SIGTERM; returns the exit code."""
     from hive_cli.engine import EngineAddress
     from hive_cli.engine import EngineAddressError
-    from hive_cli.session_store import open_session_store
     from hive_cli.session_store import session_store_location
     from hive_core.redaction import mask_url
     from hive_core.sessions import is_postgres_url
@@ -46,9 +47,9 @@ def worker_main(*, engine: str, max_turns: int | None) -> int:
             f"hive: the worker needs the temporal extra ({exc}): install hive-agent-cli[temporal]\n"
         )
         return 2
+    # Every turn the worker runs at once shares this pool: more connections than one command's.
+    store = PostgresSessionStore(location, pool_size=_POOL_SIZE)
     try:
-        store = open_session_store()
-        assert isinstance(store, PostgresSessionStore)
         store.schema_version()
     except USER_ERRORS as exc:
         sys.stderr.write(f"hive: {exc}\n")

@@ -252,7 +252,7 @@ class TurnActivities:
     async def _run(
         self, spec: SessionSpec, lines: list[bytes], writer: _Writer, answers: list[str], control: _Control
     ) -> TurnOutcome:
-        store = control.store = ParkableStore(self.store.url)
+        store = control.store = ParkableStore.on_pool_of(self.store)
         options = HostOptions(
             cwd=Path(spec.working_directory),
             model=spec.model,

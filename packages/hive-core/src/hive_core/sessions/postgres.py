@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from typing import Any
 from typing import Final
 from typing import LiteralString
+from typing import Self
 
 import msgspec
 import psycopg
@@ -128,6 +129,7 @@ class PostgresSessionStore(SqlSessionStore):
         """Seconds a call waits for the server."""
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[_Conn] | None = None
+        self._owns_pool = True
         SqlSessionStore.__init__(self)
         self._opening = threading.Lock()
         self._listening = threading.Lock()
@@ -141,9 +143,19 @@ class PostgresSessionStore(SqlSessionStore):
                 self._listener.close()
                 self._listener = None
         with self._opening:
-            if self._pool is not None:
+            if self._pool is not None and self._owns_pool:
                 self._pool.close()
-                self._pool = None
+            self._pool = None
+
+    @classmethod
+    def on_pool_of(cls, store: PostgresSessionStore) -> Self:
+        """Another store of ``store``'s database on its connection pool (connecting it first): with leases of its
+        own, and closed without closing the pool. For a process that opens a store for each of many short jobs (a
+        worker's turns) without a connection setup each."""
+        other = cls(store.url, connect_timeout=store.connect_timeout, clock=store.clock)
+        other._pool = store._connected()
+        other._owns_pool = False
+        return other
 
     def _connected(self) -> psycopg_pool.ConnectionPool[_Conn]:
         with self._opening:
