@@ -482,8 +482,15 @@ def serve(
     help="The engine whose sessions this worker runs (namespace `default` when omitted).",
 )
 @_store_option
-@click.option("--max-turns", type=int, callback=_positive, help="Turns this worker runs at once at most.")
-def worker(engine: str, max_turns: int | None) -> None:
+@click.option(
+    "--max-turns",
+    type=int,
+    default=16,
+    show_default=True,
+    callback=_positive,
+    help="Turns this worker runs at once at most (the engine queues the rest for any worker).",
+)
+def worker(engine: str, max_turns: int) -> None:
     """Run the turns of sessions that `hive serve --engine` front ends keep on an engine.
 
     Any number of workers, on any machines, poll the engine's task queue `hive`; a turn whose worker dies goes on

@@ -25,6 +25,7 @@ __all__ = ["listen", "serve_main"]
 
 _TOKEN_SHAPE: Final = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+_FRONT_END_CONNECTIONS: Final = 16
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -199,7 +200,6 @@ async def _serve(
 
 async def _on_engine(address: EngineAddress) -> tuple[Engine, SharedServeLog] | str:
     """The engine at ``address`` and the shared store its front ends keep sessions in; or why not."""
-    from hive_cli.session_store import open_session_store
     from hive_cli.session_store import session_store_location
     from hive_core.sessions import is_postgres_url
 
@@ -215,8 +215,8 @@ async def _on_engine(address: EngineAddress) -> tuple[Engine, SharedServeLog] | 
         from hive_core.sessions.postgres import PostgresSessionStore
     except ImportError as exc:
         return f"--engine needs the temporal extra ({exc}): install hive-agent-cli[temporal]"
-    store = open_session_store()
-    assert isinstance(store, PostgresSessionStore)
+    # Every session the front end follows reads through this pool.
+    store = PostgresSessionStore(session_store_location(), pool_size=_FRONT_END_CONNECTIONS)
     try:
         await anyio.to_thread.run_sync(store.schema_version)
     except USER_ERRORS as exc:

@@ -12,10 +12,12 @@ from hive_cli.errors import USER_ERRORS
 
 __all__ = ["worker_main"]
 
-_POOL_SIZE = 16
+DEFAULT_MAX_TURNS = 16
+"""Turns a worker runs at once unless ``--max-turns`` says otherwise; the engine queues the rest for any worker."""
+_SPARE_CONNECTIONS = 4
 
 
-def worker_main(*, engine: str, max_turns: int | None) -> int:
+def worker_main(*, engine: str, max_turns: int = DEFAULT_MAX_TURNS) -> int:
     """Run ``hive worker`` until SIGINT or SIGTERM; returns the exit code."""
     from hive_cli.engine import EngineAddress
     from hive_cli.engine import EngineAddressError
@@ -47,8 +49,9 @@ def worker_main(*, engine: str, max_turns: int | None) -> int:
             f"hive: the worker needs the temporal extra ({exc}): install hive-agent-cli[temporal]\n"
         )
         return 2
-    # Every turn the worker runs at once shares this pool: more connections than one command's.
-    store = PostgresSessionStore(location, pool_size=_POOL_SIZE)
+    # Every turn the worker runs at once shares this pool, and a turn records synchronously: a connection each,
+    # and a few for the heartbeats' event writes and the leases' renewals.
+    store = PostgresSessionStore(location, pool_size=max_turns + _SPARE_CONNECTIONS)
     try:
         store.schema_version()
     except USER_ERRORS as exc:

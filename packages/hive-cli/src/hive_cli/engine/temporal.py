@@ -98,7 +98,7 @@ async def run_worker(
     activities: TurnActivities,
     *,
     ready: Callable[[], None],
-    max_turns: int | None = None,
+    max_turns: int,
 ) -> None:
     """Poll the task queue for sessions' workflow tasks and turns until cancelled; ``ready()`` once polling."""
     worker = Worker(

@@ -180,7 +180,9 @@ class TurnActivities:
     async def _turn(self, turn: TurnInput) -> TurnOutcome:
         spec = turn.spec
         writer = _Writer(self.log, spec.session_id)
-        for line in await anyio.to_thread.run_sync(lambda: self.log.events(spec.session_id)):
+        count, current = await anyio.to_thread.run_sync(self.log.last_turn, spec.session_id)
+        writer.begun = count > 0
+        for line in current:  # the requests the turn already sent, and whether it is open
             writer.take(line)
         writer.pending.clear()
         attempt = activity.info().attempt

@@ -24,6 +24,7 @@ from .log_store import LoggedSession
 __all__ = ["CHANNEL", "SharedServeLog"]
 
 CHANNEL: Final = "hive_serve_events"
+_TURN_END: Final = b'{"type":"turn_end"'
 """The ``NOTIFY`` channel of appended events; the payload is the session's id."""
 
 
@@ -82,6 +83,17 @@ class SharedServeLog:
                 (session_id, after),
             ).fetchall()
         return [bytes(row[0]) for row in rows]
+
+    def last_turn(self, session_id: str) -> tuple[int, list[bytes]]:
+        """How many events the session has, and those after its last ``turn_end`` (the turn that may still run)."""
+        with self.store.transaction() as db:
+            row = db.execute(
+                "SELECT COALESCE(MAX(position), 0), COALESCE(MAX(CASE WHEN substring(line FROM 1 FOR ?) = ? "
+                "THEN position END), 0) FROM serve_events WHERE session_id = ?",
+                (len(_TURN_END), _TURN_END, session_id),
+            ).fetchone()
+        count, ended = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        return count, self.events(session_id, after=ended) if count > ended else []
 
     def add_message(self, session_id: str, number: int, content: str) -> None:
         """Keep a user message of a session as its ``number``-th, or after the last one kept when another front
