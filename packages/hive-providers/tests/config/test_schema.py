@@ -122,8 +122,15 @@ UNSET = [
 
 def test_every_seed_section_is_known() -> None:
     assert set(CONFIG_SCHEMA) >= SEED_TOP_LEVEL_KEYS
-    # hive's own additions: defaultProvider, the command sandbox, `hive serve`, and the fallback providers.
-    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {"defaultProvider", "sandbox", "serve", "fallback"}
+    # hive's own additions: defaultProvider, the command sandbox, where sessions are kept, `hive serve`, and the
+    # fallback providers.
+    assert set(CONFIG_SCHEMA) - SEED_TOP_LEVEL_KEYS == {
+        "defaultProvider",
+        "sandbox",
+        "sessions",
+        "serve",
+        "fallback",
+    }
     assert CONFIG_SCHEMA.aliases == {"local": "lmsupply"}
     assert set(PROVIDER_SECTIONS) <= set(CONFIG_SCHEMA)
 
@@ -144,7 +151,7 @@ def test_hive_cores_own_schema_has_no_provider_section() -> None:
     assert set(SCHEMA) == set(CONFIG_SCHEMA) - set(PROVIDER_SECTIONS)
     assert list(CONFIG_SCHEMA) == [*PROVIDER_SECTIONS, *SCHEMA]
     assert SCHEMA.aliases == {}
-    assert SCHEMA.environment == ()
+    assert SCHEMA.environment == (EnvVar("HIVE_SESSION_STORE", "sessions.store"),)
 
 
 def test_whole_replacement_sections() -> None:
@@ -217,6 +224,7 @@ def test_a_host_schema_adds_its_sections_with_their_aliases_and_variables() -> N
         EnvVar("GENERIC_MODEL", "demo.model"),
         EnvVar("DEMO_ENABLED", "demo.enabled"),
         EnvVar("DEMO_LIMIT", "demo.limit"),
+        EnvVar("HIVE_SESSION_STORE", "sessions.store"),
     )
     with pytest.raises(ValueError, match="'sample' is declared twice"):
         ConfigSchema((DEMO, SectionSpec(name="sample", doc="Taken.")))

@@ -208,7 +208,8 @@ class SqlSessionStore(Closing, LeasingStore, SessionStore):
             parameters.append(limit)
         with self._read() as db:
             rows = db.execute(query, parameters).fetchall()
-        return [info_from_row(row) for row in rows]
+            # Read inside, so a damaged row is the store's one-line error too.
+            return [info_from_row(row) for row in rows]
 
     def latest(self, project_path: str | os.PathLike[str]) -> SessionInfo | None:
         """The project's most recently active session, or ``None``."""
