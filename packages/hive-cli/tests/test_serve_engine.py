@@ -156,6 +156,26 @@ def test_an_approval_asked_on_a_dead_worker_runs_on_another_and_a_cancel_reaches
         assert ended[-1][1]["stop_reason"] == "cancelled"
 
 
+def test_a_cancel_while_an_approval_waits_ends_the_turn(
+    ws: Workspace, server: ScriptedModelServer, temporal: TemporalServer, store_url: str
+) -> None:
+    server.add(calls(("c1", "write_file", {"path": "config.json", "content": "{}"})), text("Never."))
+    ws.use(server)
+    with ExitStack() as stack:
+        stack.enter_context(start_worker(ws, temporal, store_url))
+        served = front_end(stack, ws, temporal, store_url)
+        session = served.open(working_directory=str(ws.project))
+        assert served.send(session, {"type": "user_message", "content": "Write it."}).status_code == 202
+        asked = read(served, session, after=None, until=lambda event: event["type"] == "hitl_request")
+        wait_until(lambda: anyio.run(pending_activities, temporal, session) == 0, what="the activity to end")
+        assert served.send(session, {"type": "cancel"}).status_code == 202
+        ended = read(served, session, after=asked[-1][0], until=lambda event: event["type"] == "turn_end")
+    assert ended[-1][1]["stop_reason"] == "cancelled"
+    assert [event["type"] for _, event in ended].count("hitl_request") == 0
+    assert not (ws.project / "config.json").exists()
+    assert len(model_requests(server)) == 1
+
+
 def test_a_question_asked_on_a_worker_is_answered_through_the_front_end(
     ws: Workspace, temporal: TemporalServer, store_url: str
 ) -> None:

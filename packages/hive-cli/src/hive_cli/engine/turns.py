@@ -265,6 +265,9 @@ class TurnActivities:
             agent_mode=spec.agent_mode,
         )
         answered = {json.loads(answer).get("id") for answer in answers}
+        # Requests the log holds already: a resumed turn sends them again, which asks nothing new (a turn resumed
+        # to be cancelled is not parked again).
+        asked_before = set(writer.asked)
         questions: set[str] = set()  # asked by the turn and not yet answered
         waiting: list[str] = []
         ended = False
@@ -286,7 +289,11 @@ class TurnActivities:
                         send.close()
                     elif isinstance(event, QuestionRequestEvent):
                         questions.add(event.id)
-                    elif isinstance(event, HitlRequestEvent) and event.id not in answered:
+                    elif (
+                        isinstance(event, HitlRequestEvent)
+                        and event.id not in answered
+                        and event.id not in asked_before
+                    ):
                         # Its wait is in the log already (the bridge writes it before sending): park the turn.
                         waiting.append(event.id)
                         store.parked = True

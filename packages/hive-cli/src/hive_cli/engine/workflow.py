@@ -14,6 +14,7 @@ This module runs in the engine's workflow sandbox: it imports nothing of hive bu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import timedelta
 from functools import partial
@@ -111,6 +112,7 @@ class SessionWorkflow:
                 for answer in answers:
                     self.inbox.remove(answer)
                 cancel = self.cancel_requested and not answers
+                self.cancel_requested = False  # taken: the resumed turn is cancelled as it starts
                 outcome = await self._run(TurnInput(start.spec, turns, answers=answers, cancel=cancel))
             # A question's answer was read by its turn; one that came too late answers nothing.
             self.inbox = [line for line in self.inbox if _kind(line) != "question_response"]
@@ -148,8 +150,11 @@ class SessionWorkflow:
         )
         await workflow.wait_condition(lambda: handle.done() or self.cancel_requested)
         if not handle.done():
+            self.cancel_requested = False
             handle.cancel()
         try:
             return await handle
         except ActivityError:
-            return TurnOutcome()  # the turn's activity wrote its own end; nothing waits
+            # Cancelled before a worker took it (a running turn takes its cancel and ends it itself): the turn is
+            # run to be cancelled as it starts, so that it ends the protocol's way, with its turn_end.
+            return await self._run(dataclasses.replace(turn, cancel=True))
