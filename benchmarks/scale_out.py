@@ -39,8 +39,9 @@ from serve_load import HIVE
 from serve_load import TOKEN
 from serve_load import _environment
 from serve_load import _model_server
-from serve_load import _one_turn
+from serve_load import _open_sessions
 from serve_load import _percentiles
+from serve_load import _turns_at_once
 
 from hive_protocol import ServerSentEvent
 from hive_protocol import SseDecoder
@@ -110,17 +111,9 @@ async def _concurrent(url: str, sessions: int, root: Path) -> tuple[float, list[
         timeout=httpx2.Timeout(3600.0),
         limits=httpx2.Limits(max_connections=sessions * 2 + 10),
     ) as client:
-        ids: list[str] = []
-        for _ in range(sessions):
-            created = await client.post("/api/sessions", json={"working_directory": str(root / "project")})
-            created.raise_for_status()
-            ids.append(str(created.json()["session_id"]))
+        ids = await _open_sessions(client, sessions, root)
         first_event: list[float] = []
-        started = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for session in ids:
-                group.start_soon(_one_turn, client, session, first_event, [])
-        return time.perf_counter() - started, first_event
+        return await _turns_at_once(client, ids, first_event, []), first_event
 
 
 async def _sequential(url: str, turns: int, root: Path) -> list[float]:

@@ -156,6 +156,27 @@ def _serve_run(sessions: int, deltas: int, root: Path) -> dict[str, float]:
             process.wait()
 
 
+async def _open_sessions(client: httpx2.AsyncClient, sessions: int, root: Path) -> list[str]:
+    """The ids of ``sessions`` new sessions in ``root``'s project."""
+    ids: list[str] = []
+    for _ in range(sessions):
+        created = await client.post("/api/sessions", json={"working_directory": str(root / "project")})
+        created.raise_for_status()
+        ids.append(str(created.json()["session_id"]))
+    return ids
+
+
+async def _turns_at_once(
+    client: httpx2.AsyncClient, ids: list[str], first_event: list[float], counts: list[int]
+) -> float:
+    """Run one turn in each of the sessions ``ids`` at once; returns the seconds they took."""
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for session in ids:
+            group.start_soon(_one_turn, client, session, first_event, counts)
+    return time.perf_counter() - started
+
+
 async def _drive(url: str, pids: tuple[int, int], sessions: int, deltas: int, root: Path) -> dict[str, float]:
     """Open ``sessions`` sessions on the server at ``url``, run one turn in each at once (``pids``: the server's
     and the model server's processes)."""
@@ -172,21 +193,13 @@ async def _drive(url: str, pids: tuple[int, int], sessions: int, deltas: int, ro
         warm.raise_for_status()
         await _one_turn(client, str(warm.json()["session_id"]), [], [])
         empty_rss = _rss_bytes(pid)
-        ids: list[str] = []
-        for _ in range(sessions):
-            created = await client.post("/api/sessions", json={"working_directory": str(root / "project")})
-            created.raise_for_status()
-            ids.append(str(created.json()["session_id"]))
+        ids = await _open_sessions(client, sessions, root)
         first_event: list[float] = []
         counts: list[int] = []
         cpu_before = _cpu_seconds(pid)
         client_before = time.process_time()
         model_before = _cpu_seconds(model_pid)
-        started = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for session in ids:
-                group.start_soon(_one_turn, client, session, first_event, counts)
-        wall = time.perf_counter() - started
+        wall = await _turns_at_once(client, ids, first_event, counts)
         cpu = _cpu_seconds(pid) - cpu_before
         client_cpu = time.process_time() - client_before
         model_cpu = _cpu_seconds(model_pid) - model_before

@@ -194,6 +194,7 @@ async def _serve(
     if store is not None:
         store.close()
     if on_engine is not None:
+        await on_engine[0].aclose()
         on_engine[1].store.close()
     return 0
 

@@ -79,25 +79,22 @@ _STREAMED: Final = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
 TurnState = Literal["new", "ended", "interrupted", "suspended"]
 
 
-def turn_state(store: SessionStore, session_id: str, turn: int) -> TurnState:
-    """Where the session's log stands with its ``turn``-th turn: not begun, ended, or begun and never ended (with
-    or without an approval waiting)."""
+def turn_state(store: SessionStore, session_id: str, turn: int) -> tuple[TurnState, TurnEndEvent | None]:
+    """Where the session's log stands with its ``turn``-th turn (not begun, ended, or begun and never ended, with
+    or without an approval waiting), and the ``turn_end`` it recorded last."""
     if store.get(session_id) is None:
-        return "new"
+        return "new", None
     entries = store.entries(session_id)
+    last_end = next(
+        (entry.payload for entry in reversed(entries) if isinstance(entry.payload, TurnEndEvent)), None
+    )
     begun = sum(1 for entry in entries if isinstance(entry.payload, TurnRequest))
     if begun < turn:
-        return "new"
+        return "new", last_end
     last = replay(entries).last_turn
-    return "suspended" if last == "suspended" else "interrupted" if last == "interrupted" else "ended"
-
-
-def last_turn_end(store: SessionStore, session_id: str) -> TurnEndEvent | None:
-    """The ``turn_end`` the session's log recorded last."""
-    for entry in reversed(store.entries(session_id)):
-        if isinstance(entry.payload, TurnEndEvent):
-            return entry.payload
-    return None
+    return (
+        "suspended" if last == "suspended" else "interrupted" if last == "interrupted" else "ended"
+    ), last_end
 
 
 @dataclass
@@ -215,11 +212,10 @@ class TurnActivities:
             # The engine declared the last attempt's worker lost: its turn process holds the session's lease no
             # more, though on another machine the lease would look alive until it expired.
             await anyio.to_thread.run_sync(self.store.break_lease, spec.session_id)
-        state = await anyio.to_thread.run_sync(turn_state, self.store, spec.session_id, turn.turn)
+        state, ended = await anyio.to_thread.run_sync(turn_state, self.store, spec.session_id, turn.turn)
         if state == "ended":
             # The turn ended before its worker was lost; its end may not have reached the event log.
             if writer.open:
-                ended = await anyio.to_thread.run_sync(last_turn_end, self.store, spec.session_id)
                 writer.emit(ended or TurnEndEvent())
             await writer.flush()
             return TurnOutcome()

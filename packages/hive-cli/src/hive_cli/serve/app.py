@@ -411,9 +411,8 @@ class ServeApp:
         except SessionInUse as exc:
             return _error(409, str(exc), "session_in_use")
         del self.sessions[session_id]
-        keeper = self.shared or self.store
-        if keeper is not None:
-            keeper.forget(session_id)
+        if session.keeper is not None:
+            session.keeper.forget(session_id)
         return Response(status_code=204)
 
     async def _events(self, request: Request) -> Response:

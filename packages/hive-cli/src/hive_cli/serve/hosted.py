@@ -472,10 +472,14 @@ class HostedSession:
                 return index + 1
         return 0
 
+    @property
+    def keeper(self) -> ServeLogStore | SharedServeLog | None:
+        """Where the session's record and messages are kept: the shared store on an engine, else the server's."""
+        return self.shared or self.store
+
     def _save(self) -> None:
-        keeper = self.shared or self.store
-        if keeper is not None:
-            keeper.save(self.record())
+        if self.keeper is not None:
+            self.keeper.save(self.record())
 
     def send(self, body: bytes) -> int:
         """Pass on the request lines of ``body``; returns how many. Raises :class:`RequestRefused` (and passes
@@ -510,9 +514,8 @@ class HostedSession:
             if isinstance(request, UserMessageRequest):
                 self._turns_sent += 1
                 self.messages.append(request.content)
-                keeper = self.shared or self.store
-                if keeper is not None:
-                    keeper.add_message(self.session_id, len(self.messages), request.content)
+                if self.keeper is not None:
+                    self.keeper.add_message(self.session_id, len(self.messages), request.content)
                 if not self.title:
                     self.title = excerpt(" ".join(request.content.split()), _TITLE_CHARS)
                     self._save()
