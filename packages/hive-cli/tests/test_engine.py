@@ -8,6 +8,7 @@ failover tests through ``hive serve`` itself are in test_serve_engine.py).
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,22 @@ from cli_harness import wait_until
 from engine_harness import TemporalServer
 from engine_harness import start_worker
 from engine_harness import temporal_server
+from temporalio import activity
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
 
 from hive_cli.engine import EngineAddress
 from hive_cli.engine import EngineAddressError
 from hive_cli.engine import SessionSpec
+from hive_cli.engine.address import TASK_QUEUE
 from hive_cli.engine.temporal import TemporalEngine
+from hive_cli.engine.turns import TurnActivities
+from hive_cli.engine.wire import TurnFailure
+from hive_cli.engine.wire import TurnInput
+from hive_cli.engine.wire import TurnOutcome
+from hive_cli.engine.workflow import RUN_TURN
+from hive_cli.engine.workflow import SessionWorkflow
 from hive_cli.serve.shared_log import SharedServeLog
 from hive_conformance.model_server import ScriptedModelServer
 from hive_core.sessions.postgres import PostgresSessionStore
@@ -70,6 +81,59 @@ def test_a_worker_refuses_a_session_whose_folder_it_cannot_see(
     assert "is not visible on worker" in got[0]["message"]
     assert "shared volume" in got[0]["message"]
     assert model_requests(server) == []
+
+
+def test_a_turn_every_try_of_which_fails_ends_with_an_error_and_its_turn_end(
+    ws: Workspace, temporal: TemporalServer, store_url: str
+) -> None:
+    # The failure is injected where no real part fails on demand: a turn activity that fails for good on its
+    # first try. The workflow, the engine and the closing activity writing to the shared log are the real ones.
+    tried: list[int] = []
+
+    @activity.defn(name=RUN_TURN)
+    async def failing_turn(turn: TurnInput) -> TurnOutcome:
+        tried.append(turn.turn)
+        raise ApplicationError(f"the store went away during turn {turn.turn}", non_retryable=True)
+
+    spec = SessionSpec(session_id="sess-givenup", working_directory=str(ws.project))
+    store = PostgresSessionStore(store_url)
+    activities = TurnActivities(store, SharedServeLog(store), worker="test")
+
+    async def go() -> list[dict[str, Any]]:
+        client = await Client.connect(f"127.0.0.1:{temporal.port}")
+        async with Worker(
+            client,
+            task_queue=TASK_QUEUE,
+            workflows=[SessionWorkflow],
+            activities=[failing_turn, activities.end_turn],
+        ):
+            engine = await TemporalEngine.connect(EngineAddress.parse(temporal.engine))
+            for number in (1, 2):
+                await engine.send(
+                    spec, encode(UserMessageRequest(content=f"Message {number}.")).rstrip(b"\n")
+                )
+                await anyio.to_thread.run_sync(
+                    partial(
+                        wait_until,
+                        lambda n=number: ended_turns(store_url, spec.session_id) == n,
+                        what=f"turn {number} to end",
+                        timeout=TIMEOUT * 2,
+                    )
+                )
+        # The closing activity ends a turn once, however often it runs.
+        await activities.end_turn(TurnFailure(spec, 2, "run again"))
+        return events(store_url, spec.session_id)
+
+    try:
+        got = anyio.run(go)
+    finally:
+        store.close()
+    assert [event["type"] for event in got] == ["error", "turn_end", "error", "turn_end"]
+    assert "the store went away during turn 1" in got[0]["message"]
+    assert got[0]["message"].startswith("the turn was given up")
+    assert "the store went away during turn 2" in got[2]["message"]
+    assert "stop_reason" not in got[1]
+    assert tried == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -105,7 +105,7 @@ async def run_worker(
         client,
         task_queue=TASK_QUEUE,
         workflows=[SessionWorkflow],
-        activities=[activities.run_turn],
+        activities=[activities.run_turn, activities.end_turn],
         max_concurrent_activities=max_turns,
         default_heartbeat_throttle_interval=timedelta(seconds=1),
         max_heartbeat_throttle_interval=timedelta(seconds=1),

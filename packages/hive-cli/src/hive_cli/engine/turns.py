@@ -58,8 +58,10 @@ from hive_protocol import UserMessageRequest
 from hive_protocol import encode
 
 from .wire import SessionSpec
+from .wire import TurnFailure
 from .wire import TurnInput
 from .wire import TurnOutcome
+from .workflow import END_TURN
 from .workflow import QUESTION_ANSWERS
 from .workflow import RUN_TURN
 
@@ -75,6 +77,7 @@ _MAX_ATTEMPTS: Final = 10  # the workflow's retry policy's
 _FLUSH_SECONDS: Final = 0.05
 _HEARTBEAT_SECONDS: Final = 1.0
 _STREAMED: Final = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
+_TURN_END: Final = b'{"type":"turn_end"'
 
 TurnState = Literal["new", "ended", "interrupted", "suspended"]
 
@@ -122,7 +125,7 @@ class _Writer:
                 return None
             self.asked.add(request_id)
         self.begun = True
-        if line.startswith(b'{"type":"turn_end"'):
+        if line.startswith(_TURN_END):
             self.open = False
         elif not line.startswith((b'{"type":"error"', b'{"type":"session_started"')):
             self.open = True
@@ -173,6 +176,29 @@ class TurnActivities:
                 f"hive worker: turn {turn.turn} of session {turn.spec.session_id} failed:\n{traceback.format_exc()}"
             )
             raise
+
+    @activity.defn(name=END_TURN)
+    async def end_turn(self, failed: TurnFailure) -> None:
+        """End a turn the engine gave up on: an ``error`` saying why, then its ``turn_end`` (once, however often
+        this runs)."""
+        session_id = failed.spec.session_id
+        lines = await anyio.to_thread.run_sync(self.log.events, session_id)
+        if sum(1 for line in lines if line.startswith(_TURN_END)) >= failed.turn:
+            return
+        # The last try's worker may have died holding the session's lease; the next turn must not wait for it.
+        await anyio.to_thread.run_sync(self.store.break_lease, session_id)
+        writer = _Writer(self.log, session_id, begun=bool(lines))
+        writer.emit(
+            ErrorEvent(
+                message=f"the turn was given up after failing on the engine's workers: {failed.reason}",
+                code="internal",
+            )
+        )
+        writer.emit(TurnEndEvent())
+        await writer.flush()
+        sys.stderr.write(
+            f"hive worker: turn {failed.turn} of session {session_id} given up: {failed.reason}\n"
+        )
 
     async def _turn(self, turn: TurnInput) -> TurnOutcome:
         spec = turn.spec

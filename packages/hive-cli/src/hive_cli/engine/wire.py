@@ -63,3 +63,14 @@ class TurnOutcome:
 
     waiting: list[str] = field(default_factory=list[str])
     """The ids of the approvals the turn waits for; empty when the turn ended."""
+
+
+@dataclass(frozen=True)
+class TurnFailure:
+    """The closing activity of a turn the engine gave up on (every try failed): end it in the session's log."""
+
+    spec: SessionSpec
+    turn: int
+    """The turn's number in the session (1-based)."""
+    reason: str
+    """Why the last try failed, as the engine reported it."""

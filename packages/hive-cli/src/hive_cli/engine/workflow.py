@@ -7,7 +7,8 @@ dies is noticed within :data:`HEARTBEAT` and the turn runs again on another work
 last recorded step. A turn that asks for approval ends its activity: the workflow waits for the answers (days if
 need be) holding no worker, then runs the turn on with them. ``cancel`` cancels the running activity (its turn
 ends with ``turn_end``, stop reason ``cancelled``); ``shutdown`` ends the workflow once the queued turns ran. A long
-session continues as new before its history grows past the engine's limit.
+session continues as new before its history grows past the engine's limit. A turn whose every try failed is
+ended by a closing activity, which writes an ``error`` and the turn's ``turn_end``.
 
 This module runs in the engine's workflow sandbox: it imports nothing of hive but its wire types.
 """
@@ -24,16 +25,19 @@ from typing import cast
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
+from temporalio.exceptions import CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from .wire import SessionStart
+    from .wire import TurnFailure
     from .wire import TurnInput
     from .wire import TurnOutcome
 
-__all__ = ["HEARTBEAT", "QUESTION_ANSWERS", "RUN_TURN", "WORKFLOW", "SessionWorkflow"]
+__all__ = ["END_TURN", "HEARTBEAT", "QUESTION_ANSWERS", "RUN_TURN", "WORKFLOW", "SessionWorkflow"]
 
 WORKFLOW: Final = "HiveSession"
 RUN_TURN: Final = "run_turn"
+END_TURN: Final = "end_turn"
 QUESTION_ANSWERS: Final = "question_answers"
 HEARTBEAT: Final = timedelta(seconds=10)
 """How long a turn's worker may be silent before the engine gives the turn to another."""
@@ -44,6 +48,8 @@ _RETRY: Final = RetryPolicy(
     maximum_interval=timedelta(seconds=5),
     maximum_attempts=10,
 )
+_CLOSING: Final = RetryPolicy(maximum_interval=timedelta(seconds=30))
+"""Ending a failed turn is retried until a worker manages it: without it the session's clients wait forever."""
 _ANSWERS: Final = frozenset({"hitl_response"})
 
 
@@ -154,7 +160,17 @@ class SessionWorkflow:
             handle.cancel()
         try:
             return await handle
-        except ActivityError:
-            # Cancelled before a worker took it (a running turn takes its cancel and ends it itself): the turn is
-            # run to be cancelled as it starts, so that it ends the protocol's way, with its turn_end.
-            return await self._run(dataclasses.replace(turn, cancel=True))
+        except ActivityError as failed:
+            if isinstance(failed.cause, CancelledError):
+                # Cancelled before a worker took it (a running turn takes its cancel and ends it itself): the turn
+                # is run to be cancelled as it starts, so that it ends the protocol's way, with its turn_end.
+                return await self._run(dataclasses.replace(turn, cancel=True))
+            # Every try failed: the turn is given up, and its clients told so with an error and its turn_end.
+            reason = str(failed.cause) if failed.cause is not None else str(failed)
+            await workflow.execute_activity(
+                END_TURN,
+                TurnFailure(turn.spec, turn.turn, reason),
+                start_to_close_timeout=timedelta(minutes=1),
+                retry_policy=_CLOSING,
+            )
+            return TurnOutcome()
