@@ -227,6 +227,34 @@ def test_an_append_on_postgresql_notifies_listeners_with_the_session(
     assert notice.payload == info.id
 
 
+def test_a_listener_says_when_it_listens_and_hears_what_is_announced_after(
+    postgres: PostgresServer, project: Path
+) -> None:
+    url = postgres.new_database()
+    heard: list[str] = []
+    listening, rung, stopped = threading.Event(), threading.Event(), threading.Event()
+
+    def woken(payload: str) -> None:
+        heard.append(payload)
+        rung.set()
+
+    with PostgresSessionStore(url) as store:
+        info = store.create(project_path=project)
+        store.append(info.id, user("before anyone listened"))  # announced to no one
+        thread = threading.Thread(
+            target=store.listen, args=("hive_entries", woken, stopped.is_set, listening.set)
+        )
+        thread.start()
+        assert listening.wait(WAIT)
+        assert heard == []
+        store.append(info.id, user("after"))
+        assert rung.wait(WAIT)
+        stopped.set()
+        thread.join(WAIT)
+    assert heard == [info.id]
+    assert not thread.is_alive()
+
+
 def test_a_store_on_another_ones_pool_has_its_own_leases_and_leaves_the_pool_open(
     postgres: PostgresServer, project: Path
 ) -> None:

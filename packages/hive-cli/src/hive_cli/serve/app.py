@@ -284,14 +284,22 @@ class ServeApp:
             if session is not None:
                 anyio.from_thread.run_sync(session.remote_changed)
 
+        def wake_all() -> None:
+            for session in list(self.sessions.values()):
+                session.remote_changed()
+
+        def listening() -> None:
+            # Appends made while nobody listened were announced to no one: every reader reads once more.
+            anyio.from_thread.run_sync(wake_all)
+
         try:
             while True:
                 try:
                     await anyio.to_thread.run_sync(
-                        lambda: shared.listen(woken, lambda: stopped), abandon_on_cancel=True
+                        lambda: shared.listen(woken, lambda: stopped, listening), abandon_on_cancel=True
                     )
                 except SessionStoreError as exc:
-                    # Readers fall back on reading every second meanwhile; the server goes on.
+                    # Readers are woken all at once when listening again; the server goes on.
                     sys.stderr.write(f"hive: not woken by the shared store ({exc}); listening again\n")
                     await anyio.sleep(_LISTEN_AGAIN_SECONDS)
         finally:

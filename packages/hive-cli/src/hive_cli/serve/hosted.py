@@ -73,7 +73,9 @@ _TITLE_CHARS = 80
 _STREAMED = (b'{"type":"text_delta"', b'{"type":"thinking_delta"')
 """Events written to the store in batches; any other is written at once, with what waits before it."""
 _SAVE_BATCH = 256
-_FOLLOW_SECONDS = 1.0
+_FOLLOW_SECONDS = 15.0
+"""How long a reader of the shared store waits for an announcement before reading anyway: only a safety net (the
+listener wakes every reader each time it starts listening), so that idle sessions cost the store nothing."""
 _ENGINE_ATTEMPTS = 60
 """Tries, a second apart, to pass a request on to an engine that does not answer (a minute: a restart)."""
 _QUIET_PREFIXES = (b'{"type":"session_started"', b'{"type":"error"')
@@ -289,7 +291,7 @@ class HostedSession:
                 self._notify()
             if self.suspended or (self.input_closed and self.queued == 0):
                 return
-            # Woken by the store's announcement; the timeout only covers one lost (a store that restarted).
+            # Woken by the store's announcement, or by the listener starting again (after a store's restart).
             with anyio.move_on_after(_FOLLOW_SECONDS):
                 await self._remote.wait()
             self._remote = anyio.Event()

@@ -120,7 +120,10 @@ class SharedServeLog:
             for table in ("serve_events", "serve_messages", "serve_sessions"):
                 db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
-    def listen(self, woken: Callable[[str], None], stop: Callable[[], bool]) -> None:
+    def listen(
+        self, woken: Callable[[str], None], stop: Callable[[], bool], listening: Callable[[], None]
+    ) -> None:
         """Call ``woken(session_id)`` for every append announced, until ``stop()`` (checked every second); runs on a
-        thread of its own, on a connection of its own."""
-        self.store.listen(CHANNEL, woken, stop)
+        thread of its own, on a connection of its own. ``listening()`` once announcements are heard (appends
+        before it were not)."""
+        self.store.listen(CHANNEL, woken, stop, listening)

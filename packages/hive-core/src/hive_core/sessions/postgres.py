@@ -294,9 +294,17 @@ class PostgresSessionStore(SqlSessionStore):
             self._listener = conn
         return self._listener
 
-    def listen(self, channel: str, woken: Callable[[str], None], stop: Callable[[], bool]) -> None:
+    def listen(
+        self,
+        channel: str,
+        woken: Callable[[str], None],
+        stop: Callable[[], bool],
+        listening: Callable[[], None] | None = None,
+    ) -> None:
         """Call ``woken(payload)`` for every ``NOTIFY`` on ``channel`` until ``stop()`` (checked every second), on a
-        connection of its own: for a thread that wakes the readers of the tables other parts of hive keep here."""
+        connection of its own: for a thread that wakes the readers of the tables other parts of hive keep here.
+        ``listening()`` is called once the channel is listened to: what was announced before is not heard, so a
+        reader reads once more then."""
         self._connected()  # the schema first, and one clear error when the server cannot be reached
         with self._translated():
             conn = psycopg.connect(
@@ -304,6 +312,8 @@ class PostgresSessionStore(SqlSessionStore):
             )
         with conn, self._translated():
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            if listening is not None:
+                listening()
             while not stop():
                 for notice in conn.notifies(timeout=1.0):
                     woken(notice.payload)
