@@ -223,8 +223,7 @@ class ServeApp:
         With an engine, the sessions are those of the shared store, whichever front end opened them: this one
         follows every one that has not ended."""
         if self.shared is not None:
-            for kept in await anyio.to_thread.run_sync(self.shared.sessions):
-                self._adopt(kept)
+            await self._adopt_new()
             return len(self.sessions)
         if self.store is None:
             return 0
@@ -241,13 +240,28 @@ class ServeApp:
                 await self._group.start(session.run)
         return len(self.sessions)
 
-    def _adopt(self, kept: LoggedSession) -> HostedSession:
+    async def _adopt_new(self) -> None:
+        """Serve every session of the shared store this front end does not serve yet (read on a thread: the
+        server answers meanwhile)."""
+        shared = self.shared
+        assert shared is not None
+        served = set(self.sessions)
+
+        def read() -> list[tuple[LoggedSession, list[bytes], list[str]]]:
+            return [
+                (kept, shared.events(kept.session_id), shared.messages(kept.session_id))
+                for kept in shared.sessions()
+                if kept.session_id not in served
+            ]
+
+        for kept, events, messages in await anyio.to_thread.run_sync(read):
+            if kept.session_id not in self.sessions:
+                self._adopt(kept, events, messages)
+
+    def _adopt(self, kept: LoggedSession, events: list[bytes], messages: list[str]) -> HostedSession:
         """A session of the shared store as this front end serves it: its events so far, then the rest as they
         come (when it has not ended)."""
-        assert self.shared is not None
-        session = self._kept(
-            kept, "engine", self.shared.events(kept.session_id), self.shared.messages(kept.session_id)
-        )
+        session = self._kept(kept, "engine", events, messages)
         if not kept.ended:
             self._group.start_soon(session.run)
         return session
@@ -340,7 +354,7 @@ class ServeApp:
                 "a session id is 1 to 128 letters, digits and . _ : - (starting with a letter or digit)",
                 "bad_request",
             )
-        existing = self._known(session_id)
+        existing = await self._known(session_id)
         if existing is not None and not existing.ended:
             return _error(409, f"session {session_id!r} is already open", "session_open")
         cwd = Path(wanted.working_directory) if wanted.working_directory else self._defaults.cwd
@@ -395,18 +409,16 @@ class ServeApp:
 
     async def _list(self, request: Request) -> Response:
         if self.shared is not None:
-            for kept in await anyio.to_thread.run_sync(self.shared.sessions):
-                if kept.session_id not in self.sessions:
-                    self._adopt(kept)
+            await self._adopt_new()
         ordered = sorted(self.sessions.values(), key=lambda session: session.created_at, reverse=True)
         return JSONResponse({"sessions": [session.summary() for session in ordered]})
 
     async def _get(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         return _unknown(request) if session is None else JSONResponse(session.summary())
 
     async def _delete(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         session_id = session.session_id
@@ -424,7 +436,7 @@ class ServeApp:
         return Response(status_code=204)
 
     async def _events(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         last = request.headers.get("last-event-id", "0").strip() or "0"
@@ -437,7 +449,7 @@ class ServeApp:
         )
 
     async def _messages(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         numbered = [
@@ -446,14 +458,14 @@ class ServeApp:
         return JSONResponse({"messages": numbered})
 
     async def _log(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         lines = await anyio.to_thread.run_sync(_execution_log, session.session_id)
         return Response(lines, media_type="application/jsonl", headers={"cache-control": "no-store"})
 
     async def _requests(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         body = await _body(request)
@@ -464,26 +476,33 @@ class ServeApp:
         return JSONResponse({"accepted": accepted}, status_code=202)
 
     async def _close(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         session.close_input()
         return Response(status_code=204)
 
-    def _session(self, request: Request) -> HostedSession | None:
-        return self._known(request.path_params["session_id"])
+    async def _session(self, request: Request) -> HostedSession | None:
+        return await self._known(request.path_params["session_id"])
 
-    def _known(self, session_id: str) -> HostedSession | None:
+    async def _known(self, session_id: str) -> HostedSession | None:
         found = self.sessions.get(session_id)
-        if found is None and self.shared is not None and _SESSION_ID.fullmatch(session_id):
+        shared = self.shared
+        if found is None and shared is not None and _SESSION_ID.fullmatch(session_id):
             # Opened by another front end: served here from the shared store.
-            kept = self.shared.session(session_id)
-            if kept is not None:
-                return self._adopt(kept)
+            def read() -> tuple[LoggedSession, list[bytes], list[str]] | None:
+                kept = shared.session(session_id)
+                return (
+                    None if kept is None else (kept, shared.events(session_id), shared.messages(session_id))
+                )
+
+            loaded = await anyio.to_thread.run_sync(read)
+            if loaded is not None:
+                return self.sessions.get(session_id) or self._adopt(*loaded)
         return found
 
-    def _agent_session(self, request: Request) -> HostedSession | Response:
-        session = self._session(request)
+    async def _agent_session(self, request: Request) -> HostedSession | Response:
+        session = await self._session(request)
         if session is None:
             return _unknown(request)
         if session.carrier == "in_process":
@@ -495,14 +514,14 @@ class ServeApp:
         return session
 
     async def _agent_ready(self, request: Request) -> Response:
-        session = self._agent_session(request)
+        session = await self._agent_session(request)
         if isinstance(session, Response):
             return session
         session.link.ready()
         return Response(status_code=204)
 
     async def _agent_inbox(self, request: Request) -> Response:
-        session = self._agent_session(request)
+        session = await self._agent_session(request)
         if isinstance(session, Response):
             return session
         last = request.headers.get("last-event-id", "").strip()
@@ -512,7 +531,7 @@ class ServeApp:
         return StreamingResponse(_inbox(session, after), media_type="text/event-stream")
 
     async def _agent_events(self, request: Request) -> Response:
-        session = self._agent_session(request)
+        session = await self._agent_session(request)
         if isinstance(session, Response):
             return session
         try:
