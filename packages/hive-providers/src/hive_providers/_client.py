@@ -3,6 +3,7 @@ included), and closing."""
 
 from __future__ import annotations
 
+import asyncio  # noqa: TID251 - a collected client is closed as the vendor SDKs close theirs (see sdk_http_client)
 import functools
 import logging
 import ssl
@@ -29,6 +30,7 @@ __all__ = [
     "RemoteChatClient",
     "client_timeout",
     "keyed_connection",
+    "sdk_http_client",
     "shared_ssl_context",
     "transport_error",
 ]
@@ -40,11 +42,31 @@ _log: Final = logging.getLogger(__name__)
 
 @functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
-    """The TLS settings the HTTP clients hive builds itself verify servers with, built once per process: loading
-    the trusted certificates costs about 50 ms of CPU per client. The vendor SDKs build their own: a client handed
-    to an SDK is not closed when the SDK client is collected, as its own is, and a session's SDK client is not
-    always closed, so sharing it there leaked sockets."""
+    """The TLS settings every HTTP client of hive verifies servers with, built once per process: loading the
+    trusted certificates costs about 50 ms of CPU per client (60 ms for each vendor SDK client built with its own,
+    once per session opened)."""
     return httpx2.create_ssl_context()
+
+
+def sdk_http_client(default: type[httpx2.AsyncClient]) -> httpx2.AsyncClient:
+    """An HTTP client of its own for one vendor SDK client: ``default`` is the SDK's ``DefaultAsyncHttpxClient``
+    (its timeouts, limits and redirects), over :func:`shared_ssl_context`. It is closed when collected unclosed,
+    as the SDK's own client is: a session's SDK client is not always closed, and sockets must not leak."""
+    return _closing_class(default)(verify=shared_ssl_context())
+
+
+@functools.cache
+def _closing_class(default: type[httpx2.AsyncClient]) -> type[httpx2.AsyncClient]:
+    class ClosedWhenCollected(default):
+        def __del__(self) -> None:
+            if self.is_closed:
+                return
+            try:
+                asyncio.get_running_loop().create_task(self.aclose())
+            except Exception:
+                return
+
+    return ClosedWhenCollected
 
 
 class Connection(TypedDict, total=False):

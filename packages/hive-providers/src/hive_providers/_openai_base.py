@@ -29,6 +29,7 @@ from hive_core.redaction import mask_url
 
 from ._client import Connection
 from ._client import RemoteChatClient
+from ._client import sdk_http_client
 from ._client import transport_error
 from .errors import chat_error_for_status
 from .errors import code_for_status
@@ -217,6 +218,7 @@ class OpenAIClientBase(RemoteChatClient):
                     self._sdk = self._factory(self.timeout, self.max_retries)
                 else:
                     from openai import AsyncOpenAI
+                    from openai import DefaultAsyncHttpxClient
 
                     self._sdk = AsyncOpenAI(
                         api_key=self.api_key,
@@ -224,6 +226,7 @@ class OpenAIClientBase(RemoteChatClient):
                         max_retries=self.max_retries,
                         timeout=self.timeout,
                         default_headers=self._headers or None,
+                        http_client=sdk_http_client(DefaultAsyncHttpxClient),
                     )
             except Exception as exc:
                 raise sdk_error(self.provider, exc) from exc

@@ -39,6 +39,7 @@ from hive_protocol import ErrorCode
 from ._client import Connection
 from ._client import RemoteChatClient
 from ._client import keyed_connection
+from ._client import sdk_http_client
 from ._client import transport_error
 from .errors import chat_error_for_status
 from .errors import code_for_status
@@ -186,7 +187,7 @@ class AnthropicChatClient(RemoteChatClient):
                 base_url=self.base_url,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                http_client=self._http_client,
+                http_client=self._http_client or sdk_http_client(sdk.DefaultAsyncHttpxClient),
             )
         return self._client
 

@@ -16,6 +16,7 @@ from typing import Final
 
 import httpx2
 
+from ._client import sdk_http_client
 from .openai_chat import OpenAIChatClient
 from .registry import provider_spec
 from .registry import required_setting
@@ -142,6 +143,7 @@ def _azure(settings: ProviderSettings) -> OpenAIChatClient:
 
     def build(timeout: httpx2.Timeout, max_retries: int) -> AsyncOpenAI:
         from openai import AsyncAzureOpenAI
+        from openai import DefaultAsyncHttpxClient
 
         return AsyncAzureOpenAI(
             azure_endpoint=endpoint,
@@ -149,6 +151,7 @@ def _azure(settings: ProviderSettings) -> OpenAIChatClient:
             api_version=api_version,
             timeout=timeout,
             max_retries=max_retries,
+            http_client=sdk_http_client(DefaultAsyncHttpxClient),
         )
 
     return OpenAIChatClient(
